@@ -1,0 +1,43 @@
+"""Per-attempt plugin state, keyed `"PreFilter" + NAME` by convention.
+
+Written once in PreFilter/PreScore, read many times in Filter/Score, and cloned for
+preemption's what-ifs: every value stored must offer `clone()`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+
+class StateData(Protocol):
+    def clone(self) -> StateData: ...
+
+
+class CycleState:
+    __slots__ = ("_data", "skip_filter_plugins", "skip_score_plugins", "record_plugin_metrics")
+
+    def __init__(self) -> None:
+        self._data: dict[str, Any] = {}
+        self.skip_filter_plugins: set[str] = set()
+        self.skip_score_plugins: set[str] = set()
+        self.record_plugin_metrics = False
+
+    def read(self, key: str) -> Any:
+        """The value stored under key; KeyError when absent (plugins turn that into an Error status)."""
+        return self._data[key]
+
+    def get(self, key: str) -> Any | None:
+        return self._data.get(key)
+
+    def write(self, key: str, value: Any) -> None:
+        self._data[key] = value
+
+    def delete(self, key: str) -> None:
+        self._data.pop(key, None)
+
+    def clone(self) -> CycleState:
+        copy = CycleState()
+        copy._data = {k: (v.clone() if hasattr(v, "clone") else v) for k, v in self._data.items()}
+        copy.skip_filter_plugins = set(self.skip_filter_plugins)
+        copy.skip_score_plugins = set(self.skip_score_plugins)
+        return copy

@@ -1,0 +1,225 @@
+"""Extension-point interfaces. A plugin subclasses `Plugin` and the point classes it implements.
+
+Conventions (as upstream's framework/interface.go):
+- `pod` arguments are `PodInfo` (the pod plus precomputed requests and affinity terms).
+- A returned `None` status means Success. "Does not fit" is a Status, never an exception.
+- PreFilter may return a `PreFilterResult` naming the only nodes worth evaluating.
+- PreFilter/PreScore returning a SKIP status make the framework skip that plugin's Filter/Score.
+- State written to CycleState must offer `clone()` (preemption clones the state per node).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+
+from .cycle_state import CycleState
+from .node_info import NodeInfo
+from .pod_info import PodInfo
+from .status import Status
+
+if TYPE_CHECKING:
+    from .snapshot import Snapshot
+
+MAX_NODE_SCORE = 100
+MIN_NODE_SCORE = 0
+MAX_TOTAL_SCORE = 2**63 - 1
+
+
+class PreFilterResult:
+    """The node names PreFilter found worth evaluating; `None` node_names means all nodes."""
+
+    __slots__ = ("node_names",)
+
+    def __init__(self, node_names: set[str] | None) -> None:
+        self.node_names = node_names
+
+    def all_nodes(self) -> bool:
+        return self.node_names is None
+
+    def merge(self, other: PreFilterResult | None) -> PreFilterResult:
+        if other is None or other.all_nodes():
+            return self
+        if self.all_nodes():
+            return PreFilterResult(set(other.node_names or ()))
+        return PreFilterResult(self.node_names & (other.node_names or set()))  # type: ignore[operator]
+
+
+class NodeScore:
+    __slots__ = ("name", "score")
+
+    def __init__(self, name: str, score: int) -> None:
+        self.name = name
+        self.score = score
+
+    def __repr__(self) -> str:
+        return f"NodeScore({self.name}, {self.score})"
+
+
+class PluginScore:
+    __slots__ = ("name", "score")
+
+    def __init__(self, name: str, score: int) -> None:
+        self.name = name
+        self.score = score
+
+
+class NodePluginScores:
+    """A node's weighted score per plugin and their total."""
+
+    __slots__ = ("name", "scores", "total_score")
+
+    def __init__(self, name: str, scores: list[PluginScore], total_score: int) -> None:
+        self.name = name
+        self.scores = scores
+        self.total_score = total_score
+
+    def __repr__(self) -> str:
+        return f"NodePluginScores({self.name}, total={self.total_score})"
+
+
+class PostFilterResult:
+    """The outcome of PostFilter: the node a preemptor was nominated to, if any."""
+
+    __slots__ = ("nominated_node_name", "victims")
+
+    def __init__(self, nominated_node_name: str = "", victims: Sequence[PodInfo] = ()) -> None:
+        self.nominated_node_name = nominated_node_name
+        self.victims = list(victims)
+
+
+class PodNominator(Protocol):
+    def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]: ...
+
+
+class Handle(Protocol):
+    """What plugins may ask of the framework running them."""
+
+    def snapshot(self) -> Snapshot: ...
+
+    def nominator(self) -> PodNominator: ...
+
+    def run_filter_plugins_with_nominated_pods(
+        self, state: CycleState, pod: PodInfo, node_info: NodeInfo
+    ) -> Status | None: ...
+
+    def run_pre_filter_extension_add_pod(
+        self, state: CycleState, pod: PodInfo, pod_to_add: PodInfo, node_info: NodeInfo
+    ) -> Status | None: ...
+
+    def run_pre_filter_extension_remove_pod(
+        self, state: CycleState, pod: PodInfo, pod_to_remove: PodInfo, node_info: NodeInfo
+    ) -> Status | None: ...
+
+
+class Plugin:
+    """Base of every plugin: a unique NAME and a factory `new(args, handle)`."""
+
+    NAME: ClassVar[str] = ""
+
+    @property
+    def name(self) -> str:
+        return self.NAME
+
+    @classmethod
+    def new(cls, args: Mapping[str, Any] | None, handle: Handle) -> Plugin:
+        return cls()
+
+
+class PreEnqueuePlugin(Plugin):
+    def pre_enqueue(self, pod: PodInfo) -> Status | None:
+        raise NotImplementedError
+
+
+class QueueSortPlugin(Plugin):
+    def less(self, a: Any, b: Any) -> bool:
+        """Whether queued pod `a` is scheduled before queued pod `b` (QueuedPodInfo-like objects)."""
+        raise NotImplementedError
+
+
+class PreFilterExtensions:
+    """Incremental updates of PreFilter state when a pod is added to or removed from a node."""
+
+    def add_pod(self, state: CycleState, pod: PodInfo, pod_to_add: PodInfo, node_info: NodeInfo) -> Status | None:
+        raise NotImplementedError
+
+    def remove_pod(self, state: CycleState, pod: PodInfo, pod_to_remove: PodInfo, node_info: NodeInfo) -> Status | None:
+        raise NotImplementedError
+
+
+class PreFilterPlugin(Plugin):
+    def pre_filter(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]:
+        raise NotImplementedError
+
+    def pre_filter_extensions(self) -> PreFilterExtensions | None:
+        return None
+
+
+class FilterPlugin(Plugin):
+    def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
+        raise NotImplementedError
+
+
+class PostFilterPlugin(Plugin):
+    def post_filter(
+        self, state: CycleState, pod: PodInfo, filtered_node_status: Mapping[str, Status]
+    ) -> tuple[PostFilterResult | None, Status | None]:
+        raise NotImplementedError
+
+
+class PreScorePlugin(Plugin):
+    def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
+        raise NotImplementedError
+
+
+class ScoreExtensions:
+    def normalize_score(self, state: CycleState, pod: PodInfo, scores: list[NodeScore]) -> Status | None:
+        raise NotImplementedError
+
+
+class ScorePlugin(Plugin):
+    def score(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> tuple[int, Status | None]:
+        raise NotImplementedError
+
+    def score_extensions(self) -> ScoreExtensions | None:
+        return None
+
+
+class ReservePlugin(Plugin):
+    def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        raise NotImplementedError
+
+    def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+        raise NotImplementedError
+
+
+class PermitPlugin(Plugin):
+    def permit(self, state: CycleState, pod: PodInfo, node_name: str) -> tuple[Status | None, float]:
+        """A status and, for WAIT, how many seconds to wait."""
+        raise NotImplementedError
+
+
+class PreBindPlugin(Plugin):
+    def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        raise NotImplementedError
+
+
+class BindPlugin(Plugin):
+    def bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        """SKIP hands the pod to the next bind plugin."""
+        raise NotImplementedError
+
+
+class PostBindPlugin(Plugin):
+    def post_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+        raise NotImplementedError
+
+
+class EnqueueExtensions(Plugin):
+    """Plugins that reject pods say which cluster events may make those pods schedulable again."""
+
+    def events_to_register(self) -> list[tuple[str, int]]:
+        """(resource, action-type bitmask) pairs, see shared.framework.events."""
+        raise NotImplementedError

@@ -1,0 +1,120 @@
+"""NodeInfo: a node with the aggregated state of the pods on it (upstream framework.NodeInfo)."""
+
+from __future__ import annotations
+
+from itertools import count
+
+from shared.model import Node, Taint
+
+from .host_ports import HostPortInfo
+from .pod_info import PodInfo
+from .resource import PODS, Resource
+
+DEFAULT_MAX_PODS = 110
+
+_generation = count(1)
+
+
+class ImageStateSummary:
+    """An image's size and how many nodes hold it (for ImageLocality's spread scaling)."""
+
+    __slots__ = ("size", "num_nodes")
+
+    def __init__(self, size: int, num_nodes: int) -> None:
+        self.size = size
+        self.num_nodes = num_nodes
+
+    def __repr__(self) -> str:
+        return f"ImageStateSummary(size={self.size}, num_nodes={self.num_nodes})"
+
+
+def node_allocatable(node: Node) -> Resource:
+    """Allocatable as the API defaults it: capacity when absent, 110 pods when not stated."""
+    listed = node.status.allocatable or node.status.capacity
+    allocatable = Resource.from_list(listed)
+    if PODS not in listed:
+        allocatable.allowed_pod_number = DEFAULT_MAX_PODS
+    return allocatable
+
+
+class NodeInfo:
+    __slots__ = (
+        "node", "name", "labels", "taints", "unschedulable", "pods", "pods_with_affinity",
+        "pods_with_required_anti_affinity", "used_ports", "requested", "non_zero_requested",
+        "allocatable", "image_states", "generation",
+    )
+
+    def __init__(self, node: Node, allocatable: Resource | None = None) -> None:
+        self.node = node
+        self.name = node.metadata.name
+        self.labels = node.metadata.labels
+        self.taints: list[Taint] = node.spec.taints
+        self.unschedulable = node.spec.unschedulable
+        self.pods: list[PodInfo] = []
+        self.pods_with_affinity: list[PodInfo] = []
+        self.pods_with_required_anti_affinity: list[PodInfo] = []
+        self.used_ports = HostPortInfo()
+        self.requested = Resource()
+        self.non_zero_requested = Resource()
+        self.allocatable = allocatable if allocatable is not None else node_allocatable(node)
+        self.image_states: dict[str, ImageStateSummary] = {}
+        self.generation = next(_generation)
+
+    def add_pod(self, pi: PodInfo) -> None:
+        self.pods.append(pi)
+        if pi.has_affinity:
+            self.pods_with_affinity.append(pi)
+        if pi.has_required_anti_affinity:
+            self.pods_with_required_anti_affinity.append(pi)
+        self._update(pi, 1)
+
+    def remove_pod(self, pi: PodInfo) -> bool:
+        """Remove the pod with pi's uid; False when it is not on this node."""
+        for i, existing in enumerate(self.pods):
+            if existing.uid == pi.uid:
+                del self.pods[i]
+                break
+        else:
+            return False
+        self.pods_with_affinity = [p for p in self.pods_with_affinity if p.uid != pi.uid]
+        self.pods_with_required_anti_affinity = [p for p in self.pods_with_required_anti_affinity if p.uid != pi.uid]
+        self._update(existing, -1)
+        return True
+
+    def _update(self, pi: PodInfo, sign: int) -> None:
+        r = pi.requests
+        req = self.requested
+        req.milli_cpu += sign * r.milli_cpu
+        req.memory += sign * r.memory
+        req.ephemeral_storage += sign * r.ephemeral_storage
+        for name, v in r.scalar.items():
+            req.scalar[name] = req.scalar.get(name, 0) + sign * v
+        self.non_zero_requested.milli_cpu += sign * pi.non_zero_milli_cpu
+        self.non_zero_requested.memory += sign * pi.non_zero_memory
+        for ip, protocol, port in pi.host_ports:
+            if sign > 0:
+                self.used_ports.add(ip, protocol, port)
+            else:
+                self.used_ports.remove(ip, protocol, port)
+        self.generation = next(_generation)
+
+    def clone(self) -> NodeInfo:
+        copy = NodeInfo.__new__(NodeInfo)
+        copy.node = self.node
+        copy.name = self.name
+        copy.labels = self.labels
+        copy.taints = self.taints
+        copy.unschedulable = self.unschedulable
+        copy.pods = list(self.pods)
+        copy.pods_with_affinity = list(self.pods_with_affinity)
+        copy.pods_with_required_anti_affinity = list(self.pods_with_required_anti_affinity)
+        copy.used_ports = self.used_ports.clone()
+        copy.requested = self.requested.clone()
+        copy.non_zero_requested = self.non_zero_requested.clone()
+        copy.allocatable = self.allocatable
+        copy.image_states = self.image_states
+        copy.generation = self.generation
+        return copy
+
+    def __repr__(self) -> str:
+        return f"NodeInfo({self.name}, pods={len(self.pods)}, requested={self.requested!r})"

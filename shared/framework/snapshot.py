@@ -1,0 +1,97 @@
+"""A consistent view of the cluster for one scheduling cycle (upstream cache.Snapshot).
+
+Nodes are listed in upstream's node-tree order: zones in the order they first appear, one node
+from each zone in turn, so that evaluating a prefix of the list spreads across zones.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from .node_info import ImageStateSummary, NodeInfo
+
+ZONE_LABEL = "topology.kubernetes.io/zone"
+REGION_LABEL = "topology.kubernetes.io/region"
+LEGACY_ZONE_LABEL = "failure-domain.beta.kubernetes.io/zone"
+LEGACY_REGION_LABEL = "failure-domain.beta.kubernetes.io/region"
+
+
+def zone_key(labels: dict[str, str]) -> str:
+    """utilnode.GetZoneKey: region + ":\\x00:" + zone, "" when the node has neither."""
+    region = labels.get(REGION_LABEL) or labels.get(LEGACY_REGION_LABEL, "")
+    zone = labels.get(ZONE_LABEL) or labels.get(LEGACY_ZONE_LABEL, "")
+    if not region and not zone:
+        return ""
+    return f"{region}:\x00:{zone}"
+
+
+def node_tree_order(infos: Iterable[NodeInfo]) -> list[NodeInfo]:
+    zones: dict[str, list[NodeInfo]] = {}
+    for info in infos:
+        zones.setdefault(zone_key(info.labels), []).append(info)
+    ordered: list[NodeInfo] = []
+    columns = list(zones.values())
+    depth = max((len(c) for c in columns), default=0)
+    for i in range(depth):
+        for column in columns:
+            if i < len(column):
+                ordered.append(column[i])
+    return ordered
+
+
+def normalized_image_name(name: str) -> str:
+    """An image name without tag or digest gets ":latest", as the scheduler's image index does."""
+    last = name.rsplit("/", 1)[-1]
+    if ":" not in last and "@" not in last:
+        return name + ":latest"
+    return name
+
+
+def index_images(infos: list[NodeInfo]) -> None:
+    """Fill every node's image_states with sizes and the count of nodes holding each image."""
+    holders: dict[str, int] = {}
+    per_node: list[dict[str, int]] = []
+    for info in infos:
+        sizes: dict[str, int] = {}
+        for image in info.node.status.images:
+            for name in image.names:
+                sizes[normalized_image_name(name)] = image.size_bytes
+        per_node.append(sizes)
+        for name in sizes:
+            holders[name] = holders.get(name, 0) + 1
+    for info, sizes in zip(infos, per_node):
+        info.image_states = {n: ImageStateSummary(s, holders[n]) for n, s in sizes.items()}
+
+
+class Snapshot:
+    """The node infos in node-tree order plus the indexes plugins ask for."""
+
+    __slots__ = ("node_info_list", "node_info_map", "_with_affinity", "_with_required_anti_affinity", "_version")
+
+    def __init__(self, infos: Iterable[NodeInfo]) -> None:
+        self.node_info_list = node_tree_order(infos)
+        self.node_info_map = {i.name: i for i in self.node_info_list}
+        self._version = -1
+        self._with_affinity: list[NodeInfo] = []
+        self._with_required_anti_affinity: list[NodeInfo] = []
+
+    def num_nodes(self) -> int:
+        return len(self.node_info_list)
+
+    def get(self, name: str) -> NodeInfo | None:
+        return self.node_info_map.get(name)
+
+    def _refresh(self) -> None:
+        version = sum(i.generation for i in self.node_info_list)
+        if version != self._version:
+            self._with_affinity = [i for i in self.node_info_list if i.pods_with_affinity]
+            self._with_required_anti_affinity = [i for i in self.node_info_list if i.pods_with_required_anti_affinity]
+            self._version = version
+
+    def have_pods_with_affinity_list(self) -> list[NodeInfo]:
+        self._refresh()
+        return self._with_affinity
+
+    def have_pods_with_required_anti_affinity_list(self) -> list[NodeInfo]:
+        self._refresh()
+        return self._with_required_anti_affinity

@@ -1,0 +1,10 @@
+"""Common base for Kubernetes object Structs: frozen, camelCase on the wire, defaults omitted."""
+
+from __future__ import annotations
+
+import msgspec
+
+
+class K8s(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit_defaults=True):
+    """A Kubernetes API structure; unknown fields in the input are ignored, as the API server's
+    clients do."""
