@@ -1,0 +1,356 @@
+"""The framework runtime: runs a profile's plugins at each extension point (upstream frameworkImpl)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from .cycle_state import CycleState
+from .interfaces import (
+    MAX_NODE_SCORE,
+    MIN_NODE_SCORE,
+    BindPlugin,
+    FilterPlugin,
+    NodePluginScores,
+    NodeScore,
+    PermitPlugin,
+    PluginScore,
+    PostBindPlugin,
+    PostFilterPlugin,
+    PostFilterResult,
+    PreBindPlugin,
+    PreEnqueuePlugin,
+    PreFilterPlugin,
+    PreFilterResult,
+    PreScorePlugin,
+    QueueSortPlugin,
+    ReservePlugin,
+    ScorePlugin,
+)
+from .node_info import NodeInfo
+from .pod_info import PodInfo
+from .status import Code, Status, as_status
+
+if TYPE_CHECKING:
+    from .interfaces import Plugin, PodNominator
+    from .snapshot import Snapshot
+
+
+class _NoNominations:
+    def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
+        return []
+
+
+class Framework:
+    """One profile's plugins per extension point, and the rules for running them."""
+
+    def __init__(
+        self,
+        profile_name: str,
+        points: Mapping[str, Sequence[Plugin]],
+        score_weights: Mapping[str, int],
+        percentage_of_nodes_to_score: int | None = None,
+    ) -> None:
+        self.profile_name = profile_name
+        self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
+        self._snapshot: Snapshot | None = None
+        self._nominator: PodNominator = _NoNominations()
+        self._pdbs: list[Any] = []
+        self.install(points, score_weights)
+
+    def install(self, points: Mapping[str, Sequence[Plugin]], score_weights: Mapping[str, int]) -> None:
+        """Set the plugins per extension point (config field names: "preFilter", "filter", …).
+        Plugins are built with this framework as their handle, so they are installed afterwards."""
+        self.score_weights = dict(score_weights)
+        self.plugins: dict[str, Plugin] = {}
+        for plugins in points.values():
+            for p in plugins:
+                self.plugins[p.name] = p
+
+        def of(point: str, kind: type) -> list[Any]:
+            return [p for p in points.get(point, ()) if isinstance(p, kind)]
+
+        self.pre_enqueue_plugins: list[PreEnqueuePlugin] = of("preEnqueue", PreEnqueuePlugin)
+        sorts: list[QueueSortPlugin] = of("queueSort", QueueSortPlugin)
+        self.queue_sort_plugin: QueueSortPlugin | None = sorts[0] if sorts else None
+        self.pre_filter_plugins: list[PreFilterPlugin] = of("preFilter", PreFilterPlugin)
+        self.filter_plugins: list[FilterPlugin] = of("filter", FilterPlugin)
+        self.post_filter_plugins: list[PostFilterPlugin] = of("postFilter", PostFilterPlugin)
+        self.pre_score_plugins: list[PreScorePlugin] = of("preScore", PreScorePlugin)
+        self.score_plugins: list[ScorePlugin] = of("score", ScorePlugin)
+        self.reserve_plugins: list[ReservePlugin] = of("reserve", ReservePlugin)
+        self.permit_plugins: list[PermitPlugin] = of("permit", PermitPlugin)
+        self.pre_bind_plugins: list[PreBindPlugin] = of("preBind", PreBindPlugin)
+        self.bind_plugins: list[BindPlugin] = of("bind", BindPlugin)
+        self.post_bind_plugins: list[PostBindPlugin] = of("postBind", PostBindPlugin)
+
+    # -- the Handle plugins see -------------------------------------------------------------
+    def set_snapshot(self, snapshot: Snapshot) -> None:
+        self._snapshot = snapshot
+
+    def snapshot(self) -> Snapshot:
+        assert self._snapshot is not None, "the framework has no snapshot yet"
+        return self._snapshot
+
+    def set_nominator(self, nominator: PodNominator) -> None:
+        self._nominator = nominator
+
+    def nominator(self) -> PodNominator:
+        return self._nominator
+
+    def set_pod_disruption_budgets(self, pdbs: list[Any]) -> None:
+        self._pdbs = pdbs
+
+    def pod_disruption_budgets(self) -> list[Any]:
+        return self._pdbs
+
+    def has_filter_plugins(self) -> bool:
+        return bool(self.filter_plugins)
+
+    def has_score_plugins(self) -> bool:
+        return bool(self.score_plugins)
+
+    # -- PreEnqueue -------------------------------------------------------------------------
+    def run_pre_enqueue_plugins(self, pod: PodInfo) -> Status | None:
+        for pl in self.pre_enqueue_plugins:
+            s = pl.pre_enqueue(pod)
+            if s is not None and not s.is_success():
+                return s.with_plugin(pl.name)
+        return None
+
+    # -- PreFilter --------------------------------------------------------------------------
+    def run_pre_filter_plugins(
+        self, state: CycleState, pod: PodInfo
+    ) -> tuple[PreFilterResult | None, Status | None, set[str]]:
+        """Merged PreFilterResult, the failing status, and the plugins that rejected the pod."""
+        nodes = self.snapshot().node_info_list
+        result: PreFilterResult | None = None
+        plugins_with_nodes: list[str] = []
+        skip: set[str] = set()
+        returned: Status | None = None
+        rejectors: set[str] = set()
+        for pl in self.pre_filter_plugins:
+            r, s = pl.pre_filter(state, pod, nodes)
+            if s is not None and s.code == Code.SKIP:
+                skip.add(pl.name)
+                continue
+            if s is not None and not s.is_success():
+                s.plugin = pl.name
+                if s.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                    return None, s, {pl.name}
+                if s.code == Code.UNSCHEDULABLE:
+                    # Keep running the others: preemption later in this cycle needs their state.
+                    returned = s
+                    rejectors.add(pl.name)
+                    continue
+                return None, _wrap_error(f"running PreFilter plugin {pl.name!r}", s, pl.name), set()
+            if r is not None and not r.all_nodes():
+                plugins_with_nodes.append(pl.name)
+            result = r if result is None else result.merge(r)
+            if result is not None and not result.all_nodes() and not result.node_names:
+                if len(plugins_with_nodes) == 1:
+                    msg = f"node(s) didn't satisfy plugin {plugins_with_nodes[0]}"
+                else:
+                    msg = f"node(s) didn't satisfy plugin(s) {_go_list(plugins_with_nodes)} simultaneously"
+                return result, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, msg), set(plugins_with_nodes)
+        state.skip_filter_plugins = skip
+        return result, returned, rejectors
+
+    def run_pre_filter_extension_add_pod(
+        self, state: CycleState, pod: PodInfo, pod_to_add: PodInfo, node_info: NodeInfo
+    ) -> Status | None:
+        for pl in self.pre_filter_plugins:
+            if pl.name in state.skip_filter_plugins:
+                continue
+            ext = pl.pre_filter_extensions()
+            if ext is None:
+                continue
+            s = ext.add_pod(state, pod, pod_to_add, node_info)
+            if s is not None and not s.is_success():
+                return _wrap_error(f"running AddPod on PreFilter plugin {pl.name!r}", s, pl.name)
+        return None
+
+    def run_pre_filter_extension_remove_pod(
+        self, state: CycleState, pod: PodInfo, pod_to_remove: PodInfo, node_info: NodeInfo
+    ) -> Status | None:
+        for pl in self.pre_filter_plugins:
+            if pl.name in state.skip_filter_plugins:
+                continue
+            ext = pl.pre_filter_extensions()
+            if ext is None:
+                continue
+            s = ext.remove_pod(state, pod, pod_to_remove, node_info)
+            if s is not None and not s.is_success():
+                return _wrap_error(f"running RemovePod on PreFilter plugin {pl.name!r}", s, pl.name)
+        return None
+
+    # -- Filter -----------------------------------------------------------------------------
+    def run_filter_plugins(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
+        """The first plugin that rejects the node decides its status."""
+        skip = state.skip_filter_plugins
+        for pl in self.filter_plugins:
+            if skip and pl.name in skip:
+                continue
+            s = pl.filter(state, pod, node_info)
+            if s is not None and s.code != Code.SUCCESS:
+                if not s.is_rejected():
+                    s = _wrap_error(f"running {pl.name!r} filter plugin", s, pl.name)
+                s.plugin = pl.name
+                return s
+        return None
+
+    def run_filter_plugins_with_nominated_pods(
+        self, state: CycleState, pod: PodInfo, node_info: NodeInfo
+    ) -> Status | None:
+        """Filter twice when the node has nominated pods of equal or higher priority: once with
+        them counted as running (the pod must not take their room), once without (filters like
+        pod affinity must not rely on pods that may land elsewhere)."""
+        nominated = self._nominator.nominated_pods_for_node(node_info.name)
+        if not nominated:
+            return self.run_filter_plugins(state, pod, node_info)
+        added, state_with, info_with = self._add_ge_nominated_pods(state, pod, node_info, nominated)
+        if isinstance(added, Status):
+            return added
+        status = self.run_filter_plugins(state_with, pod, info_with)
+        if status is not None and not status.is_success() and not status.is_rejected():
+            return status
+        if not added or (status is not None and not status.is_success()):
+            return status
+        return self.run_filter_plugins(state, pod, node_info)
+
+    def _add_ge_nominated_pods(
+        self, state: CycleState, pod: PodInfo, node_info: NodeInfo, nominated: list[PodInfo]
+    ) -> tuple[bool | Status, CycleState, NodeInfo]:
+        info_out: NodeInfo | None = None
+        state_out: CycleState | None = None
+        for pi in nominated:
+            if pi.priority >= pod.priority and pi.uid != pod.uid:
+                if info_out is None or state_out is None:
+                    info_out, state_out = node_info.clone(), state.clone()
+                info_out.add_pod(pi)
+                s = self.run_pre_filter_extension_add_pod(state_out, pod, pi, info_out)
+                if s is not None and not s.is_success():
+                    return s, state, node_info
+        if info_out is None or state_out is None:
+            return False, state, node_info
+        return True, state_out, info_out
+
+    # -- PostFilter -------------------------------------------------------------------------
+    def run_post_filter_plugins(
+        self, state: CycleState, pod: PodInfo, statuses: Mapping[str, Status]
+    ) -> tuple[PostFilterResult | None, Status]:
+        result: PostFilterResult | None = None
+        reasons: list[str] = []
+        rejector = ""
+        for pl in self.post_filter_plugins:
+            r, s = pl.post_filter(state, pod, statuses)
+            if s is None or s.is_success():
+                return r, s or Status(Code.SUCCESS)
+            if s.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                return r, s.with_plugin(pl.name)
+            if not s.is_rejected():
+                return None, Status(Code.ERROR, *s.reasons, plugin=pl.name, error=s.error)
+            if r is not None and r.nominated_node_name:
+                result = r
+            reasons.extend(s.reasons)
+            if not rejector:
+                rejector = pl.name
+        return result, Status(Code.UNSCHEDULABLE, *reasons, plugin=rejector)
+
+    # -- PreScore / Score -------------------------------------------------------------------
+    def run_pre_score_plugins(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
+        skip: set[str] = set()
+        for pl in self.pre_score_plugins:
+            s = pl.pre_score(state, pod, nodes)
+            if s is not None and s.code == Code.SKIP:
+                skip.add(pl.name)
+                continue
+            if s is not None and not s.is_success():
+                return _wrap_error(f"running PreScore plugin {pl.name!r}", s, pl.name)
+        state.skip_score_plugins = skip
+        return None
+
+    def run_score_plugins(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+    ) -> tuple[list[NodePluginScores], Status | None]:
+        plugins = [pl for pl in self.score_plugins if pl.name not in state.skip_score_plugins]
+        all_scores = [NodePluginScores(n.name, [], 0) for n in nodes]
+        for pl in plugins:
+            node_scores: list[NodeScore] = []
+            for info in nodes:
+                score, s = pl.score(state, pod, info)
+                if s is not None and not s.is_success():
+                    return [], _wrap_error(f"running Score plugin {pl.name!r}", s, pl.name)
+                node_scores.append(NodeScore(info.name, score))
+            ext = pl.score_extensions()
+            if ext is not None:
+                s = ext.normalize_score(state, pod, node_scores)
+                if s is not None and not s.is_success():
+                    return [], _wrap_error(f"running Normalize on Score plugin {pl.name!r}", s, pl.name)
+            weight = self.score_weights.get(pl.name, 1)
+            for index, ns in enumerate(node_scores):
+                if ns.score > MAX_NODE_SCORE or ns.score < MIN_NODE_SCORE:
+                    msg = (f"plugin {pl.name!r} returns an invalid score {ns.score}, it should in the range of "
+                           f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing")
+                    return [], Status(Code.ERROR, msg, plugin=pl.name)
+                weighted = ns.score * weight
+                entry = all_scores[index]
+                entry.scores.append(PluginScore(pl.name, weighted))
+                entry.total_score += weighted
+        return all_scores, None
+
+    # -- Reserve .. PostBind ----------------------------------------------------------------
+    def run_reserve_plugins_reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        for pl in self.reserve_plugins:
+            s = pl.reserve(state, pod, node_name)
+            if s is not None and not s.is_success():
+                return s.with_plugin(pl.name)
+        return None
+
+    def run_reserve_plugins_unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+        for pl in reversed(self.reserve_plugins):
+            pl.unreserve(state, pod, node_name)
+
+    def run_permit_plugins(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        for pl in self.permit_plugins:
+            s, _timeout = pl.permit(state, pod, node_name)
+            if s is not None and not s.is_success():
+                return s.with_plugin(pl.name)
+        return None
+
+    def run_pre_bind_plugins(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        for pl in self.pre_bind_plugins:
+            s = pl.pre_bind(state, pod, node_name)
+            if s is not None and not s.is_success():
+                return s.with_plugin(pl.name)
+        return None
+
+    def run_bind_plugins(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        if not self.bind_plugins:
+            return Status(Code.SKIP)
+        s: Status | None = None
+        for pl in self.bind_plugins:
+            s = pl.bind(state, pod, node_name)
+            if s is not None and s.code == Code.SKIP:
+                continue
+            if s is not None and not s.is_success():
+                return s.with_plugin(pl.name)
+            return s
+        return s
+
+    def run_post_bind_plugins(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+        for pl in self.post_bind_plugins:
+            pl.post_bind(state, pod, node_name)
+
+
+def _go_list(items: Sequence[str]) -> str:
+    """How Go's %v prints a []string: [a b c]."""
+    return "[" + " ".join(items) + "]"
+
+
+def _wrap_error(context: str, s: Status, plugin: str) -> Status:
+    error = s.error or RuntimeError(s.message())
+    return Status(Code.ERROR, f"{context}: {s.message()}", plugin=plugin, error=error)
+
+
+__all__ = ["Framework", "as_status"]

@@ -1,0 +1,231 @@
+"""One scheduling attempt for one pod, as upstream's schedulePod: PreFilter, Filter (from the
+nominated node first, then round-robin over a share of the nodes), Score, and a seeded pick among
+the best. Pure: the caller hands in the framework, the snapshot and the random source."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from typing import Protocol
+
+from shared.framework.cycle_state import CycleState
+from shared.framework.interfaces import NodePluginScores
+from shared.framework.node_info import NodeInfo
+from shared.framework.pod_info import PodInfo
+from shared.framework.runtime import Framework
+from shared.framework.snapshot import Snapshot
+from shared.framework.status import Code, Status
+
+from .fit_error import Diagnosis, FitError, NoNodesAvailable
+
+MIN_FEASIBLE_NODES_TO_FIND = 100
+MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+
+
+class SchedulingError(Exception):
+    """A plugin failed with an Error status (not a "does not fit")."""
+
+    def __init__(self, status: Status) -> None:
+        super().__init__(status.message())
+        self.status = status
+
+
+class FilterExtender(Protocol):
+    """The part of an HTTP extender the scheduling cycle calls (see shared.extender)."""
+
+    name: str
+
+    def is_interested(self, pod: PodInfo) -> bool: ...
+
+    def is_ignorable(self) -> bool: ...
+
+    def supports_filter(self) -> bool: ...
+
+    def supports_prioritize(self) -> bool: ...
+
+    def filter(self, pod: PodInfo, nodes: list[NodeInfo]) -> tuple[list[NodeInfo], dict[str, str], dict[str, str]]: ...
+
+    def prioritize(self, pod: PodInfo, nodes: list[NodeInfo]) -> tuple[dict[str, int], int]: ...
+
+
+class ScheduleResult:
+    __slots__ = ("suggested_host", "evaluated_nodes", "feasible_nodes", "scores", "diagnosis")
+
+    def __init__(self, suggested_host: str, evaluated_nodes: int, feasible_nodes: int,
+                 scores: list[NodePluginScores], diagnosis: Diagnosis) -> None:
+        self.suggested_host = suggested_host
+        self.evaluated_nodes = evaluated_nodes
+        self.feasible_nodes = feasible_nodes
+        self.scores = scores
+        self.diagnosis = diagnosis
+
+
+def num_feasible_nodes_to_find(percentage: int | None, num_all_nodes: int) -> int:
+    """How many feasible nodes to look for before scoring (upstream's adaptive percentage)."""
+    if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
+        return num_all_nodes
+    pct = percentage or 0
+    if pct == 0:
+        pct = 50 - num_all_nodes // 125
+        if pct < MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND:
+            pct = MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND
+    num = num_all_nodes * pct // 100
+    if num < MIN_FEASIBLE_NODES_TO_FIND:
+        return MIN_FEASIBLE_NODES_TO_FIND
+    return num
+
+
+class ScheduleAlgorithm:
+    """Holds what survives between cycles: the round-robin start index and the random source."""
+
+    def __init__(self, rng: random.Random, extenders: Sequence[FilterExtender] = ()) -> None:
+        self.rng = rng
+        self.next_start_node_index = 0
+        self.extenders = list(extenders)
+
+    def schedule_pod(self, fwk: Framework, state: CycleState, pod: PodInfo, snapshot: Snapshot) -> ScheduleResult:
+        """The chosen node, or raises FitError / NoNodesAvailable / SchedulingError."""
+        if snapshot.num_nodes() == 0:
+            raise NoNodesAvailable()
+        feasible, diagnosis = self.find_nodes_that_fit_pod(fwk, state, pod, snapshot)
+        if not feasible:
+            raise FitError(pod.key, snapshot.num_nodes(), diagnosis)
+        if len(feasible) == 1:
+            return ScheduleResult(feasible[0].name, 1 + len(diagnosis.node_to_status), 1, [], diagnosis)
+        scores = self.prioritize_nodes(fwk, state, pod, feasible)
+        host = self.select_host(scores)
+        return ScheduleResult(host, len(feasible) + len(diagnosis.node_to_status), len(feasible), scores, diagnosis)
+
+    def find_nodes_that_fit_pod(
+        self, fwk: Framework, state: CycleState, pod: PodInfo, snapshot: Snapshot
+    ) -> tuple[list[NodeInfo], Diagnosis]:
+        diagnosis = Diagnosis()
+        all_nodes = snapshot.node_info_list
+        pre_result, status, rejectors = fwk.run_pre_filter_plugins(state, pod)
+        diagnosis.unschedulable_plugins = set(rejectors)
+        if status is not None and not status.is_success():
+            if not status.is_rejected():
+                raise SchedulingError(status)
+            for info in all_nodes:
+                diagnosis.node_to_status[info.name] = status
+            diagnosis.pre_filter_msg = status.message()
+            diagnosis.add_plugin_status(status)
+            return [], diagnosis
+
+        nominated = pod.pod.status.nominated_node_name
+        if nominated:
+            info = snapshot.get(nominated)
+            if info is not None:
+                feasible = self._pass_filters(fwk, state, pod, diagnosis, [info], rotate=False)
+                feasible = self._pass_extenders(pod, feasible, diagnosis)
+                if feasible:
+                    return feasible, diagnosis
+
+        nodes = all_nodes
+        if pre_result is not None and not pre_result.all_nodes():
+            names = pre_result.node_names or set()
+            nodes = [info for info in all_nodes if info.name in names]
+            diagnosis.absent_nodes_status = Status(
+                Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(rejectors))}]" if rejectors
+                else "node(s) didn't satisfy plugin(s) []",
+            )
+        feasible = self._pass_filters(fwk, state, pod, diagnosis, nodes, rotate=True, all_count=len(all_nodes))
+        feasible = self._pass_extenders(pod, feasible, diagnosis)
+        return feasible, diagnosis
+
+    def _pass_filters(
+        self, fwk: Framework, state: CycleState, pod: PodInfo, diagnosis: Diagnosis,
+        nodes: Sequence[NodeInfo], *, rotate: bool, all_count: int = 0,
+    ) -> list[NodeInfo]:
+        num_all = len(nodes)
+        if num_all == 0:
+            return []
+        to_find = num_feasible_nodes_to_find(fwk.percentage_of_nodes_to_score, num_all)
+        if self.extenders:
+            to_find = num_all  # extenders see every feasible node, as upstream
+        start = self.next_start_node_index % num_all if rotate else 0
+        feasible: list[NodeInfo] = []
+        statuses = diagnosis.node_to_status
+        processed = 0
+        filter_with_nominated = fwk.run_filter_plugins_with_nominated_pods
+        for i in range(num_all):
+            info = nodes[(start + i) % num_all]
+            processed += 1
+            status = filter_with_nominated(state, pod, info)
+            if status is None or status.code == Code.SUCCESS:
+                feasible.append(info)
+                if len(feasible) >= to_find:
+                    break
+            elif status.code == Code.ERROR:
+                raise SchedulingError(status)
+            else:
+                statuses[info.name] = status
+                diagnosis.add_plugin_status(status)
+        if rotate:
+            self.next_start_node_index = (self.next_start_node_index + processed) % (all_count or num_all)
+        return feasible
+
+    def _pass_extenders(self, pod: PodInfo, feasible: list[NodeInfo], diagnosis: Diagnosis) -> list[NodeInfo]:
+        for ext in self.extenders:
+            if not feasible:
+                break
+            if not ext.supports_filter() or not ext.is_interested(pod):
+                continue
+            try:
+                kept, failed, unresolvable = ext.filter(pod, feasible)
+            except Exception as exc:  # noqa: BLE001 - extender failures are reported as upstream does
+                if ext.is_ignorable():
+                    continue
+                raise SchedulingError(Status(Code.ERROR, str(exc), error=exc)) from exc
+            for name, reason in failed.items():
+                diagnosis.node_to_status[name] = Status(Code.UNSCHEDULABLE, reason, plugin=ext.name)
+            for name, reason in unresolvable.items():
+                diagnosis.node_to_status[name] = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, reason, plugin=ext.name)
+            feasible = kept
+        return feasible
+
+    def prioritize_nodes(
+        self, fwk: Framework, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]
+    ) -> list[NodePluginScores]:
+        if not self.extenders and not fwk.has_score_plugins():
+            return [NodePluginScores(n.name, [], 1) for n in nodes]
+        s = fwk.run_pre_score_plugins(state, pod, nodes)
+        if s is not None and not s.is_success():
+            raise SchedulingError(s)
+        scores, s = fwk.run_score_plugins(state, pod, nodes)
+        if s is not None and not s.is_success():
+            raise SchedulingError(s)
+        if self.extenders:
+            from shared.framework.interfaces import PluginScore
+            by_name = {ns.name: ns for ns in scores}
+            for ext in self.extenders:
+                if not ext.supports_prioritize() or not ext.is_interested(pod):
+                    continue
+                try:
+                    host_scores, weight = ext.prioritize(pod, nodes)
+                except Exception:  # noqa: BLE001 - prioritize errors are ignored, as upstream
+                    continue
+                for name, score in host_scores.items():
+                    entry = by_name.get(name)
+                    if entry is not None:
+                        weighted = score * weight * (100 // 10)
+                        entry.scores.append(PluginScore(ext.name, weighted))
+                        entry.total_score += weighted
+        return scores
+
+    def select_host(self, scores: list[NodePluginScores]) -> str:
+        """The highest total; ties broken by seeded reservoir sampling (uniform among the best)."""
+        if not scores:
+            raise ValueError("empty priority list")
+        best = scores[0]
+        count = 1
+        rng = self.rng
+        for ns in scores[1:]:
+            if ns.total_score > best.total_score:
+                best, count = ns, 1
+            elif ns.total_score == best.total_score:
+                count += 1
+                if rng.randrange(count) == 0:
+                    best = ns
+        return best.name
