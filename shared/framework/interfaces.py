@@ -79,13 +79,25 @@ class NodePluginScores:
 
 
 class PostFilterResult:
-    """The outcome of PostFilter: the node a preemptor was nominated to, if any."""
+    """The outcome of PostFilter (preemption). The core stays pure: the caller carries out the
+    evictions and nomination changes this describes.
 
-    __slots__ = ("nominated_node_name", "victims")
+    - nominated_node_name: where the preemptor should go next ("" clears its nomination);
+    - victims: pods to evict from that node;
+    - nominations_to_clear: lower-priority pods nominated to that node that lose their nomination.
+    """
 
-    def __init__(self, nominated_node_name: str = "", victims: Sequence[PodInfo] = ()) -> None:
+    __slots__ = ("nominated_node_name", "victims", "nominations_to_clear")
+
+    def __init__(self, nominated_node_name: str = "", victims: Sequence[PodInfo] = (),
+                 nominations_to_clear: Sequence[PodInfo] = ()) -> None:
         self.nominated_node_name = nominated_node_name
         self.victims = list(victims)
+        self.nominations_to_clear = list(nominations_to_clear)
+
+    def __repr__(self) -> str:
+        return (f"PostFilterResult(node={self.nominated_node_name!r}, victims={[v.key for v in self.victims]}, "
+                f"clear={[p.key for p in self.nominations_to_clear]})")
 
 
 class PodNominator(Protocol):
@@ -110,6 +122,17 @@ class Handle(Protocol):
     def run_pre_filter_extension_remove_pod(
         self, state: CycleState, pod: PodInfo, pod_to_remove: PodInfo, node_info: NodeInfo
     ) -> Status | None: ...
+
+    def pod_disruption_budgets(self) -> list[Any]:
+        """The cluster's PodDisruptionBudget objects (shared.model.PodDisruptionBudget)."""
+        ...
+
+    def extenders(self) -> list[Any]:
+        """The configured scheduler extenders (for the preempt verb)."""
+        ...
+
+    @property
+    def profile_name(self) -> str: ...
 
 
 class Plugin:

@@ -56,6 +56,7 @@ class Framework:
         self._snapshot: Snapshot | None = None
         self._nominator: PodNominator = _NoNominations()
         self._pdbs: list[Any] = []
+        self._extenders: list[Any] = []
         self.install(points, score_weights)
 
     def install(self, points: Mapping[str, Sequence[Plugin]], score_weights: Mapping[str, int]) -> None:
@@ -103,6 +104,12 @@ class Framework:
 
     def pod_disruption_budgets(self) -> list[Any]:
         return self._pdbs
+
+    def set_extenders(self, extenders: list[Any]) -> None:
+        self._extenders = extenders
+
+    def extenders(self) -> list[Any]:
+        return self._extenders
 
     def has_filter_plugins(self) -> bool:
         return bool(self.filter_plugins)

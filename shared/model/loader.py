@@ -1,0 +1,304 @@
+"""Reading Kubernetes objects from YAML (multi-document) or JSON (single objects or `kind: List`),
+with the defaults the API server and its admission plugins apply, and errors that name the object,
+the field and the reason."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import yaml
+
+from shared.errors import InvalidInput
+
+from . import quantity
+from .config import DEFAULT_SCHEDULER_NAME, KubeSchedulerConfiguration
+from .meta import ObjectMeta
+from .node import Node
+from .pod import Pod
+from .policy import PodDisruptionBudget, PriorityClass
+
+DEFAULT_NAMESPACE = "default"
+PREEMPT_LOWER_PRIORITY = "PreemptLowerPriority"
+PREEMPT_NEVER = "Never"
+TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+NODE_SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
+LABEL_SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
+
+
+@dataclass
+class ClusterInput:
+    nodes: list[Node] = field(default_factory=list)
+    pods: list[Pod] = field(default_factory=list)
+    priority_classes: list[PriorityClass] = field(default_factory=list)
+    pdbs: list[PodDisruptionBudget] = field(default_factory=list)
+    namespaces: dict[str, dict[str, str]] = field(default_factory=dict)
+    config: KubeSchedulerConfiguration | None = None
+
+
+class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """Safe YAML without implicit timestamps: Kubernetes keeps times as RFC 3339 strings."""
+
+
+_Loader.yaml_implicit_resolvers = {
+    k: [(tag, rx) for tag, rx in v if tag != "tag:yaml.org,2002:timestamp"]
+    for k, v in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+
+
+def parse_documents(text: str, source: str = "<input>") -> list[dict[str, Any]]:
+    """Every object in a YAML stream or JSON document, `kind: List` flattened."""
+    stripped = text.lstrip()
+    try:
+        if stripped.startswith(("{", "[")):
+            loaded: Any = json.loads(text)
+            docs = loaded if isinstance(loaded, list) else [loaded]
+        else:
+            docs = list(yaml.load_all(text, Loader=_Loader))
+    except (yaml.YAMLError, json.JSONDecodeError) as exc:
+        raise InvalidInput(source, "", f"not valid YAML or JSON: {exc}") from None
+    out: list[dict[str, Any]] = []
+    for i, doc in enumerate(docs):
+        if doc is None:
+            continue
+        if not isinstance(doc, dict):
+            raise InvalidInput(source, f"document {i}", "expected a Kubernetes object (a mapping)")
+        if str(doc.get("kind", "")).endswith("List") and isinstance(doc.get("items"), list):
+            for j, item in enumerate(doc["items"]):
+                if not isinstance(item, dict):
+                    raise InvalidInput(source, f"document {i}: items[{j}]", "expected a Kubernetes object")
+                out.append(item)
+        else:
+            out.append(doc)
+    return out
+
+
+def load_files(paths: Iterable[str | Path]) -> ClusterInput:
+    docs: list[tuple[str, dict[str, Any]]] = []
+    for path in paths:
+        p = Path(path)
+        try:
+            text = sys_stdin_text() if str(path) == "-" else p.read_text()
+        except OSError as exc:
+            raise InvalidInput(str(path), "", f"cannot read: {exc.strerror}") from None
+        docs.extend((str(path), d) for d in parse_documents(text, str(path)))
+    return load_objects(docs)
+
+
+def sys_stdin_text() -> str:
+    import sys
+
+    return sys.stdin.read()
+
+
+_AT = re.compile(r"^(?P<reason>.*?)(?: - at `\$(?P<path>[^`]*)`)?$", re.S)
+
+
+def _convert(kind: type[Any], doc: dict[str, Any], what: str) -> Any:
+    try:
+        return msgspec.convert(doc, kind)
+    except msgspec.ValidationError as exc:
+        m = _AT.match(str(exc))
+        path = (m["path"] or "").lstrip(".") if m else ""
+        reason = m["reason"] if m else str(exc)
+        raise InvalidInput(what, path, reason) from None
+
+
+def _describe(doc: dict[str, Any]) -> str:
+    kind = doc.get("kind") or "object"
+    meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
+    name = meta.get("name", "<unnamed>") if meta else "<unnamed>"
+    ns = meta.get("namespace") if meta else None
+    return f"{kind} {ns}/{name}" if ns else f"{kind} {name}"
+
+
+def load_objects(docs: Iterable[tuple[str, dict[str, Any]]]) -> ClusterInput:
+    result = ClusterInput()
+    raw_pods: list[tuple[str, Pod]] = []
+    for source, doc in docs:
+        kind = doc.get("kind")
+        what = _describe(doc)
+        if kind == "Node":
+            result.nodes.append(_validate_node(_convert(Node, doc, what), what))
+        elif kind == "Pod":
+            raw_pods.append((what, _convert(Pod, doc, what)))
+        elif kind == "PriorityClass":
+            result.priority_classes.append(_convert(PriorityClass, doc, what))
+        elif kind == "PodDisruptionBudget":
+            pdb = _convert(PodDisruptionBudget, doc, what)
+            meta = msgspec.structs.replace(pdb.metadata, namespace=pdb.metadata.namespace or DEFAULT_NAMESPACE)
+            result.pdbs.append(msgspec.structs.replace(pdb, metadata=meta))
+        elif kind == "KubeSchedulerConfiguration":
+            if result.config is not None:
+                raise InvalidInput(f"{source}: KubeSchedulerConfiguration", "", "given more than once")
+            result.config = _convert(KubeSchedulerConfiguration, doc, "KubeSchedulerConfiguration")
+        elif kind == "Namespace":
+            meta = doc.get("metadata") or {}
+            name = meta.get("name", "")
+            result.namespaces[name] = {**(meta.get("labels") or {}), "kubernetes.io/metadata.name": name}
+        elif not kind:
+            raise InvalidInput(f"{source}: {what}", "kind", "required")
+        else:
+            raise InvalidInput(f"{source}: {what}", "kind",
+                               f"unsupported kind {kind!r} (Node, Pod, PriorityClass, PodDisruptionBudget, "
+                               "Namespace or KubeSchedulerConfiguration)")
+    _check_unique((n.metadata.name for n in result.nodes), "Node")
+    classes = {pc.metadata.name: pc for pc in result.priority_classes}
+    _check_unique((pc.metadata.name for pc in result.priority_classes), "PriorityClass")
+    globals_ = [pc for pc in result.priority_classes if pc.global_default]
+    if len(globals_) > 1:
+        raise InvalidInput(f"PriorityClass {globals_[1].metadata.name}", "globalDefault",
+                           "only one PriorityClass can be marked as globalDefault")
+    default_class = globals_[0] if globals_ else None
+    for what, pod in raw_pods:
+        result.pods.append(default_pod(pod, what, classes, default_class))
+    _check_unique((p.key for p in result.pods), "Pod")
+    return result
+
+
+def _check_unique(names: Iterable[str], kind: str) -> None:
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            raise InvalidInput(f"{kind} {name}", "metadata.name", "duplicate: an object of this kind and name was already given")
+        seen.add(name)
+
+
+def _validate_node(node: Node, what: str) -> Node:
+    if not node.metadata.name:
+        raise InvalidInput(what, "metadata.name", "required")
+    for section, values in (("status.allocatable", node.status.allocatable), ("status.capacity", node.status.capacity)):
+        for name, q in values.items():
+            _check_quantity(what, f"{section}[{name}]", q)
+    for i, t in enumerate(node.spec.taints):
+        if not t.key:
+            raise InvalidInput(what, f"spec.taints[{i}].key", "required")
+        if t.effect not in TAINT_EFFECTS:
+            raise InvalidInput(what, f"spec.taints[{i}].effect", f"unsupported value {t.effect!r}: {', '.join(TAINT_EFFECTS)}")
+    return node
+
+
+def _check_quantity(what: str, field_path: str, q: str | int | float) -> None:
+    try:
+        quantity.parse_quantity(q)
+    except quantity.QuantityError as exc:
+        raise InvalidInput(what, field_path, str(exc)) from None
+
+
+def default_pod(
+    pod: Pod, what: str, classes: dict[str, PriorityClass], default_class: PriorityClass | None
+) -> Pod:
+    """Validate and apply the API server's defaults plus the Priority admission plugin."""
+    meta: ObjectMeta = pod.metadata
+    if not meta.name:
+        raise InvalidInput(what, "metadata.name", "required")
+    namespace = meta.namespace or DEFAULT_NAMESPACE
+    what = f"Pod {namespace}/{meta.name}"
+    spec = pod.spec
+    if not spec.containers:
+        raise InvalidInput(what, "spec.containers", "required: a pod needs at least one container")
+    for group, containers in (("containers", spec.containers), ("initContainers", spec.init_containers)):
+        for i, c in enumerate(containers):
+            for section, values in (("requests", c.resources.requests), ("limits", c.resources.limits)):
+                for name, q in values.items():
+                    _check_quantity(what, f"spec.{group}[{i}].resources.{section}[{name}]", q)
+            for j, port in enumerate(c.ports):
+                if port.protocol not in ("TCP", "UDP", "SCTP"):
+                    raise InvalidInput(what, f"spec.{group}[{i}].ports[{j}].protocol",
+                                       f"unsupported value {port.protocol!r}: TCP, UDP, SCTP")
+    for name, q in spec.overhead.items():
+        _check_quantity(what, f"spec.overhead[{name}]", q)
+    _validate_scheduling_fields(pod, what)
+
+    priority = spec.priority
+    policy = spec.preemption_policy
+    if spec.priority_class_name:
+        pc = classes.get(spec.priority_class_name)
+        if pc is None:
+            raise InvalidInput(what, "spec.priorityClassName",
+                               f"no PriorityClass with name {spec.priority_class_name} was found")
+        if priority is not None and priority != pc.value:
+            raise InvalidInput(what, "spec.priority",
+                               f"the integer value of priority ({priority}) must not be provided in pod spec; "
+                               f"priority admission controller computed {pc.value} from the given PriorityClass name")
+        priority = pc.value
+        policy = policy or pc.preemption_policy
+    elif priority is None and default_class is not None:
+        priority = default_class.value
+        policy = policy or default_class.preemption_policy
+    spec = msgspec.structs.replace(
+        spec,
+        priority=priority if priority is not None else 0,
+        preemption_policy=policy or PREEMPT_LOWER_PRIORITY,
+        scheduler_name=spec.scheduler_name or DEFAULT_SCHEDULER_NAME,
+        containers=[_default_container(c, spec.host_network) for c in spec.containers],
+        init_containers=[_default_container(c, spec.host_network) for c in spec.init_containers],
+    )
+    meta = msgspec.structs.replace(meta, namespace=namespace, uid=meta.uid or f"{namespace}/{meta.name}")
+    return msgspec.structs.replace(pod, metadata=meta, spec=spec)
+
+
+def _default_container(c: Any, host_network: bool) -> Any:
+    """hostNetwork pods publish every container port on the host (hostPort defaults to containerPort)."""
+    if not host_network or not c.ports:
+        return c
+    ports = [msgspec.structs.replace(p, host_port=p.host_port or p.container_port) for p in c.ports]
+    return msgspec.structs.replace(c, ports=ports)
+
+
+def _validate_scheduling_fields(pod: Pod, what: str) -> None:
+    spec = pod.spec
+    for i, t in enumerate(spec.tolerations):
+        if t.operator not in ("", "Equal", "Exists"):
+            raise InvalidInput(what, f"spec.tolerations[{i}].operator", f"unsupported value {t.operator!r}: Equal, Exists")
+        if t.operator == "Exists" and t.value:
+            raise InvalidInput(what, f"spec.tolerations[{i}].value", "must be empty when `operator` is 'Exists'")
+        if t.effect and t.effect not in TAINT_EFFECTS:
+            raise InvalidInput(what, f"spec.tolerations[{i}].effect", f"unsupported value {t.effect!r}")
+    aff = spec.affinity
+    if aff and aff.node_affinity and aff.node_affinity.required_during_scheduling_ignored_during_execution:
+        terms = aff.node_affinity.required_during_scheduling_ignored_during_execution.node_selector_terms
+        for i, term in enumerate(terms):
+            for j, req in enumerate(term.match_expressions):
+                if req.operator not in NODE_SELECTOR_OPERATORS:
+                    raise InvalidInput(
+                        what,
+                        f"spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution."
+                        f"nodeSelectorTerms[{i}].matchExpressions[{j}].operator",
+                        f"not a valid selector operator: {req.operator!r}",
+                    )
+    for kind, pa in (("podAffinity", aff.pod_affinity if aff else None), ("podAntiAffinity", aff.pod_anti_affinity if aff else None)):
+        if pa is None:
+            continue
+        for i, term in enumerate(pa.required_during_scheduling_ignored_during_execution):
+            if not term.topology_key:
+                raise InvalidInput(what, f"spec.affinity.{kind}.requiredDuringSchedulingIgnoredDuringExecution[{i}].topologyKey",
+                                   "can not be empty")
+        for i, w in enumerate(pa.preferred_during_scheduling_ignored_during_execution):
+            if not w.pod_affinity_term.topology_key:
+                raise InvalidInput(what, f"spec.affinity.{kind}.preferredDuringSchedulingIgnoredDuringExecution[{i}]"
+                                   ".podAffinityTerm.topologyKey", "can not be empty")
+            if not 1 <= w.weight <= 100:
+                raise InvalidInput(what, f"spec.affinity.{kind}.preferredDuringSchedulingIgnoredDuringExecution[{i}].weight",
+                                   "must be in the range 1-100")
+    for i, c in enumerate(spec.topology_spread_constraints):
+        base = f"spec.topologySpreadConstraints[{i}]"
+        if c.max_skew <= 0:
+            raise InvalidInput(what, f"{base}.maxSkew", "must be greater than zero")
+        if not c.topology_key:
+            raise InvalidInput(what, f"{base}.topologyKey", "can not be empty")
+        if c.when_unsatisfiable not in ("DoNotSchedule", "ScheduleAnyway"):
+            raise InvalidInput(what, f"{base}.whenUnsatisfiable",
+                               f"unsupported value {c.when_unsatisfiable!r}: DoNotSchedule, ScheduleAnyway")
+        if c.min_domains is not None and (c.min_domains <= 0 or c.when_unsatisfiable != "DoNotSchedule"):
+            raise InvalidInput(what, f"{base}.minDomains",
+                               "must be greater than 0 and only allowed with whenUnsatisfiable=DoNotSchedule")
+
+
+def iter_objects(text: str, source: str = "<input>") -> Iterator[dict[str, Any]]:
+    yield from parse_documents(text, source)
