@@ -1,0 +1,3 @@
+from berth.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,33 @@
+"""The `berth` command line."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from berth import simulate_cmd
+
+EXIT_INVALID_INPUT = 2
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="berth", description="An event-sourced pod scheduler with kube-scheduler's semantics.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    simulate_cmd.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.run(args) or 0)
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

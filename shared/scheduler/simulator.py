@@ -1,0 +1,285 @@
+"""`berth simulate`: the whole scheduler in-process over a static cluster.
+
+Pending pods are scheduled in queue order, each against the state the pods before it left.
+A FitError runs PostFilter (preemption): victims are deleted at once, the preemptor is nominated
+and retried. Cluster events (binds, deletions) move unschedulable pods back as upstream's queue
+does; when the queue runs dry, pods that failed before the cluster last changed are flushed back
+(as upstream's unschedulable-pods timeout would), until no pod can make progress.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+
+import msgspec
+
+from shared.framework import events
+from shared.framework.cycle_state import CycleState
+from shared.framework.node_info import NodeInfo
+from shared.framework.pod_info import PodInfo
+from shared.framework.profile import build_profiles
+from shared.framework.runtime import Framework
+from shared.framework.snapshot import Snapshot, index_images
+from shared.framework.status import Code
+from shared.model import Pod
+from shared.model.loader import ClusterInput
+from shared.queue import FakeClock, SchedulingQueue
+
+from .fit_error import FitError, NoNodesAvailable
+from .outcome import PodOutcome, SimulationReport
+from .schedule_one import ScheduleAlgorithm, SchedulingError
+
+GATED_MESSAGE = "Scheduling is blocked due to non-empty scheduling gates"
+TERMINAL_PHASES = ("Succeeded", "Failed")
+CYCLE_SECONDS = 0.001
+
+
+class _PodRecord:
+    __slots__ = ("info", "phase", "node_name", "message", "preempted_by", "attempts", "failed_at_version")
+
+    def __init__(self, info: PodInfo) -> None:
+        self.info = info
+        self.phase = "Pending"
+        self.node_name: str | None = None
+        self.message: str | None = None
+        self.preempted_by: str | None = None
+        self.attempts = 0
+        self.failed_at_version = -1
+
+
+class Simulator:
+    def __init__(self, cluster: ClusterInput, seed: int = 0,
+                 on_progress: Callable[[int, int], None] | None = None) -> None:
+        self.cluster = cluster
+        self.seed = seed
+        self.rng = random.Random(seed)
+        self.on_progress = on_progress
+        self.profiles: dict[str, Framework] = build_profiles(cluster.config)
+        config = cluster.config
+        self.clock = FakeClock()
+        infos = [NodeInfo(n) for n in cluster.nodes]
+        index_images(infos)
+        self.snapshot = Snapshot(infos)
+        self.records: dict[str, _PodRecord] = {}
+        self.order: list[str] = []
+        self.version = 0
+        self.cycles = 0
+        default = next(iter(self.profiles.values()))
+        self.queue = SchedulingQueue(
+            clock=self.clock,
+            less=default.queue_sort_plugin.less if default.queue_sort_plugin else None,
+            pod_initial_backoff_seconds=config.pod_initial_backoff_seconds if config else 1,
+            pod_max_backoff_seconds=config.pod_max_backoff_seconds if config else 10,
+            pre_enqueue_plugins=default.pre_enqueue_plugins,
+            cluster_event_map=_event_map(self.profiles),
+        )
+        for fwk in self.profiles.values():
+            fwk.set_snapshot(self.snapshot)
+            fwk.set_nominator(self.queue.nominator)
+            fwk.set_pod_disruption_budgets(cluster.pdbs)
+            for plugin in fwk.plugins.values():
+                if hasattr(plugin, "rng"):
+                    plugin.rng = self.rng  # type: ignore[attr-defined]
+        self.algorithm = ScheduleAlgorithm(self.rng)
+        self._load_pods(cluster.pods)
+
+    def _load_pods(self, pods: list[Pod]) -> None:
+        for pod in pods:
+            info = PodInfo(pod)
+            record = _PodRecord(info)
+            self.records[info.uid] = record
+            self.order.append(info.uid)
+            if pod.spec.node_name:
+                record.phase = "Bound"
+                record.node_name = pod.spec.node_name
+                node = self.snapshot.get(pod.spec.node_name)
+                if node is not None and pod.status.phase not in TERMINAL_PHASES:
+                    node.add_pod(info)
+        for uid in self.order:
+            record = self.records[uid]
+            pod = record.info.pod
+            if pod.spec.node_name or pod.spec.scheduler_name not in self.profiles:
+                continue  # bound already, or no profile is responsible for it: never attempted
+            if pod.status.nominated_node_name:
+                self.queue.nominator.add_nominated_pod(record.info, pod.status.nominated_node_name)
+            self.clock.advance(CYCLE_SECONDS)
+            self.queue.add(record.info)
+            if pod.spec.scheduling_gates:
+                record.message = GATED_MESSAGE
+
+    # -- the loop ---------------------------------------------------------------------------------
+    def run(self) -> SimulationReport:
+        budget = 20 * len(self.records) + 1000
+        while self.cycles < budget:
+            qpi = self.queue.pop()
+            if qpi is None:
+                if not self._refill():
+                    break
+                continue
+            self.cycles += 1
+            self.clock.advance(CYCLE_SECONDS)
+            self._schedule_one(qpi)
+            if self.on_progress is not None and self.cycles % 100 == 0:
+                self.on_progress(self.cycles, self._pending_count())
+        return self.report()
+
+    def _refill(self) -> bool:
+        """Bring waiting pods back when the active queue is empty; False when nothing can change."""
+        expiry = self.queue.next_backoff_expiry()
+        if expiry is not None:
+            if expiry > self.clock.now():
+                self.clock.set(expiry)
+            self.queue.flush_backoff_q_completed()
+            return True
+        stale = any(
+            r.phase == "Pending" and 0 <= r.failed_at_version < self.version for r in self.records.values()
+        )
+        if not stale:
+            return False
+        for r in self.records.values():
+            if r.failed_at_version >= 0:
+                r.failed_at_version = self.version
+        self.clock.advance(self.queue.pod_max_in_unschedulable_pods_duration + 1)
+        self.queue.flush_unschedulable_pods_left_over()
+        return True
+
+    def _schedule_one(self, qpi: object) -> None:
+        info: PodInfo = qpi.pod_info  # type: ignore[attr-defined]
+        record = self.records[info.uid]
+        record.attempts += 1
+        fwk = self.profiles[info.pod.spec.scheduler_name]
+        state = CycleState()
+        try:
+            result = self.algorithm.schedule_pod(fwk, state, info, self.snapshot)
+        except FitError as fit_error:
+            self._handle_fit_error(qpi, fwk, state, record, fit_error)
+            return
+        except NoNodesAvailable as exc:
+            self._fail(qpi, record, str(exc), set())
+            return
+        except SchedulingError as exc:
+            self._fail(qpi, record, exc.status.message(), set())
+            return
+        host = result.suggested_host
+        status = fwk.run_reserve_plugins_reserve(state, info, host) or fwk.run_permit_plugins(state, info, host)
+        if status is None or status.is_success():
+            status = fwk.run_pre_bind_plugins(state, info, host)
+        if status is None or status.is_success():
+            bind_status = fwk.run_bind_plugins(state, info, host)
+            status = None if bind_status is None or bind_status.is_success() else bind_status
+        if status is not None and not status.is_success():
+            fwk.run_reserve_plugins_unreserve(state, info, host)
+            self._fail(qpi, record, status.message(), {status.plugin} if status.plugin else set())
+            return
+        self._bind(record, host)
+        fwk.run_post_bind_plugins(state, info, host)
+        self.queue.done(info.uid)
+
+    def _handle_fit_error(self, qpi: object, fwk: Framework, state: CycleState, record: _PodRecord,
+                          fit_error: FitError) -> None:
+        info = record.info
+        plugins = set(fit_error.diagnosis.unschedulable_plugins)
+        if fwk.post_filter_plugins:
+            result, status = fwk.run_post_filter_plugins(state, info, fit_error.diagnosis.node_to_status)
+            fit_error.diagnosis.post_filter_msg = status.message()
+            if status.code == Code.SUCCESS and result is not None and result.nominated_node_name:
+                self._apply_preemption(record, result.nominated_node_name, result.victims, result.nominations_to_clear)
+            elif result is not None and not result.nominated_node_name and info.pod.status.nominated_node_name:
+                self._set_nominated(record, "")
+        self._fail(qpi, record, fit_error.message(), plugins)
+
+    def _fail(self, qpi: object, record: _PodRecord, message: str, plugins: set[str]) -> None:
+        record.message = message
+        record.failed_at_version = self.version
+        qpi.pod_info = record.info  # type: ignore[attr-defined]
+        qpi.unschedulable_plugins = plugins  # type: ignore[attr-defined]
+        self.queue.add_unschedulable_if_not_present(qpi, self.queue.scheduling_cycle)
+
+    # -- effects ----------------------------------------------------------------------------------
+    def _bind(self, record: _PodRecord, host: str) -> None:
+        info = record.info
+        node = self.snapshot.get(host)
+        assert node is not None
+        bound = msgspec.structs.replace(
+            info.pod,
+            spec=msgspec.structs.replace(info.pod.spec, node_name=host),
+            status=msgspec.structs.replace(info.pod.status, nominated_node_name=""),
+        )
+        record.info = PodInfo(bound)
+        node.add_pod(record.info)
+        self.queue.nominator.delete_nominated_pod_if_exists(info)
+        record.phase, record.node_name, record.message = "Bound", host, None
+        self.version += 1
+        self.queue.assigned_pod_added(record.info)
+
+    def _apply_preemption(self, record: _PodRecord, node_name: str, victims: list[PodInfo],
+                          clear: list[PodInfo]) -> None:
+        node = self.snapshot.get(node_name)
+        for victim in victims:
+            v = self.records.get(victim.uid)
+            if node is not None:
+                node.remove_pod(victim)
+            if v is not None:
+                v.phase, v.preempted_by, v.message = "Deleted", record.info.key, None
+        for pod in clear:
+            other = self.records.get(pod.uid)
+            if other is not None:
+                self._set_nominated(other, "")
+        self._set_nominated(record, node_name)
+        if victims:
+            self.version += 1
+            for victim in victims:
+                self.queue.move_all_to_active_or_backoff_queue(events.ASSIGNED_POD_DELETE, victim, None)
+
+    def _set_nominated(self, record: _PodRecord, node_name: str) -> None:
+        pod = record.info.pod
+        updated = msgspec.structs.replace(pod, status=msgspec.structs.replace(pod.status, nominated_node_name=node_name))
+        old = record.info
+        record.info = PodInfo(updated)
+        self.queue.nominator.delete_nominated_pod_if_exists(old)
+        if node_name:
+            self.queue.nominator.add_nominated_pod(record.info, node_name)
+        self.queue.update(old, record.info)
+
+    # -- results ----------------------------------------------------------------------------------
+    def _pending_count(self) -> int:
+        return sum(1 for r in self.records.values() if r.phase == "Pending")
+
+    def report(self) -> SimulationReport:
+        pods: list[PodOutcome] = []
+        for uid in self.order:
+            r = self.records[uid]
+            pod = r.info.pod
+            nominated = pod.status.nominated_node_name or None
+            pods.append(PodOutcome(
+                namespace=r.info.namespace,
+                name=r.info.name,
+                phase=r.phase,  # type: ignore[arg-type]
+                nodeName=r.node_name,
+                nominatedNodeName=nominated if r.phase == "Pending" else None,
+                message=r.message if r.phase == "Pending" else None,
+                preemptedBy=r.preempted_by,
+                priority=r.info.priority,
+                attempts=r.attempts,
+            ))
+        return SimulationReport(pods=pods, seed=self.seed, cycles=self.cycles)
+
+
+def _event_map(profiles: dict[str, Framework]) -> dict[str, list[events.ClusterEvent]]:
+    """Plugin name -> the cluster events that may make pods it rejected schedulable."""
+    out: dict[str, list[events.ClusterEvent]] = {}
+    for fwk in profiles.values():
+        for name, plugin in fwk.plugins.items():
+            register = getattr(plugin, "events_to_register", None)
+            if register is None:
+                continue
+            out[name] = [
+                e if isinstance(e, events.ClusterEvent) else events.ClusterEvent(e[0], events.ActionType(e[1]))
+                for e in register()
+            ]
+    return out
+
+
+def simulate(cluster: ClusterInput, seed: int = 0) -> SimulationReport:
+    return Simulator(cluster, seed).run()
