@@ -1,44 +1,142 @@
 """Berth's one exception tree.
 
-- `DomainError`: the request conflicts with the cluster's rules or is malformed; retrying the same
-  thing gives the same answer (`retriable = False`).
-- `InfrastructureError`: a broker, database or network failure; usually worth retrying.
+Every error Berth raises on purpose is a `BerthError`. Each class says whether retrying the same
+operation can succeed (`retriable`): the service runtime backs off and retries retriable errors, and
+dead-letters the message on any other.
+
+    BerthError
+    ├── DomainError                 the request or event is wrong; retrying cannot help
+    │   ├── InvalidInput            bad user input or a malformed object (obj, field, reason)
+    │   ├── DecodeError             bytes that are not a valid event for their topic
+    │   └── Conflict                the request clashes with the current state
+    │       ├── NotFound
+    │       └── AlreadyExists
+    └── InfrastructureError         something around Berth failed; usually worth a retry
+        ├── BrokerUnavailable       Kafka cannot be reached or refused a write
+        ├── DatabaseUnavailable     Postgres cannot be reached or aborted a transaction
+        ├── ConfigurationError      settings that cannot work (not retriable)
+        └── EmbeddedStackError      the embedded broker or database failed to start (not retriable)
+
+"No fit" is never an exception: the scheduling core reports it as a `Status`.
 """
 
 from __future__ import annotations
+
+from typing import ClassVar
+
+__all__ = [
+    "AlreadyExists",
+    "BerthError",
+    "BrokerUnavailable",
+    "ConfigurationError",
+    "Conflict",
+    "DatabaseUnavailable",
+    "DecodeError",
+    "DomainError",
+    "EmbeddedStackError",
+    "InfrastructureError",
+    "InvalidInput",
+    "NotFound",
+    "is_retriable",
+]
 
 
 class BerthError(Exception):
     """Base of every error Berth raises on purpose."""
 
-    retriable: bool = False
+    retriable: ClassVar[bool] = False
+
+
+# --- domain ------------------------------------------------------------------------------------
 
 
 class DomainError(BerthError):
-    retriable = False
+    """The input or the requested change is wrong; the same call will fail again."""
 
 
 class InvalidInput(DomainError):
-    """Bad input, naming the object, the field and the reason."""
+    """A field of an object (a Pod, a Node, a configuration, a CLI flag) has an invalid value.
+
+    `str()` reads like upstream's validation errors: ``Pod default/p: spec.priority: expected an integer``.
+    """
 
     def __init__(self, obj: str, field: str, reason: str) -> None:
-        super().__init__(f"{obj}: {field}: {reason}" if field else f"{obj}: {reason}")
         self.obj = obj
         self.field = field
         self.reason = reason
+        super().__init__(obj, field, reason)
 
-
-class Conflict(DomainError):
-    """The change conflicts with the current state (e.g. a bind onto a node that no longer fits)."""
-
-
-class NotFound(DomainError):
-    """The named object does not exist."""
-
-
-class InfrastructureError(BerthError):
-    retriable = True
+    def __str__(self) -> str:
+        parts = [p for p in (self.obj, self.field, self.reason) if p]
+        return ": ".join(parts)
 
 
 class DecodeError(DomainError):
-    """A message could not be decoded or validated; it belongs in the dead-letter topic."""
+    """Bytes read from a topic are not a valid event for it (wrong codec, schema or union member).
+
+    `topic` is the logical topic name the bytes came from, or "" when unknown.
+    """
+
+    def __init__(self, reason: str, *, topic: str = "") -> None:
+        self.reason = reason
+        self.topic = topic
+        super().__init__(reason)
+
+    def __str__(self) -> str:
+        return f"cannot decode event from topic {self.topic!r}: {self.reason}" if self.topic else self.reason
+
+
+class Conflict(DomainError):
+    """The request is well formed but clashes with the current state."""
+
+
+class NotFound(Conflict):
+    def __init__(self, kind: str, name: str) -> None:
+        self.kind = kind
+        self.name = name
+        super().__init__(f'{kind} "{name}" not found')
+
+
+class AlreadyExists(Conflict):
+    def __init__(self, kind: str, name: str) -> None:
+        self.kind = kind
+        self.name = name
+        super().__init__(f'{kind} "{name}" already exists')
+
+
+# --- infrastructure ----------------------------------------------------------------------------
+
+
+class InfrastructureError(BerthError):
+    """Kafka, Postgres or a process around Berth failed. Retriable unless a subclass says otherwise."""
+
+    retriable: ClassVar[bool] = True
+
+
+class BrokerUnavailable(InfrastructureError):
+    """The Kafka broker cannot be reached, or it refused or timed out a produce/commit."""
+
+
+class DatabaseUnavailable(InfrastructureError):
+    """Postgres cannot be reached, or it aborted a transaction (serialization failure, deadlock)."""
+
+
+class ConfigurationError(InfrastructureError):
+    """Settings that cannot work (a malformed URL, a missing binary); fix the environment first."""
+
+    retriable: ClassVar[bool] = False
+
+
+class EmbeddedStackError(InfrastructureError):
+    """The embedded broker or database did not start or answer in time."""
+
+    retriable: ClassVar[bool] = False
+
+
+def is_retriable(error: BaseException) -> bool:
+    """Whether retrying the operation that raised `error` may succeed.
+
+    Errors from outside the tree are treated as not retriable: an unknown failure is a bug until
+    shown otherwise, and retrying it forever would stall a partition.
+    """
+    return isinstance(error, BerthError) and error.retriable
