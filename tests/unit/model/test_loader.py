@@ -1,0 +1,85 @@
+import json
+
+import pytest
+
+from shared.errors import InvalidInput
+from shared.model.loader import load_objects, parse_documents
+
+NODE = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}, "status": {"capacity": {"cpu": "2"}}}
+
+
+def pod(name: str, **spec: object) -> dict:
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+            "spec": {"containers": [{"name": "c", "image": "i"}], **spec}}
+
+
+def load(*docs: dict):
+    return load_objects(("test", d) for d in docs)
+
+
+def test_yaml_multi_document_and_json_list_are_equivalent() -> None:
+    yaml_text = "---\napiVersion: v1\nkind: Node\nmetadata: {name: n1}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c}]}\n"
+    json_text = json.dumps({"kind": "List", "items": [NODE, pod("p")]})
+    assert [d["kind"] for d in parse_documents(yaml_text)] == ["Node", "Pod"]
+    assert [d["kind"] for d in parse_documents(json_text)] == ["Node", "Pod"]
+
+
+def test_defaults_applied() -> None:
+    cluster = load(NODE, pod("p"))
+    p = cluster.pods[0]
+    assert p.metadata.namespace == "default"
+    assert p.spec.scheduler_name == "default-scheduler"
+    assert p.spec.priority == 0
+    assert p.spec.preemption_policy == "PreemptLowerPriority"
+
+
+def test_priority_from_class_and_global_default() -> None:
+    classes = [
+        {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "high"}, "value": 1000,
+         "preemptionPolicy": "Never"},
+        {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "base"}, "value": 7,
+         "globalDefault": True},
+    ]
+    cluster = load(*classes, pod("a", priorityClassName="high"), pod("b"), pod("c", priority=3))
+    by_name = {p.metadata.name: p for p in cluster.pods}
+    assert (by_name["a"].spec.priority, by_name["a"].spec.preemption_policy) == (1000, "Never")
+    assert by_name["b"].spec.priority == 7
+    assert by_name["c"].spec.priority == 3
+
+
+def test_yaml_timestamps_stay_strings() -> None:
+    text = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c}]}\nstatus: {startTime: 2024-01-01T00:00:10Z}\n"
+    cluster = load_objects(("t", d) for d in parse_documents(text))
+    assert cluster.pods[0].status.start_time == "2024-01-01T00:00:10Z"
+
+
+@pytest.mark.parametrize(
+    ("docs", "field", "reason"),
+    [
+        ([pod("p", priority="high")], "spec.priority", "Expected `int | null`, got `str`"),
+        ([{**pod("p"), "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "lots"}}}]}}],
+         "spec.containers[0].resources.requests[cpu]", "quantities must match"),
+        ([pod("p", priorityClassName="missing")], "spec.priorityClassName", "no PriorityClass with name missing was found"),
+        ([{**pod("p"), "spec": {}}], "spec.containers", "at least one container"),
+        ([{"kind": "Node", "metadata": {"name": "n"}, "spec": {"taints": [{"key": "k", "effect": "Sometimes"}]}}],
+         "spec.taints[0].effect", "unsupported value"),
+        ([pod("p", topologySpreadConstraints=[{"maxSkew": 0, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"}])],
+         "spec.topologySpreadConstraints[0].maxSkew", "greater than zero"),
+        ([pod("p"), pod("p")], "metadata.name", "duplicate"),
+        ([{"kind": "Deployment", "metadata": {"name": "d"}}], "kind", "unsupported kind"),
+    ],
+    ids=["priority-type", "bad-quantity", "unknown-priority-class", "no-containers", "taint-effect",
+         "max-skew", "duplicate-pod", "unknown-kind"],
+)
+def test_invalid_input_names_field_and_reason(docs: list[dict], field: str, reason: str) -> None:
+    with pytest.raises(InvalidInput) as info:
+        load(*docs)
+    assert info.value.field == field
+    assert reason in info.value.reason
+
+
+def test_host_network_publishes_container_ports() -> None:
+    p = pod("p", hostNetwork=True)
+    p["spec"]["containers"][0]["ports"] = [{"containerPort": 8080}]
+    cluster = load(p)
+    assert cluster.pods[0].spec.containers[0].ports[0].host_port == 8080
