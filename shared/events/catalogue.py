@@ -1,0 +1,307 @@
+"""Every event Berth publishes, by topic. Names are past tense: an event states what happened.
+
+Each payload is a tagged msgspec Struct: on the wire it carries ``"type": "<ClassName>"``, which
+makes the per-topic unions below decodable without guessing. `partition_key()` names the Kafka key
+each event is published under (ARCHITECTURE §3): node events by node name, pod events by pod uid.
+
+Objects Kubernetes defines travel as `shared.model.Pod` / `shared.model.Node`, with Kubernetes'
+JSON field names, so an event's JSON rendering reads like the API server's.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, TypeAlias
+
+import msgspec
+
+from shared.model import Node, Pod
+
+StatusCode: TypeAlias = Literal[
+    "Success", "Error", "Unschedulable", "UnschedulableAndUnresolvable", "Wait", "Skip", "Pending"
+]
+"""A framework `Status` code by upstream's name (`Code.String()`)."""
+
+FilterPhase: TypeAlias = Literal["prefilter", "filter"]
+
+TopologyCounts: TypeAlias = dict[str, dict[str, dict[str, int]]]
+"""plugin name → counter name → topology value → count, e.g.
+``{"PodTopologySpread": {"zone": {"a": 2, "b": 0}}}``. Shards send partial counts; the queue sums them
+and sends the merged counts back in the filter phase (ARCHITECTURE §4, global state under sharding)."""
+
+
+class Event(msgspec.Struct, tag=True, frozen=True, kw_only=True):
+    """Base of every payload; the tag is the class name."""
+
+    def partition_key(self) -> str:
+        raise NotImplementedError
+
+
+class Part(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """A building block of a payload (not an event itself)."""
+
+
+# --- nodes (key: node name) ---------------------------------------------------------------------
+
+
+class NodeUpserted(Event, frozen=True):
+    """A node was created or replaced; `node` is its whole new state."""
+
+    node: Node
+
+    def partition_key(self) -> str:
+        return self.node.metadata.name
+
+
+class NodeDeleted(Event, frozen=True):
+    node_name: str
+
+    def partition_key(self) -> str:
+        return self.node_name
+
+
+# --- pods (key: pod uid) ------------------------------------------------------------------------
+
+
+class PodSubmitted(Event, frozen=True):
+    """A pod was created. With `spec.nodeName` set it is already running on that node."""
+
+    pod: Pod
+
+    def partition_key(self) -> str:
+        return self.pod.metadata.uid
+
+
+class PodDeleted(Event, frozen=True):
+    uid: str
+    namespace: str
+    name: str
+
+    def partition_key(self) -> str:
+        return self.uid
+
+
+class PodNominated(Event, frozen=True):
+    """Preemption nominated `node_name` for the pod; an empty name clears the nomination."""
+
+    uid: str
+    node_name: str
+
+    def partition_key(self) -> str:
+        return self.uid
+
+
+class PodEvicted(Event, frozen=True):
+    """The pod (`uid`) was preempted from `node_name` to make room for `preemptor_uid`."""
+
+    uid: str
+    preemptor_uid: str
+    node_name: str
+
+    def partition_key(self) -> str:
+        return self.uid
+
+
+# --- filter-requests (co-partitioned with nodes; one copy per partition) -----------------------
+
+
+class PodCounts(Part, frozen=True):
+    """The topology counts one pod's PreFilter needs, partial (from a shard) or merged."""
+
+    pod_uid: str
+    counts: TopologyCounts = {}
+
+
+class FilterBatchRequested(Event, frozen=True):
+    """Evaluate `pods` on every node of the receiving shard.
+
+    phase "prefilter": only gather partial topology counts; phase "filter": filter and score with the
+    merged counts in `prefilter`.
+    """
+
+    batch_id: str
+    cycle: int
+    phase: FilterPhase
+    pods: list[Pod]
+    prefilter: list[PodCounts] = []
+
+    def partition_key(self) -> str:
+        return self.batch_id
+
+
+# --- shard-results (key: batch id) --------------------------------------------------------------
+
+
+class NodeFailure(Part, frozen=True):
+    """Why a node does not fit a pod: a framework Status by code, reasons and plugin."""
+
+    node_name: str
+    code: StatusCode
+    reasons: list[str] = []
+    plugin: str = ""
+
+
+class FeasibleNode(Part, frozen=True):
+    """A node that passed every filter, with each score plugin's raw (not yet normalized) score."""
+
+    node_name: str
+    scores: dict[str, int] = {}
+
+
+class PodShardResult(Part, frozen=True):
+    pod_uid: str
+    feasible: list[FeasibleNode] = []
+    failures: list[NodeFailure] = []
+
+
+class ShardFiltered(Event, frozen=True):
+    """One shard's answer to a FilterBatchRequested: per pod, feasible and failed nodes."""
+
+    batch_id: str
+    cycle: int
+    shard: int
+    phase: FilterPhase
+    node_count: int
+    results: list[PodShardResult] = []
+    counts: list[PodCounts] = []
+
+    def partition_key(self) -> str:
+        return self.batch_id
+
+
+# --- binds (key: node name) ---------------------------------------------------------------------
+
+
+class BindRequested(Event, frozen=True):
+    """The queue chose `node_name` for the pod; the node's binder must re-check fit and commit."""
+
+    pod_uid: str
+    pod: Pod
+    node_name: str
+    attempt_id: str
+    seed: int
+
+    def partition_key(self) -> str:
+        return self.node_name
+
+
+# --- placements (key: node name) ----------------------------------------------------------------
+
+
+class PodBound(Event, frozen=True):
+    pod_uid: str
+    node_name: str
+    attempt_id: str
+
+    def partition_key(self) -> str:
+        return self.node_name
+
+
+class BindRejected(Event, frozen=True):
+    """The binder refused a bind (the node no longer fits); the pod goes back to the queue."""
+
+    pod_uid: str
+    node_name: str
+    attempt_id: str
+    reason: str
+
+    def partition_key(self) -> str:
+        return self.node_name
+
+
+# --- preemption (key: preemptor pod uid) --------------------------------------------------------
+
+
+class PodRef(Part, frozen=True):
+    uid: str
+    namespace: str = ""
+    name: str = ""
+
+
+class PreemptionRequested(Event, frozen=True):
+    """Scheduling `pod` failed with these per-node statuses; try to make room by preemption."""
+
+    pod: Pod
+    node_statuses: list[NodeFailure] = []
+    attempt_id: str = ""
+
+    def partition_key(self) -> str:
+        return self.pod.metadata.uid
+
+
+class PreemptionDecided(Event, frozen=True):
+    """The outcome of preemption: a nominated node and its victims, or none ("" and a message)."""
+
+    preemptor_uid: str
+    nominated_node: str
+    victims: list[PodRef] = []
+    message: str = ""
+
+    def partition_key(self) -> str:
+        return self.preemptor_uid
+
+
+# --- decisions (key: pod uid) -------------------------------------------------------------------
+
+
+class SchedulingAttempted(Event, frozen=True):
+    """One scheduling attempt's outcome, with what replay needs to reproduce it (seed, config hash).
+
+    `node_name` is the chosen node, or None when the pod stays pending with `message` as the reason.
+    """
+
+    pod_uid: str
+    attempt: int
+    profile: str
+    node_name: str | None
+    message: str | None
+    seed: int
+    config_hash: str
+
+    def partition_key(self) -> str:
+        return self.pod_uid
+
+
+# --- dead-letters (key: origin topic) -----------------------------------------------------------
+
+
+class DeadLettered(Event, frozen=True):
+    """A message that could not be decoded or handled, kept verbatim (base64) with its origin."""
+
+    origin_topic: str
+    partition: int
+    offset: int
+    key: str | None
+    reason: str
+    raw: str
+
+    def partition_key(self) -> str:
+        return self.origin_topic
+
+
+NodeEvent: TypeAlias = NodeUpserted | NodeDeleted
+PodEvent: TypeAlias = PodSubmitted | PodDeleted | PodNominated | PodEvicted
+FilterRequestEvent: TypeAlias = FilterBatchRequested
+ShardResultEvent: TypeAlias = ShardFiltered
+BindEvent: TypeAlias = BindRequested
+PlacementEvent: TypeAlias = PodBound | BindRejected
+PreemptionEvent: TypeAlias = PreemptionRequested | PreemptionDecided
+DecisionEvent: TypeAlias = SchedulingAttempted
+DeadLetterEvent: TypeAlias = DeadLettered
+
+AnyEvent: TypeAlias = (
+    NodeUpserted | NodeDeleted
+    | PodSubmitted | PodDeleted | PodNominated | PodEvicted
+    | FilterBatchRequested | ShardFiltered | BindRequested | PodBound | BindRejected
+    | PreemptionRequested | PreemptionDecided | SchedulingAttempted | DeadLettered
+)
+"""The union of every payload; an envelope's payload is one of these."""
+
+EVENT_TYPES: dict[str, type[Event]] = {
+    cls.__name__: cls
+    for cls in (
+        NodeUpserted, NodeDeleted, PodSubmitted, PodDeleted, PodNominated, PodEvicted,
+        FilterBatchRequested, ShardFiltered, BindRequested, PodBound, BindRejected,
+        PreemptionRequested, PreemptionDecided, SchedulingAttempted, DeadLettered,
+    )
+}
+"""Event type name (the tag) → payload class."""

@@ -1,0 +1,126 @@
+"""The topic plan: logical names, partition counts, keys, and which events each topic carries.
+
+Logical names ("pods") are what code and the event store use; the physical Kafka topic is the logical
+name behind a configurable prefix (BERTH_TOPIC_PREFIX, "berth." by default), so several Berth clusters
+or test runs can share one broker.
+
+`nodes`, `filter-requests`, `binds` and `placements` all have NODE_SHARDS partitions and are keyed by
+node name (or addressed by partition), so Kafka's default murmur2 partitioner puts everything about a
+node on the same shard number in each of them: a consumer assigned partition k of these topics owns
+node shard k.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from .catalogue import (
+    BindRejected,
+    BindRequested,
+    DeadLettered,
+    Event,
+    FilterBatchRequested,
+    NodeDeleted,
+    NodeUpserted,
+    PodBound,
+    PodDeleted,
+    PodEvicted,
+    PodNominated,
+    PodSubmitted,
+    PreemptionDecided,
+    PreemptionRequested,
+    SchedulingAttempted,
+    ShardFiltered,
+)
+
+NODE_SHARDS = 16
+"""Partitions of every node-keyed topic: the number of node shards."""
+
+NODES = "nodes"
+PODS = "pods"
+FILTER_REQUESTS = "filter-requests"
+SHARD_RESULTS = "shard-results"
+BINDS = "binds"
+PLACEMENTS = "placements"
+PREEMPTION = "preemption"
+DECISIONS = "decisions"
+DEAD_LETTERS = "dead-letters"
+
+
+@dataclass(frozen=True, slots=True)
+class TopicSpec:
+    """One logical topic. `broadcast`: producers send one copy to every partition (no key routing)."""
+
+    name: str
+    partitions: int
+    keyed_by: str
+    events: tuple[type[Event], ...]
+    broadcast: bool = False
+
+    @property
+    def event_names(self) -> frozenset[str]:
+        return frozenset(cls.__name__ for cls in self.events)
+
+
+TOPICS: tuple[TopicSpec, ...] = (
+    TopicSpec(NODES, NODE_SHARDS, "node name", (NodeUpserted, NodeDeleted)),
+    TopicSpec(PODS, 8, "pod uid", (PodSubmitted, PodDeleted, PodNominated, PodEvicted)),
+    TopicSpec(FILTER_REQUESTS, NODE_SHARDS, "partition = node shard", (FilterBatchRequested,), broadcast=True),
+    TopicSpec(SHARD_RESULTS, 8, "batch id", (ShardFiltered,)),
+    TopicSpec(BINDS, NODE_SHARDS, "node name", (BindRequested,)),
+    TopicSpec(PLACEMENTS, NODE_SHARDS, "node name", (PodBound, BindRejected)),
+    TopicSpec(PREEMPTION, 4, "preemptor pod uid", (PreemptionRequested, PreemptionDecided)),
+    TopicSpec(DECISIONS, 8, "pod uid", (SchedulingAttempted,)),
+    TopicSpec(DEAD_LETTERS, 1, "origin topic", (DeadLettered,)),
+)
+
+
+class TopicRegistry:
+    """The topic plan under one prefix: logical ↔ physical names and event → topic routing."""
+
+    def __init__(self, prefix: str = "berth.", topics: tuple[TopicSpec, ...] = TOPICS) -> None:
+        self.prefix = prefix
+        self._specs = {t.name: t for t in topics}
+        self._by_event: dict[str, str] = {}
+        for spec in topics:
+            for name in spec.event_names:
+                if name in self._by_event:
+                    raise ValueError(f"event {name} is declared on two topics")
+                self._by_event[name] = spec.name
+
+    def __iter__(self) -> Iterator[TopicSpec]:
+        return iter(self._specs.values())
+
+    def __contains__(self, logical: object) -> bool:
+        return logical in self._specs
+
+    def spec(self, logical: str) -> TopicSpec:
+        try:
+            return self._specs[logical]
+        except KeyError:
+            raise KeyError(f"unknown topic {logical!r}; known: {', '.join(self._specs)}") from None
+
+    def physical(self, logical: str) -> str:
+        """The Kafka topic name for a logical topic."""
+        self.spec(logical)
+        return f"{self.prefix}{logical}"
+
+    def logical(self, physical: str) -> str:
+        """The logical name of a Kafka topic of this registry (KeyError for a foreign topic)."""
+        if physical.startswith(self.prefix):
+            name = physical[len(self.prefix):]
+            if name in self._specs:
+                return name
+        raise KeyError(f"topic {physical!r} is not one of Berth's under prefix {self.prefix!r}")
+
+    def topic_of(self, event: Event | type[Event] | str) -> str:
+        """The logical topic an event type is published on."""
+        name = event if isinstance(event, str) else (event.__name__ if isinstance(event, type) else type(event).__name__)
+        try:
+            return self._by_event[name]
+        except KeyError:
+            raise KeyError(f"no topic carries event type {name!r}") from None
+
+    def physical_names(self) -> list[str]:
+        return [self.physical(name) for name in self._specs]

@@ -1,0 +1,100 @@
+"""One realistic payload of every event type, for round-trip and projection tests."""
+
+from __future__ import annotations
+
+import base64
+
+from shared.events import (
+    EVENT_TYPES,
+    AnyEvent,
+    BindRejected,
+    BindRequested,
+    DeadLettered,
+    FeasibleNode,
+    FilterBatchRequested,
+    NodeDeleted,
+    NodeFailure,
+    NodeUpserted,
+    PodBound,
+    PodCounts,
+    PodDeleted,
+    PodEvicted,
+    PodNominated,
+    PodRef,
+    PodShardResult,
+    PodSubmitted,
+    PreemptionDecided,
+    PreemptionRequested,
+    SchedulingAttempted,
+    ShardFiltered,
+)
+from shared.model import (
+    Container,
+    Node,
+    NodeSpec,
+    NodeStatus,
+    ObjectMeta,
+    Pod,
+    PodSpec,
+    ResourceRequirements,
+    Taint,
+    Toleration,
+)
+
+
+def make_pod(name: str = "web-0", uid: str | None = None, *, cpu: str = "500m", priority: int | None = 10,
+             node_name: str = "", namespace: str = "default") -> Pod:
+    return Pod(
+        metadata=ObjectMeta(name=name, namespace=namespace, uid=uid or f"uid-{name}", labels={"app": "web"}),
+        spec=PodSpec(
+            node_name=node_name,
+            priority=priority,
+            containers=[Container(name="c", image="nginx", resources=ResourceRequirements(requests={"cpu": cpu, "memory": "1Gi"}))],
+            tolerations=[Toleration(key="dedicated", operator="Equal", value="web", effect="NoSchedule")],
+        ),
+    )
+
+
+def make_node(name: str = "node-a", *, cpu: str = "4", zone: str = "a") -> Node:
+    return Node(
+        metadata=ObjectMeta(name=name, labels={"topology.kubernetes.io/zone": zone}),
+        spec=NodeSpec(taints=[Taint(key="dedicated", value="web", effect="NoSchedule")]),
+        status=NodeStatus(capacity={"cpu": cpu, "memory": "16Gi", "pods": 110},
+                             allocatable={"cpu": cpu, "memory": "15Gi", "pods": 110}),
+    )
+
+
+def sample_payloads() -> list[AnyEvent]:
+    pod = make_pod()
+    failure = NodeFailure(node_name="node-b", code="Unschedulable", reasons=["Insufficient cpu"], plugin="NodeResourcesFit")
+    samples: list[AnyEvent] = [
+        NodeUpserted(node=make_node()),
+        NodeDeleted(node_name="node-a"),
+        PodSubmitted(pod=pod),
+        PodDeleted(uid="uid-web-0", namespace="default", name="web-0"),
+        PodNominated(uid="uid-web-0", node_name="node-a"),
+        PodEvicted(uid="uid-low", preemptor_uid="uid-web-0", node_name="node-a"),
+        FilterBatchRequested(
+            batch_id="b-1", cycle=3, phase="filter", pods=[pod],
+            prefilter=[PodCounts(pod_uid="uid-web-0", counts={"PodTopologySpread": {"zone": {"a": 2, "b": 0}}})],
+        ),
+        ShardFiltered(
+            batch_id="b-1", cycle=3, shard=5, phase="filter", node_count=2,
+            results=[PodShardResult(pod_uid="uid-web-0",
+                                    feasible=[FeasibleNode(node_name="node-a", scores={"NodeResourcesFit": 73})],
+                                    failures=[failure])],
+            counts=[PodCounts(pod_uid="uid-web-0", counts={"InterPodAffinity": {"zone": {"a": 1}}})],
+        ),
+        BindRequested(pod_uid="uid-web-0", pod=pod, node_name="node-a", attempt_id="uid-web-0/1", seed=42),
+        PodBound(pod_uid="uid-web-0", node_name="node-a", attempt_id="uid-web-0/1"),
+        BindRejected(pod_uid="uid-web-0", node_name="node-a", attempt_id="uid-web-0/2", reason="Insufficient cpu"),
+        PreemptionRequested(pod=pod, node_statuses=[failure], attempt_id="uid-web-0/1"),
+        PreemptionDecided(preemptor_uid="uid-web-0", nominated_node="node-a",
+                          victims=[PodRef(uid="uid-low", namespace="default", name="low")]),
+        SchedulingAttempted(pod_uid="uid-web-0", attempt=1, profile="default-scheduler", node_name=None,
+                            message="0/2 nodes are available: 2 Insufficient cpu.", seed=42, config_hash="abc123"),
+        DeadLettered(origin_topic="pods", partition=1, offset=7, key="k", reason="bad bytes",
+                     raw=base64.b64encode(b"\x00\x01").decode()),
+    ]
+    assert {type(s).__name__ for s in samples} == set(EVENT_TYPES), "a sample is missing for some event type"
+    return samples

@@ -1,0 +1,54 @@
+"""The topic registry: prefixes, partition counts, keys and event routing."""
+
+from __future__ import annotations
+
+import pytest
+
+from shared.events import (
+    FILTER_REQUESTS,
+    NODE_SHARDS,
+    NODES,
+    PLACEMENTS,
+    BindRequested,
+    PodBound,
+    PodSubmitted,
+    SchedulingAttempted,
+    TopicRegistry,
+)
+
+from .samples import sample_payloads
+
+
+def test_physical_names_carry_the_prefix() -> None:
+    reg = TopicRegistry("test-1.")
+    assert reg.physical("pods") == "test-1.pods"
+    assert reg.logical("test-1.pods") == "pods"
+    assert len(reg.physical_names()) == 9
+    with pytest.raises(KeyError):
+        reg.logical("other.pods")
+    with pytest.raises(KeyError):
+        reg.physical("podz")
+
+
+def test_node_keyed_topics_share_the_shard_count() -> None:
+    reg = TopicRegistry()
+    for name in (NODES, FILTER_REQUESTS, "binds", PLACEMENTS):
+        assert reg.spec(name).partitions == NODE_SHARDS
+    assert reg.spec(FILTER_REQUESTS).broadcast
+
+
+@pytest.mark.parametrize(
+    ("event", "topic"),
+    [(PodSubmitted, "pods"), (BindRequested, "binds"), (PodBound, "placements"), (SchedulingAttempted, "decisions")],
+)
+def test_events_route_to_their_topic(event: type, topic: str) -> None:
+    assert TopicRegistry().topic_of(event) == topic
+
+
+def test_keys_follow_the_plan() -> None:
+    keys = {type(p).__name__: p.partition_key() for p in sample_payloads()}
+    assert keys["NodeUpserted"] == keys["NodeDeleted"] == "node-a"
+    assert keys["PodSubmitted"] == keys["PodDeleted"] == keys["PodNominated"] == "uid-web-0"
+    assert keys["BindRequested"] == keys["PodBound"] == keys["BindRejected"] == "node-a"
+    assert keys["ShardFiltered"] == keys["FilterBatchRequested"] == "b-1"
+    assert keys["SchedulingAttempted"] == keys["PreemptionDecided"] == keys["PreemptionRequested"] == "uid-web-0"
