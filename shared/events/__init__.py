@@ -48,7 +48,16 @@ from .codec import (
     payload_to_builtins,
     render_json,
 )
-from .envelope import SCHEMA_VERSION, Envelope, OutgoingEvent, Position, ReceivedEvent, derived_id, envelope
+from .envelope import (
+    SCHEMA_VERSION,
+    Envelope,
+    OutgoingEvent,
+    Position,
+    ReceivedEvent,
+    broadcast,
+    derived_id,
+    envelope,
+)
 from .topics import (
     BINDS,
     DEAD_LETTERS,
@@ -75,6 +84,6 @@ __all__ = [
     "PodNominated", "PodRef", "PodShardResult", "PodSubmitted", "Position", "PreemptionDecided",
     "PreemptionEvent", "PreemptionRequested", "ReceivedEvent", "SchedulingAttempted", "ShardFiltered",
     "ShardResultEvent", "StatusCode", "TopicRegistry", "TopicSpec", "TopologyCounts",
-    "decode", "decode_json", "derived_id", "encode", "encode_json", "envelope",
+    "broadcast", "decode", "decode_json", "derived_id", "encode", "encode_json", "envelope",
     "payload_from_builtins", "payload_to_builtins", "render_json",
 ]

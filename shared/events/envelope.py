@@ -102,3 +102,12 @@ class OutgoingEvent(msgspec.Struct, frozen=True):
     topic: str
     envelope: Envelope
     partition: int | None = None
+
+
+def broadcast(topic: str, env: Envelope, partitions: int) -> list[OutgoingEvent]:
+    """One copy of `env` for every partition of a broadcast topic (filter-requests: one per shard).
+
+    The copies share the event id: consumers deduplicate per (topic, partition, event id), and the
+    event store keeps the event once.
+    """
+    return [OutgoingEvent(topic, env, partition=p) for p in range(partitions)]

@@ -1,0 +1,7 @@
+"""Kafka through aiokafka: clients from settings, topic creation, the publisher."""
+
+from .admin import ensure_topics
+from .clients import make_admin, make_consumer, make_producer
+from .publisher import KafkaPublisher
+
+__all__ = ["KafkaPublisher", "ensure_topics", "make_admin", "make_consumer", "make_producer"]

@@ -1,0 +1,63 @@
+"""Topic creation from the topic registry (idempotent: existing topics are checked, not recreated)."""
+
+from __future__ import annotations
+
+import logging
+
+from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+from aiokafka.errors import KafkaError
+
+from shared.errors import BrokerUnavailable, ConfigurationError
+from shared.events import TopicRegistry
+from shared.settings import Settings
+
+from .clients import make_admin
+
+log = logging.getLogger(__name__)
+_TOPIC_ALREADY_EXISTS = 36
+
+
+async def ensure_topics(settings: Settings, registry: TopicRegistry | None = None) -> list[str]:
+    """Create every topic of the registry that is missing; return the physical names created.
+
+    An existing topic with fewer partitions than the plan is a ConfigurationError: node-keyed topics
+    must be co-partitioned for node sharding to work.
+    """
+    registry = registry or TopicRegistry(settings.topic_prefix)
+    admin = make_admin(settings)
+    try:
+        await admin.start()
+        return await _ensure(admin, registry, settings.kafka_replication_factor)
+    except KafkaError as exc:
+        raise BrokerUnavailable(f"creating topics: {type(exc).__name__}: {exc}") from exc
+    finally:
+        await admin.close()
+
+
+async def _ensure(admin: AIOKafkaAdminClient, registry: TopicRegistry, replication: int) -> list[str]:
+    existing = set(await admin.list_topics())
+    wanted = [
+        NewTopic(registry.physical(spec.name), spec.partitions, replication)
+        for spec in registry
+        if registry.physical(spec.name) not in existing
+    ]
+    created: list[str] = []
+    if wanted:
+        response = await admin.create_topics(wanted)
+        for topic, code, message in response.topic_errors:
+            if code == 0:
+                created.append(topic)
+            elif code != _TOPIC_ALREADY_EXISTS:
+                raise ConfigurationError(f"cannot create topic {topic!r}: error {code}: {message}")
+    present = [registry.physical(spec.name) for spec in registry if registry.physical(spec.name) in existing]
+    if present:
+        for described in await admin.describe_topics(present):
+            spec = registry.spec(registry.logical(described["topic"]))
+            have = len(described["partitions"])
+            if have < spec.partitions:
+                raise ConfigurationError(
+                    f"topic {described['topic']!r} has {have} partitions, Berth needs {spec.partitions}"
+                )
+    if created:
+        log.info("created topics: %s", ", ".join(created))
+    return created

@@ -1,0 +1,13 @@
+"""Postgres: SQLAlchemy models, engines, migrations, the event store and the projection store."""
+
+from .engine import async_url, engine_scope, make_engine, make_sessionmaker, plain_url, translated_errors
+from .event_store import PostgresEventStore
+from .migrate import current_revision, downgrade, head_revision, upgrade
+from .models import Base
+from .projection_store import PostgresProjectionStore
+
+__all__ = [
+    "Base", "PostgresEventStore", "PostgresProjectionStore", "async_url", "current_revision", "downgrade",
+    "engine_scope", "head_revision", "make_engine", "make_sessionmaker", "plain_url", "translated_errors",
+    "upgrade",
+]

@@ -1,0 +1,106 @@
+"""The append-only event store: every event once (unique event id), payload as JSONB.
+
+Events are appended by the projector inside its transaction; `PostgresEventStore.read` streams them
+back in storage order (the `seq` identity), which is the order they were applied to the read model.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator, Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from shared.events import Envelope, Position, ReceivedEvent, payload_from_builtins, payload_to_builtins
+
+from .engine import translated_errors
+from .models import StoredEvent
+
+events_table = StoredEvent.__table__
+
+
+def to_record(event: ReceivedEvent) -> dict[str, Any]:
+    env, pos = event.envelope, event.position
+    return {
+        "event_id": env.event_id,
+        "topic": pos.topic,
+        "partition": pos.partition,
+        "offset": pos.offset,
+        "type": env.type,
+        "key": env.key,
+        "timestamp": env.timestamp,
+        "producer": env.producer,
+        "causation_id": env.causation_id,
+        "correlation_id": env.correlation_id,
+        "schema_version": env.schema_version,
+        "payload": payload_to_builtins(env.payload),
+    }
+
+
+def from_record(row: Any) -> ReceivedEvent:
+    """A stored row back to the event (raises DecodeError when the payload no longer decodes)."""
+    envelope = Envelope(
+        event_id=row.event_id,
+        type=row.type,
+        key=row.key,
+        timestamp=row.timestamp,
+        producer=row.producer,
+        payload=payload_from_builtins(row.payload, type_name=row.type),
+        causation_id=row.causation_id,
+        correlation_id=row.correlation_id,
+        schema_version=row.schema_version,
+    )
+    return ReceivedEvent(envelope, Position(row.topic, row.partition, row.offset))
+
+
+async def append(conn: AsyncConnection, events: Sequence[ReceivedEvent]) -> set[uuid.UUID]:
+    """Insert the events not stored yet; return the ids actually inserted (the rest were duplicates)."""
+    if not events:
+        return set()
+    stmt = (
+        insert(events_table)
+        .values([to_record(e) for e in events])
+        .on_conflict_do_nothing(index_elements=["event_id"])
+        .returning(events_table.c.event_id)
+    )
+    result = await conn.execute(stmt)
+    return set(result.scalars())
+
+
+class PostgresEventStore:
+    """Reads the event store back (an `EventSource`)."""
+
+    def __init__(self, engine: AsyncEngine, *, page_size: int = 1000) -> None:
+        self._engine = engine
+        self._page = page_size
+
+    async def count(self) -> int:
+        async with self._engine.connect() as conn:
+            return int((await conn.execute(select(func.count()).select_from(events_table))).scalar_one())
+
+    async def read(
+        self, *, after: int = 0, since: datetime | None = None, until: datetime | None = None
+    ) -> AsyncIterator[tuple[int, ReceivedEvent]]:
+        last = after
+        while True:
+            stmt = select(events_table).where(events_table.c.seq > last)
+            if since is not None:
+                stmt = stmt.where(events_table.c.timestamp >= since)
+            if until is not None:
+                stmt = stmt.where(events_table.c.timestamp <= until)
+            stmt = stmt.order_by(events_table.c.seq).limit(self._page)
+            with translated_errors("reading the event store"):
+                async with self._engine.connect() as conn:
+                    rows = (await conn.execute(stmt)).all()
+            for row in rows:
+                yield row.seq, from_record(row)
+            if len(rows) < self._page:
+                return
+            last = rows[-1].seq
+
+    async def all(self) -> list[ReceivedEvent]:
+        return [event async for _, event in self.read()]

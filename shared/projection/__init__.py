@@ -1,0 +1,23 @@
+"""The read model and its fold: pure (no database), shared by the projector and replay."""
+
+from .fold import apply, derive_pod, fold, keys_for
+from .rows import (
+    AttemptKey,
+    AttemptRow,
+    BindingKey,
+    BindingRow,
+    BindingState,
+    NodeRow,
+    PodPhase,
+    PodRow,
+    PreemptionRow,
+    ReadModel,
+    Row,
+    RowKey,
+    TableName,
+)
+
+__all__ = [
+    "AttemptKey", "AttemptRow", "BindingKey", "BindingRow", "BindingState", "NodeRow", "PodPhase", "PodRow",
+    "PreemptionRow", "ReadModel", "Row", "RowKey", "TableName", "apply", "derive_pod", "fold", "keys_for",
+]
