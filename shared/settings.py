@@ -14,7 +14,7 @@ external broker or database instead, and nothing embedded is started for it.
 | BERTH_HTTP_HOST                | ``127.0.0.1``  | health and metrics listen address                 |
 | BERTH_HTTP_PORT                | ``0``          | health and metrics port (0 = any free port)       |
 | BERTH_LOG_LEVEL                | ``INFO``       | Python logging level                              |
-| BERTH_KAFKA_SESSION_TIMEOUT_MS | ``10000``      | consumer group session timeout                    |
+| BERTH_KAFKA_SESSION_TIMEOUT_MS | ``6000``       | consumer group session timeout                    |
 | BERTH_KAFKA_HEARTBEAT_MS       | ``1000``       | consumer group heartbeat interval                 |
 | BERTH_KAFKA_MAX_POLL_RECORDS   | ``500``        | most records one fetch hands the loop             |
 | BERTH_KAFKA_LINGER_MS          | ``2``          | producer batching delay                           |
@@ -48,7 +48,7 @@ class Settings:
     http_host: str = "127.0.0.1"
     http_port: int = 0
     log_level: str = "INFO"
-    kafka_session_timeout_ms: int = 10_000
+    kafka_session_timeout_ms: int = 6_000
     kafka_heartbeat_ms: int = 1_000
     kafka_max_poll_records: int = 500
     kafka_linger_ms: int = 2

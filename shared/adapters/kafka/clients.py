@@ -11,13 +11,19 @@ also owns `filter-requests` and `placements` partition k.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient
+from aiokafka.client import AIOKafkaClient, CoordinationType
 from aiokafka.coordinator.assignors.range import RangePartitionAssignor
+from aiokafka.errors import KafkaError
+from aiokafka.protocol.group import JoinGroupRequest, LeaveGroupRequest
 
 from shared.settings import Settings
+
+log = logging.getLogger(__name__)
 
 
 def _bootstrap(settings: Settings) -> str:
@@ -62,3 +68,31 @@ def make_consumer(
 
 def make_admin(settings: Settings) -> AIOKafkaAdminClient:
     return AIOKafkaAdminClient(bootstrap_servers=_bootstrap(settings), client_id=f"{settings.service_name}-admin")
+
+
+async def stop_consumer(consumer: AIOKafkaConsumer) -> None:
+    """Stop a consumer so that its group rebalances at once, on Tansu too.
+
+    Tansu numbers a group's first generation 0, and aiokafka only sends LeaveGroup for a generation
+    above 0; a member stopped during generation 0 would then hold its partitions until its session
+    times out. So the LeaveGroup is sent here for that case, after the consumer stopped (no heartbeat
+    left to race with), over a short-lived client of its own.
+    """
+    coordinator = getattr(consumer, "_coordinator", None)
+    group_id = getattr(coordinator, "group_id", None)
+    member_id = getattr(coordinator, "member_id", JoinGroupRequest.UNKNOWN_MEMBER_ID)
+    missed_leave = getattr(coordinator, "generation", None) == 0 and member_id != JoinGroupRequest.UNKNOWN_MEMBER_ID
+    bootstrap = getattr(getattr(consumer, "_client", None), "_bootstrap_servers", None)
+    await consumer.stop()
+    if not (missed_leave and group_id and bootstrap):
+        return
+    client = AIOKafkaClient(bootstrap_servers=bootstrap, client_id="berth-leave-group")
+    try:
+        await client.bootstrap()
+        node = await client.coordinator_lookup(CoordinationType.GROUP, group_id)
+        await client.send(node, LeaveGroupRequest(group_id, member_id))
+    except KafkaError as exc:
+        log.info("LeaveGroup for %s after stop failed (%s); the session timeout will free its partitions",
+                 group_id, exc)
+    finally:
+        await client.close()

@@ -98,3 +98,35 @@ def sample_payloads() -> list[AnyEvent]:
     ]
     assert {type(s).__name__ for s in samples} == set(EVENT_TYPES), "a sample is missing for some event type"
     return samples
+
+
+def lifecycle(n_nodes: int = 4, n_pods: int = 12, *, seed: int = 7) -> list[AnyEvent]:
+    """A plausible history touching every read-model table: nodes come and go, pods are submitted,
+    attempted, bound or rejected, one preemption evicts a victim, some pods are deleted."""
+    import random
+
+    rng = random.Random(seed)
+    nodes = [f"node-{i}" for i in range(n_nodes)]
+    out: list[AnyEvent] = [NodeUpserted(node=make_node(n, zone="ab"[i % 2])) for i, n in enumerate(nodes)]
+    for i in range(n_pods):
+        uid = f"uid-{i}"
+        out.append(PodSubmitted(pod=make_pod(f"p-{i}", uid, priority=i % 3)))
+        node = rng.choice(nodes)
+        out.append(SchedulingAttempted(pod_uid=uid, attempt=1, profile="default-scheduler", node_name=node,
+                                       message=None, seed=i, config_hash="h"))
+        out.append(BindRequested(pod_uid=uid, pod=make_pod(f"p-{i}", uid), node_name=node, attempt_id=f"{uid}/1", seed=i))
+        if i % 4 == 3:
+            out.append(BindRejected(pod_uid=uid, node_name=node, attempt_id=f"{uid}/1", reason="Insufficient cpu"))
+            out.append(SchedulingAttempted(pod_uid=uid, attempt=2, profile="default-scheduler", node_name=None,
+                                           message=f"0/{n_nodes} nodes are available: {n_nodes} Insufficient cpu.",
+                                           seed=i, config_hash="h"))
+        else:
+            out.append(PodBound(pod_uid=uid, node_name=node, attempt_id=f"{uid}/1"))
+    out.append(PreemptionDecided(preemptor_uid="uid-3", nominated_node=nodes[0],
+                                 victims=[PodRef(uid="uid-0", namespace="default", name="p-0")]))
+    out.append(PodEvicted(uid="uid-0", preemptor_uid="uid-3", node_name=nodes[0]))
+    out.append(PodNominated(uid="uid-3", node_name=nodes[0]))
+    out.append(PodDeleted(uid="uid-1", namespace="default", name="p-1"))
+    out.append(NodeDeleted(node_name=nodes[-1]))
+    out.append(NodeUpserted(node=make_node(nodes[0], cpu="8")))
+    return out

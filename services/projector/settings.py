@@ -1,0 +1,28 @@
+"""Projector settings: the shared settings plus its consumer group and topics."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from shared.events import TOPICS
+from shared.settings import Settings, load_settings
+
+SERVICE = "projector"
+
+
+@dataclass(frozen=True, slots=True)
+class ProjectorSettings:
+    base: Settings
+    group_id: str = "berth-projector"
+    """Positions in `consumer_offsets` are kept per group: a second group projects independently."""
+    topics: tuple[str, ...] = tuple(spec.name for spec in TOPICS)
+
+
+def load(env: Mapping[str, str] | None = None) -> ProjectorSettings:
+    env = os.environ if env is None else env
+    base = load_settings(env)
+    if base.service_name == Settings().service_name:
+        base = base.for_service(SERVICE)
+    return ProjectorSettings(base=base, group_id=env.get("BERTH_PROJECTOR_GROUP", "").strip() or "berth-projector")

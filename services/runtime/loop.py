@@ -1,0 +1,188 @@
+"""One fetched batch through the pipeline: decode → dedupe → handle → publish → commit.
+
+Nothing here knows which service it runs; `Service` (service.py) owns the clients and the lifecycle
+and calls `BatchPipeline.process` for every non-empty fetch.
+
+Effects become durable before offsets are committed: the handler's outputs and any dead letters are
+published (acks=all) first, so a crash at any point means the batch is consumed again, never lost.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import logging
+import uuid
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+
+from aiokafka import AIOKafkaConsumer, ConsumerRecord, TopicPartition
+from aiokafka.errors import KafkaError
+
+from shared.errors import BerthError, DecodeError, is_retriable
+from shared.events import (
+    DEAD_LETTERS,
+    DeadLettered,
+    OutgoingEvent,
+    Position,
+    ReceivedEvent,
+    TopicRegistry,
+    decode,
+    envelope,
+)
+from shared.ports import Publisher
+
+from .dedupe import RecentEvents
+from .handler import Handler
+from .metrics import RuntimeMetrics
+
+log = logging.getLogger(__name__)
+_DEAD_LETTER_NS = uuid.UUID("6f1d3c1e-8b36-4f7e-9a51-1f3c4b2d9e07")
+
+
+class Stopping(Exception):
+    """The service is stopping: abandon the batch without committing (it will be consumed again)."""
+
+
+@dataclass
+class RetryPolicy:
+    initial: float = 0.05
+    maximum: float = 5.0
+    unexpected_attempts: int = 3
+    """Tries for an exception from outside Berth's error tree before the event is dead-lettered."""
+
+    def delay(self, attempt: int) -> float:
+        return min(self.maximum, self.initial * 2 ** max(0, attempt - 1))
+
+
+class BatchPipeline:
+    def __init__(
+        self,
+        *,
+        service: str,
+        group_id: str,
+        handler: Handler,
+        publisher: Publisher,
+        registry: TopicRegistry,
+        metrics: RuntimeMetrics,
+        recent: RecentEvents,
+        retry: RetryPolicy,
+        stopping: asyncio.Event,
+    ) -> None:
+        self.service, self.group_id = service, group_id
+        self.handler, self.publisher, self.registry = handler, publisher, registry
+        self.metrics, self.recent, self.retry, self.stopping = metrics, recent, retry, stopping
+
+    async def process(self, consumer: AIOKafkaConsumer, records: dict[TopicPartition, list[ConsumerRecord]]) -> None:
+        received: list[ReceivedEvent] = []
+        raw: dict[Position, ConsumerRecord] = {}
+        dead: list[OutgoingEvent] = []
+        next_offsets: dict[TopicPartition, int] = {}
+        for tp, messages in records.items():
+            topic = self.registry.logical(tp.topic)
+            for message in messages:
+                next_offsets[tp] = message.offset + 1
+                position = Position(topic, tp.partition, message.offset)
+                try:
+                    if message.value is None:
+                        raise DecodeError("message has no value", topic=topic)
+                    env = decode(message.value, topic=topic)
+                except DecodeError as exc:
+                    dead.append(self.dead_letter(message, position, f"undecodable: {exc}", cause="decode"))
+                    continue
+                if self.recent.seen(topic, tp.partition, env.event_id):
+                    self.metrics.duplicates.labels(self.service, topic).inc()
+                    continue
+                raw[position] = message
+                received.append(ReceivedEvent(env, position))
+                self.metrics.consumed.labels(self.service, topic, env.type).inc()
+
+        outputs, failed = await self._handle(received)
+        dead += [self.dead_letter(raw[e.position], e.position, reason, cause="handler") for e, reason in failed]
+        await self._publish([*outputs, *dead])
+        await self._commit(consumer, next_offsets)
+        for event in received:
+            self.recent.remember(event.position.topic, event.position.partition, event.envelope.event_id)
+
+    # --- stages -------------------------------------------------------------------------------
+
+    async def _handle(
+        self, events: Sequence[ReceivedEvent]
+    ) -> tuple[list[OutgoingEvent], list[tuple[ReceivedEvent, str]]]:
+        """Outputs of the handler, and the events it could not handle (with the reason)."""
+        if not events:
+            return [], []
+        try:
+            return list(await self._with_retries(lambda: self.handler.handle_batch(events), "handle")), []
+        except Stopping:
+            raise
+        except Exception as exc:
+            if len(events) == 1:
+                log.error("%s: dead-lettering %s at %s: %s", self.service, events[0].envelope.type,
+                          events[0].position, exc, exc_info=not isinstance(exc, BerthError))
+                return [], [(events[0], f"{type(exc).__name__}: {exc}")]
+            log.warning("%s: batch of %d failed (%s); retrying one by one", self.service, len(events), exc)
+            outputs: list[OutgoingEvent] = []
+            failed: list[tuple[ReceivedEvent, str]] = []
+            for event in events:
+                out, bad = await self._handle([event])
+                outputs += out
+                failed += bad
+            return outputs, failed
+
+    async def _publish(self, events: list[OutgoingEvent]) -> None:
+        if not events:
+            return
+        await self._with_retries(lambda: self.publisher.publish(events), "publish")
+        for event in events:
+            self.metrics.published.labels(self.service, event.topic).inc()
+
+    async def _commit(self, consumer: AIOKafkaConsumer, offsets: dict[TopicPartition, int]) -> None:
+        owned = consumer.assignment()
+        offsets = {tp: o for tp, o in offsets.items() if tp in owned}
+        if not offsets:
+            return
+        try:
+            await consumer.commit(offsets)
+        except KafkaError as exc:
+            # A rebalance took the partitions away: their new owner consumes the batch again and
+            # deduplicates. Nothing is lost, so carry on.
+            log.warning("%s: offset commit failed (%s); the batch will be redelivered", self.service, exc)
+
+    async def _with_retries(self, call: Callable[[], Awaitable[object]], stage: str) -> object:
+        attempt = 0
+        while True:
+            if self.stopping.is_set():
+                raise Stopping
+            try:
+                return await call()
+            except Exception as exc:
+                unexpected = not isinstance(exc, BerthError)
+                if not (is_retriable(exc) or (unexpected and attempt + 1 < self.retry.unexpected_attempts)):
+                    raise
+                attempt += 1
+                self.metrics.retries.labels(self.service, stage).inc()
+                delay = self.retry.delay(attempt)
+                log.warning("%s: %s failed (%s: %s); retry %d in %.2fs", self.service, stage,
+                            type(exc).__name__, exc, attempt, delay)
+                try:
+                    await asyncio.wait_for(self.stopping.wait(), delay)
+                except TimeoutError:
+                    continue
+                raise Stopping from exc
+
+    def dead_letter(self, message: ConsumerRecord, position: Position, reason: str, *, cause: str) -> OutgoingEvent:
+        """The DeadLettered event for a message; its id is derived from the origin, so redoing the
+        batch after a crash republishes the same event rather than a second one."""
+        self.metrics.dead_lettered.labels(self.service, position.topic, cause).inc()
+        key = message.key.decode("utf-8", "replace") if message.key is not None else None
+        payload = DeadLettered(
+            origin_topic=position.topic,
+            partition=position.partition,
+            offset=position.offset,
+            key=key,
+            reason=reason,
+            raw=base64.b64encode(message.value or b"").decode(),
+        )
+        event_id = uuid.uuid5(_DEAD_LETTER_NS, f"{self.group_id}/{position.topic}/{position.partition}/{position.offset}")
+        return OutgoingEvent(DEAD_LETTERS, envelope(payload, producer=self.service, event_id=event_id))

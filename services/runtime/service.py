@@ -1,0 +1,243 @@
+"""The service runtime: the one consume loop every Berth service runs.
+
+    service = Service(settings, ServiceConfig(name="binder", group_id="berth-binder", topics=["binds"]), handler)
+    await service.run()          # until SIGTERM/SIGINT (see `run_service`) or `service.request_stop()`
+
+One task fetches a batch, hands it through `BatchPipeline` (decode → dedupe → handle → publish →
+commit), updates the lag gauges, and goes again. On a rebalance the handler hears which partitions it
+gained or lost; if it keeps its own positions (the projector), the consumer seeks there first.
+
+aiokafka rebalances eagerly: `on_revoked` hears every partition the replica held and `on_assigned`
+the complete new assignment, even for partitions it keeps.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListener, TopicPartition
+from aiokafka.errors import KafkaError
+
+from shared.adapters.kafka import KafkaPublisher, make_consumer, make_producer, stop_consumer
+from shared.errors import BrokerUnavailable
+from shared.events import TopicRegistry
+from shared.ports import Publisher, TopicPartition as LogicalTP
+from shared.settings import Settings
+
+from .dedupe import RecentEvents
+from .handler import Handler
+from .http import HealthServer
+from .loop import BatchPipeline, RetryPolicy, Stopping
+from .metrics import RuntimeMetrics
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class ServiceConfig:
+    name: str
+    group_id: str
+    topics: Sequence[str]
+    """Logical topic names to consume."""
+    fetch_timeout_ms: int = 200
+    dedupe_capacity: int = 50_000
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    serve_http: bool = True
+    lag_interval_s: float = 1.0
+
+
+class _Listener(ConsumerRebalanceListener):  # type: ignore[misc]
+    def __init__(self, service: Service) -> None:
+        self._service = service
+
+    async def on_partitions_revoked(self, revoked: set[TopicPartition]) -> None:
+        await self._service._revoked(revoked)
+
+    async def on_partitions_assigned(self, assigned: set[TopicPartition]) -> None:
+        await self._service._assigned(assigned)
+
+
+class Service:
+    def __init__(
+        self,
+        settings: Settings,
+        config: ServiceConfig,
+        handler: Handler,
+        *,
+        registry: TopicRegistry | None = None,
+        publisher: Publisher | None = None,
+    ) -> None:
+        self.settings, self.config, self.handler = settings, config, handler
+        self.registry = registry or TopicRegistry(settings.topic_prefix)
+        self.metrics = RuntimeMetrics(config.name)
+        self.recent = RecentEvents(config.dedupe_capacity)
+        self._stop = asyncio.Event()
+        self.ready = asyncio.Event()
+        """Set once the consumer joined its group and received its first assignment."""
+        self.assignment: list[LogicalTP] = []
+        self._producer: AIOKafkaProducer | None = None
+        self._consumer: AIOKafkaConsumer | None = None
+        self._publisher = publisher
+        self._processing = asyncio.Lock()
+        self._running = False
+        self._last_lag = 0.0
+        self.http: HealthServer | None = None
+
+    # --- lifecycle ----------------------------------------------------------------------------
+
+    def request_stop(self) -> None:
+        self._stop.set()
+
+    async def run(self) -> None:
+        """Start, consume until asked to stop, then shut down cleanly (leave the group, flush)."""
+        try:
+            await self.start()
+            await self._consume()
+        finally:
+            await self.shutdown()
+
+    async def start(self) -> None:
+        try:
+            if self._publisher is None:
+                self._producer = make_producer(self.settings, client_id=self.config.name)
+                await self._producer.start()
+                self._publisher = KafkaPublisher(self._producer, self.registry)
+            self._consumer = make_consumer(self.settings, group_id=self.config.group_id, client_id=self.config.name)
+            await self._consumer.start()
+        except KafkaError as exc:
+            raise BrokerUnavailable(f"{self.config.name}: cannot connect to Kafka: {exc}") from exc
+        self._consumer.subscribe(topics=[self.registry.physical(t) for t in self.config.topics], listener=_Listener(self))
+        if self.config.serve_http:
+            self.http = HealthServer(
+                host=self.settings.http_host, port=self.settings.http_port, registry=self.metrics.registry,
+                live=lambda: self._running, ready=self.ready.is_set, describe=self._describe,
+            )
+            await self.http.start()
+            log.info("%s: health and metrics on %s", self.config.name, self.http.url)
+        self._running = True
+
+    async def shutdown(self) -> None:
+        self._running = False
+        for close in (self._consumer_stop, self._producer_stop, self._http_stop):
+            with contextlib.suppress(Exception):
+                await close()
+
+    async def _consumer_stop(self) -> None:
+        if self._consumer is not None:
+            await stop_consumer(self._consumer)  # leaves the group: the partitions move on at once
+            self._consumer = None
+
+    async def _producer_stop(self) -> None:
+        if self._producer is not None:
+            await self._producer.stop()
+            self._producer = None
+
+    async def _http_stop(self) -> None:
+        if self.http is not None:
+            await self.http.stop()
+
+    # --- the loop -----------------------------------------------------------------------------
+
+    async def _consume(self) -> None:
+        assert self._consumer is not None and self._publisher is not None
+        consumer = self._consumer
+        pipeline = BatchPipeline(
+            service=self.config.name, group_id=self.config.group_id, handler=self.handler,
+            publisher=self._publisher, registry=self.registry, metrics=self.metrics, recent=self.recent,
+            retry=self.config.retry, stopping=self._stop,
+        )
+        stop_wait = asyncio.ensure_future(self._stop.wait())
+        try:
+            while not self._stop.is_set():
+                fetch = asyncio.ensure_future(consumer.getmany(timeout_ms=self.config.fetch_timeout_ms))
+                await asyncio.wait({fetch, stop_wait}, return_when=asyncio.FIRST_COMPLETED)
+                if not fetch.done():
+                    fetch.cancel()
+                    with contextlib.suppress(asyncio.CancelledError, KafkaError):
+                        await fetch
+                    break
+                records = fetch.result()
+                if records:
+                    started = time.perf_counter()
+                    async with self._processing:
+                        try:
+                            await pipeline.process(consumer, records)
+                        except Stopping:
+                            break
+                    self.metrics.batch_seconds.labels(self.config.name).observe(time.perf_counter() - started)
+                await self._update_lag(consumer)
+        finally:
+            stop_wait.cancel()
+            self._running = False
+
+    async def _update_lag(self, consumer: AIOKafkaConsumer) -> None:
+        now = time.monotonic()
+        if now - self._last_lag < self.config.lag_interval_s:
+            return
+        self._last_lag = now
+        for tp in consumer.assignment():
+            high = consumer.highwater(tp)
+            if high is None:
+                continue
+            try:
+                position = await asyncio.wait_for(consumer.position(tp), 0.2)
+            except (TimeoutError, KafkaError):
+                continue
+            self.metrics.lag.labels(self.config.name, self.registry.logical(tp.topic), str(tp.partition)).set(
+                max(0, high - position)
+            )
+
+    # --- rebalancing --------------------------------------------------------------------------
+
+    def _logical(self, tps: set[TopicPartition]) -> list[LogicalTP]:
+        return sorted((self.registry.logical(tp.topic), tp.partition) for tp in tps)
+
+    async def _revoked(self, revoked: set[TopicPartition]) -> None:
+        # Let a batch in flight finish (and commit) before the partitions move.
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._processing.acquire(), self.settings.kafka_session_timeout_ms / 2000)
+            self._processing.release()
+        partitions = self._logical(revoked)
+        for topic, partition in partitions:
+            self.recent.forget_partition(topic, partition)
+            with contextlib.suppress(KeyError):
+                self.metrics.lag.remove(self.config.name, topic, str(partition))
+        if partitions:
+            await self.handler.on_revoked(partitions)
+
+    async def _assigned(self, assigned: set[TopicPartition]) -> None:
+        assert self._consumer is not None
+        partitions = self._logical(assigned)
+        stored = await self.handler.positions(partitions) if partitions else {}
+        for (topic, partition), offset in stored.items():
+            self._consumer.seek(TopicPartition(self.registry.physical(topic), partition), offset)
+        self.assignment = self._logical(self._consumer.assignment())
+        self.metrics.rebalances.labels(self.config.name).inc()
+        self.metrics.assigned.labels(self.config.name).set(len(self.assignment))
+        if partitions:
+            await self.handler.on_assigned(partitions)
+        log.info("%s: assigned %d partitions (%d positions from the handler)", self.config.name,
+                 len(partitions), len(stored))
+        self.ready.set()
+
+    def _describe(self) -> dict[str, Any]:
+        return {"service": self.config.name, "group": self.config.group_id, "partitions": len(self.assignment)}
+
+
+async def run_service(service: Service) -> None:
+    """Run `service` until SIGTERM or SIGINT, then stop gracefully (finish the batch, leave the group)."""
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, service.request_stop)
+    try:
+        await service.run()
+    finally:
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.remove_signal_handler(sig)

@@ -1,0 +1,87 @@
+"""Small helpers for integration tests: read a topic back, wait for a condition, watch a handler."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+
+from aiokafka import AIOKafkaConsumer, TopicPartition
+
+from services.runtime import Handler
+from shared.events import OutgoingEvent, Position, ReceivedEvent, TopicRegistry, decode
+from shared.settings import Settings
+
+
+async def read_topic(settings: Settings, registry: TopicRegistry, topic: str, *, count: int,
+                     timeout: float = 10.0) -> list[tuple[Position, bytes]]:
+    """The first `count` raw messages of a logical topic (all partitions, from the beginning)."""
+    consumer = AIOKafkaConsumer(bootstrap_servers=settings.kafka_bootstrap_servers, group_id=None,
+                                enable_auto_commit=False, auto_offset_reset="earliest")
+    await consumer.start()
+    try:
+        physical = registry.physical(topic)
+        tps = [TopicPartition(physical, p) for p in range(registry.spec(topic).partitions)]
+        consumer.assign(tps)
+        await consumer.seek_to_beginning(*tps)
+        found: list[tuple[Position, bytes]] = []
+
+        async def collect() -> None:
+            while len(found) < count:
+                for tp, messages in (await consumer.getmany(timeout_ms=100)).items():
+                    found.extend((Position(topic, tp.partition, m.offset), m.value) for m in messages)
+
+        await asyncio.wait_for(collect(), timeout)
+        return found
+    finally:
+        await consumer.stop()
+
+
+async def read_events(settings: Settings, registry: TopicRegistry, topic: str, *, count: int,
+                      timeout: float = 10.0) -> list[ReceivedEvent]:
+    raw = await read_topic(settings, registry, topic, count=count, timeout=timeout)
+    return [ReceivedEvent(decode(value, topic=topic), pos) for pos, value in raw]
+
+
+async def eventually(check: Callable[[], Awaitable[bool]], timeout: float = 10.0, interval: float = 0.05) -> None:
+    """Wait (bounded by `timeout`) until `check()` is true: for state in another process or the database."""
+
+    async def poll() -> None:
+        while not await check():
+            await asyncio.sleep(interval)
+
+    await asyncio.wait_for(poll(), timeout)
+
+
+class Watched(Handler):
+    """Wraps a handler; `wait_handled(n)` waits until n events went through it successfully."""
+
+    def __init__(self, inner: Handler) -> None:
+        self.inner = inner
+        self.handled: list[ReceivedEvent] = []
+        self._changed = asyncio.Event()
+
+    async def handle(self, event: ReceivedEvent) -> Sequence[OutgoingEvent]:
+        return await self.handle_batch([event])
+
+    async def handle_batch(self, events: Sequence[ReceivedEvent]) -> Sequence[OutgoingEvent]:
+        out = await self.inner.handle_batch(events)
+        self.handled.extend(events)
+        self._changed.set()
+        return out
+
+    async def positions(self, partitions):  # type: ignore[no-untyped-def]
+        return await self.inner.positions(partitions)
+
+    async def on_assigned(self, partitions):  # type: ignore[no-untyped-def]
+        await self.inner.on_assigned(partitions)
+
+    async def on_revoked(self, partitions):  # type: ignore[no-untyped-def]
+        await self.inner.on_revoked(partitions)
+
+    async def wait_handled(self, count: int, timeout: float = 15.0) -> None:
+        async def wait() -> None:
+            while len(self.handled) < count:
+                self._changed.clear()
+                await self._changed.wait()
+
+        await asyncio.wait_for(wait(), timeout)
