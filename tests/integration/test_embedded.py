@@ -1,0 +1,134 @@
+"""The embedded stack's launcher: it starts a working broker and database, and leaves nothing behind."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+import psutil
+import pytest
+
+from shared.adapters.embedded import EmbeddedStack, Endpoints
+from shared.adapters.kafka import make_admin
+from shared.adapters.postgres import PostgresProjectionStore, current_revision, engine_scope, head_revision
+from shared.adapters.tansu import kafka_metadata_probe
+from shared.events import Position, ReceivedEvent, TopicRegistry, envelope
+from shared.settings import load_settings
+from tests.unit.events.samples import sample_payloads
+
+pytestmark = pytest.mark.integration
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _gone(pid: int) -> bool:
+    """No such process, or only a zombie (PID 1 of a container may never reap orphans)."""
+    try:
+        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
+
+
+def _family(pids: dict[str, int]) -> list[int]:
+    """The launched processes and all their children (Postgres forks its workers)."""
+    found = []
+    for pid in pids.values():
+        try:
+            proc = psutil.Process(pid)
+            found += [pid, *(c.pid for c in proc.children(recursive=True))]
+        except psutil.NoSuchProcess:
+            pass
+    return found
+
+
+async def _wait_gone(pids: list[int], timeout: float = 10.0) -> None:
+    async def poll() -> None:
+        while not all(_gone(p) for p in pids):
+            await asyncio.sleep(0.05)
+
+    await asyncio.wait_for(poll(), timeout)
+
+
+@pytest.fixture
+def state_dir() -> Iterator[Path]:
+    path = Path(tempfile.mkdtemp(prefix="berth-launcher-"))
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+async def test_stack_starts_answers_and_leaves_no_process(state_dir: Path) -> None:
+    settings = load_settings({}, topic_prefix="launch.")
+    stack = EmbeddedStack(state_dir, settings=settings, durable=False)
+    async with stack as endpoints:
+        family = _family(endpoints.pids)
+        assert set(endpoints.pids) == {"tansu", "postgres"} and len(family) > 2
+        host, port = endpoints.kafka_bootstrap_servers.split(":")
+        assert await kafka_metadata_probe(host, int(port)) == 1
+        assert await current_revision(endpoints.database_url) == head_revision()
+        assert Endpoints(**json.loads(endpoints.to_json())) == endpoints
+
+        admin = make_admin(endpoints.settings(settings))
+        await admin.start()
+        try:
+            assert set(TopicRegistry("launch.").physical_names()) <= set(await admin.list_topics())
+        finally:
+            await admin.close()
+    await _wait_gone(family)
+    assert not (state_dir / "tansu.pid").exists() and not (state_dir / "postgres.pid").exists()
+
+
+async def test_restart_keeps_the_database_and_forgets_broker_positions(state_dir: Path) -> None:
+    settings = load_settings({})
+    async with EmbeddedStack(state_dir, settings=settings, durable=False) as first:
+        async with engine_scope(first.database_url) as engine:
+            store = PostgresProjectionStore(engine)
+            batch = [ReceivedEvent(envelope(sample_payloads()[0], producer="t"), Position("nodes", 0, 0))]
+            await store.apply("g", batch)
+            assert await store.positions("g", [("nodes", 0)]) == {("nodes", 0): 1}
+    async with EmbeddedStack(state_dir, settings=settings, durable=False) as second:
+        async with engine_scope(second.database_url) as engine:
+            store = PostgresProjectionStore(engine)
+            assert len((await store.load()).nodes) == 1, "the database survived"
+            assert await store.positions("g", [("nodes", 0)]) == {}, "the new broker log starts at 0"
+
+
+LAUNCHER = textwrap.dedent(
+    """
+    import sys, time
+    from shared.adapters.embedded import EmbeddedStack
+    from shared.settings import load_settings
+    stack = EmbeddedStack(sys.argv[1], settings=load_settings({}), durable=False, migrate=False, create_topics=False)
+    endpoints = stack.start()
+    print(endpoints.pids["tansu"], endpoints.pids["postgres"], flush=True)
+    time.sleep(600)
+    """
+)
+
+
+@pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGTERM, signal.SIGINT], ids=["sigkill", "sigterm", "sigint"])
+async def test_launcher_death_takes_its_children(state_dir: Path, how: signal.Signals) -> None:
+    proc = subprocess.Popen([sys.executable, "-c", LAUNCHER, str(state_dir)], cwd=ROOT, stdout=subprocess.PIPE,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+    try:
+        assert proc.stdout is not None
+        line = await asyncio.wait_for(asyncio.to_thread(proc.stdout.readline), 30)
+        tansu, postgres = map(int, line.split())
+        family = _family({"tansu": tansu, "postgres": postgres})
+        assert all(not _gone(p) for p in family)
+        proc.send_signal(how)
+        await asyncio.wait_for(asyncio.to_thread(proc.wait), 15)
+        await _wait_gone(family)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        if proc.stdout is not None:
+            proc.stdout.close()

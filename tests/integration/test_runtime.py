@@ -1,0 +1,175 @@
+"""The service runtime against the real broker: dead letters, retries, rebalance hooks, endpoints."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+from collections.abc import Sequence
+
+import aiohttp
+import msgspec
+import pytest
+
+from services.runtime import Handler, RetryPolicy, Service, ServiceConfig
+from shared.adapters.kafka import KafkaPublisher
+from shared.errors import DatabaseUnavailable, InvalidInput
+from shared.events import (
+    DECISIONS,
+    PODS,
+    DeadLettered,
+    NodeUpserted,
+    OutgoingEvent,
+    PodSubmitted,
+    ReceivedEvent,
+    SchedulingAttempted,
+    derived_id,
+    encode,
+    envelope,
+)
+from shared.ports import TopicPartition
+from tests.unit.events.samples import make_node, make_pod
+
+from .fixtures import BerthTestEnv
+from .helpers import Watched, read_events
+
+pytestmark = pytest.mark.integration
+
+
+class Decider(Handler):
+    """Answers every PodSubmitted with a SchedulingAttempted; fails on request to exercise retries."""
+
+    def __init__(self, *, flaky: dict[str, int] | None = None, invalid: set[str] | None = None) -> None:
+        self.flaky = dict(flaky or {})
+        self.invalid = invalid or set()
+
+    async def handle(self, event: ReceivedEvent) -> Sequence[OutgoingEvent]:
+        payload = event.payload
+        assert isinstance(payload, PodSubmitted)
+        name = payload.pod.metadata.name
+        if self.flaky.get(name, 0) > 0:
+            self.flaky[name] -= 1
+            raise DatabaseUnavailable("connection reset")
+        if name in self.invalid:
+            raise InvalidInput(f"Pod default/{name}", "spec.priority", "expected an integer")
+        out = SchedulingAttempted(pod_uid=payload.pod.metadata.uid, attempt=1, profile="default-scheduler",
+                                  node_name="node-a", message=None, seed=1, config_hash="h")
+        env = envelope(out, producer="decider", caused_by=event.envelope,
+                       event_id=derived_id(event.envelope.event_id, "attempt", 1))
+        return [OutgoingEvent(DECISIONS, env)]
+
+
+def _service(env: BerthTestEnv, handler: Handler, *, name: str = "decider", topics: Sequence[str] = (PODS,),
+             serve_http: bool = False, group: str | None = None) -> Service:
+    config = ServiceConfig(name=name, group_id=group or f"berth-{name}", topics=topics, serve_http=serve_http,
+                           retry=RetryPolicy(initial=0.01, maximum=0.05))
+    return Service(env.settings.for_service(name), config, handler, registry=env.registry)
+
+
+def _pod_event(name: str) -> OutgoingEvent:
+    return OutgoingEvent(PODS, envelope(PodSubmitted(pod=make_pod(name)), producer="test"), partition=0)
+
+
+async def test_malformed_message_is_dead_lettered_and_the_next_is_processed(
+    berth_env: BerthTestEnv, publisher: KafkaPublisher
+) -> None:
+    wrong_topic = encode(envelope(NodeUpserted(node=make_node()), producer="test"))
+    await publisher.publish_raw(PODS, b"\xc1 not msgpack", key=b"uid-x", partition=0)
+    await publisher.publish_raw(PODS, wrong_topic, key=b"uid-y", partition=0)
+    await publisher.publish([_pod_event("good")])
+
+    watched = Watched(Decider())
+    service = _service(berth_env, watched, serve_http=True)
+    task = asyncio.create_task(service.run())
+    try:
+        await watched.wait_handled(1)
+        dead = await read_events(berth_env.settings, berth_env.registry, "dead-letters", count=2)
+        decisions = await read_events(berth_env.settings, berth_env.registry, DECISIONS, count=1)
+        assert service.http is not None
+        async with aiohttp.ClientSession() as http:
+            async with http.get(f"{service.http.url}/healthz") as response:
+                assert response.status == 200 and (await response.json())["service"] == "decider"
+            async with http.get(f"{service.http.url}/metrics") as response:
+                metrics = await response.text()
+    finally:
+        service.request_stop()
+        await asyncio.wait_for(task, 10)
+
+    assert [e.payload.pod.metadata.name for e in watched.handled] == ["good"]  # type: ignore[union-attr]
+    letters = sorted((e.payload for e in dead), key=lambda d: d.offset)  # type: ignore[union-attr, return-value]
+    assert all(isinstance(d, DeadLettered) for d in letters)
+    assert [(d.origin_topic, d.partition, d.offset) for d in letters] == [(PODS, 0, 0), (PODS, 0, 1)]
+    assert base64.b64decode(letters[0].raw) == b"\xc1 not msgpack" and letters[0].key == "uid-x"
+    assert "undecodable" in letters[0].reason and "does not belong" in letters[1].reason
+    assert decisions[0].envelope.causation_id == watched.handled[0].envelope.event_id
+    assert 'berth_events_dead_lettered_total{cause="decode",service="decider",topic="pods"} 2.0' in metrics
+    assert 'berth_consumer_lag{partition="0",service="decider",topic="pods"} 0.0' in metrics
+
+
+async def test_retriable_errors_are_retried_and_invalid_events_dead_lettered(
+    berth_env: BerthTestEnv, publisher: KafkaPublisher
+) -> None:
+    await publisher.publish([_pod_event("flaky"), _pod_event("invalid"), _pod_event("fine")])
+    handler = Decider(flaky={"flaky": 2}, invalid={"invalid"})
+    service = _service(berth_env, handler)
+    task = asyncio.create_task(service.run())
+    try:
+        dead = await read_events(berth_env.settings, berth_env.registry, "dead-letters", count=1)
+        decisions = await read_events(berth_env.settings, berth_env.registry, DECISIONS, count=2)
+    finally:
+        service.request_stop()
+        await asyncio.wait_for(task, 10)
+    letter = dead[0].payload
+    assert isinstance(letter, DeadLettered) and letter.offset == 1
+    assert letter.reason == "InvalidInput: Pod default/invalid: spec.priority: expected an integer"
+    decided = {msgspec.structs.asdict(d.payload)["pod_uid"] for d in decisions}
+    assert decided == {"uid-flaky", "uid-fine"}
+    assert handler.flaky["flaky"] == 0
+    retries = service.metrics.retries.labels("decider", "handle")._value.get()
+    assert retries >= 2
+
+
+class Recorder(Handler):
+    def __init__(self) -> None:
+        self.owned: list[TopicPartition] = []
+        self.changed = asyncio.Event()
+
+    async def handle(self, event: ReceivedEvent) -> Sequence[OutgoingEvent]:
+        return []
+
+    async def on_assigned(self, partitions: Sequence[TopicPartition]) -> None:
+        self.owned = list(partitions)
+        self.changed.set()
+
+    async def on_revoked(self, partitions: Sequence[TopicPartition]) -> None:
+        self.owned = []
+
+    async def wait_owning(self, count: int, timeout: float = 15.0) -> None:
+        async def wait() -> None:
+            while len(self.owned) != count:
+                self.changed.clear()
+                await self.changed.wait()
+
+        await asyncio.wait_for(wait(), timeout)
+
+
+async def test_rebalance_hooks_split_co_partitioned_shards(berth_env: BerthTestEnv) -> None:
+    topics = ("nodes", "placements")
+    first, second = Recorder(), Recorder()
+    one = _service(berth_env, first, name="filter-a", topics=topics, group="berth-filter")
+    two = _service(berth_env, second, name="filter-b", topics=topics, group="berth-filter")
+    tasks = [asyncio.create_task(one.run())]
+    try:
+        await first.wait_owning(32)
+        tasks.append(asyncio.create_task(two.run()))
+        await asyncio.gather(first.wait_owning(16), second.wait_owning(16))
+        for rec in (first, second):
+            shards = {p for t, p in rec.owned if t == "nodes"}
+            assert shards == {p for t, p in rec.owned if t == "placements"}, "same shard numbers in both topics"
+        assert not {p for _, p in first.owned} & {p for _, p in second.owned}
+        two.request_stop()
+        await asyncio.wait_for(tasks.pop(), 10)
+        await first.wait_owning(32)
+    finally:
+        for service in (one, two):
+            service.request_stop()
+        await asyncio.wait_for(asyncio.gather(*tasks), 10)
