@@ -26,6 +26,8 @@ class KafkaPublisher:
     async def publish(self, events: Sequence[OutgoingEvent]) -> None:
         if not events:
             return
+        for event in events:
+            _check(self._registry, event)
         try:
             pending = []
             for event in events:
@@ -49,3 +51,12 @@ class KafkaPublisher:
         except KafkaError as exc:
             raise BrokerUnavailable(f"publishing to {topic}: {type(exc).__name__}: {exc}") from exc
 
+
+
+def _check(registry: TopicRegistry, event: OutgoingEvent) -> None:
+    """Refuse an event on the wrong topic or partition before anything is sent (a programming error)."""
+    spec = registry.spec(event.topic)
+    if event.envelope.type not in spec.event_names:
+        raise ValueError(f"{event.envelope.type} does not belong on topic {event.topic!r}")
+    if event.partition is not None and not 0 <= event.partition < spec.partitions:
+        raise ValueError(f"topic {event.topic!r} has no partition {event.partition}")
