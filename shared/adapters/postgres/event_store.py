@@ -61,14 +61,17 @@ async def append(conn: AsyncConnection, events: Sequence[ReceivedEvent]) -> set[
     """Insert the events not stored yet; return the ids actually inserted (the rest were duplicates)."""
     if not events:
         return set()
-    stmt = (
-        insert(events_table)
-        .values([to_record(e) for e in events])
-        .on_conflict_do_nothing(index_elements=["event_id"])
-        .returning(events_table.c.event_id)
-    )
-    result = await conn.execute(stmt)
+    # One statement executed with many parameter sets: SQLAlchemy compiles it once (cached) and
+    # batches the rows ("insertmanyvalues"); a literal multi-row VALUES would be recompiled per batch.
+    result = await conn.execute(_INSERT_NEW, [to_record(e) for e in events])
     return set(result.scalars())
+
+
+_INSERT_NEW = (
+    insert(events_table)
+    .on_conflict_do_nothing(index_elements=["event_id"])
+    .returning(events_table.c.event_id)
+)
 
 
 class PostgresEventStore:

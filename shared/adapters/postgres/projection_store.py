@@ -163,15 +163,21 @@ async def _stored_positions(conn: AsyncConnection, group: str, tps: list[TopicPa
     return {(r.topic, r.partition): r.next_offset for r in (await conn.execute(stmt)).all()}
 
 
+def _upsert(table: Table, extra: dict[str, Any] | None = None) -> Any:
+    """INSERT … ON CONFLICT (primary key) DO UPDATE every other column; executed with many rows."""
+    stmt = insert(table)
+    keys = [c.name for c in table.primary_key.columns]
+    values = {c.name: stmt.excluded[c.name] for c in table.columns if not c.primary_key and c.name not in (extra or {})}
+    return stmt.on_conflict_do_update(index_elements=keys, set_={**values, **(extra or {})})
+
+
+_UPSERT_OFFSETS = _upsert(_offsets, {"updated_at": literal_column("now()")})
+_UPSERTS = {name: _upsert(model.__table__) for name, model in READ_MODEL_TABLES.items()}  # type: ignore[arg-type]
+
+
 async def _store_positions(conn: AsyncConnection, group: str, nexts: dict[TopicPartition, int]) -> None:
-    stmt = insert(_offsets).values(
-        [{"group_id": group, "topic": t, "partition": p, "next_offset": o} for (t, p), o in sorted(nexts.items())]
-    )
-    stmt = stmt.on_conflict_do_update(
-        index_elements=["group_id", "topic", "partition"],
-        set_={"next_offset": stmt.excluded.next_offset, "updated_at": literal_column("now()")},
-    )
-    await conn.execute(stmt)
+    rows = [{"group_id": group, "topic": t, "partition": p, "next_offset": o} for (t, p), o in sorted(nexts.items())]
+    await conn.execute(_UPSERT_OFFSETS, rows)
 
 
 async def _load_rows(conn: AsyncConnection, keys: set[RowKey]) -> ReadModel:
@@ -202,12 +208,7 @@ async def _write_rows(conn: AsyncConnection, model: ReadModel, changed: set[RowK
         upserts = [row_to_record(rows[k]) for k in keys if k in rows]
         gone = [_pk_values(name, k) for k in keys if k not in rows]
         if upserts:
-            stmt = insert(table).values(upserts)
-            stmt = stmt.on_conflict_do_update(
-                index_elements=[c.name for c in pk],
-                set_={c.name: stmt.excluded[c.name] for c in table.columns if not c.primary_key},
-            )
-            await conn.execute(stmt)
+            await conn.execute(_UPSERTS[name], upserts)
         if gone:
             cond = or_(*(and_(*(c == v for c, v in zip(pk, values, strict=True))) for values in gone))
             await conn.execute(delete(table).where(cond))
