@@ -26,7 +26,7 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListen
 from aiokafka.errors import KafkaError
 
 from shared.adapters.kafka import KafkaPublisher, make_consumer, make_producer, stop_consumer
-from shared.errors import BrokerUnavailable
+from shared.errors import BrokerUnavailable, is_retriable
 from shared.events import TopicRegistry
 from shared.ports import Publisher, TopicPartition as LogicalTP
 from shared.settings import Settings
@@ -163,7 +163,15 @@ class Service:
                     with contextlib.suppress(asyncio.CancelledError, KafkaError):
                         await fetch
                     break
-                records = fetch.result()
+                try:
+                    records = fetch.result()
+                except KafkaError as exc:
+                    # The client reconnects by itself; back off so a dead broker is not hammered.
+                    self.metrics.retries.labels(self.config.name, "fetch").inc()
+                    log.warning("%s: fetch failed (%s); retrying", self.config.name, exc)
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(asyncio.shield(stop_wait), self.config.retry.maximum)
+                    continue
                 if records:
                     started = time.perf_counter()
                     async with self._processing:
@@ -215,7 +223,7 @@ class Service:
     async def _assigned(self, assigned: set[TopicPartition]) -> None:
         assert self._consumer is not None
         partitions = self._logical(assigned)
-        stored = await self.handler.positions(partitions) if partitions else {}
+        stored = await self._stored_positions(partitions) if partitions else {}
         for (topic, partition), offset in stored.items():
             self._consumer.seek(TopicPartition(self.registry.physical(topic), partition), offset)
         self.assignment = self._logical(self._consumer.assignment())
@@ -226,6 +234,22 @@ class Service:
         log.info("%s: assigned %d partitions (%d positions from the handler)", self.config.name,
                  len(partitions), len(stored))
         self.ready.set()
+
+    async def _stored_positions(self, partitions: list[LogicalTP]) -> dict[LogicalTP, int]:
+        """The handler's own positions, retried while its store is unavailable: seeking to the wrong
+        place would make the handler see (harmless) redeliveries or, worse, nothing at all."""
+        attempt = 0
+        while True:
+            try:
+                return await self.handler.positions(partitions)
+            except Exception as exc:
+                if not is_retriable(exc) or self._stop.is_set():
+                    raise
+                attempt += 1
+                self.metrics.retries.labels(self.config.name, "positions").inc()
+                log.warning("%s: reading stored positions failed (%s); retry %d", self.config.name, exc, attempt)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._stop.wait(), self.config.retry.delay(attempt))
 
     def _describe(self) -> dict[str, Any]:
         return {"service": self.config.name, "group": self.config.group_id, "partitions": len(self.assignment)}
