@@ -5,9 +5,10 @@ from .event_store import PostgresEventStore
 from .migrate import current_revision, downgrade, head_revision, upgrade
 from .models import Base
 from .projection_store import PostgresProjectionStore
+from .queries import ReadModelQueries
 
 __all__ = [
-    "Base", "PostgresEventStore", "PostgresProjectionStore", "async_url", "current_revision", "downgrade",
+    "Base", "PostgresEventStore", "PostgresProjectionStore", "ReadModelQueries", "async_url", "current_revision", "downgrade",
     "engine_scope", "head_revision", "make_engine", "make_sessionmaker", "plain_url", "translated_errors",
     "upgrade",
 ]

@@ -1,0 +1,48 @@
+"""Reading back: a topic as `berth events` shows it, and the read model as the gateway queries it."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from shared.adapters.kafka import KafkaPublisher, read_topic
+from shared.adapters.postgres import PostgresEventStore, ReadModelQueries
+from shared.errors import DecodeError
+from shared.events import PODS, Envelope, OutgoingEvent, envelope, render_json
+from tests.unit.events.samples import lifecycle
+
+from .fixtures import BerthTestEnv
+from .test_projector import _run_projector
+
+pytestmark = pytest.mark.integration
+
+
+async def test_read_topic_decodes_what_it_can(berth_env: BerthTestEnv, publisher: KafkaPublisher) -> None:
+    pods = [p for p in lifecycle(n_pods=3) if berth_env.registry.topic_of(p) == PODS]
+    await publisher.publish([OutgoingEvent(PODS, envelope(p, producer="t"), partition=0) for p in pods])
+    await publisher.publish_raw(PODS, b"junk", partition=0)
+    seen = [item async for item in read_topic(berth_env.settings, PODS, registry=berth_env.registry)]
+    assert [pos.offset for pos, _, _ in seen] == list(range(len(pods) + 1))
+    *good, (_, bad, raw) = seen
+    assert all(isinstance(e, Envelope) for _, e, _ in good) and isinstance(bad, DecodeError) and raw == b"junk"
+    assert '"type": "PodSubmitted"' in render_json(good[0][1])  # type: ignore[arg-type]
+
+
+async def test_read_model_queries(berth_env: BerthTestEnv, engine: AsyncEngine, publisher: KafkaPublisher) -> None:
+    events = [OutgoingEvent(berth_env.registry.topic_of(p), envelope(p, producer="t")) for p in lifecycle(n_pods=8)]
+    await publisher.publish(events)
+    await _run_projector(berth_env, engine, len(events))
+    assert await PostgresEventStore(engine).count() == len(events)
+
+    q = ReadModelQueries(engine)
+    assert [n.name for n in await q.nodes()] == ["node-0", "node-1", "node-2"]
+    assert (await q.node("node-0")) is not None and await q.node("node-3") is None
+    live = await q.pods("default")
+    assert "p-0" not in {p.name for p in live} and "p-1" not in {p.name for p in live}
+    assert {p.name for p in await q.pods(include_deleted=True)} >= {"p-0", "p-1"}
+    p3 = await q.pod("default", "p-3")
+    assert p3 is not None and p3.phase == "Pending" and p3.nominated_node_name == "node-0"
+    assert [a.attempt for a in await q.attempts(p3.uid)] == [1, 2]
+    assert [b.state for b in await q.bindings(p3.uid)] == ["Rejected"]
+    assert [v.uid for pre in await q.preemptions(p3.uid) for v in pre.victims] == ["uid-0"]
+    assert (await q.pod_by_uid("uid-2")).phase == "Bound"  # type: ignore[union-attr]
