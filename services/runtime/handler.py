@@ -38,6 +38,11 @@ class Handler:
             out.extend(await self.handle(event))
         return out
 
+    async def tick(self) -> Sequence[OutgoingEvent]:
+        """Called every `ServiceConfig.tick_interval_s` (when set) between batches: time-driven work
+        such as flushing a backoff queue. What it returns is published like a batch's outputs."""
+        return []
+
     async def positions(self, partitions: Sequence[TopicPartition]) -> dict[TopicPartition, int]:
         """Positions the handler keeps itself (with its effects); the runtime seeks there on assignment.
 

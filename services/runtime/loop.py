@@ -104,6 +104,17 @@ class BatchPipeline:
         for event in received:
             self.recent.remember(event.position.topic, event.position.partition, event.envelope.event_id)
 
+    async def tick(self) -> None:
+        """The handler's time-driven outputs, published with the same retries as a batch's."""
+        try:
+            outputs = await self._with_retries(self.handler.tick, "tick")
+        except Stopping:
+            raise
+        except Exception:
+            log.exception("%s: tick failed", self.service)  # nothing to dead-letter; try next time
+            return
+        await self._publish(list(outputs))  # type: ignore[call-overload]
+
     # --- stages -------------------------------------------------------------------------------
 
     async def _handle(

@@ -51,6 +51,8 @@ class ServiceConfig:
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     serve_http: bool = True
     lag_interval_s: float = 1.0
+    tick_interval_s: float | None = None
+    """How often to call `Handler.tick` (None: never)."""
 
 
 class _Listener(ConsumerRebalanceListener):  # type: ignore[misc]
@@ -88,6 +90,7 @@ class Service:
         self._processing = asyncio.Lock()
         self._running = False
         self._last_lag = 0.0
+        self._last_tick = 0.0
         self.http: HealthServer | None = None
 
     # --- lifecycle ----------------------------------------------------------------------------
@@ -180,10 +183,26 @@ class Service:
                         except Stopping:
                             break
                     self.metrics.batch_seconds.labels(self.config.name).observe(time.perf_counter() - started)
+                if not await self._tick(pipeline):
+                    break
                 await self._update_lag(consumer)
         finally:
             stop_wait.cancel()
             self._running = False
+
+    async def _tick(self, pipeline: BatchPipeline) -> bool:
+        """Run the handler's timer work when due; False when the service is stopping."""
+        interval = self.config.tick_interval_s
+        now = time.monotonic()
+        if interval is None or now - self._last_tick < interval:
+            return True
+        self._last_tick = now
+        async with self._processing:
+            try:
+                await pipeline.tick()
+            except Stopping:
+                return False
+        return True
 
     async def _update_lag(self, consumer: AIOKafkaConsumer) -> None:
         now = time.monotonic()

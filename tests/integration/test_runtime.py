@@ -173,3 +173,40 @@ async def test_rebalance_hooks_split_co_partitioned_shards(berth_env: BerthTestE
         for service in (one, two):
             service.request_stop()
         await asyncio.wait_for(asyncio.gather(*tasks), 10)
+
+
+class Ticker(Handler):
+    """Publishes one decision from its timer, and fails on the second tick (which must not stop it)."""
+
+    def __init__(self) -> None:
+        self.ticks = 0
+        self.kept_ticking = asyncio.Event()
+
+    async def handle(self, event: ReceivedEvent) -> Sequence[OutgoingEvent]:
+        return []
+
+    async def tick(self) -> Sequence[OutgoingEvent]:
+        self.ticks += 1
+        if self.ticks >= 3:
+            self.kept_ticking.set()
+        if self.ticks == 2:
+            raise RuntimeError("timer bug")
+        if self.ticks > 1:
+            return []
+        out = SchedulingAttempted(pod_uid="uid-t", attempt=1, profile="p", node_name=None, message="backoff",
+                                  seed=0, config_hash="h")
+        return [OutgoingEvent(DECISIONS, envelope(out, producer="ticker"))]
+
+
+async def test_tick_publishes_time_driven_events(berth_env: BerthTestEnv) -> None:
+    ticker = Ticker()
+    service = _service(berth_env, ticker, name="ticker")
+    service.config.tick_interval_s = 0.01
+    task = asyncio.create_task(service.run())
+    try:
+        (decision,) = await read_events(berth_env.settings, berth_env.registry, DECISIONS, count=1)
+        assert decision.envelope.producer == "ticker"
+        await asyncio.wait_for(ticker.kept_ticking.wait(), 5)
+    finally:
+        service.request_stop()
+        await asyncio.wait_for(task, 10)
