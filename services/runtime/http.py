@@ -44,9 +44,9 @@ class HealthServer:
         await self._runner.setup()
         site = web.TCPSite(self._runner, self._host, self._port)
         await site.start()
-        server = site._server  # aiohttp exposes the bound port only through the server's sockets
-        assert server is not None
-        self.port = int(server.sockets[0].getsockname()[1])  # type: ignore[union-attr]
+        sockets = getattr(site._server, "sockets", None)  # aiohttp tells the bound port only here
+        assert sockets, "the site is not listening"
+        self.port = int(sockets[0].getsockname()[1])
 
     async def stop(self) -> None:
         if self._runner is not None:

@@ -15,6 +15,7 @@ import logging
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from aiokafka import AIOKafkaConsumer, ConsumerRecord, TopicPartition
 from aiokafka.errors import KafkaError
@@ -37,6 +38,7 @@ from .handler import Handler
 from .metrics import RuntimeMetrics
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 _DEAD_LETTER_NS = uuid.UUID("6f1d3c1e-8b36-4f7e-9a51-1f3c4b2d9e07")
 
 
@@ -113,7 +115,7 @@ class BatchPipeline:
         except Exception:
             log.exception("%s: tick failed", self.service)  # nothing to dead-letter; try next time
             return
-        await self._publish(list(outputs))  # type: ignore[call-overload]
+        await self._publish(list(outputs))
 
     # --- stages -------------------------------------------------------------------------------
 
@@ -160,7 +162,7 @@ class BatchPipeline:
             # deduplicates. Nothing is lost, so carry on.
             log.warning("%s: offset commit failed (%s); the batch will be redelivered", self.service, exc)
 
-    async def _with_retries(self, call: Callable[[], Awaitable[object]], stage: str) -> object:
+    async def _with_retries(self, call: Callable[[], Awaitable[T]], stage: str) -> T:
         attempt = 0
         while True:
             if self.stopping.is_set():

@@ -165,7 +165,7 @@ class EmbeddedStack:
         bootstrap = self.broker.bootstrap_servers if self.broker else self.settings.kafka_bootstrap_servers
         if self.postgres is not None:
             await create_database(self.postgres.url(), self._database)
-            database_url = self.postgres.url(self._database)
+            database_url: str | None = self.postgres.url(self._database)
         else:
             database_url = self.settings.database_url
         assert bootstrap and database_url

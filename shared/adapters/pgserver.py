@@ -102,9 +102,6 @@ class PostgresServer:
     def url(self, database: str = "postgres") -> str:
         return f"postgresql://{SUPERUSER}@{self.host}:{self.port}/{database}"
 
-    def _run_as(self) -> dict[str, int]:
-        return {"user": self._account.pw_uid, "group": self._account.pw_gid} if self._account else {}
-
     def _initdb(self) -> None:
         self.data_dir.mkdir(mode=0o700, exist_ok=True)
         if self._account:
@@ -116,8 +113,11 @@ class PostgresServer:
             return
         argv = [str(_bin_dir() / "initdb"), "-D", str(self.data_dir), "-U", SUPERUSER, "--auth=trust",
                 "--encoding=UTF8", "--locale=C", "--no-sync", "--no-instructions"]
-        extra = {"extra_groups": []} if self._account else {}
-        done = subprocess.run(argv, capture_output=True, text=True, **self._run_as(), **extra)  # type: ignore[call-overload]
+        if self._account:
+            done = subprocess.run(argv, capture_output=True, text=True, user=self._account.pw_uid,
+                                  group=self._account.pw_gid, extra_groups=[])
+        else:
+            done = subprocess.run(argv, capture_output=True, text=True)
         if done.returncode != 0:
             raise EmbeddedStackError(f"initdb failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
 
@@ -143,7 +143,8 @@ class PostgresServer:
             pid_path=self.state_dir / "postgres.pid",
             stop_signal=signal.SIGINT,  # "fast" shutdown: roll back open transactions, then exit
             death_signal=signal.SIGQUIT,  # "immediate" shutdown when the launcher dies
-            **self._run_as(),
+            user=self._account.pw_uid if self._account else None,
+            group=self._account.pw_gid if self._account else None,
         )
         self.process.start()
 

@@ -30,7 +30,7 @@ from shared.events import (
     SchedulingAttempted,
 )
 
-from .rows import AttemptRow, BindingRow, BindingState, NodeRow, PodRow, PreemptionRow, ReadModel, RowKey
+from .rows import AttemptRow, Row, BindingRow, BindingState, NodeRow, PodRow, PreemptionRow, ReadModel, RowKey
 
 __all__ = ["apply", "derive_pod", "fold", "keys_for"]
 
@@ -95,7 +95,7 @@ def derive_pod(row: PodRow) -> PodRow:
     return _replace(row, phase=phase, node_name=node_name)
 
 
-def _next_row(key: RowKey, row: object, p: AnyEvent, env: Envelope) -> object:
+def _next_row(key: RowKey, row: Row | None, p: AnyEvent, env: Envelope) -> Row | None:
     table = key[0]
     if table == "nodes":
         return _node(row, p, env.timestamp)  # type: ignore[arg-type]

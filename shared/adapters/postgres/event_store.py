@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import Table, func, select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
@@ -20,7 +20,7 @@ from shared.events import Envelope, Position, ReceivedEvent, payload_from_builti
 from .engine import translated_errors
 from .models import StoredEvent
 
-events_table = StoredEvent.__table__
+events_table: Table = StoredEvent.__table__  # type: ignore[assignment]
 
 
 def to_record(event: ReceivedEvent) -> dict[str, Any]:

@@ -48,7 +48,7 @@ from .models import READ_MODEL_TABLES, ConsumerOffset
 _ROW_TYPES: dict[str, type[Row]] = {
     "nodes": NodeRow, "pods": PodRow, "attempts": AttemptRow, "bindings": BindingRow, "preemptions": PreemptionRow,
 }
-_offsets = ConsumerOffset.__table__
+_offsets: Table = ConsumerOffset.__table__  # type: ignore[assignment]
 _lock_all = text(
     "SELECT count(*) FROM (SELECT pg_advisory_xact_lock(k) FROM unnest(:keys) AS k) AS locked"
 ).bindparams(bindparam("keys", type_=ARRAY(BIGINT)))
@@ -130,10 +130,10 @@ class PostgresProjectionStore:
         model = ReadModel()
         with translated_errors("loading the read model"):
             async with self._engine.connect() as conn:
-                for name, model_cls in READ_MODEL_TABLES.items():
-                    rows = (await conn.execute(select(model_cls.__table__))).all()
+                for name in READ_MODEL_TABLES:
+                    rows = (await conn.execute(select(_table(name)))).all()
                     table = model.table(name)  # type: ignore[arg-type]
-                    pk = [c.name for c in model_cls.__table__.primary_key.columns]
+                    pk = [c.name for c in _table(name).primary_key.columns]
                     for record in rows:
                         values = tuple(getattr(record, c) for c in pk)
                         table[values if len(values) > 1 else values[0]] = record_to_row(name, record)
@@ -172,7 +172,7 @@ def _upsert(table: Table, extra: dict[str, Any] | None = None) -> Any:
 
 
 _UPSERT_OFFSETS = _upsert(_offsets, {"updated_at": literal_column("now()")})
-_UPSERTS = {name: _upsert(model.__table__) for name, model in READ_MODEL_TABLES.items()}  # type: ignore[arg-type]
+_UPSERTS = {name: _upsert(_table(name)) for name in READ_MODEL_TABLES}
 
 
 async def _store_positions(conn: AsyncConnection, group: str, nexts: dict[TopicPartition, int]) -> None:
@@ -182,7 +182,7 @@ async def _store_positions(conn: AsyncConnection, group: str, nexts: dict[TopicP
 
 async def _load_rows(conn: AsyncConnection, keys: set[RowKey]) -> ReadModel:
     model = ReadModel()
-    by_table: dict[str, list[object]] = {}
+    by_table: dict[TableName, list[object]] = {}
     for name, key in keys:
         by_table.setdefault(name, []).append(key)
     for name, wanted in by_table.items():

@@ -7,7 +7,9 @@ listings.
 
 from __future__ import annotations
 
-from sqlalchemy import select
+from typing import Any
+
+from sqlalchemy import Select, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from shared.projection import AttemptRow, BindingRow, NodeRow, PodRow, PreemptionRow
@@ -21,10 +23,10 @@ class ReadModelQueries:
     def __init__(self, engine: AsyncEngine) -> None:
         self._engine = engine
 
-    async def _rows(self, table: str, stmt: object) -> list:  # type: ignore[type-arg]
+    async def _rows(self, table: str, stmt: Select[Any]) -> list[Any]:
         with translated_errors(f"reading {table}"):
             async with self._engine.connect() as conn:
-                return [record_to_row(table, r) for r in (await conn.execute(stmt)).all()]  # type: ignore[arg-type]
+                return [record_to_row(table, r) for r in (await conn.execute(stmt)).all()]
 
     async def nodes(self) -> list[NodeRow]:
         return await self._rows("nodes", select(NodeModel.__table__).order_by(NodeModel.name))
