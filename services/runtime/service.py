@@ -183,6 +183,7 @@ class Service:
                         except Stopping:
                             break
                     self.metrics.batch_seconds.labels(self.config.name).observe(time.perf_counter() - started)
+                    self._batch_lag(consumer, records)
                 if not await self._tick(pipeline):
                     break
                 await self._update_lag(consumer)
@@ -203,6 +204,16 @@ class Service:
             except Stopping:
                 return False
         return True
+
+    def _batch_lag(self, consumer: AIOKafkaConsumer, records: dict[TopicPartition, list[Any]]) -> None:
+        """Lag of the partitions just handled: known without asking the consumer for positions."""
+        for tp, messages in records.items():
+            high = consumer.highwater(tp)
+            if high is not None and messages:
+                topic = self.registry.logical(tp.topic)
+                self.metrics.lag.labels(self.config.name, topic, str(tp.partition)).set(
+                    max(0, high - messages[-1].offset - 1)
+                )
 
     async def _update_lag(self, consumer: AIOKafkaConsumer) -> None:
         now = time.monotonic()
