@@ -113,7 +113,11 @@ def _start_embedded(env: Settings) -> Backend:
     state_dir = Path(tempfile.mkdtemp(prefix="berth-test-"))
     stack = EmbeddedStack(state_dir, settings=env, create_topics=False, migrate=False, durable=False,
                           database="postgres")
-    endpoints = stack.start()
+    try:
+        endpoints = stack.start()
+    except BaseException:
+        shutil.rmtree(state_dir, ignore_errors=True)
+        raise
     return Backend("embedded", endpoints.kafka_bootstrap_servers, endpoints.database_url, dict(endpoints.pids),
                    _closers=[lambda: shutil.rmtree(state_dir, ignore_errors=True), stack.stop])
 
