@@ -129,13 +129,13 @@ class Framework:
     def run_pre_filter_plugins(
         self, state: CycleState, pod: PodInfo
     ) -> tuple[PreFilterResult | None, Status | None, set[str]]:
-        """Merged PreFilterResult, the failing status, and the plugins that rejected the pod."""
+        """The merged PreFilterResult, the failing status, and the plugins that narrowed the nodes."""
         nodes = self.snapshot().node_info_list
         result: PreFilterResult | None = None
-        plugins_with_nodes: list[str] = []
+        with_nodes: set[str] = set()
         skip: set[str] = set()
+        state.skip_filter_plugins = skip  # recorded on every return, as upstream's deferred set
         returned: Status | None = None
-        rejectors: set[str] = set()
         for pl in self.pre_filter_plugins:
             r, s = pl.pre_filter(state, pod, nodes)
             if s is not None and s.code == Code.SKIP:
@@ -144,24 +144,23 @@ class Framework:
             if s is not None and not s.is_success():
                 s.plugin = pl.name
                 if s.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
-                    return None, s, {pl.name}
+                    return None, s, set()
                 if s.code == Code.UNSCHEDULABLE:
                     # Keep running the others: preemption later in this cycle needs their state.
                     returned = s
-                    rejectors.add(pl.name)
                     continue
                 return None, _wrap_error(f"running PreFilter plugin {pl.name!r}", s, pl.name), set()
             if r is not None and not r.all_nodes():
-                plugins_with_nodes.append(pl.name)
+                with_nodes.add(pl.name)
             result = r if result is None else result.merge(r)
             if result is not None and not result.all_nodes() and not result.node_names:
-                if len(plugins_with_nodes) == 1:
-                    msg = f"node(s) didn't satisfy plugin {plugins_with_nodes[0]}"
+                names = sorted(with_nodes)
+                if len(names) == 1:
+                    msg = f"node(s) didn't satisfy plugin {names[0]}"
                 else:
-                    msg = f"node(s) didn't satisfy plugin(s) {_go_list(plugins_with_nodes)} simultaneously"
-                return result, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, msg), set(plugins_with_nodes)
-        state.skip_filter_plugins = skip
-        return result, returned, rejectors
+                    msg = f"node(s) didn't satisfy plugin(s) {_go_list(names)} simultaneously"
+                return result, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, msg), with_nodes
+        return result, returned, with_nodes
 
     def run_pre_filter_extension_add_pod(
         self, state: CycleState, pod: PodInfo, pod_to_add: PodInfo, node_info: NodeInfo

@@ -19,6 +19,7 @@ from shared.framework.status import Code, Status
 from .fit_error import Diagnosis, FitError, NoNodesAvailable
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
+EXTENDER_NAME = "Extender"
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 
 
@@ -106,6 +107,8 @@ class ScheduleAlgorithm:
         if status is not None and not status.is_success():
             if not status.is_rejected():
                 raise SchedulingError(status)
+            # Every node gets the PreFilter status (upstream's absent-nodes status), so that
+            # preemption sees it per node.
             for info in all_nodes:
                 diagnosis.node_to_status[info.name] = status
             diagnosis.pre_filter_msg = status.message()
@@ -127,31 +130,35 @@ class ScheduleAlgorithm:
             nodes = [info for info in all_nodes if info.name in names]
             diagnosis.absent_nodes_status = Status(
                 Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
-                f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(rejectors))}]" if rejectors
-                else "node(s) didn't satisfy plugin(s) []",
+                f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(rejectors))}]",
             )
-        feasible = self._pass_filters(fwk, state, pod, diagnosis, nodes, rotate=True, all_count=len(all_nodes))
+        feasible = self._pass_filters(fwk, state, pod, diagnosis, nodes, rotate=True)
+        processed = len(feasible) + len(diagnosis.node_to_status)
+        self.next_start_node_index = (self.next_start_node_index + processed) % len(all_nodes)
+        before = len(feasible)
         feasible = self._pass_extenders(pod, feasible, diagnosis)
+        if len(feasible) != before:
+            diagnosis.unschedulable_plugins.add(EXTENDER_NAME)
         return feasible, diagnosis
 
     def _pass_filters(
         self, fwk: Framework, state: CycleState, pod: PodInfo, diagnosis: Diagnosis,
-        nodes: Sequence[NodeInfo], *, rotate: bool, all_count: int = 0,
+        nodes: Sequence[NodeInfo], *, rotate: bool,
     ) -> list[NodeInfo]:
+        """Filter from the round-robin start until enough nodes fit (upstream findNodesThatPassFilters,
+        evaluated in order instead of in parallel, so the outcome does not depend on timing)."""
         num_all = len(nodes)
         if num_all == 0:
             return []
         to_find = num_feasible_nodes_to_find(fwk.percentage_of_nodes_to_score, num_all)
-        if self.extenders:
-            to_find = num_all  # extenders see every feasible node, as upstream
+        if not self._has_extender_filters() and not self._has_scoring(fwk):
+            to_find = 1
         start = self.next_start_node_index % num_all if rotate else 0
         feasible: list[NodeInfo] = []
         statuses = diagnosis.node_to_status
-        processed = 0
         filter_with_nominated = fwk.run_filter_plugins_with_nominated_pods
         for i in range(num_all):
             info = nodes[(start + i) % num_all]
-            processed += 1
             status = filter_with_nominated(state, pod, info)
             if status is None or status.code == Code.SUCCESS:
                 feasible.append(info)
@@ -162,15 +169,19 @@ class ScheduleAlgorithm:
             else:
                 statuses[info.name] = status
                 diagnosis.add_plugin_status(status)
-        if rotate:
-            self.next_start_node_index = (self.next_start_node_index + processed) % (all_count or num_all)
         return feasible
+
+    def _has_extender_filters(self) -> bool:
+        return any(ext.supports_filter() for ext in self.extenders)
+
+    def _has_scoring(self, fwk: Framework) -> bool:
+        return fwk.has_score_plugins() or any(ext.supports_prioritize() for ext in self.extenders)
 
     def _pass_extenders(self, pod: PodInfo, feasible: list[NodeInfo], diagnosis: Diagnosis) -> list[NodeInfo]:
         for ext in self.extenders:
             if not feasible:
                 break
-            if not ext.supports_filter() or not ext.is_interested(pod):
+            if not ext.is_interested(pod):
                 continue
             try:
                 kept, failed, unresolvable = ext.filter(pod, feasible)
@@ -178,10 +189,11 @@ class ScheduleAlgorithm:
                 if ext.is_ignorable():
                     continue
                 raise SchedulingError(Status(Code.ERROR, str(exc), error=exc)) from exc
-            for name, reason in failed.items():
-                diagnosis.node_to_status[name] = Status(Code.UNSCHEDULABLE, reason, plugin=ext.name)
             for name, reason in unresolvable.items():
                 diagnosis.node_to_status[name] = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, reason, plugin=ext.name)
+            for name, reason in failed.items():
+                if name not in unresolvable:
+                    diagnosis.node_to_status[name] = Status(Code.UNSCHEDULABLE, reason, plugin=ext.name)
             feasible = kept
         return feasible
 
