@@ -150,3 +150,31 @@ def test_offset_comes_from_the_seeded_rng() -> None:
     a.rng, b.rng = random.Random(7), random.Random(7)
     assert [a.get_offset_and_num_candidates(1000)[0] for _ in range(5)] == \
            [b.get_offset_and_num_candidates(1000)[0] for _ in range(5)]
+
+
+def test_basic_preemption_picks_node_with_lowest_priority_victims() -> None:
+    # Upstream TestPreempt 'basic preemption logic': node2 holds an equal-priority pod only.
+    nodes = [
+        node("node1", "500m", pod("p1.1", 0, "100m", node="node1"), pod("p1.2", 0, "100m", node="node1")),
+        node("node2", "500m", pod("p2.1", 1000, "300m", node="node2")),
+        node("node3", "500m", pod("p3.1", 100, "200m", node="node3")),
+    ]
+    result, status, _ = run(nodes, pod("p", 1000, "500m"))
+    assert status.code == Code.SUCCESS and result is not None
+    assert result.nominated_node_name == "node1"
+    assert sorted(v.name for v in result.victims) == ["p1.1", "p1.2"]
+
+
+@pytest.mark.parametrize("seed", [0, 1, 7, 42])
+def test_pdb_protected_pod_reprieved_before_an_earlier_started_one(seed: int) -> None:
+    from tests.unit.preemption.harness import pdb
+
+    a = pod("a", 0, "400m", start="2024-01-01T00:00:20Z", node="node1", labels={"app": "foo"})
+    b = pod("b", 0, "400m", start="2024-01-01T00:00:10Z", node="node1")
+    fwk, plugin = make_framework([node("node1", "1", a, b)], pdbs=[pdb("foo-pdb", {"app": "foo"}, allowed=0)])
+    plugin.rng = random.Random(seed)
+    p = pod("p", 100, "600m")
+    state, statuses = filter_statuses(fwk, p)
+    result, status = plugin.post_filter(state, p, statuses)
+    assert status.code == Code.SUCCESS and result is not None
+    assert [v.name for v in result.victims] == ["b"]
