@@ -61,7 +61,8 @@ class FitError(Exception):
             if parts:
                 msg += f" {', '.join(parts)}."
         if d.post_filter_msg:
-            msg += f" {d.post_filter_msg}."
+            # No period of its own: preemption's message is itself a FitError ending in one.
+            msg += f" {d.post_filter_msg}"
         return msg
 
     def __str__(self) -> str:

@@ -102,7 +102,7 @@ def test_whole_failure_message_as_the_scheduler_reports_it() -> None:
     diagnosis.post_filter_msg = status.message()
     assert FitError(p.key, 1, diagnosis).message() == (
         "0/1 nodes are available: 1 Insufficient cpu. "
-        "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.."
+        "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."
     )
 
 
