@@ -14,7 +14,7 @@ from typing import Literal, TypeAlias
 
 import msgspec
 
-from shared.model import Node, Pod
+from shared.model import Node, Pod, PodDisruptionBudget, PriorityClass
 
 StatusCode: TypeAlias = Literal[
     "Success", "Error", "Unschedulable", "UnschedulableAndUnresolvable", "Wait", "Skip", "Pending"
@@ -99,6 +99,44 @@ class PodEvicted(Event, frozen=True):
 
     def partition_key(self) -> str:
         return self.uid
+
+
+# --- policies, on the pods topic (key: "priorityclass/<name>", "pdb/<namespace>/<name>") --------
+# They ride on `pods` because the services that need them (queue, preemption) consume it already.
+
+
+class PriorityClassUpserted(Event, frozen=True):
+    """A PriorityClass was created or replaced. Pods carry their resolved priority already; the
+    class matters to pods submitted later and to `berth get`."""
+
+    priority_class: PriorityClass
+
+    def partition_key(self) -> str:
+        return f"priorityclass/{self.priority_class.metadata.name}"
+
+
+class PriorityClassDeleted(Event, frozen=True):
+    name: str
+
+    def partition_key(self) -> str:
+        return f"priorityclass/{self.name}"
+
+
+class PodDisruptionBudgetUpserted(Event, frozen=True):
+    """A PodDisruptionBudget was created or replaced (preemption prefers victims it does not protect)."""
+
+    pdb: PodDisruptionBudget
+
+    def partition_key(self) -> str:
+        return f"pdb/{self.pdb.metadata.namespace}/{self.pdb.metadata.name}"
+
+
+class PodDisruptionBudgetDeleted(Event, frozen=True):
+    namespace: str
+    name: str
+
+    def partition_key(self) -> str:
+        return f"pdb/{self.namespace}/{self.name}"
 
 
 # --- filter-requests (co-partitioned with nodes; one copy per partition) -----------------------
@@ -279,7 +317,13 @@ class DeadLettered(Event, frozen=True):
 
 
 NodeEvent: TypeAlias = NodeUpserted | NodeDeleted
-PodEvent: TypeAlias = PodSubmitted | PodDeleted | PodNominated | PodEvicted
+PodEvent: TypeAlias = (
+    PodSubmitted | PodDeleted | PodNominated | PodEvicted
+    | PriorityClassUpserted | PriorityClassDeleted | PodDisruptionBudgetUpserted | PodDisruptionBudgetDeleted
+)
+PolicyEvent: TypeAlias = (
+    PriorityClassUpserted | PriorityClassDeleted | PodDisruptionBudgetUpserted | PodDisruptionBudgetDeleted
+)
 FilterRequestEvent: TypeAlias = FilterBatchRequested
 ShardResultEvent: TypeAlias = ShardFiltered
 BindEvent: TypeAlias = BindRequested
@@ -291,6 +335,7 @@ DeadLetterEvent: TypeAlias = DeadLettered
 AnyEvent: TypeAlias = (
     NodeUpserted | NodeDeleted
     | PodSubmitted | PodDeleted | PodNominated | PodEvicted
+    | PriorityClassUpserted | PriorityClassDeleted | PodDisruptionBudgetUpserted | PodDisruptionBudgetDeleted
     | FilterBatchRequested | ShardFiltered | BindRequested | PodBound | BindRejected
     | PreemptionRequested | PreemptionDecided | SchedulingAttempted | DeadLettered
 )
@@ -300,6 +345,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
     cls.__name__: cls
     for cls in (
         NodeUpserted, NodeDeleted, PodSubmitted, PodDeleted, PodNominated, PodEvicted,
+        PriorityClassUpserted, PriorityClassDeleted, PodDisruptionBudgetUpserted, PodDisruptionBudgetDeleted,
         FilterBatchRequested, ShardFiltered, BindRequested, PodBound, BindRejected,
         PreemptionRequested, PreemptionDecided, SchedulingAttempted, DeadLettered,
     )

@@ -26,8 +26,12 @@ from .catalogue import (
     PodBound,
     PodDeleted,
     PodEvicted,
+    PodDisruptionBudgetDeleted,
+    PodDisruptionBudgetUpserted,
     PodNominated,
     PodSubmitted,
+    PriorityClassDeleted,
+    PriorityClassUpserted,
     PreemptionDecided,
     PreemptionRequested,
     SchedulingAttempted,
@@ -65,7 +69,9 @@ class TopicSpec:
 
 TOPICS: tuple[TopicSpec, ...] = (
     TopicSpec(NODES, NODE_SHARDS, "node name", (NodeUpserted, NodeDeleted)),
-    TopicSpec(PODS, 8, "pod uid", (PodSubmitted, PodDeleted, PodNominated, PodEvicted)),
+    TopicSpec(PODS, 8, "pod uid (policies: kind/name)", (PodSubmitted, PodDeleted, PodNominated, PodEvicted,
+                                                    PriorityClassUpserted, PriorityClassDeleted,
+                                                    PodDisruptionBudgetUpserted, PodDisruptionBudgetDeleted)),
     TopicSpec(FILTER_REQUESTS, NODE_SHARDS, "partition = node shard", (FilterBatchRequested,), broadcast=True),
     TopicSpec(SHARD_RESULTS, 8, "batch id", (ShardFiltered,)),
     TopicSpec(BINDS, NODE_SHARDS, "node name", (BindRequested,)),

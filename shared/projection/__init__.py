@@ -8,9 +8,12 @@ from .rows import (
     BindingRow,
     BindingState,
     NodeRow,
+    PdbKey,
+    PdbRow,
     PodPhase,
     PodRow,
     PreemptionRow,
+    PriorityClassRow,
     ReadModel,
     Row,
     RowKey,
@@ -18,6 +21,6 @@ from .rows import (
 )
 
 __all__ = [
-    "AttemptKey", "AttemptRow", "BindingKey", "BindingRow", "BindingState", "NodeRow", "PodPhase", "PodRow",
-    "PreemptionRow", "ReadModel", "Row", "RowKey", "TableName", "apply", "derive_pod", "fold", "keys_for",
+    "AttemptKey", "AttemptRow", "BindingKey", "BindingRow", "BindingState", "NodeRow", "PdbKey", "PdbRow", "PodPhase", "PodRow",
+    "PreemptionRow", "PriorityClassRow", "ReadModel", "Row", "RowKey", "TableName", "apply", "derive_pod", "fold", "keys_for",
 ]

@@ -23,14 +23,30 @@ from shared.events import (
     NodeUpserted,
     PodBound,
     PodDeleted,
+    PodDisruptionBudgetDeleted,
+    PodDisruptionBudgetUpserted,
     PodEvicted,
     PodNominated,
     PodSubmitted,
     PreemptionDecided,
+    PriorityClassDeleted,
+    PriorityClassUpserted,
     SchedulingAttempted,
 )
 
-from .rows import AttemptRow, Row, BindingRow, BindingState, NodeRow, PodRow, PreemptionRow, ReadModel, RowKey
+from .rows import (
+    AttemptRow,
+    BindingRow,
+    BindingState,
+    NodeRow,
+    PdbRow,
+    PodRow,
+    PreemptionRow,
+    PriorityClassRow,
+    ReadModel,
+    Row,
+    RowKey,
+)
 
 __all__ = ["apply", "derive_pod", "fold", "keys_for"]
 
@@ -58,6 +74,14 @@ def keys_for(envelope: Envelope) -> list[RowKey]:
             return [("pods", p.pod_uid), ("attempts", (p.pod_uid, p.attempt))]
         case PreemptionDecided():
             return [("preemptions", envelope.event_id)]
+        case PriorityClassUpserted():
+            return [("priority_classes", p.priority_class.metadata.name)]
+        case PriorityClassDeleted():
+            return [("priority_classes", p.name)]
+        case PodDisruptionBudgetUpserted():
+            return [("pdbs", (p.pdb.metadata.namespace, p.pdb.metadata.name))]
+        case PodDisruptionBudgetDeleted():
+            return [("pdbs", (p.namespace, p.name))]
     return []
 
 
@@ -111,6 +135,19 @@ def _next_row(key: RowKey, row: Row | None, p: AnyEvent, env: Envelope) -> Row |
     if table == "preemptions" and isinstance(p, PreemptionDecided):
         return PreemptionRow(event_id=env.event_id, preemptor_uid=p.preemptor_uid, nominated_node=p.nominated_node,
                              victims=list(p.victims), message=p.message, decided_at=env.timestamp)
+    if table in ("priority_classes", "pdbs"):
+        return _policy(row, p, env.timestamp)
+    return row
+
+
+def _policy(row: Row | None, p: AnyEvent, at: datetime) -> Row | None:
+    match p:
+        case PriorityClassUpserted(priority_class=pc):
+            return PriorityClassRow(name=pc.metadata.name, priority_class=pc, updated_at=at)
+        case PodDisruptionBudgetUpserted(pdb=pdb):
+            return PdbRow(namespace=pdb.metadata.namespace, name=pdb.metadata.name, pdb=pdb, updated_at=at)
+        case PriorityClassDeleted() | PodDisruptionBudgetDeleted():
+            return None
     return row
 
 

@@ -16,7 +16,7 @@ from typing import Literal, TypeAlias
 import msgspec
 
 from shared.events import PodRef
-from shared.model import Node, Pod
+from shared.model import Node, Pod, PodDisruptionBudget, PriorityClass
 
 PodPhase: TypeAlias = Literal["Pending", "Bound", "Deleted"]
 BindingState: TypeAlias = Literal["Requested", "Bound", "Rejected"]
@@ -91,9 +91,23 @@ class PreemptionRow(Row, frozen=True, kw_only=True):
     decided_at: datetime
 
 
+class PriorityClassRow(Row, frozen=True, kw_only=True):
+    name: str
+    priority_class: PriorityClass
+    updated_at: datetime
+
+
+class PdbRow(Row, frozen=True, kw_only=True):
+    namespace: str
+    name: str
+    pdb: PodDisruptionBudget
+    updated_at: datetime
+
+
 AttemptKey: TypeAlias = tuple[str, int]
 BindingKey: TypeAlias = tuple[str, str]
-TableName: TypeAlias = Literal["nodes", "pods", "attempts", "bindings", "preemptions"]
+PdbKey: TypeAlias = tuple[str, str]
+TableName: TypeAlias = Literal["nodes", "pods", "attempts", "bindings", "preemptions", "priority_classes", "pdbs"]
 RowKey: TypeAlias = tuple[TableName, object]
 """(table, primary key) of one row: a name, a uid, (pod uid, attempt), (pod uid, attempt id) or an event id."""
 
@@ -107,6 +121,8 @@ class ReadModel:
     attempts: dict[AttemptKey, AttemptRow] = field(default_factory=dict)
     bindings: dict[BindingKey, BindingRow] = field(default_factory=dict)
     preemptions: dict[uuid.UUID, PreemptionRow] = field(default_factory=dict)
+    priority_classes: dict[str, PriorityClassRow] = field(default_factory=dict)
+    pdbs: dict[PdbKey, PdbRow] = field(default_factory=dict)
 
     def table(self, name: TableName) -> dict[object, Row]:
         tables: dict[str, dict[object, Row]] = {
@@ -115,6 +131,8 @@ class ReadModel:
             "attempts": self.attempts,  # type: ignore[dict-item]
             "bindings": self.bindings,  # type: ignore[dict-item]
             "preemptions": self.preemptions,  # type: ignore[dict-item]
+            "priority_classes": self.priority_classes,  # type: ignore[dict-item]
+            "pdbs": self.pdbs,  # type: ignore[dict-item]
         }
         return tables[name]
 
@@ -130,4 +148,5 @@ class ReadModel:
             table[key[1]] = row
 
     def counts(self) -> dict[str, int]:
-        return {name: len(self.table(name)) for name in ("nodes", "pods", "attempts", "bindings", "preemptions")}
+        names: tuple[TableName, ...] = ("nodes", "pods", "attempts", "bindings", "preemptions", "priority_classes", "pdbs")
+        return {name: len(self.table(name)) for name in names}

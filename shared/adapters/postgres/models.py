@@ -139,11 +139,30 @@ class PreemptionModel(Base):
     __table_args__ = (Index("ix_preemptions_preemptor_uid", "preemptor_uid"),)
 
 
+class PriorityClassModel(Base):
+    __tablename__ = "priority_classes"
+
+    name: Mapped[str] = mapped_column(Text, primary_key=True)
+    priority_class: Mapped[dict[str, Any]] = mapped_column(JSONB)
+    updated_at: Mapped[datetime] = mapped_column(Timestamp)
+
+
+class PdbModel(Base):
+    __tablename__ = "pod_disruption_budgets"
+
+    namespace: Mapped[str] = mapped_column(Text, primary_key=True)
+    name: Mapped[str] = mapped_column(Text, primary_key=True)
+    pdb: Mapped[dict[str, Any]] = mapped_column(JSONB)
+    updated_at: Mapped[datetime] = mapped_column(Timestamp)
+
+
 READ_MODEL_TABLES = {
     "nodes": NodeModel,
     "pods": PodModel,
     "attempts": AttemptModel,
     "bindings": BindingModel,
     "preemptions": PreemptionModel,
+    "priority_classes": PriorityClassModel,
+    "pdbs": PdbModel,
 }
 """Read-model table by the name `shared.projection.ReadModel` uses for it."""

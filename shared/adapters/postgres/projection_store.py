@@ -31,8 +31,10 @@ from shared.projection import (
     AttemptRow,
     BindingRow,
     NodeRow,
+    PdbRow,
     PodRow,
     PreemptionRow,
+    PriorityClassRow,
     ReadModel,
     Row,
     RowKey,
@@ -47,6 +49,7 @@ from .models import READ_MODEL_TABLES, ConsumerOffset
 
 _ROW_TYPES: dict[str, type[Row]] = {
     "nodes": NodeRow, "pods": PodRow, "attempts": AttemptRow, "bindings": BindingRow, "preemptions": PreemptionRow,
+    "priority_classes": PriorityClassRow, "pdbs": PdbRow,
 }
 _offsets: Table = ConsumerOffset.__table__  # type: ignore[assignment]
 _lock_all = text(

@@ -12,10 +12,10 @@ from typing import Any
 from sqlalchemy import Select, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from shared.projection import AttemptRow, BindingRow, NodeRow, PodRow, PreemptionRow
+from shared.projection import AttemptRow, BindingRow, NodeRow, PdbRow, PodRow, PreemptionRow, PriorityClassRow
 
 from .engine import translated_errors
-from .models import AttemptModel, BindingModel, NodeModel, PodModel, PreemptionModel
+from .models import AttemptModel, BindingModel, NodeModel, PdbModel, PodModel, PreemptionModel, PriorityClassModel
 from .projection_store import record_to_row
 
 
@@ -77,3 +77,13 @@ class ReadModelQueries:
             .order_by(PreemptionModel.decided_at)
         )
         return await self._rows("preemptions", stmt)
+
+    async def priority_classes(self) -> list[PriorityClassRow]:
+        stmt = select(PriorityClassModel.__table__).order_by(PriorityClassModel.name)
+        return await self._rows("priority_classes", stmt)
+
+    async def pdbs(self, namespace: str | None = None) -> list[PdbRow]:
+        stmt = select(PdbModel.__table__)
+        if namespace is not None:
+            stmt = stmt.where(PdbModel.namespace == namespace)
+        return await self._rows("pdbs", stmt.order_by(PdbModel.namespace, PdbModel.name))

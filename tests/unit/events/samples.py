@@ -18,6 +18,8 @@ from shared.events import (
     PodBound,
     PodCounts,
     PodDeleted,
+    PodDisruptionBudgetDeleted,
+    PodDisruptionBudgetUpserted,
     PodEvicted,
     PodNominated,
     PodRef,
@@ -25,17 +27,23 @@ from shared.events import (
     PodSubmitted,
     PreemptionDecided,
     PreemptionRequested,
+    PriorityClassDeleted,
+    PriorityClassUpserted,
     SchedulingAttempted,
     ShardFiltered,
 )
 from shared.model import (
     Container,
+    LabelSelector,
     Node,
     NodeSpec,
     NodeStatus,
     ObjectMeta,
     Pod,
+    PodDisruptionBudget,
+    PodDisruptionBudgetSpec,
     PodSpec,
+    PriorityClass,
     ResourceRequirements,
     Taint,
     Toleration,
@@ -95,6 +103,12 @@ def sample_payloads() -> list[AnyEvent]:
                             message="0/2 nodes are available: 2 Insufficient cpu.", seed=42, config_hash="abc123"),
         DeadLettered(origin_topic="pods", partition=1, offset=7, key="k", reason="bad bytes",
                      raw=base64.b64encode(b"\x00\x01").decode()),
+        PriorityClassUpserted(priority_class=PriorityClass(metadata=ObjectMeta(name="high"), value=1000)),
+        PriorityClassDeleted(name="high"),
+        PodDisruptionBudgetUpserted(pdb=PodDisruptionBudget(
+            metadata=ObjectMeta(name="web", namespace="default"),
+            spec=PodDisruptionBudgetSpec(min_available=1, selector=LabelSelector(match_labels={"app": "web"})))),
+        PodDisruptionBudgetDeleted(namespace="default", name="web"),
     ]
     assert {type(s).__name__ for s in samples} == set(EVENT_TYPES), "a sample is missing for some event type"
     return samples
