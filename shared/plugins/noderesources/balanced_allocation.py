@@ -21,6 +21,11 @@ PRE_SCORE_STATE_KEY = "PreScore" + names.NODE_RESOURCES_BALANCED_ALLOCATION
 
 
 def balanced_resource_scorer(requested: Sequence[int], allocatable: Sequence[int]) -> int:
+    if len(allocatable) == 2 and allocatable[0] and allocatable[1]:
+        # The default cpu/memory pair, same float operations as the general path below.
+        f0 = requested[0] / allocatable[0]
+        f1 = requested[1] / allocatable[1]
+        return int((1 - abs(((f0 if f0 <= 1 else 1.0) - (f1 if f1 <= 1 else 1.0)) / 2)) * float(MAX_NODE_SCORE))
     fractions: list[float] = []
     total = 0.0
     for req, alloc in zip(requested, allocatable):

@@ -46,7 +46,7 @@ class PodRequests:
 
 
 class ResourceAllocationScorer:
-    __slots__ = ("resources", "use_requested", "scorer", "_kinds", "_names")
+    __slots__ = ("resources", "use_requested", "scorer", "_kinds", "_names", "_cpu_memory")
 
     def __init__(self, resources: Sequence[ResourceSpec], use_requested: bool,
                  scorer: Callable[[Sequence[int], Sequence[int]], int]) -> None:
@@ -55,6 +55,8 @@ class ResourceAllocationScorer:
         self.scorer = scorer
         self._names = tuple(r.name for r in self.resources)
         self._kinds = tuple(_kind(r.name) for r in self.resources)
+        # The default resource list gets a path without per-resource dispatch.
+        self._cpu_memory = self._kinds == (_CPU, _MEMORY)
 
     def pod_requests(self, pod: PodInfo) -> PodRequests:
         values: list[int] = []
@@ -72,11 +74,15 @@ class ResourceAllocationScorer:
     def score(self, node_info: NodeInfo, pod_requests: Sequence[int]) -> tuple[int, Status | None]:
         if not self.resources:
             return 0, Status(Code.ERROR, "resources not found")
+        alloc_res = node_info.allocatable
+        node_req = node_info.requested if self.use_requested else node_info.non_zero_requested
+        if self._cpu_memory:
+            # Scorers skip a resource whose allocatable is 0, so its requested value is never read.
+            return self.scorer((node_req.milli_cpu + pod_requests[0], node_req.memory + pod_requests[1]),
+                               (alloc_res.milli_cpu, alloc_res.memory)), None
         n = len(self._kinds)
         requested = [0] * n
         allocatable = [0] * n
-        alloc_res = node_info.allocatable
-        node_req = node_info.requested if self.use_requested else node_info.non_zero_requested
         for i, kind in enumerate(self._kinds):
             pod_req = pod_requests[i]
             if kind == _CPU:

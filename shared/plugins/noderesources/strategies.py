@@ -52,28 +52,37 @@ def most_requested_score(requested: int, capacity: int) -> int:
     return (requested * MAX_NODE_SCORE) // capacity
 
 
-def _weighted(per_resource: Callable[[int, int], int], weights: Sequence[int]) -> Scorer:
+def least_resource_scorer(resources: Sequence[ResourceSpec]) -> Scorer:
+    """Favors nodes with fewer requested resources: Σ((capacity-requested)*100/capacity * w) / Σw."""
+    weights = tuple(r.weight for r in resources)
+
     def scorer(requested: Sequence[int], allocatable: Sequence[int]) -> int:
         node_score = weight_sum = 0
-        for i, alloc in enumerate(allocatable):
+        for req, alloc, w in zip(requested, allocatable, weights):
             if alloc == 0:
                 continue
-            w = weights[i]
-            node_score += per_resource(requested[i], alloc) * w
+            if req <= alloc:  # least_requested_score, inlined for the per-node loop
+                node_score += ((alloc - req) * MAX_NODE_SCORE) // alloc * w
             weight_sum += w
         return node_score // weight_sum if weight_sum else 0
 
     return scorer
 
 
-def least_resource_scorer(resources: Sequence[ResourceSpec]) -> Scorer:
-    """Favors nodes with fewer requested resources: Σ((capacity-requested)*100/capacity * w) / Σw."""
-    return _weighted(least_requested_score, [r.weight for r in resources])
-
-
 def most_resource_scorer(resources: Sequence[ResourceSpec]) -> Scorer:
     """Favors nodes with more requested resources: Σ(requested*100/capacity * w) / Σw."""
-    return _weighted(most_requested_score, [r.weight for r in resources])
+    weights = tuple(r.weight for r in resources)
+
+    def scorer(requested: Sequence[int], allocatable: Sequence[int]) -> int:
+        node_score = weight_sum = 0
+        for req, alloc, w in zip(requested, allocatable, weights):
+            if alloc == 0:
+                continue
+            node_score += ((req if req < alloc else alloc) * MAX_NODE_SCORE) // alloc * w
+            weight_sum += w
+        return node_score // weight_sum if weight_sum else 0
+
+    return scorer
 
 
 def broken_linear_function(shape: Sequence[tuple[int, int]]) -> Callable[[int], int]:
