@@ -1,0 +1,93 @@
+"""The gateway service: one aiohttp server for the API and the health and metrics endpoints.
+
+    GET /healthz   200 while the server runs
+    GET /readyz    200 when Postgres answers (the broker connection is made before serving)
+    GET /metrics   Prometheus text format
+
+Reads are unauthenticated; every mutating call needs `Authorization: Bearer $BERTH_API_TOKEN`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+
+from aiohttp import web
+from aiokafka.errors import KafkaError
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from shared.adapters.kafka import KafkaPublisher, make_producer
+from shared.adapters.postgres import ReadModelQueries, make_engine
+from shared.errors import BrokerUnavailable
+from shared.events import TopicRegistry
+from shared.ports import Publisher
+
+from .handlers import Routes
+from .metrics import GatewayMetrics
+from .settings import GatewaySettings, load
+
+log = logging.getLogger(__name__)
+
+
+def build_app(settings: GatewaySettings, publisher: Publisher, engine: AsyncEngine, *,
+              registry: TopicRegistry | None = None) -> web.Application:
+    """The API wired to `publisher` and `engine`; the caller owns both."""
+    registry = registry or TopicRegistry(settings.base.topic_prefix)
+    metrics = GatewayMetrics()
+    app = web.Application(client_max_size=settings.max_body_bytes)
+    Routes(settings, publisher, ReadModelQueries(engine), registry, metrics).install(app)
+
+    async def healthz(request: web.Request) -> web.Response:
+        return web.json_response({"ok": True, "service": settings.base.service_name})
+
+    async def readyz(request: web.Request) -> web.Response:
+        try:
+            async with engine.connect() as conn:
+                await conn.execute(text("SELECT 1"))
+        except Exception as exc:  # any failure means "not ready"; the reason goes to the caller
+            return web.json_response({"ready": False, "reason": str(exc)}, status=503)
+        return web.json_response({"ready": True, "service": settings.base.service_name})
+
+    async def metrics_endpoint(request: web.Request) -> web.Response:
+        return web.Response(body=generate_latest(metrics.registry), headers={"Content-Type": CONTENT_TYPE_LATEST})
+
+    app.router.add_get("/healthz", healthz)
+    app.router.add_get("/readyz", readyz)
+    app.router.add_get("/metrics", metrics_endpoint)
+    return app
+
+
+async def main(settings: GatewaySettings | None = None) -> None:
+    """Serve until SIGTERM/SIGINT, then stop accepting, flush the producer and close the database."""
+    settings = settings or load()
+    _, database_url = settings.base.require_endpoints()
+    producer = make_producer(settings.base, client_id=settings.base.service_name)
+    try:
+        await producer.start()
+    except KafkaError as exc:
+        raise BrokerUnavailable(f"gateway: cannot connect to Kafka: {exc}") from exc
+    engine = make_engine(database_url)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    runner = web.AppRunner(build_app(settings, KafkaPublisher(producer, TopicRegistry(settings.base.topic_prefix)),
+                                     engine), access_log=None)
+    try:
+        await runner.setup()
+        site = web.TCPSite(runner, settings.base.http_host, settings.base.http_port)
+        await site.start()
+        sockets = getattr(site._server, "sockets", None)  # aiohttp tells the bound port only here
+        port = sockets[0].getsockname()[1] if sockets else settings.base.http_port
+        log.info("gateway: serving on http://%s:%s", settings.base.http_host, port)
+        await stop.wait()
+    finally:
+        with contextlib.suppress(Exception):
+            await runner.cleanup()
+        with contextlib.suppress(Exception):
+            await producer.stop()
+        await engine.dispose()

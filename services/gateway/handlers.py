@@ -1,0 +1,246 @@
+"""The REST routes. Writes are validated, turned into events and published; reads query Postgres.
+
+The read model is eventually consistent: an object written a moment ago may not be visible (nor
+count as a duplicate) until the projector has applied its event.
+"""
+
+from __future__ import annotations
+
+import hmac
+import logging
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+import msgspec
+from aiohttp import web
+
+from shared.adapters.postgres import ReadModelQueries
+from shared.errors import AlreadyExists, BerthError, InvalidInput, NotFound
+from shared.events import AnyEvent, NodeDeleted, OutgoingEvent, PodDeleted, TopicRegistry, envelope
+from shared.ports import Publisher
+
+from . import objects
+from .metrics import GatewayMetrics
+from .settings import GatewaySettings
+
+log = logging.getLogger(__name__)
+
+MUTATING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+def status(code: int, reason: str, message: str, details: dict[str, Any] | None = None) -> web.Response:
+    """A Kubernetes `Status` object as the error body."""
+    body: dict[str, Any] = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                            "reason": reason, "message": message, "code": code}
+    if details is not None:
+        body["details"] = details
+    return web.json_response(body, status=code)
+
+
+def _error_response(exc: BaseException) -> web.Response:
+    if isinstance(exc, InvalidInput):
+        return status(422, "Invalid", str(exc), {"object": exc.obj, "field": exc.field, "reason": exc.reason})
+    if isinstance(exc, NotFound):
+        return status(404, "NotFound", str(exc), {"kind": exc.kind, "name": exc.name})
+    if isinstance(exc, AlreadyExists):
+        return status(409, "AlreadyExists", str(exc), {"kind": exc.kind, "name": exc.name})
+    if isinstance(exc, BerthError) and exc.retriable:
+        return status(503, "ServiceUnavailable", str(exc))
+    log.exception("gateway: unexpected error", exc_info=exc)
+    return status(500, "InternalError", f"{type(exc).__name__}: {exc}")
+
+
+class Routes:
+    def __init__(self, settings: GatewaySettings, publisher: Publisher, queries: ReadModelQueries,
+                 registry: TopicRegistry, metrics: GatewayMetrics) -> None:
+        self.settings, self.publisher, self.queries = settings, publisher, queries
+        self.registry, self.metrics = registry, metrics
+        self._token = settings.api_token.encode()
+
+    def install(self, app: web.Application) -> None:
+        app.middlewares.append(self._middleware)
+        r = app.router
+        r.add_get("/api/v1/nodes", self.list_nodes)
+        r.add_post("/api/v1/nodes", self.create_node)
+        r.add_get("/api/v1/nodes/{name}", self.get_node)
+        r.add_put("/api/v1/nodes/{name}", self.replace_node)
+        r.add_delete("/api/v1/nodes/{name}", self.delete_node)
+        r.add_get("/api/v1/pods", self.list_pods)
+        r.add_get("/api/v1/namespaces/{ns}/pods", self.list_pods)
+        r.add_post("/api/v1/namespaces/{ns}/pods", self.create_pod)
+        r.add_get("/api/v1/namespaces/{ns}/pods/{name}", self.get_pod)
+        r.add_delete("/api/v1/namespaces/{ns}/pods/{name}", self.delete_pod)
+        r.add_post("/apis/berth.dev/v1/apply", self.apply)
+
+    @web.middleware
+    async def _middleware(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        started = time.perf_counter()
+        route = request.match_info.route.resource.canonical if request.match_info.route.resource else "unmatched"
+        response: web.StreamResponse
+        if request.method in MUTATING and route.startswith(("/api/", "/apis/")) and not self._authorized(request):
+            response = status(401, "Unauthorized", "a bearer token is required: Authorization: Bearer <token>")
+        else:
+            try:
+                response = await handler(request)
+            except web.HTTPException:
+                raise
+            except Exception as exc:
+                response = _error_response(exc)
+        self.metrics.requests.labels(request.method, route, str(response.status)).inc()
+        self.metrics.seconds.labels(request.method, route).observe(time.perf_counter() - started)
+        return response
+
+    def _authorized(self, request: web.Request) -> bool:
+        scheme, _, token = request.headers.get("Authorization", "").partition(" ")
+        return scheme.lower() == "bearer" and hmac.compare_digest(token.strip().encode(), self._token)
+
+    async def _publish(self, payloads: Sequence[AnyEvent]) -> None:
+        out = [OutgoingEvent(self.registry.topic_of(p), envelope(p, producer=self.settings.base.service_name))
+               for p in payloads]
+        step = self.settings.publish_batch
+        for i in range(0, len(out), step):
+            await self.publisher.publish(out[i:i + step])
+        self.metrics.published.inc(len(out))
+
+    async def _docs(self, request: web.Request, kind: str | None = None) -> list[dict[str, Any]]:
+        docs = objects.parse_body(await request.text())
+        if kind is not None and (len(docs) != 1 or docs[0].get("kind") != kind):
+            raise InvalidInput("request body", "kind", f"expected exactly one {kind}")
+        return docs
+
+    async def _validate(self, docs: list[dict[str, Any]]) -> objects.Validated:
+        needs_classes = any(d.get("kind") == "Pod" for d in docs)
+        stored = [r.priority_class for r in await self.queries.priority_classes()] if needs_classes else []
+        return objects.validate(docs, stored)
+
+    # --- nodes --------------------------------------------------------------------------------
+
+    async def list_nodes(self, request: web.Request) -> web.Response:
+        rows = await self.queries.nodes()
+        return web.json_response(objects.render_list("Node", [objects.render_node_row(r) for r in rows]))
+
+    async def get_node(self, request: web.Request) -> web.Response:
+        row = await self.queries.node(request.match_info["name"])
+        if row is None:
+            raise NotFound("nodes", request.match_info["name"])
+        return web.json_response(objects.render_node_row(row))
+
+    async def create_node(self, request: web.Request) -> web.Response:
+        v = await self._validate(await self._docs(request, "Node"))
+        node = v.nodes[0]
+        if await self.queries.node(node.metadata.name) is not None:
+            raise AlreadyExists("nodes", node.metadata.name)
+        await self._publish(objects.events_of(v))
+        return web.json_response(objects.render_node(node), status=201)
+
+    async def replace_node(self, request: web.Request) -> web.Response:
+        name = request.match_info["name"]
+        v = await self._validate(await self._docs(request, "Node"))
+        node = v.nodes[0]
+        if node.metadata.name != name:
+            raise InvalidInput(f"Node {node.metadata.name}", "metadata.name",
+                               f"the name of the object ({node.metadata.name}) does not match the name on the URL ({name})")
+        if await self.queries.node(name) is None:
+            raise NotFound("nodes", name)
+        await self._publish(objects.events_of(v))
+        return web.json_response(objects.render_node(node))
+
+    async def delete_node(self, request: web.Request) -> web.Response:
+        row = await self.queries.node(request.match_info["name"])
+        if row is None:
+            raise NotFound("nodes", request.match_info["name"])
+        await self._publish([NodeDeleted(node_name=row.name)])
+        return web.json_response(objects.render_node_row(row))
+
+    # --- pods ---------------------------------------------------------------------------------
+
+    async def list_pods(self, request: web.Request) -> web.Response:
+        rows = await self.queries.pods(request.match_info.get("ns"))
+        items = [objects.render_pod_row(r) for r in rows]
+        return web.json_response(objects.render_list("Pod", items))
+
+    async def get_pod(self, request: web.Request) -> web.Response:
+        ns, name = request.match_info["ns"], request.match_info["name"]
+        row = await self.queries.pod(ns, name)
+        if row is None:
+            raise NotFound("pods", name)
+        data = objects.render_pod_row(row)
+        if request.query.get("events") in ("1", "true"):
+            data["schedulingEvents"] = await self._scheduling_events(row.uid)
+        return web.json_response(data)
+
+    async def _scheduling_events(self, uid: str) -> list[dict[str, Any]]:
+        """Attempts, binds and preemptions of the pod, oldest first (what `berth describe` lists)."""
+        out: list[dict[str, Any]] = []
+        for a in await self.queries.attempts(uid):
+            out.append({"time": a.attempted_at.isoformat(), "type": "Normal" if a.node_name else "Warning",
+                        "reason": "Scheduled" if a.node_name else "FailedScheduling",
+                        "message": f"assigned to {a.node_name}" if a.node_name else (a.message or "")})
+        for b in await self.queries.bindings(uid):
+            when = b.decided_at or b.requested_at
+            out.append({"time": when.isoformat() if when else "", "type": "Warning" if b.state == "Rejected" else "Normal",
+                        "reason": f"Bind{b.state}", "message": f"node {b.node_name}" + (f": {b.reason}" if b.reason else "")})
+        for p in await self.queries.preemptions(uid):
+            victims = ", ".join(f"{v.namespace}/{v.name}" for v in p.victims)
+            out.append({"time": p.decided_at.isoformat(), "type": "Normal", "reason": "Preempting" if p.nominated_node else "PreemptionFailed",
+                        "message": p.message or f"nominated {p.nominated_node}; victims: {victims or 'none'}"})
+        return sorted(out, key=lambda e: str(e["time"]))
+
+    async def create_pod(self, request: web.Request) -> web.Response:
+        ns = request.match_info["ns"]
+        docs = await self._docs(request, "Pod")
+        meta = docs[0].setdefault("metadata", {})
+        if not isinstance(meta, dict):
+            raise InvalidInput("Pod", "metadata", "expected an object")
+        if meta.get("namespace", ns) != ns:
+            raise InvalidInput(f"Pod {meta.get('namespace')}/{meta.get('name')}", "metadata.namespace",
+                               f"the namespace of the object ({meta.get('namespace')}) does not match the namespace on the URL ({ns})")
+        meta["namespace"] = ns
+        v = await self._validate(docs)
+        pod = v.pods[0]
+        existing = await self.queries.pod(ns, pod.metadata.name)
+        if existing is not None and not existing.deleted:
+            raise AlreadyExists("pods", pod.metadata.name)
+        await self._publish(objects.events_of(v))
+        return web.json_response(objects.render_pod(pod), status=201)
+
+    async def delete_pod(self, request: web.Request) -> web.Response:
+        ns, name = request.match_info["ns"], request.match_info["name"]
+        row = await self.queries.pod(ns, name)
+        if row is None or row.deleted:
+            raise NotFound("pods", name)
+        await self._publish([PodDeleted(uid=row.uid, namespace=ns, name=name)])
+        return web.json_response(objects.render_pod_row(row))
+
+    # --- apply --------------------------------------------------------------------------------
+
+    async def apply(self, request: web.Request) -> web.Response:
+        """Validate every object of the body first, publish only when all are valid.
+
+        Nodes, PriorityClasses and budgets are upserted; a pod whose namespace/name is already live
+        is left unchanged (pods are immutable once submitted).
+        """
+        v = await self._validate(await self._docs(request))
+        live = {(p.namespace, p.name) for p in await self.queries.pods()} if v.pods else set()
+        known_nodes = {n.name for n in await self.queries.nodes()} if v.nodes else set()
+        results: list[dict[str, str]] = []
+        fresh = [p for p in v.pods if (p.metadata.namespace, p.metadata.name) not in live]
+        for p in v.pods:
+            action = "created" if (p.metadata.namespace, p.metadata.name) not in live else "unchanged"
+            results.append({"kind": "Pod", "namespace": p.metadata.namespace, "name": p.metadata.name, "action": action})
+        for n in v.nodes:
+            results.append({"kind": "Node", "name": n.metadata.name,
+                            "action": "configured" if n.metadata.name in known_nodes else "created"})
+        results += [{"kind": "PriorityClass", "name": pc.metadata.name, "action": "configured"} for pc in v.priority_classes]
+        results += [{"kind": "PodDisruptionBudget", "namespace": b.metadata.namespace, "name": b.metadata.name,
+                     "action": "configured"} for b in v.pdbs]
+        events = objects.events_of(objects.Validated(v.nodes, fresh, v.priority_classes, v.pdbs))
+        await self._publish(events)
+        counts: dict[str, int] = {}
+        for r in results:
+            counts[r["action"]] = counts.get(r["action"], 0) + 1
+        body = {"apiVersion": "berth.dev/v1", "kind": "ApplyResult", "published": len(events), "counts": counts,
+                "items": results}
+        return web.Response(body=msgspec.json.encode(body), content_type="application/json")

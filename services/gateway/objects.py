@@ -1,0 +1,136 @@
+"""Request bodies in, validated objects and events out; read-model rows back to Kubernetes-shaped JSON.
+
+Validation reuses the input loader (`shared.model.loader`), so the gateway accepts and defaults
+objects exactly as `berth simulate` does. Pods may name a PriorityClass stored in the cluster: the
+stored classes are handed to the loader next to the request's own (which win).
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import msgspec
+
+from shared.errors import InvalidInput
+from shared.events import (
+    AnyEvent,
+    NodeUpserted,
+    PodDisruptionBudgetUpserted,
+    PodSubmitted,
+    PriorityClassUpserted,
+)
+from shared.model import Node, Pod, PodDisruptionBudget, PriorityClass
+from shared.model.loader import ClusterInput, load_objects, parse_documents
+from shared.projection import NodeRow, PodRow
+
+APPLY_KINDS = ("Node", "Pod", "PriorityClass", "PodDisruptionBudget")
+_STORED = "<stored>"
+
+
+def parse_body(text: str, source: str = "request body") -> list[dict[str, Any]]:
+    """The objects of a JSON or (multi-document) YAML body; only the kinds the API serves."""
+    docs = parse_documents(text, source)
+    for i, doc in enumerate(docs):
+        kind = doc.get("kind")
+        if kind not in APPLY_KINDS:
+            raise InvalidInput(f"{source}: document {i}", "kind",
+                               f"unsupported kind {kind!r}: expected one of {', '.join(APPLY_KINDS)}")
+    return docs
+
+
+@dataclass
+class Validated:
+    """A request's objects after validation and defaulting, ready to publish."""
+
+    nodes: list[Node] = field(default_factory=list)
+    pods: list[Pod] = field(default_factory=list)
+    priority_classes: list[PriorityClass] = field(default_factory=list)
+    pdbs: list[PodDisruptionBudget] = field(default_factory=list)
+
+
+def validate(docs: list[dict[str, Any]], stored_classes: list[PriorityClass]) -> Validated:
+    """Validate `docs` as a whole (any error rejects all of them); pods get fresh uids."""
+    own = {d.get("metadata", {}).get("name") for d in docs if d.get("kind") == "PriorityClass"}
+    extra = [(_STORED, _class_doc(pc)) for pc in stored_classes if pc.metadata.name not in own]
+    loaded: ClusterInput = load_objects([("request", d) for d in docs] + extra)
+    now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    pods = []
+    for pod in loaded.pods:
+        # The API server owns uids and creation times; whatever the client sent is replaced.
+        meta = msgspec.structs.replace(pod.metadata, uid=str(uuid.uuid4()), creation_timestamp=now)
+        pods.append(msgspec.structs.replace(pod, metadata=meta))
+    return Validated(
+        nodes=loaded.nodes,
+        pods=pods,
+        priority_classes=[pc for pc in loaded.priority_classes if pc.metadata.name in own],
+        pdbs=loaded.pdbs,
+    )
+
+
+def _class_doc(pc: PriorityClass) -> dict[str, Any]:
+    doc: dict[str, Any] = msgspec.to_builtins(pc)
+    doc["kind"] = "PriorityClass"
+    return doc
+
+
+def events_of(v: Validated) -> list[AnyEvent]:
+    """Classes and budgets first: a consumer then knows them before the pods that refer to them."""
+    out: list[AnyEvent] = [PriorityClassUpserted(priority_class=pc) for pc in v.priority_classes]
+    out += [PodDisruptionBudgetUpserted(pdb=pdb) for pdb in v.pdbs]
+    out += [NodeUpserted(node=n) for n in v.nodes]
+    out += [PodSubmitted(pod=p) for p in v.pods]
+    return out
+
+
+# --- rendering ---------------------------------------------------------------------------------
+
+
+def _object(obj: msgspec.Struct, api_version: str, kind: str) -> dict[str, Any]:
+    data: dict[str, Any] = msgspec.to_builtins(obj)
+    return {"apiVersion": api_version, "kind": kind, **{k: v for k, v in data.items() if k not in ("apiVersion", "kind")}}
+
+
+def render_node(node: Node) -> dict[str, Any]:
+    return _object(node, "v1", "Node")
+
+
+def render_node_row(row: NodeRow) -> dict[str, Any]:
+    return render_node(row.node)
+
+
+def render_pod(pod: Pod) -> dict[str, Any]:
+    return _object(pod, "v1", "Pod")
+
+
+def render_pod_row(row: PodRow) -> dict[str, Any]:
+    """The pod as submitted, with Berth's view of its scheduling in `status` and `spec.nodeName`.
+
+    `status.phase` is Berth's phase (Pending, Bound, Deleted); the PodScheduled condition carries
+    the last scheduling message as kube-scheduler words it.
+    """
+    data = render_pod(row.pod) if row.pod is not None else {"apiVersion": "v1", "kind": "Pod", "spec": {}}
+    meta = data.setdefault("metadata", {})
+    meta.update(name=row.name, namespace=row.namespace, uid=row.uid)
+    if row.node_name:
+        data.setdefault("spec", {})["nodeName"] = row.node_name
+    condition: dict[str, Any] = {"type": "PodScheduled", "status": "True" if row.phase == "Bound" else "False"}
+    if row.phase != "Bound" and row.message:
+        condition.update(reason="Unschedulable", message=row.message)
+    status: dict[str, Any] = {"phase": row.phase, "conditions": [condition]}
+    if row.nominated_node_name:
+        status["nominatedNodeName"] = row.nominated_node_name
+    if row.message is not None:
+        status["message"] = row.message
+    if row.preempted_by:
+        status["preemptedBy"] = row.preempted_by
+    if row.last_attempt:
+        status["schedulingAttempts"] = row.last_attempt
+    data["status"] = status
+    return data
+
+
+def render_list(kind: str, items: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": f"{kind}List", "metadata": {}, "items": items}

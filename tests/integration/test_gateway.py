@@ -1,0 +1,166 @@
+"""The gateway against the real broker and database, with the projector running beside it."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+import pytest
+from aiohttp.test_utils import TestClient, TestServer
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from services.gateway.app import build_app
+from services.gateway.settings import GatewaySettings
+from services.projector.app import build as build_projector
+from services.projector.settings import ProjectorSettings
+from shared.adapters.kafka import KafkaPublisher, read_topic
+
+from .fixtures import BerthTestEnv
+from .helpers import eventually
+
+pytestmark = pytest.mark.integration
+
+TOKEN = "s3cret"
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+
+CLUSTER = """
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: high}
+value: 1000
+---
+apiVersion: v1
+kind: Node
+metadata: {name: node-a, labels: {zone: a}}
+status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: node-b}
+status: {allocatable: {cpu: "2", memory: 4Gi, pods: "110"}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: web-0}
+spec:
+  priorityClassName: high
+  containers: [{name: c, image: nginx, resources: {requests: {cpu: 500m}}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: web-1, namespace: prod}
+spec:
+  containers: [{name: c, image: nginx}]
+"""
+
+BAD_POD = """{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "bad"},
+ "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "lots"}}}]}}"""
+
+
+@dataclass
+class Api:
+    client: TestClient
+    env: BerthTestEnv
+
+
+@pytest.fixture
+async def api(berth_env: BerthTestEnv, engine: AsyncEngine, publisher: KafkaPublisher) -> AsyncIterator[Api]:
+    settings = GatewaySettings(base=berth_env.settings.for_service("gateway"), api_token=TOKEN)
+    projector = build_projector(ProjectorSettings(base=berth_env.settings.for_service("projector")), engine,
+                                registry=berth_env.registry, serve_http=False)
+    task = asyncio.create_task(projector.run())
+    client = TestClient(TestServer(build_app(settings, publisher, engine, registry=berth_env.registry)))
+    await client.start_server()
+    try:
+        yield Api(client, berth_env)
+    finally:
+        await client.close()
+        projector.request_stop()
+        await asyncio.wait_for(task, 10)
+
+
+async def _pods(api: Api) -> dict[str, dict]:
+    resp = await api.client.get("/api/v1/pods")
+    assert resp.status == 200
+    return {f"{p['metadata']['namespace']}/{p['metadata']['name']}": p for p in (await resp.json())["items"]}
+
+
+async def test_apply_then_pods_are_pending(api: Api) -> None:
+    resp = await api.client.post("/apis/berth.dev/v1/apply", data=CLUSTER, headers=AUTH)
+    assert resp.status == 200, await resp.text()
+    result = await resp.json()
+    assert result["published"] == 5 and result["counts"] == {"created": 4, "configured": 1}
+
+    async def visible() -> bool:
+        return len(await _pods(api)) == 2
+
+    await eventually(visible, timeout=15)
+    pods = await _pods(api)
+    web0 = pods["default/web-0"]
+    assert web0["status"]["phase"] == "Pending" and web0["spec"]["priority"] == 1000
+    assert len(web0["metadata"]["uid"]) == 36  # a uuid4 given by the gateway
+    one = await api.client.get("/api/v1/namespaces/prod/pods/web-1")
+    assert one.status == 200 and (await one.json())["status"]["conditions"][0]["type"] == "PodScheduled"
+    assert (await api.client.get("/api/v1/namespaces/prod/pods")).status == 200
+    nodes = await (await api.client.get("/api/v1/nodes")).json()
+    assert [n["metadata"]["name"] for n in nodes["items"]] == ["node-a", "node-b"]
+    assert (await api.client.get("/api/v1/nodes/node-a")).status == 200
+    assert (await api.client.get("/api/v1/nodes/nope")).status == 404
+
+    # A pod referring to the stored PriorityClass; then a duplicate of it.
+    pod = '{"kind": "Pod", "metadata": {"name": "late"}, "spec": {"priorityClassName": "high", "containers": [{"name": "c"}]}}'
+    created = await api.client.post("/api/v1/namespaces/default/pods", data=pod, headers=AUTH)
+    assert created.status == 201 and (await created.json())["spec"]["priority"] == 1000
+
+    async def late_visible() -> bool:
+        return "default/late" in await _pods(api)
+
+    await eventually(late_visible, timeout=15)
+    dup = await api.client.post("/api/v1/namespaces/default/pods", data=pod, headers=AUTH)
+    assert dup.status == 409 and (await dup.json())["reason"] == "AlreadyExists"
+    assert (await api.client.post("/api/v1/nodes", data=CLUSTER.split("---")[1], headers=AUTH)).status == 409
+
+    deleted = await api.client.delete("/api/v1/namespaces/default/pods/late", headers=AUTH)
+    assert deleted.status == 200
+    assert (await api.client.delete("/api/v1/namespaces/default/pods/nope", headers=AUTH)).status == 404
+    assert (await api.client.delete("/api/v1/nodes/node-b", headers=AUTH)).status == 200
+
+    async def gone() -> bool:
+        nodes = await (await api.client.get("/api/v1/nodes")).json()
+        return "default/late" not in await _pods(api) and len(nodes["items"]) == 1
+
+    await eventually(gone, timeout=15)
+    metrics = await (await api.client.get("/metrics")).text()
+    assert "berth_gateway_requests_total" in metrics
+    assert (await api.client.get("/readyz")).status == 200 and (await api.client.get("/healthz")).status == 200
+
+
+async def test_invalid_pod_is_422_and_nothing_is_published(api: Api) -> None:
+    body = CLUSTER + "---\n" + BAD_POD
+    resp = await api.client.post("/apis/berth.dev/v1/apply", data=body, headers=AUTH)
+    assert resp.status == 422
+    status = await resp.json()
+    assert status["kind"] == "Status" and status["status"] == "Failure" and status["reason"] == "Invalid"
+    assert status["details"] == {"object": "Pod default/bad",
+                                 "field": "spec.containers[0].resources.requests[cpu]",
+                                 "reason": status["details"]["reason"]}
+    single = await api.client.post("/api/v1/namespaces/default/pods", data=BAD_POD, headers=AUTH)
+    assert single.status == 422 and (await single.json())["details"]["field"].startswith("spec.containers[0]")
+    mismatch = await api.client.post("/api/v1/namespaces/other/pods",
+                                     data='{"kind": "Pod", "metadata": {"name": "x", "namespace": "default"}}',
+                                     headers=AUTH)
+    assert mismatch.status == 422 and (await mismatch.json())["details"]["field"] == "metadata.namespace"
+    for topic in ("pods", "nodes"):
+        seen = [e async for e in read_topic(api.env.settings, topic, registry=api.env.registry)]
+        assert seen == []
+
+
+async def test_writes_need_the_token(api: Api) -> None:
+    for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": f"Basic {TOKEN}"}):
+        resp = await api.client.post("/apis/berth.dev/v1/apply", data=CLUSTER, headers=headers)
+        assert resp.status == 401 and (await resp.json())["reason"] == "Unauthorized"
+    assert (await api.client.delete("/api/v1/nodes/node-a")).status == 401
+    assert (await api.client.get("/api/v1/nodes")).status == 200  # reads are open
+    seen = [e async for e in read_topic(api.env.settings, "nodes", registry=api.env.registry)]
+    assert seen == []
