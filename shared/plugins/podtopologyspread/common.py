@@ -1,0 +1,187 @@
+"""Constraint compilation and node-inclusion rules shared by PodTopologySpread's filter and score
+paths (upstream podtopologyspread/common.go)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+
+from shared.framework.node_info import NodeInfo
+from shared.framework.pod_info import PodInfo
+from shared.model import Pod, Taint, Toleration, TopologySpreadConstraint
+from shared.model.meta import LabelSelector, LabelSelectorRequirement
+from shared.model.selectors import NodeSelectorTerms, Selector, compile_label_selector, selector_from_set
+
+LABEL_HOSTNAME = "kubernetes.io/hostname"
+LABEL_TOPOLOGY_ZONE = "topology.kubernetes.io/zone"
+DO_NOT_SCHEDULE = "DoNotSchedule"
+SCHEDULE_ANYWAY = "ScheduleAnyway"
+HONOR = "Honor"
+IGNORE = "Ignore"
+
+ERR_REASON_CONSTRAINTS_NOT_MATCH = "node(s) didn't match pod topology spread constraints"
+ERR_REASON_NODE_LABEL_NOT_MATCH = ERR_REASON_CONSTRAINTS_NOT_MATCH + " (missing required label)"
+
+DefaultSelectorFn = Callable[[PodInfo], Selector | None]
+"""The selector of the Services/ReplicaSets/StatefulSets/ReplicationControllers owning a pod
+(upstream helper.DefaultSelector); None when none is known."""
+
+
+class Constraint:
+    """A topology spread constraint with its selector compiled and policies resolved."""
+
+    __slots__ = ("max_skew", "topology_key", "selector", "min_domains", "honor_node_affinity",
+                 "honor_node_taints", "is_hostname")
+
+    def __init__(self, max_skew: int, topology_key: str, selector: Selector, min_domains: int = 1,
+                 honor_node_affinity: bool = True, honor_node_taints: bool = False) -> None:
+        self.max_skew = max_skew
+        self.topology_key = topology_key
+        self.selector = selector
+        self.min_domains = min_domains
+        self.honor_node_affinity = honor_node_affinity
+        self.honor_node_taints = honor_node_taints
+        self.is_hostname = topology_key == LABEL_HOSTNAME
+
+    def with_selector(self, selector: Selector) -> Constraint:
+        return Constraint(self.max_skew, self.topology_key, selector, self.min_domains,
+                          self.honor_node_affinity, self.honor_node_taints)
+
+    def __repr__(self) -> str:
+        return (f"Constraint({self.topology_key}, maxSkew={self.max_skew}, minDomains={self.min_domains}, "
+                f"{self.selector!r})")
+
+
+def _merged_selector(c: TopologySpreadConstraint, pod_labels: Mapping[str, str]) -> Selector:
+    """The constraint's selector with matchLabelKeys added as equality requirements on the pod's
+    own values. As upstream's mergeLabelSetWithSelector, a nil selector contributes nothing, so
+    the keys alone then select."""
+    match_labels = {k: pod_labels[k] for k in c.match_label_keys if k in pod_labels}
+    if not match_labels:
+        return compile_label_selector(c.label_selector)
+    if c.label_selector is None:
+        return selector_from_set(match_labels)
+    extra = [LabelSelectorRequirement(key=k, operator="In", values=[v]) for k, v in match_labels.items()]
+    merged = LabelSelector(match_labels=c.label_selector.match_labels,
+                           match_expressions=[*c.label_selector.match_expressions, *extra])
+    return compile_label_selector(merged)
+
+
+def filter_constraints(constraints: Iterable[TopologySpreadConstraint], pod_labels: Mapping[str, str],
+                       action: str) -> list[Constraint]:
+    """The constraints whose whenUnsatisfiable is `action`, compiled (filterTopologySpreadConstraints)."""
+    out: list[Constraint] = []
+    for c in constraints:
+        if c.when_unsatisfiable != action:
+            continue
+        out.append(Constraint(
+            max_skew=c.max_skew,
+            topology_key=c.topology_key,
+            selector=_merged_selector(c, pod_labels),
+            min_domains=c.min_domains if c.min_domains is not None else 1,
+            honor_node_affinity=(c.node_affinity_policy or HONOR) == HONOR,
+            honor_node_taints=(c.node_taints_policy or IGNORE) == HONOR,
+        ))
+    return out
+
+
+def node_labels_match_spread_constraints(labels: Mapping[str, str], constraints: Sequence[Constraint]) -> bool:
+    """Whether the node carries every constraint's topology key."""
+    for c in constraints:
+        if c.topology_key not in labels:
+            return False
+    return True
+
+
+def count_pods_match_selector(pods: Iterable[PodInfo], selector: Selector, namespace: str) -> int:
+    """Pods of `namespace` the selector matches; terminating pods do not count."""
+    n = 0
+    for p in pods:
+        if p.namespace != namespace or p.pod.metadata.deletion_timestamp is not None:
+            continue
+        if selector.matches(p.labels):
+            n += 1
+    return n
+
+
+class RequiredNodeAffinity:
+    """The pod's nodeSelector and required node affinity (nodeaffinity.GetRequiredNodeAffinity)."""
+
+    __slots__ = ("_labels", "_terms")
+
+    def __init__(self, pod: Pod) -> None:
+        spec = pod.spec
+        self._labels: Selector | None = selector_from_set(spec.node_selector) if spec.node_selector else None
+        na = spec.affinity.node_affinity if spec.affinity else None
+        required = na.required_during_scheduling_ignored_during_execution if na else None
+        self._terms: NodeSelectorTerms | None = None
+        if required is not None:
+            try:
+                self._terms = NodeSelectorTerms(required.node_selector_terms)
+            except ValueError:
+                # Upstream ignores parse errors here; an unparsable selector matches nothing.
+                self._terms = NodeSelectorTerms([])
+
+    def match(self, node: NodeInfo) -> bool:
+        if self._labels is not None and not self._labels.matches(node.labels):
+            return False
+        if self._terms is not None and not self._terms.matches(node.labels, node.name):
+            return False
+        return True
+
+
+def _tolerates(t: Toleration, taint: Taint) -> bool:
+    if t.effect and t.effect != taint.effect:
+        return False
+    if t.key and t.key != taint.key:
+        return False
+    if t.operator in ("", "Equal"):
+        return t.value == taint.value
+    return t.operator == "Exists"
+
+
+def has_untolerated_no_schedule_taint(taints: Sequence[Taint], tolerations: Sequence[Toleration]) -> bool:
+    """A NoSchedule/NoExecute taint no toleration tolerates (FindMatchingUntoleratedTaint)."""
+    for taint in taints:
+        if taint.effect not in ("NoSchedule", "NoExecute"):
+            continue
+        if not any(_tolerates(t, taint) for t in tolerations):
+            return True
+    return False
+
+
+def match_node_inclusion_policies(c: Constraint, pod: PodInfo, node: NodeInfo, required: RequiredNodeAffinity) -> bool:
+    """Whether the node counts as a domain member for `c` under nodeAffinityPolicy/nodeTaintsPolicy."""
+    if c.honor_node_affinity and not required.match(node):
+        return False
+    if c.honor_node_taints and node.taints and has_untolerated_no_schedule_taint(
+            node.taints, pod.pod.spec.tolerations):
+        return False
+    return True
+
+
+def no_default_selector(pod: PodInfo) -> Selector | None:
+    """Berth keeps no Services, ReplicaSets, StatefulSets or ReplicationControllers, so no
+    controller selector is ever found: exactly upstream's outcome when its listers return nothing
+    (an empty selector, hence no default constraints)."""
+    return None
+
+
+def build_default_constraints(defaults: Sequence[TopologySpreadConstraint], pod: PodInfo, action: str,
+                              default_selector: DefaultSelectorFn) -> list[Constraint]:
+    """Default constraints for a pod without its own, selecting the pods of its controllers."""
+    constraints = filter_constraints(defaults, pod.labels, action)
+    if not constraints:
+        return []
+    selector = default_selector(pod)
+    if selector is None or selector.empty or selector.nothing:
+        return []
+    return [c.with_selector(selector) for c in constraints]
+
+
+def pod_constraints(pod: PodInfo, action: str, defaults: Sequence[TopologySpreadConstraint],
+                    default_selector: DefaultSelectorFn) -> list[Constraint]:
+    """The pod's own constraints for `action`, or the defaults when it declares none at all."""
+    own = pod.pod.spec.topology_spread_constraints
+    if own:
+        return filter_constraints(own, pod.labels, action)
+    return build_default_constraints(defaults, pod, action, default_selector)

@@ -1,0 +1,145 @@
+"""PreScore/Score/NormalizeScore for ScheduleAnyway constraints (upstream podtopologyspread/scoring.go).
+
+A node's raw score is, per constraint whose key it carries, `matching pods in its domain *
+log(domains + 2) + (maxSkew - 1)`; fewer matching pods is better, so NormalizeScore reverses the
+scale to 0..100. Hostname domains are counted per node in Score instead of in PreScore.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from shared.framework.interfaces import MAX_NODE_SCORE, NodeScore
+from shared.framework.node_info import NodeInfo
+from shared.framework.pod_info import PodInfo
+
+from .common import (
+    Constraint,
+    RequiredNodeAffinity,
+    count_pods_match_selector,
+    match_node_inclusion_policies,
+    node_labels_match_spread_constraints,
+)
+
+INVALID_SCORE = -1
+
+
+class PreScoreState:
+    """Constraints, the filtered nodes left unscored (missing a topology key), the matching-pod
+    count per constraint and domain, and each constraint's normalising weight."""
+
+    __slots__ = ("constraints", "ignored_nodes", "tp_value_to_pod_counts", "weights")
+
+    def __init__(self, constraints: list[Constraint]) -> None:
+        self.constraints = constraints
+        self.ignored_nodes: set[str] = set()
+        self.tp_value_to_pod_counts: list[dict[str, int]] = [{} for _ in constraints]
+        self.weights: list[float] = []
+
+    def clone(self) -> PreScoreState:
+        return self  # read-only after PreScore
+
+
+def topology_normalizing_weight(size: int) -> float:
+    """log(size + 2): counts in topologies with few domains are not watered down by big ones."""
+    return math.log(size + 2)
+
+
+def score_for_count(count: int, max_skew: int, weight: float) -> float:
+    # maxSkew - 1 dampens differences between domains, the score's tolerance to skew.
+    return count * weight + (max_skew - 1)
+
+
+def go_round(x: float) -> int:
+    """math.Round: halves away from zero (Python's round() rounds halves to even)."""
+    r = math.floor(abs(x))
+    if abs(x) - r >= 0.5:
+        r += 1
+    return int(r) if x >= 0 else -int(r)
+
+
+def init_pre_score_state(constraints: list[Constraint], filtered_nodes: Sequence[NodeInfo],
+                         require_all_topologies: bool) -> PreScoreState:
+    s = PreScoreState(constraints)
+    topo_size = [0] * len(constraints)
+    for node in filtered_nodes:
+        labels = node.labels
+        if require_all_topologies and not node_labels_match_spread_constraints(labels, constraints):
+            s.ignored_nodes.add(node.name)
+            continue
+        for i, c in enumerate(constraints):
+            if c.is_hostname:
+                continue
+            # A node without the key (system defaulting) opens the "" domain, as upstream.
+            value = labels.get(c.topology_key, "")
+            counts = s.tp_value_to_pod_counts[i]
+            if value not in counts:
+                counts[value] = 0
+                topo_size[i] += 1
+    for i, c in enumerate(constraints):
+        size = len(filtered_nodes) - len(s.ignored_nodes) if c.is_hostname else topo_size[i]
+        s.weights.append(topology_normalizing_weight(size))
+    return s
+
+
+def count_all_nodes(s: PreScoreState, pod: PodInfo, all_nodes: Sequence[NodeInfo],
+                    require_all_topologies: bool) -> None:
+    """Sum matching pods over every node of the cluster into the domains of the filtered nodes."""
+    required = RequiredNodeAffinity(pod.pod)
+    namespace = pod.namespace
+    constraints = s.constraints
+    for node in all_nodes:
+        labels = node.labels
+        if require_all_topologies and not node_labels_match_spread_constraints(labels, constraints):
+            continue
+        for i, c in enumerate(constraints):
+            if not match_node_inclusion_policies(c, pod, node, required):
+                continue
+            counts = s.tp_value_to_pod_counts[i]
+            value = labels.get(c.topology_key, "")
+            if value not in counts:  # no candidate node there; hostname counts come in Score
+                continue
+            if node.pods:
+                counts[value] += count_pods_match_selector(node.pods, c.selector, namespace)
+
+
+def node_score(s: PreScoreState, pod: PodInfo, node: NodeInfo) -> int:
+    if node.name in s.ignored_nodes:
+        return 0
+    labels = node.labels
+    score = 0.0
+    for i, c in enumerate(s.constraints):
+        value = labels.get(c.topology_key)
+        if value is None:
+            continue
+        if c.is_hostname:
+            count = count_pods_match_selector(node.pods, c.selector, pod.namespace) if node.pods else 0
+        else:
+            count = s.tp_value_to_pod_counts[i].get(value, 0)
+        score += score_for_count(count, c.max_skew, s.weights[i])
+    return go_round(score)
+
+
+def normalize_scores(s: PreScoreState, scores: list[NodeScore]) -> None:
+    """Reverse to 0..100 between the lowest and highest raw score; ignored nodes get 0."""
+    min_score = 2**63 - 1
+    max_score = 0
+    ignored = s.ignored_nodes
+    for ns in scores:
+        if ns.name in ignored:
+            ns.score = INVALID_SCORE
+            continue
+        if ns.score < min_score:
+            min_score = ns.score
+        if ns.score > max_score:
+            max_score = ns.score
+    for ns in scores:
+        if ns.score == INVALID_SCORE:
+            ns.score = 0
+            continue
+        if max_score == 0:
+            ns.score = MAX_NODE_SCORE
+            continue
+        # Every operand is non-negative, so floor division equals Go's truncation.
+        ns.score = MAX_NODE_SCORE * (max_score + min_score - ns.score) // max_score
