@@ -1,0 +1,180 @@
+"""InterPodAffinity PreFilter/Filter state: topology-pair counts computed once per pod.
+
+Three counts, keyed by (topologyKey, value) of the node an existing pod runs on:
+- existing anti-affinity: existing pods whose required anti-affinity terms select the incoming pod;
+- affinity: existing pods matching *all* the incoming pod's required affinity terms (one per term);
+- anti-affinity: existing pods matching each of the incoming pod's required anti-affinity terms.
+
+Incoming pod terms are matched with the existing pod's own namespace labels (Berth's namespaces
+carry only their name label), which is what upstream's namespaceSelector merge amounts to.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+from shared.framework.node_info import NodeInfo
+from shared.framework.pod_info import AffinityTerm, PodInfo, namespace_labels
+from shared.framework.status import Code, Status
+from shared.plugins import names
+
+PRE_FILTER_STATE_KEY = "PreFilter" + names.INTER_POD_AFFINITY
+
+ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH = "node(s) didn't satisfy existing pods anti-affinity rules"
+ERR_REASON_AFFINITY_RULES_NOT_MATCH = "node(s) didn't match pod affinity rules"
+ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH = "node(s) didn't match pod anti-affinity rules"
+
+TopologyPair = tuple[str, str]
+TopologyCounts = dict[TopologyPair, int]
+
+
+def _update(counts: TopologyCounts, node_labels: Mapping[str, str], key: str, value: int) -> None:
+    tv = node_labels.get(key)
+    if tv is None:
+        return
+    pair = (key, tv)
+    n = counts.get(pair, 0) + value
+    # value may be negative (RemovePod): drop entries that fall to zero, as upstream.
+    if n == 0:
+        counts.pop(pair, None)
+    else:
+        counts[pair] = n
+
+
+def pod_matches_all_terms(terms: Sequence[AffinityTerm], pod: PodInfo) -> bool:
+    """True iff there is at least one term and the pod matches every one of them."""
+    if not terms:
+        return False
+    for t in terms:
+        if not t.matches(pod):
+            return False
+    return True
+
+
+def update_with_affinity_terms(counts: TopologyCounts, terms: Sequence[AffinityTerm], pod: PodInfo,
+                               node_labels: Mapping[str, str], value: int) -> None:
+    if pod_matches_all_terms(terms, pod):
+        for t in terms:
+            _update(counts, node_labels, t.topology_key, value)
+
+
+def update_with_anti_affinity_terms(counts: TopologyCounts, terms: Sequence[AffinityTerm], pod: PodInfo,
+                                    ns_labels: Mapping[str, str] | None, node_labels: Mapping[str, str],
+                                    value: int) -> None:
+    for t in terms:
+        if t.matches(pod, ns_labels):
+            _update(counts, node_labels, t.topology_key, value)
+
+
+class PreFilterState:
+    __slots__ = ("existing_anti_affinity_counts", "affinity_counts", "anti_affinity_counts", "pod_info",
+                 "namespace_labels")
+
+    def __init__(self, pod_info: PodInfo, existing_anti_affinity_counts: TopologyCounts,
+                 affinity_counts: TopologyCounts, anti_affinity_counts: TopologyCounts) -> None:
+        self.pod_info = pod_info
+        self.namespace_labels = namespace_labels(pod_info.namespace)
+        self.existing_anti_affinity_counts = existing_anti_affinity_counts
+        self.affinity_counts = affinity_counts
+        self.anti_affinity_counts = anti_affinity_counts
+
+    def clone(self) -> PreFilterState:
+        return PreFilterState(self.pod_info, dict(self.existing_anti_affinity_counts), dict(self.affinity_counts),
+                              dict(self.anti_affinity_counts))
+
+    def update_with_pod(self, other: PodInfo, node_labels: Mapping[str, str], multiplier: int) -> None:
+        """Account for `other` appearing on (multiplier 1) or leaving (-1) a node with these labels."""
+        update_with_anti_affinity_terms(self.existing_anti_affinity_counts, other.required_anti_affinity_terms,
+                                        self.pod_info, self.namespace_labels, node_labels, multiplier)
+        update_with_affinity_terms(self.affinity_counts, self.pod_info.required_affinity_terms, other,
+                                   node_labels, multiplier)
+        update_with_anti_affinity_terms(self.anti_affinity_counts, self.pod_info.required_anti_affinity_terms,
+                                        other, None, node_labels, multiplier)
+
+    def __repr__(self) -> str:
+        return (f"PreFilterState(existing={self.existing_anti_affinity_counts}, affinity={self.affinity_counts}, "
+                f"anti={self.anti_affinity_counts})")
+
+
+def existing_anti_affinity_counts(pod: PodInfo, nodes: Iterable[NodeInfo]) -> TopologyCounts:
+    """Counts from existing pods' required anti-affinity terms that select the incoming pod."""
+    ns_labels = namespace_labels(pod.namespace)
+    counts: TopologyCounts = {}
+    for info in nodes:
+        for existing in info.pods_with_required_anti_affinity:
+            update_with_anti_affinity_terms(counts, existing.required_anti_affinity_terms, pod, ns_labels,
+                                            info.labels, 1)
+    return counts
+
+
+def incoming_affinity_anti_affinity_counts(pod: PodInfo, nodes: Iterable[NodeInfo]
+                                           ) -> tuple[TopologyCounts, TopologyCounts]:
+    affinity: TopologyCounts = {}
+    anti: TopologyCounts = {}
+    aff_terms = pod.required_affinity_terms
+    anti_terms = pod.required_anti_affinity_terms
+    if not aff_terms and not anti_terms:
+        return affinity, anti
+    for info in nodes:
+        labels = info.labels
+        for existing in info.pods:
+            if aff_terms:
+                update_with_affinity_terms(affinity, aff_terms, existing, labels, 1)
+            if anti_terms:
+                update_with_anti_affinity_terms(anti, anti_terms, existing, None, labels, 1)
+    return affinity, anti
+
+
+def satisfy_existing_pods_anti_affinity(state: PreFilterState, node_labels: Mapping[str, str]) -> bool:
+    counts = state.existing_anti_affinity_counts
+    if not counts:
+        return True
+    # Any of the node's (key, value) pairs holding a count > 0 rejects it; walk the smaller side.
+    if len(counts) < len(node_labels):
+        for (key, value), n in counts.items():
+            if n > 0 and node_labels.get(key) == value:
+                return False
+        return True
+    for pair in node_labels.items():
+        if counts.get(pair, 0) > 0:
+            return False
+    return True
+
+
+def satisfy_pod_anti_affinity(state: PreFilterState, node_labels: Mapping[str, str]) -> bool:
+    counts = state.anti_affinity_counts
+    if counts:
+        for term in state.pod_info.required_anti_affinity_terms:
+            tv = node_labels.get(term.topology_key)
+            if tv is not None and counts.get((term.topology_key, tv), 0) > 0:
+                return False
+    return True
+
+
+def satisfy_pod_affinity(state: PreFilterState, node_labels: Mapping[str, str]) -> bool:
+    pods_exist = True
+    counts = state.affinity_counts
+    for term in state.pod_info.required_affinity_terms:
+        tv = node_labels.get(term.topology_key)
+        if tv is None:
+            # Every topology key must exist on the node.
+            return False
+        if counts.get((term.topology_key, tv), 0) <= 0:
+            pods_exist = False
+    if pods_exist:
+        return True
+    # The first pod of a group with affinity to itself: when no pod anywhere matches the terms,
+    # let it in if it matches its own terms, so such groups do not stay pending forever.
+    pi = state.pod_info
+    return not counts and pod_matches_all_terms(pi.required_affinity_terms, pi)
+
+
+def filter_node(state: PreFilterState, node_info: NodeInfo) -> Status | None:
+    labels = node_info.labels
+    if not satisfy_pod_affinity(state, labels):
+        return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_AFFINITY_RULES_NOT_MATCH)
+    if not satisfy_pod_anti_affinity(state, labels):
+        return Status(Code.UNSCHEDULABLE, ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH)
+    if not satisfy_existing_pods_anti_affinity(state, labels):
+        return Status(Code.UNSCHEDULABLE, ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH)
+    return None

@@ -1,0 +1,113 @@
+"""InterPodAffinity PreScore/Score/NormalizeScore: weights summed per topology pair, then min-max
+normalised to 0..100 (upstream scoring.go)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+from shared.framework.interfaces import MAX_NODE_SCORE, NodeScore
+from shared.framework.node_info import NodeInfo
+from shared.framework.pod_info import AffinityTerm, PodInfo, WeightedAffinityTerm, namespace_labels
+from shared.plugins import names
+
+PRE_SCORE_STATE_KEY = "PreScore" + names.INTER_POD_AFFINITY
+
+# topologyKey -> topology value -> summed weight
+ScoreMap = dict[str, dict[str, int]]
+
+
+class PreScoreState:
+    __slots__ = ("topology_score", "pod_info", "namespace_labels")
+
+    def __init__(self, pod_info: PodInfo, topology_score: ScoreMap) -> None:
+        self.pod_info = pod_info
+        self.namespace_labels = namespace_labels(pod_info.namespace)
+        self.topology_score = topology_score
+
+    def clone(self) -> PreScoreState:
+        return self  # read-only after PreScore
+
+    def __repr__(self) -> str:
+        return f"PreScoreState({self.topology_score})"
+
+
+def _process_term(m: ScoreMap, term: AffinityTerm, weight: int, pod: PodInfo, ns_labels: Mapping[str, str] | None,
+                  node_labels: Mapping[str, str], multiplier: int) -> None:
+    if term.matches(pod, ns_labels):
+        tv = node_labels.get(term.topology_key)
+        if tv is not None:
+            values = m.get(term.topology_key)
+            if values is None:
+                values = m[term.topology_key] = {}
+            values[tv] = values.get(tv, 0) + weight * multiplier
+
+
+def _process_terms(m: ScoreMap, terms: Sequence[WeightedAffinityTerm], pod: PodInfo,
+                   ns_labels: Mapping[str, str] | None, node_labels: Mapping[str, str], multiplier: int) -> None:
+    for wt in terms:
+        _process_term(m, wt.term, wt.weight, pod, ns_labels, node_labels, multiplier)
+
+
+def process_existing_pod(m: ScoreMap, incoming: PodInfo, ns_labels: Mapping[str, str], existing: PodInfo,
+                         node_labels: Mapping[str, str], hard_pod_affinity_weight: int) -> None:
+    if not node_labels:
+        return
+    # The incoming pod's preferred terms, matched against the existing pod.
+    _process_terms(m, incoming.preferred_affinity_terms, existing, None, node_labels, 1)
+    _process_terms(m, incoming.preferred_anti_affinity_terms, existing, None, node_labels, -1)
+    # The existing pod's terms, matched against the incoming pod (ignorePreferredTermsOfExistingPods
+    # only skips PreScore for pods without preferred terms, as upstream).
+    # Its required affinity, as a soft preference of weight hardPodAffinityWeight.
+    if hard_pod_affinity_weight > 0:
+        for term in existing.required_affinity_terms:
+            _process_term(m, term, hard_pod_affinity_weight, incoming, ns_labels, node_labels, 1)
+    _process_terms(m, existing.preferred_affinity_terms, incoming, ns_labels, node_labels, 1)
+    _process_terms(m, existing.preferred_anti_affinity_terms, incoming, ns_labels, node_labels, -1)
+
+
+def topology_scores(incoming: PodInfo, nodes: Iterable[NodeInfo], all_pods: bool,
+                    hard_pod_affinity_weight: int) -> ScoreMap | None:
+    """The summed weights, or None when no existing pod contributed (PreScore then skips)."""
+    ns_labels = namespace_labels(incoming.namespace)
+    total: ScoreMap = {}
+    contributed = False
+    for info in nodes:
+        pods = info.pods if all_pods else info.pods_with_affinity
+        if not pods:
+            continue
+        node_map: ScoreMap = {}
+        for existing in pods:
+            process_existing_pod(node_map, incoming, ns_labels, existing, info.labels, hard_pod_affinity_weight)
+        if node_map:
+            contributed = True
+            for key, values in node_map.items():
+                target = total.get(key)
+                if target is None:
+                    total[key] = values
+                    continue
+                for v, w in values.items():
+                    target[v] = target.get(v, 0) + w
+    return total if contributed else None
+
+
+def score_node(state: PreScoreState, node_labels: Mapping[str, str]) -> int:
+    score = 0
+    for key, values in state.topology_score.items():
+        tv = node_labels.get(key)
+        if tv is not None:
+            score += values.get(tv, 0)
+    return score
+
+
+def normalize(state: PreScoreState, scores: list[NodeScore]) -> None:
+    if not state.topology_score or not scores:
+        return
+    max_count = max(s.score for s in scores)
+    min_count = min(s.score for s in scores)
+    diff = max_count - min_count
+    for s in scores:
+        f = 0.0
+        if diff > 0:
+            # Same float expression as upstream so truncation lands on the same integer.
+            f = float(MAX_NODE_SCORE) * (float(s.score - min_count) / float(diff))
+        s.score = int(f)
