@@ -180,14 +180,18 @@ class Simulator:
                           fit_error: FitError) -> None:
         info = record.info
         plugins = set(fit_error.diagnosis.unschedulable_plugins)
-        if fwk.post_filter_plugins:
-            result, status = fwk.run_post_filter_plugins(state, info, fit_error.diagnosis.node_to_status)
-            fit_error.diagnosis.post_filter_msg = status.message()
-            if status.code == Code.SUCCESS and result is not None and result.nominated_node_name:
-                self._apply_preemption(record, result.nominated_node_name, result.victims, result.nominations_to_clear)
-            elif result is not None and not result.nominated_node_name and info.pod.status.nominated_node_name:
-                self._set_nominated(record, "")
+        if not fwk.post_filter_plugins:
+            self._fail(qpi, record, fit_error.message(), plugins)
+            return
+        result, status = fwk.run_post_filter_plugins(state, info, fit_error.diagnosis.node_to_status)
+        fit_error.diagnosis.post_filter_msg = status.message()
+        # The pod is parked first; the evictions that follow are cluster events that move it back,
+        # as the victims' deletions do upstream.
         self._fail(qpi, record, fit_error.message(), plugins)
+        if status.code == Code.SUCCESS and result is not None and result.nominated_node_name:
+            self._apply_preemption(record, result.nominated_node_name, result.victims, result.nominations_to_clear)
+        elif result is not None and not result.nominated_node_name and info.pod.status.nominated_node_name:
+            self._set_nominated(record, "")
 
     def _fail(self, qpi: object, record: _PodRecord, message: str, plugins: set[str]) -> None:
         record.message = message
