@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from typing import Any
 
 import msgspec
@@ -25,6 +26,8 @@ def register(sub: Any) -> None:
     p.add_argument("--config", metavar="KSC.yaml", help="a KubeSchedulerConfiguration file")
     p.add_argument("-o", "--output", choices=("json", "table"), default="table")
     p.add_argument("--seed", type=int, default=0, help="seed for tie-breaks among equal scores (default 0)")
+    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help="progress on stderr (default: when stderr is a terminal)")
     p.set_defaults(run=run)
 
 
@@ -32,9 +35,19 @@ def run(args: argparse.Namespace) -> int:
     from shared.scheduler.simulator import Simulator
 
     files = list(args.files) + ([args.config] if args.config else [])
+    show = sys.stderr.isatty() if args.progress is None else args.progress
+    started = time.monotonic()
+
+    def progress(cycles: int, pending: int) -> None:
+        rate = cycles / max(time.monotonic() - started, 1e-9)
+        sys.stderr.write(f"\rscheduling: {cycles} attempts, {pending} pending, {rate:,.0f} attempts/s ")
+        sys.stderr.flush()
+
     try:
         cluster = load_files(files)
-        report = Simulator(cluster, seed=args.seed).run()
+        report = Simulator(cluster, seed=args.seed, on_progress=progress if show else None).run()
+        if show:
+            sys.stderr.write(f"\rscheduled in {time.monotonic() - started:.2f}s" + " " * 40 + "\n")
     except InvalidInput as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INVALID_INPUT

@@ -154,9 +154,10 @@ class PodInfo:
         non_zero = compute_pod_requests(pod, _NON_MISSING)
         self.non_zero_milli_cpu = non_zero.milli_cpu
         self.non_zero_memory = non_zero.memory
+        # Sidecars (restartable init containers) hold their host ports for the pod's lifetime.
         self.host_ports = tuple(
             (p.host_ip, p.protocol, p.host_port)
-            for c in pod.spec.containers
+            for c in [*pod.spec.containers, *(ic for ic in pod.spec.init_containers if _is_restartable(ic))]
             for p in c.ports
             if p.host_port > 0
         )

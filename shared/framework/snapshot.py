@@ -55,7 +55,7 @@ def index_images(infos: list[NodeInfo]) -> None:
         sizes: dict[str, int] = {}
         for image in info.node.status.images:
             for name in image.names:
-                sizes[normalized_image_name(name)] = image.size_bytes
+                sizes[name] = image.size_bytes  # as the node reports it; pods' images are normalised
         per_node.append(sizes)
         for name in sizes:
             holders[name] = holders.get(name, 0) + 1
