@@ -10,6 +10,7 @@ from shared.errors import ConfigurationError
 from shared.settings import Settings, load_settings
 
 SERVICE = "gateway"
+MAX_BODY_BYTES = 256 * 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -17,7 +18,7 @@ class GatewaySettings:
     base: Settings
     api_token: str
     """Bearer token every mutating request must carry (BERTH_API_TOKEN)."""
-    max_body_bytes: int = 256 * 1024 * 1024
+    max_body_bytes: int = MAX_BODY_BYTES
     """Largest request body accepted: `berth apply` sends whole files (BERTH_GATEWAY_MAX_BODY_BYTES)."""
     publish_batch: int = 2000
     """Events per publish call when an apply is large: bounds the producer's buffered memory."""
@@ -33,7 +34,7 @@ def load(env: Mapping[str, str] | None = None) -> GatewaySettings:
         raise ConfigurationError("BERTH_API_TOKEN must be set: the gateway refuses writes without a token")
     raw = env.get("BERTH_GATEWAY_MAX_BODY_BYTES", "").strip()
     try:
-        max_body = int(raw) if raw else GatewaySettings.max_body_bytes
+        max_body = int(raw) if raw else MAX_BODY_BYTES
     except ValueError:
         raise ConfigurationError(f"BERTH_GATEWAY_MAX_BODY_BYTES={raw!r}: expected an integer") from None
     return GatewaySettings(base=base, api_token=token, max_body_bytes=max_body)

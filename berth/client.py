@@ -1,0 +1,134 @@
+"""Finding the cluster and talking to its gateway (stdlib HTTP: commands stay quick to start).
+
+The cluster is found, in order, through
+1. `BERTH_URL` + `BERTH_TOKEN` (a cluster started elsewhere, e.g. docker compose);
+2. `--state-dir` / `BERTH_STATE_DIR` (default `./.berth`): the `berth.json` that `berth up` writes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+EXIT_ERROR = 1
+EXIT_INVALID_INPUT = 2
+STATE_FILE = "berth.json"
+
+
+class CliError(Exception):
+    """A failure the command reports on one line and turns into an exit code."""
+
+    def __init__(self, message: str, exit_code: int = EXIT_ERROR) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+@dataclass(frozen=True)
+class ClusterInfo:
+    gateway_url: str
+    api_token: str
+    kafka_bootstrap_servers: str | None = None
+    database_url: str | None = None
+    topic_prefix: str = "berth."
+
+
+def add_cluster_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--state-dir", metavar="DIR", help="where `berth up` wrote berth.json "
+                   "(default: $BERTH_STATE_DIR or ./.berth)")
+
+
+def state_dir(args: argparse.Namespace) -> Path:
+    return Path(getattr(args, "state_dir", None) or os.environ.get("BERTH_STATE_DIR") or ".berth")
+
+
+def find_cluster(args: argparse.Namespace) -> ClusterInfo:
+    url, token = os.environ.get("BERTH_URL", "").strip(), os.environ.get("BERTH_TOKEN", "").strip()
+    prefix = os.environ.get("BERTH_TOPIC_PREFIX")
+    if url and not getattr(args, "state_dir", None):
+        return ClusterInfo(url.rstrip("/"), token, os.environ.get("KAFKA_BOOTSTRAP_SERVERS") or None,
+                           os.environ.get("DATABASE_URL") or None, "berth." if prefix is None else prefix)
+    path = state_dir(args) / STATE_FILE
+    try:
+        data = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise CliError(f"no cluster found: {path} does not exist (start one with `berth up`, "
+                       "or set BERTH_URL and BERTH_TOKEN)") from None
+    except (OSError, ValueError) as exc:
+        raise CliError(f"cannot read {path}: {exc}") from None
+    return ClusterInfo(data["gateway_url"].rstrip("/"), data.get("api_token", ""),
+                       data.get("kafka_bootstrap_servers"), data.get("database_url"),
+                       data.get("topic_prefix", "berth."))
+
+
+class Gateway:
+    """A thin JSON client of the gateway; non-2xx answers become `CliError` with the Status message."""
+
+    def __init__(self, info: ClusterInfo, timeout: float = 60.0) -> None:
+        self.info = info
+        self.timeout = timeout
+
+    def request(self, method: str, path: str, body: bytes | None = None, *, content_type: str = "application/json",
+                progress: Callable[[int, int], None] | None = None) -> Any:
+        headers = {"Accept": "application/json"}
+        if self.info.api_token:
+            headers["Authorization"] = f"Bearer {self.info.api_token}"
+        data: bytes | Iterator[bytes] | None = body
+        if body is not None:
+            headers["Content-Type"] = content_type
+            headers["Content-Length"] = str(len(body))
+            if progress is not None:
+                data = _chunks(body, progress)
+        req = urllib.request.Request(self.info.gateway_url + path, data=data, method=method, headers=headers)  # type: ignore[arg-type]
+        try:
+            with urllib.request.urlopen(req, timeout=self.timeout) as resp:
+                return json.loads(resp.read() or b"null")
+        except urllib.error.HTTPError as exc:
+            raise _status_error(exc) from None
+        except (urllib.error.URLError, ConnectionError, TimeoutError) as exc:
+            reason = getattr(exc, "reason", exc)
+            raise CliError(f"cannot reach the gateway at {self.info.gateway_url}: {reason}") from None
+
+    def get(self, path: str) -> Any:
+        return self.request("GET", path)
+
+    def delete(self, path: str) -> Any:
+        return self.request("DELETE", path)
+
+
+def _chunks(body: bytes, progress: Callable[[int, int], None], size: int = 256 * 1024) -> Iterator[bytes]:
+    for start in range(0, len(body), size):
+        yield body[start:start + size]
+        progress(min(start + size, len(body)), len(body))
+
+
+def _status_error(exc: urllib.error.HTTPError) -> CliError:
+    try:
+        status = json.loads(exc.read())
+    except ValueError:
+        status = {}
+    message = status.get("message") or f"HTTP {exc.code} {exc.reason}"
+    if exc.code == 401:
+        message += " (check BERTH_TOKEN or the api_token in berth.json)"
+    return CliError(f"error: {message}", EXIT_INVALID_INPUT if exc.code == 422 else EXIT_ERROR)
+
+
+def run_guarded(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    """Wrap a command: a `CliError` prints its message on stderr and becomes the exit code."""
+
+    def run(args: argparse.Namespace) -> int:
+        try:
+            return fn(args)
+        except CliError as exc:
+            text = str(exc)
+            print(text if text.startswith("error:") else f"error: {text}", file=sys.stderr)
+            return exc.exit_code
+
+    return run
