@@ -1,0 +1,117 @@
+"""A keyed binary heap with the exact sift rules of Go's container/heap.
+
+Upstream's activeQ and backoffQ are `heap.Heap` values built on container/heap; pods that compare
+equal under `less` come out in the order those sift rules give. Porting the rules (rather than
+using heapq with a tie-break counter) keeps that order, so equal-priority pods queued at the same
+instant pop in the same order as upstream for the same sequence of operations.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Generic, TypeVar
+
+T = TypeVar("T")
+
+
+class KeyedHeap(Generic[T]):
+    __slots__ = ("_items", "_keys", "_index", "_key_of", "_less")
+
+    def __init__(self, key_of: Callable[[T], str], less: Callable[[T, T], bool]) -> None:
+        self._items: list[T] = []
+        self._keys: list[str] = []
+        self._index: dict[str, int] = {}
+        self._key_of = key_of
+        self._less = less
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __iter__(self) -> Iterator[T]:
+        """Items in heap-array order (as upstream's List)."""
+        return iter(list(self._items))
+
+    def has_key(self, key: str) -> bool:
+        return key in self._index
+
+    def get(self, key: str) -> T | None:
+        i = self._index.get(key)
+        return None if i is None else self._items[i]
+
+    def peek(self) -> T | None:
+        return self._items[0] if self._items else None
+
+    def add_or_update(self, item: T) -> None:
+        key = self._key_of(item)
+        i = self._index.get(key)
+        if i is not None:
+            self._items[i] = item
+            self._fix(i)
+            return
+        self._items.append(item)
+        self._keys.append(key)
+        self._index[key] = len(self._items) - 1
+        self._up(len(self._items) - 1)
+
+    def pop(self) -> T | None:
+        if not self._items:
+            return None
+        n = len(self._items) - 1
+        self._swap(0, n)
+        self._down(0, n)
+        return self._remove_last()
+
+    def delete(self, key: str) -> T | None:
+        i = self._index.get(key)
+        if i is None:
+            return None
+        n = len(self._items) - 1
+        if n != i:
+            self._swap(i, n)
+            if not self._down(i, n):
+                self._up(i)
+        return self._remove_last()
+
+    # -- container/heap internals ---------------------------------------------------------------
+    def _remove_last(self) -> T:
+        item = self._items.pop()
+        del self._index[self._keys.pop()]
+        return item
+
+    def _swap(self, i: int, j: int) -> None:
+        items, keys = self._items, self._keys
+        items[i], items[j] = items[j], items[i]
+        keys[i], keys[j] = keys[j], keys[i]
+        self._index[keys[i]] = i
+        self._index[keys[j]] = j
+
+    def _fix(self, i: int) -> None:
+        if not self._down(i, len(self._items)):
+            self._up(i)
+
+    def _up(self, j: int) -> None:
+        while j > 0:
+            parent = (j - 1) // 2
+            if not self._less(self._items[j], self._items[parent]):
+                break
+            self._swap(parent, j)
+            j = parent
+
+    def _down(self, i0: int, n: int) -> bool:
+        i = i0
+        while True:
+            j1 = 2 * i + 1
+            if j1 >= n:
+                break
+            j = j1
+            j2 = j1 + 1
+            if j2 < n and self._less(self._items[j2], self._items[j1]):
+                j = j2
+            if not self._less(self._items[j], self._items[i]):
+                break
+            self._swap(i, j)
+            i = j
+        return i > i0
+
+
+__all__ = ["KeyedHeap"]

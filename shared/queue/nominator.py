@@ -1,0 +1,74 @@
+"""The nominator: pods nominated to a node while they wait for preemption victims to leave
+(upstream backend/queue/nominator.go).
+
+Per node, nominated pods are kept in insertion order, as upstream's per-node slices; filters
+that account for nominated pods see them in that order.
+"""
+
+from __future__ import annotations
+
+from shared.framework.pod_info import PodInfo
+
+
+class Nominator:
+    __slots__ = ("_pods_by_node", "_node_of")
+
+    def __init__(self) -> None:
+        # node name -> uid -> PodInfo; dicts keep insertion order, like upstream's slices.
+        self._pods_by_node: dict[str, dict[str, PodInfo]] = {}
+        self._node_of: dict[str, str] = {}
+
+    def add_nominated_pod(self, pod_info: PodInfo, node_name: str | None = None) -> None:
+        """Nominate `pod_info` to `node_name`; without a node name, to the node its
+        status.nominatedNodeName names (upstream's ModeNoop), or nowhere when that is empty.
+
+        A pod is never stored twice: any earlier nomination is dropped first.
+        """
+        self.delete_nominated_pod_if_exists(pod_info)
+        target = node_name or pod_info.pod.status.nominated_node_name
+        if not target:
+            return
+        if pod_info.pod.spec.node_name:
+            return  # already bound: nothing to reserve
+        self._node_of[pod_info.uid] = target
+        self._pods_by_node.setdefault(target, {})[pod_info.uid] = pod_info
+
+    def delete_nominated_pod_if_exists(self, pod: PodInfo) -> None:
+        node = self._node_of.pop(pod.uid, None)
+        if node is None:
+            return
+        pods = self._pods_by_node.get(node)
+        if pods is not None:
+            pods.pop(pod.uid, None)
+            if not pods:
+                del self._pods_by_node[node]
+
+    def update_nominated_pod(self, old: PodInfo, new: PodInfo) -> None:
+        """Swap the stored pod for its newer version.
+
+        An update that carries no nominatedNodeName on either side keeps the in-memory nomination
+        (the scheduler may have nominated the pod before the API update reached it).
+        """
+        keep = ""
+        if not old.pod.status.nominated_node_name and not new.pod.status.nominated_node_name:
+            keep = self._node_of.get(old.uid, "")
+        self.delete_nominated_pod_if_exists(old)
+        self.add_nominated_pod(new, keep or None)
+
+    def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
+        return list(self._pods_by_node.get(node_name, {}).values())
+
+    def nominated_node_of(self, uid: str) -> str | None:
+        return self._node_of.get(uid)
+
+    def refresh(self, pod_info: PodInfo) -> None:
+        """Point an existing nomination at a newer PodInfo of the same pod, in place."""
+        node = self._node_of.get(pod_info.uid)
+        if node is not None:
+            self._pods_by_node[node][pod_info.uid] = pod_info
+
+    def __len__(self) -> int:
+        return len(self._node_of)
+
+
+__all__ = ["Nominator"]

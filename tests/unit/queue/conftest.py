@@ -1,0 +1,3 @@
+from .support import clock, queue
+
+__all__ = ["clock", "queue"]
