@@ -61,12 +61,6 @@ class Nominator:
     def nominated_node_of(self, uid: str) -> str | None:
         return self._node_of.get(uid)
 
-    def refresh(self, pod_info: PodInfo) -> None:
-        """Point an existing nomination at a newer PodInfo of the same pod, in place."""
-        node = self._node_of.get(pod_info.uid)
-        if node is not None:
-            self._pods_by_node[node][pod_info.uid] = pod_info
-
     def __len__(self) -> int:
         return len(self._node_of)
 

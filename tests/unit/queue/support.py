@@ -21,7 +21,7 @@ GATES = "SchedulingGates"
 
 EVENT_MAP: Mapping[str, Sequence[ClusterEvent]] = {
     FIT: [ClusterEvent(events.NODE, ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE),
-          ClusterEvent(events.POD, ActionType.DELETE)],
+          ClusterEvent(events.POD, ActionType.DELETE | ActionType.UPDATE_POD_SCALE_DOWN)],
     TAINTS: [ClusterEvent(events.NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT)],
     SILENT: [],
     GATES: [ClusterEvent(events.POD, ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED)],

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from shared.framework import events
-from shared.queue import FakeClock, SchedulingQueue
+from shared.queue import FakeClock, MonotonicClock, SchedulingQueue
 from shared.queue.heap import KeyedHeap
 from tests.builders import MakePod
 
@@ -166,3 +166,19 @@ def test_pending_pods_counts(queue: SchedulingQueue) -> None:
     assert pending.summary() == "activeQ:1; backoffQ:1; unschedulablePods:2"
     assert len(queue) == 4 and len(pending.pods()) == 4
     assert queue.can_make_progress()
+
+
+def test_fake_clock_moves_only_forward() -> None:
+    clock = FakeClock(5)
+    clock.advance(1.5)
+    clock.set(10)
+    assert clock.now() == 10
+    with pytest.raises(ValueError):
+        clock.advance(-1)
+    with pytest.raises(ValueError):
+        clock.set(9)
+
+
+def test_monotonic_clock_never_goes_back() -> None:
+    clock = MonotonicClock()
+    assert clock.now() <= clock.now()

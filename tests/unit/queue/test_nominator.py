@@ -1,0 +1,97 @@
+"""The nominator: per-node nominated pods in insertion order, one nomination per pod."""
+
+from __future__ import annotations
+
+import msgspec
+
+from shared.framework.pod_info import PodInfo
+from shared.queue import FakeClock, Nominator, SchedulingQueue
+from tests.builders import MakePod
+
+from .support import pod
+
+
+def names(pods: list[PodInfo]) -> list[str]:
+    return [p.name for p in pods]
+
+
+def test_pods_per_node_in_insertion_order() -> None:
+    n = Nominator()
+    for name, node in [("c", "n1"), ("a", "n1"), ("b", "n2"), ("d", "n1")]:
+        n.add_nominated_pod(pod(name), node)
+    assert names(n.nominated_pods_for_node("n1")) == ["c", "a", "d"]
+    assert names(n.nominated_pods_for_node("n2")) == ["b"]
+    assert n.nominated_pods_for_node("n3") == [] and len(n) == 4
+
+
+def test_renominating_moves_the_pod_without_duplicates() -> None:
+    n = Nominator()
+    p = pod("p")
+    n.add_nominated_pod(p, "n1")
+    n.add_nominated_pod(p, "n1")
+    assert names(n.nominated_pods_for_node("n1")) == ["p"]
+    n.add_nominated_pod(p, "n2")
+    assert n.nominated_pods_for_node("n1") == [] and n.nominated_node_of(p.uid) == "n2"
+
+
+def test_without_node_name_the_status_decides() -> None:
+    n = Nominator()
+    n.add_nominated_pod(MakePod().name("a").nominated_node("n1").info())
+    n.add_nominated_pod(MakePod().name("b").info())
+    assert names(n.nominated_pods_for_node("n1")) == ["a"]
+    assert n.nominated_node_of("default/b") is None
+
+
+def test_bound_pod_is_not_nominated() -> None:
+    n = Nominator()
+    n.add_nominated_pod(MakePod().name("a").node("n2").info(), "n1")
+    assert n.nominated_node_of("default/a") is None
+
+
+def test_delete_is_idempotent() -> None:
+    n = Nominator()
+    p = pod("p")
+    n.add_nominated_pod(p, "n1")
+    n.delete_nominated_pod_if_exists(p)
+    n.delete_nominated_pod_if_exists(p)
+    assert n.nominated_pods_for_node("n1") == [] and len(n) == 0
+
+
+def test_update_keeps_an_in_memory_nomination_when_statuses_say_nothing() -> None:
+    n = Nominator()
+    old = pod("p")
+    n.add_nominated_pod(old, "n1")
+    new = MakePod().name("p").label("x", "y").info()
+    n.update_nominated_pod(old, new)
+    assert n.nominated_pods_for_node("n1") == [new]
+
+
+def test_update_follows_the_new_status() -> None:
+    n = Nominator()
+    old = MakePod().name("p").nominated_node("n1").info()
+    n.add_nominated_pod(old)
+    moved = MakePod().name("p").nominated_node("n2").info()
+    n.update_nominated_pod(old, moved)
+    assert n.nominated_node_of(old.uid) == "n2"
+    cleared = PodInfo(msgspec.structs.replace(moved.pod, status=msgspec.structs.replace(
+        moved.pod.status, nominated_node_name="")))
+    n.update_nominated_pod(moved, cleared)
+    assert n.nominated_node_of(old.uid) is None
+
+
+def test_queue_nominates_from_status_on_add_and_forgets_on_delete(clock: FakeClock) -> None:
+    q = SchedulingQueue(clock=clock)
+    info = MakePod().name("p").nominated_node("n1").info()
+    q.add(info)
+    assert q.nominated_pods_for_node("n1") == [info]
+    q.delete(info)
+    assert q.nominated_pods_for_node("n1") == []
+
+
+def test_queue_update_refreshes_the_nominated_pod_info(clock: FakeClock) -> None:
+    q = SchedulingQueue(clock=clock)
+    old = MakePod().name("p").nominated_node("n1").info()
+    q.add(old)
+    new = MakePod().name("p").nominated_node("n1").priority(5).info()
+    q.update(old, new)
+    assert q.nominator.nominated_pods_for_node("n1") == [new]
