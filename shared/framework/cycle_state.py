@@ -14,13 +14,18 @@ class StateData(Protocol):
 
 
 class CycleState:
-    __slots__ = ("_data", "skip_filter_plugins", "skip_score_plugins", "record_plugin_metrics")
+    __slots__ = ("_data", "skip_filter_plugins", "skip_score_plugins", "record_plugin_metrics", "filters",
+                 "record_scores")
 
     def __init__(self) -> None:
         self._data: dict[str, Any] = {}
         self.skip_filter_plugins: set[str] = set()
         self.skip_score_plugins: set[str] = set()
         self.record_plugin_metrics = False
+        # (name, bound Filter method) of the filters this cycle runs, fixed once PreFilter is done.
+        self.filters: tuple[tuple[str, Any], ...] | None = None
+        # Keep every plugin's score per node (for explain); totals alone otherwise.
+        self.record_scores = False
 
     def read(self, key: str) -> Any:
         """The value stored under key; KeyError when absent (plugins turn that into an Error status)."""
@@ -40,4 +45,6 @@ class CycleState:
         copy._data = {k: (v.clone() if hasattr(v, "clone") else v) for k, v in self._data.items()}
         copy.skip_filter_plugins = set(self.skip_filter_plugins)
         copy.skip_score_plugins = set(self.skip_score_plugins)
+        copy.filters = self.filters
+        copy.record_scores = self.record_scores
         return copy

@@ -13,6 +13,18 @@ from .resource import PODS, Resource
 DEFAULT_MAX_PODS = 110
 
 _generation = count(1)
+_latest = [0]
+
+
+def latest_generation() -> int:
+    """The generation of the most recent change to any NodeInfo (a cheap "anything changed?")."""
+    return _latest[0]
+
+
+def _next_generation() -> int:
+    g = next(_generation)
+    _latest[0] = g
+    return g
 
 
 class ImageStateSummary:
@@ -58,7 +70,7 @@ class NodeInfo:
         self.non_zero_requested = Resource()
         self.allocatable = allocatable if allocatable is not None else node_allocatable(node)
         self.image_states: dict[str, ImageStateSummary] = {}
-        self.generation = next(_generation)
+        self.generation = _next_generation()
 
     def add_pod(self, pi: PodInfo) -> None:
         self.pods.append(pi)
@@ -96,7 +108,7 @@ class NodeInfo:
                 self.used_ports.add(ip, protocol, port)
             else:
                 self.used_ports.remove(ip, protocol, port)
-        self.generation = next(_generation)
+        self.generation = _next_generation()
 
     def clone(self) -> NodeInfo:
         copy = NodeInfo.__new__(NodeInfo)

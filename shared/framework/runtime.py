@@ -191,17 +191,23 @@ class Framework:
         return None
 
     # -- Filter -----------------------------------------------------------------------------
+    def _filters_for(self, state: CycleState) -> tuple[tuple[str, Any], ...]:
+        skip = state.skip_filter_plugins
+        filters = tuple((pl.name, pl.filter) for pl in self.filter_plugins if pl.name not in skip)
+        state.filters = filters
+        return filters
+
     def run_filter_plugins(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
         """The first plugin that rejects the node decides its status."""
-        skip = state.skip_filter_plugins
-        for pl in self.filter_plugins:
-            if skip and pl.name in skip:
-                continue
-            s = pl.filter(state, pod, node_info)
+        filters = state.filters
+        if filters is None:
+            filters = self._filters_for(state)
+        for name, run in filters:
+            s = run(state, pod, node_info)
             if s is not None and s.code != Code.SUCCESS:
                 if not s.is_rejected():
-                    s = _wrap_error(f"running {pl.name!r} filter plugin", s, pl.name)
-                s.plugin = pl.name
+                    s = _wrap_error(f"running {name!r} filter plugin", s, name)
+                s.plugin = name
                 return s
         return None
 
@@ -211,7 +217,7 @@ class Framework:
         """Filter twice when the node has nominated pods of equal or higher priority: once with
         them counted as running (the pod must not take their room), once without (filters like
         pod affinity must not rely on pods that may land elsewhere)."""
-        nominated = self._nominator.nominated_pods_for_node(node_info.name)
+        nominated = self._nominator.nominated_pods_for_node(node_info.name) if self._has_nominations() else None
         if not nominated:
             return self.run_filter_plugins(state, pod, node_info)
         added, state_with, info_with = self._add_ge_nominated_pods(state, pod, node_info, nominated)
@@ -223,6 +229,12 @@ class Framework:
         if not added or (status is not None and not status.is_success()):
             return status
         return self.run_filter_plugins(state, pod, node_info)
+
+    def _has_nominations(self) -> bool:
+        try:
+            return len(self._nominator) > 0  # type: ignore[arg-type]
+        except TypeError:
+            return True
 
     def _add_ge_nominated_pods(
         self, state: CycleState, pod: PodInfo, node_info: NodeInfo, nominated: list[PodInfo]
@@ -279,31 +291,42 @@ class Framework:
     def run_score_plugins(
         self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
     ) -> tuple[list[NodePluginScores], Status | None]:
-        plugins = [pl for pl in self.score_plugins if pl.name not in state.skip_score_plugins]
-        all_scores = [NodePluginScores(n.name, [], 0) for n in nodes]
+        skip = state.skip_score_plugins
+        plugins = [pl for pl in self.score_plugins if pl.name not in skip]
+        totals = [0] * len(nodes)
+        per_plugin: list[tuple[str, list[int]]] = []
         for pl in plugins:
+            name = pl.name
+            score = pl.score
             node_scores: list[NodeScore] = []
+            append = node_scores.append
             for info in nodes:
-                score, s = pl.score(state, pod, info)
-                if s is not None and not s.is_success():
-                    return [], _wrap_error(f"running Score plugin {pl.name!r}", s, pl.name)
-                node_scores.append(NodeScore(info.name, score))
+                value, s = score(state, pod, info)
+                if s is not None and s.code != Code.SUCCESS:
+                    return [], _wrap_error(f"running Score plugin {name!r}", s, name)
+                append(NodeScore(info.name, value))
             ext = pl.score_extensions()
             if ext is not None:
                 s = ext.normalize_score(state, pod, node_scores)
                 if s is not None and not s.is_success():
-                    return [], _wrap_error(f"running Normalize on Score plugin {pl.name!r}", s, pl.name)
-            weight = self.score_weights.get(pl.name, 1)
-            for index, ns in enumerate(node_scores):
-                if ns.score > MAX_NODE_SCORE or ns.score < MIN_NODE_SCORE:
-                    msg = (f"plugin {pl.name!r} returns an invalid score {ns.score}, it should in the range of "
-                           f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing")
-                    return [], Status(Code.ERROR, msg, plugin=pl.name)
-                weighted = ns.score * weight
-                entry = all_scores[index]
-                entry.scores.append(PluginScore(pl.name, weighted))
-                entry.total_score += weighted
-        return all_scores, None
+                    return [], _wrap_error(f"running Normalize on Score plugin {name!r}", s, name)
+            values = [ns.score for ns in node_scores]
+            if values and (max(values) > MAX_NODE_SCORE or min(values) < MIN_NODE_SCORE):
+                bad = next(v for v in values if v > MAX_NODE_SCORE or v < MIN_NODE_SCORE)
+                msg = (f"plugin {name!r} returns an invalid score {bad}, it should in the range of "
+                       f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing")
+                return [], Status(Code.ERROR, msg, plugin=name)
+            weight = self.score_weights.get(name, 1)
+            if weight != 1:
+                values = [v * weight for v in values]
+            totals = [t + v for t, v in zip(totals, values)]
+            if state.record_scores:
+                per_plugin.append((name, values))
+        result = [NodePluginScores(info.name, [], total) for info, total in zip(nodes, totals)]
+        for name, values in per_plugin:
+            for entry, v in zip(result, values):
+                entry.scores.append(PluginScore(name, v))
+        return result, None
 
     # -- Reserve .. PostBind ----------------------------------------------------------------
     def run_reserve_plugins_reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from .node_info import ImageStateSummary, NodeInfo
+from .node_info import ImageStateSummary, NodeInfo, latest_generation
 
 ZONE_LABEL = "topology.kubernetes.io/zone"
 REGION_LABEL = "topology.kubernetes.io/region"
@@ -82,7 +82,7 @@ class Snapshot:
         return self.node_info_map.get(name)
 
     def _refresh(self) -> None:
-        version = sum(i.generation for i in self.node_info_list)
+        version = latest_generation()
         if version != self._version:
             self._with_affinity = [i for i in self.node_info_list if i.pods_with_affinity]
             self._with_required_anti_affinity = [i for i in self.node_info_list if i.pods_with_required_anti_affinity]

@@ -227,17 +227,9 @@ class ScheduleAlgorithm:
         return scores
 
     def select_host(self, scores: list[NodePluginScores]) -> str:
-        """The highest total; ties broken by seeded reservoir sampling (uniform among the best)."""
+        """The highest total; among equal totals a seeded uniform choice (upstream picks at random)."""
         if not scores:
             raise ValueError("empty priority list")
-        best = scores[0]
-        count = 1
-        rng = self.rng
-        for ns in scores[1:]:
-            if ns.total_score > best.total_score:
-                best, count = ns, 1
-            elif ns.total_score == best.total_score:
-                count += 1
-                if rng.randrange(count) == 0:
-                    best = ns
-        return best.name
+        best = max(ns.total_score for ns in scores)
+        ties = [ns for ns in scores if ns.total_score == best]
+        return ties[0].name if len(ties) == 1 else ties[self.rng.randrange(len(ties))].name
