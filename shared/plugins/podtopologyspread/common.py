@@ -92,13 +92,19 @@ def node_labels_match_spread_constraints(labels: Mapping[str, str], constraints:
     return True
 
 
+def selector_key(selector: Selector) -> tuple[str, bool]:
+    """Equal for selectors that select alike, so constraints sharing one count each node once."""
+    return selector.text, selector.nothing
+
+
 def count_pods_match_selector(pods: Iterable[PodInfo], selector: Selector, namespace: str) -> int:
     """Pods of `namespace` the selector matches; terminating pods do not count."""
+    if selector.nothing:
+        return 0
+    matches = selector.matches
     n = 0
     for p in pods:
-        if p.namespace != namespace or p.pod.metadata.deletion_timestamp is not None:
-            continue
-        if selector.matches(p.labels):
+        if p.namespace == namespace and matches(p.labels) and p.pod.metadata.deletion_timestamp is None:
             n += 1
     return n
 

@@ -18,6 +18,7 @@ from .common import (
     count_pods_match_selector,
     match_node_inclusion_policies,
     node_labels_match_spread_constraints,
+    selector_key,
 )
 
 MAX_INT32 = 2**31 - 1
@@ -101,15 +102,20 @@ def cal_pre_filter_state(pod: PodInfo, constraints: list[Constraint], nodes: Seq
     s = PreFilterState(constraints, required, self_match)
     namespace = pod.namespace
     counts = s.tp_value_to_match_num
+    keys = [selector_key(c.selector) for c in constraints]
     for node in nodes:
         labels = node.labels
         if not node_labels_match_spread_constraints(labels, constraints):
             continue
+        per_selector: dict[tuple[str, bool], int] = {}
         for i, c in enumerate(constraints):
             if not match_node_inclusion_policies(c, pod, node, required):
                 continue
             value = labels[c.topology_key]
-            n = count_pods_match_selector(node.pods, c.selector, namespace) if node.pods else 0
+            n = per_selector.get(keys[i], -1)
+            if n < 0:
+                n = count_pods_match_selector(node.pods, c.selector, namespace) if node.pods else 0
+                per_selector[keys[i]] = n
             tp_counts = counts[i]
             tp_counts[value] = tp_counts.get(value, 0) + n
     for i, tp_counts in enumerate(counts):

@@ -20,6 +20,7 @@ from .common import (
     count_pods_match_selector,
     match_node_inclusion_policies,
     node_labels_match_spread_constraints,
+    selector_key,
 )
 
 INVALID_SCORE = -1
@@ -27,15 +28,22 @@ INVALID_SCORE = -1
 
 class PreScoreState:
     """Constraints, the filtered nodes left unscored (missing a topology key), the matching-pod
-    count per constraint and domain, and each constraint's normalising weight."""
+    count per constraint and domain, and each constraint's normalising weight.
 
-    __slots__ = ("constraints", "ignored_nodes", "tp_value_to_pod_counts", "weights")
+    `host_counts` holds, for hostname constraints, each candidate node's own count: upstream
+    counts it in Score, counting it alongside the domains in PreScore gives the same numbers
+    and counts each node once when constraints share a selector.
+    """
+
+    __slots__ = ("constraints", "ignored_nodes", "tp_value_to_pod_counts", "weights", "candidates", "host_counts")
 
     def __init__(self, constraints: list[Constraint]) -> None:
         self.constraints = constraints
         self.ignored_nodes: set[str] = set()
         self.tp_value_to_pod_counts: list[dict[str, int]] = [{} for _ in constraints]
         self.weights: list[float] = []
+        self.candidates: set[str] = set()
+        self.host_counts: list[dict[str, int]] = [{} for _ in constraints]
 
     def clone(self) -> PreScoreState:
         return self  # read-only after PreScore
@@ -68,6 +76,7 @@ def init_pre_score_state(constraints: list[Constraint], filtered_nodes: Sequence
         if require_all_topologies and not node_labels_match_spread_constraints(labels, constraints):
             s.ignored_nodes.add(node.name)
             continue
+        s.candidates.add(node.name)
         for i, c in enumerate(constraints):
             if c.is_hostname:
                 continue
@@ -89,19 +98,34 @@ def count_all_nodes(s: PreScoreState, pod: PodInfo, all_nodes: Sequence[NodeInfo
     required = RequiredNodeAffinity(pod.pod)
     namespace = pod.namespace
     constraints = s.constraints
+    keys = [selector_key(c.selector) for c in constraints]
+    candidates = s.candidates
     for node in all_nodes:
         labels = node.labels
         if require_all_topologies and not node_labels_match_spread_constraints(labels, constraints):
             continue
+        per_selector: dict[tuple[str, bool], int] = {}
+
+        def count(i: int, c: Constraint, node: NodeInfo = node, per_selector: dict[tuple[str, bool], int] = per_selector) -> int:
+            n = per_selector.get(keys[i], -1)
+            if n < 0:
+                n = count_pods_match_selector(node.pods, c.selector, namespace) if node.pods else 0
+                per_selector[keys[i]] = n
+            return n
+
         for i, c in enumerate(constraints):
+            if c.is_hostname:
+                # Hostname domains are single nodes: only candidates' own counts matter (Score).
+                if node.name in candidates and c.topology_key in labels:
+                    s.host_counts[i][node.name] = count(i, c)
+                continue
             if not match_node_inclusion_policies(c, pod, node, required):
                 continue
             counts = s.tp_value_to_pod_counts[i]
             value = labels.get(c.topology_key, "")
-            if value not in counts:  # no candidate node there; hostname counts come in Score
+            if value not in counts:  # no candidate node in that domain
                 continue
-            if node.pods:
-                counts[value] += count_pods_match_selector(node.pods, c.selector, namespace)
+            counts[value] += count(i, c)
 
 
 def node_score(s: PreScoreState, pod: PodInfo, node: NodeInfo) -> int:
@@ -114,7 +138,9 @@ def node_score(s: PreScoreState, pod: PodInfo, node: NodeInfo) -> int:
         if value is None:
             continue
         if c.is_hostname:
-            count = count_pods_match_selector(node.pods, c.selector, pod.namespace) if node.pods else 0
+            count = s.host_counts[i].get(node.name, -1)
+            if count < 0:
+                count = count_pods_match_selector(node.pods, c.selector, pod.namespace) if node.pods else 0
         else:
             count = s.tp_value_to_pod_counts[i].get(value, 0)
         score += score_for_count(count, c.max_skew, s.weights[i])
