@@ -106,7 +106,8 @@ def count_all_nodes(s: PreScoreState, pod: PodInfo, all_nodes: Sequence[NodeInfo
             continue
         per_selector: dict[tuple[str, bool], int] = {}
 
-        def count(i: int, c: Constraint, node: NodeInfo = node, per_selector: dict[tuple[str, bool], int] = per_selector) -> int:
+        def count(i: int, c: Constraint, node: NodeInfo = node,
+                  per_selector: dict[tuple[str, bool], int] = per_selector) -> int:
             n = per_selector.get(keys[i], -1)
             if n < 0:
                 n = count_pods_match_selector(node.pods, c.selector, namespace) if node.pods else 0

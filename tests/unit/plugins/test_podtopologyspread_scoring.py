@@ -200,7 +200,8 @@ def test_system_default_constraints(nodes: list[MakeNode], pods: list[Pod], want
 
 def test_system_default_pre_score_state() -> None:
     nodes = build([host("node-a", **{Z: "mars"}), host("node-b", **{Z: "mars"}), host("node-c"), host("node-d")], [])
-    pl = PodTopologySpread.new(None, FakeHandle(nodes), default_selector=lambda p: FOO_SERVICE)  # type: ignore[arg-type]
+    handle: Any = FakeHandle(nodes)
+    pl = PodTopologySpread.new(None, handle, default_selector=lambda p: FOO_SERVICE)
     state = CycleState()
     assert pl.pre_score(state, MakePod().name("p").label("foo", "tar").info(), nodes) is None
     s = state.read(PRE_SCORE_STATE_KEY)
@@ -228,7 +229,8 @@ def test_list_default_constraints_drop_hard_ones_when_scoring() -> None:
         {"maxSkew": 2, "topologyKey": "rack", "whenUnsatisfiable": "DoNotSchedule"},
         {"maxSkew": 2, "topologyKey": "planet", "whenUnsatisfiable": "ScheduleAnyway"}]}
     nodes = build([node("node-a", {H: "node-a"}, rack="rack1", planet="mars")], [])
-    pl = PodTopologySpread.new(args, FakeHandle(nodes), default_selector=lambda p: FOO_SERVICE)  # type: ignore[arg-type]
+    handle: Any = FakeHandle(nodes)
+    pl = PodTopologySpread.new(args, handle, default_selector=lambda p: FOO_SERVICE)
     state = CycleState()
     assert pl.pre_score(state, MakePod().name("p").label("foo", "tar").info(), nodes) is None
     s = state.read(PRE_SCORE_STATE_KEY)
