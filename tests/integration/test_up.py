@@ -1,0 +1,116 @@
+"""`berth up` as a user runs it: a subprocess with its own embedded stack, driven by the CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import psutil
+import pytest
+
+pytestmark = pytest.mark.integration
+
+ROOT = Path(__file__).resolve().parents[2]
+CLUSTER = """
+kind: Node
+metadata: {name: n1}
+status: {allocatable: {cpu: "2", memory: 2Gi, pods: "10"}}
+---
+kind: Pod
+metadata: {name: p1}
+spec: {containers: [{name: c, resources: {requests: {cpu: 100m}}}]}
+---
+kind: Pod
+metadata: {name: p2, namespace: team}
+spec: {containers: [{name: c}]}
+"""
+
+
+def _berth(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "berth", *args], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=60)
+
+
+def _wait_line(proc: subprocess.Popen[str], prefix: str, timeout: float) -> str:
+    deadline = time.monotonic() + timeout
+    assert proc.stdout is not None
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if line.startswith(prefix):
+            return line
+        if not line and proc.poll() is not None:
+            break
+    raise AssertionError(f"no {prefix!r} line; exit code {proc.poll()}")
+
+
+@pytest.fixture
+def state() -> Iterator[Path]:
+    """Under /tmp directly: the embedded PostgreSQL may run as another user and must reach it."""
+    path = Path(tempfile.mkdtemp(prefix="berth-up-"))
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def test_berth_up_apply_get_and_stop(state: Path, tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("KAFKA_BOOTSTRAP_SERVERS", "DATABASE_URL", "BERTH_URL", "BERTH_TOKEN", "BERTH_TOPIC_PREFIX")}
+    env["BERTH_STATE_DIR"] = str(state)
+    err = (tmp_path / "up.err").open("w")
+    proc = subprocess.Popen([sys.executable, "-m", "berth", "up", "--state-dir", str(state), "--filter-workers", "2"],
+                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=err, text=True)
+    try:
+        ready = _wait_line(proc, "berth ready: ", 60)
+        info = json.loads((state / "berth.json").read_text())
+        assert info["gateway_url"] in ready and info["api_token"] and info["kafka_bootstrap_servers"]
+        assert {"gateway", "projector", "tansu", "postgres"} <= set(info["pids"])
+        pids = [proc.pid, *info["pids"].values()]
+
+        (tmp_path / "cluster.yaml").write_text(CLUSTER)
+        applied = _berth("apply", "-f", str(tmp_path / "cluster.yaml"), env=env)
+        assert applied.returncode == 0, applied.stderr
+        assert "pod/team/p2 created" in applied.stdout
+
+        bad = tmp_path / "bad.yaml"
+        bad.write_text("kind: Pod\nmetadata: {name: x}\nspec: {containers: [{name: c, ports: [{containerPort: 1, protocol: XTP}]}]}\n")
+        invalid = _berth("apply", "-f", str(bad), env=env)
+        assert invalid.returncode == 2 and "spec.containers[0].ports[0].protocol" in invalid.stderr
+
+        deadline = time.monotonic() + 20
+        while True:
+            got = _berth("get", "pods", "-o", "json", env=env)
+            assert got.returncode == 0, got.stderr
+            items = json.loads(got.stdout)["items"]
+            if len(items) == 2 or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        assert sorted((p["metadata"]["namespace"], p["metadata"]["name"], p["status"]["phase"]) for p in items) == [
+            ("default", "p1", "Pending"), ("team", "p2", "Pending")]
+        described = _berth("describe", "pod", "p2", "-n", "team", env=env)
+        assert described.returncode == 0 and "Nominated Node:" in described.stdout
+        missing = _berth("delete", "pod", "nope", env=env)
+        assert missing.returncode == 1 and 'pods "nope" not found' in missing.stderr
+        events = _berth("events", "pods", env=env)
+        assert events.returncode == 0 and events.stdout.count('"PodSubmitted"') >= 2
+
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(30) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+        assert proc.stdout is not None
+        proc.stdout.close()
+        err.close()
+    deadline = time.monotonic() + 5
+    while any(psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE for p in pids):
+        assert time.monotonic() < deadline, "a process outlived berth up"
+        time.sleep(0.05)
+    assert not (state / "berth.json").exists()
