@@ -11,7 +11,7 @@ carry only their name label), which is what upstream's namespaceSelector merge a
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from shared.framework.node_info import NodeInfo
 from shared.framework.pod_info import AffinityTerm, PodInfo, namespace_labels
@@ -107,6 +107,23 @@ def existing_anti_affinity_counts(pod: PodInfo, nodes: Iterable[NodeInfo]) -> To
     return counts
 
 
+PodMatcher = Callable[[PodInfo], bool]
+
+
+def term_matcher(term: AffinityTerm) -> PodMatcher:
+    """term.matches(pod) specialised once per term: this runs for every pod in the cluster."""
+    namespaces = term.namespaces
+    selector = term.selector
+    if not term.namespace_selector.nothing:
+        return term.matches
+    if selector.nothing:
+        return lambda p: False
+    if selector.empty:
+        return lambda p: p.namespace in namespaces
+    matches = selector.matches
+    return lambda p: p.namespace in namespaces and matches(p.labels)
+
+
 def incoming_affinity_anti_affinity_counts(pod: PodInfo, nodes: Iterable[NodeInfo]
                                            ) -> tuple[TopologyCounts, TopologyCounts]:
     affinity: TopologyCounts = {}
@@ -115,13 +132,23 @@ def incoming_affinity_anti_affinity_counts(pod: PodInfo, nodes: Iterable[NodeInf
     anti_terms = pod.required_anti_affinity_terms
     if not aff_terms and not anti_terms:
         return affinity, anti
+    aff_matchers = [term_matcher(t) for t in aff_terms]
+    matches_all: PodMatcher | None = None
+    if len(aff_matchers) == 1:
+        matches_all = aff_matchers[0]
+    elif aff_matchers:
+        matches_all = lambda p: all(m(p) for m in aff_matchers)  # noqa: E731
+    aff_keys = [t.topology_key for t in aff_terms]
+    anti_matchers = [(term_matcher(t), t.topology_key) for t in anti_terms]
     for info in nodes:
         labels = info.labels
         for existing in info.pods:
-            if aff_terms:
-                update_with_affinity_terms(affinity, aff_terms, existing, labels, 1)
-            if anti_terms:
-                update_with_anti_affinity_terms(anti, anti_terms, existing, None, labels, 1)
+            if matches_all is not None and matches_all(existing):
+                for key in aff_keys:
+                    _update(affinity, labels, key, 1)
+            for m, key in anti_matchers:
+                if m(existing):
+                    _update(anti, labels, key, 1)
     return affinity, anti
 
 

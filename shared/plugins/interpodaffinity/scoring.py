@@ -10,6 +10,8 @@ from shared.framework.node_info import NodeInfo
 from shared.framework.pod_info import AffinityTerm, PodInfo, WeightedAffinityTerm, namespace_labels
 from shared.plugins import names
 
+from .filtering import PodMatcher, term_matcher
+
 PRE_SCORE_STATE_KEY = "PreScore" + names.INTER_POD_AFFINITY
 
 # topologyKey -> topology value -> summed weight
@@ -50,14 +52,11 @@ def _process_terms(m: ScoreMap, terms: Sequence[WeightedAffinityTerm], pod: PodI
 
 def process_existing_pod(m: ScoreMap, incoming: PodInfo, ns_labels: Mapping[str, str], existing: PodInfo,
                          node_labels: Mapping[str, str], hard_pod_affinity_weight: int) -> None:
-    if not node_labels:
+    """The existing pod's terms matched against the incoming pod (the incoming pod's own terms are
+    handled by topology_scores)."""
+    if not node_labels or not existing.has_affinity:
         return
-    # The incoming pod's preferred terms, matched against the existing pod.
-    _process_terms(m, incoming.preferred_affinity_terms, existing, None, node_labels, 1)
-    _process_terms(m, incoming.preferred_anti_affinity_terms, existing, None, node_labels, -1)
-    # The existing pod's terms, matched against the incoming pod (ignorePreferredTermsOfExistingPods
-    # only skips PreScore for pods without preferred terms, as upstream).
-    # Its required affinity, as a soft preference of weight hardPodAffinityWeight.
+    # Required affinity of the existing pod counts as a preference of weight hardPodAffinityWeight.
     if hard_pod_affinity_weight > 0:
         for term in existing.required_affinity_terms:
             _process_term(m, term, hard_pod_affinity_weight, incoming, ns_labels, node_labels, 1)
@@ -65,19 +64,38 @@ def process_existing_pod(m: ScoreMap, incoming: PodInfo, ns_labels: Mapping[str,
     _process_terms(m, existing.preferred_anti_affinity_terms, incoming, ns_labels, node_labels, -1)
 
 
+def _incoming_terms(incoming: PodInfo) -> list[tuple[PodMatcher, str, int]]:
+    """The incoming pod's preferred terms as (matcher, topology key, signed weight)."""
+    return [(term_matcher(wt.term), wt.term.topology_key, wt.weight) for wt in incoming.preferred_affinity_terms] + [
+        (term_matcher(wt.term), wt.term.topology_key, -wt.weight) for wt in incoming.preferred_anti_affinity_terms]
+
+
 def topology_scores(incoming: PodInfo, nodes: Iterable[NodeInfo], all_pods: bool,
                     hard_pod_affinity_weight: int) -> ScoreMap | None:
-    """The summed weights, or None when no existing pod contributed (PreScore then skips)."""
+    """The summed weights, or None when no existing pod contributed (PreScore then skips).
+
+    ignorePreferredTermsOfExistingPods only makes PreScore skip pods without preferred terms of
+    their own, as upstream; otherwise existing pods' terms always count.
+    """
     ns_labels = namespace_labels(incoming.namespace)
+    own = _incoming_terms(incoming)
     total: ScoreMap = {}
     contributed = False
     for info in nodes:
         pods = info.pods if all_pods else info.pods_with_affinity
-        if not pods:
+        labels = info.labels
+        if not pods or not labels:
             continue
         node_map: ScoreMap = {}
         for existing in pods:
-            process_existing_pod(node_map, incoming, ns_labels, existing, info.labels, hard_pod_affinity_weight)
+            for matches, key, weight in own:
+                if matches(existing):
+                    tv = labels.get(key)
+                    if tv is not None:
+                        values = node_map.setdefault(key, {})
+                        values[tv] = values.get(tv, 0) + weight
+            if existing.has_affinity:
+                process_existing_pod(node_map, incoming, ns_labels, existing, labels, hard_pod_affinity_weight)
         if node_map:
             contributed = True
             for key, values in node_map.items():

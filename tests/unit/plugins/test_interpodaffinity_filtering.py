@@ -526,3 +526,38 @@ def test_args_validation(weight: int, message: str) -> None:
     with pytest.raises(ValueError) as err:
         plugin(snapshot({}, []), {"hardPodAffinityWeight": weight})
     assert str(err.value) == message
+
+
+def _with_label_keys(t: dict[str, Any], match: list[str] | None = None,
+                     mismatch: list[str] | None = None) -> dict[str, Any]:
+    if match:
+        t["matchLabelKeys"] = match
+    if mismatch:
+        t["mismatchLabelKeys"] = mismatch
+    return t
+
+
+LABEL_KEYS = [
+    ("matchLabelKeys: another version does not repel", {"app": "web", "version": "v2"},
+     _with_label_keys(term("hostname", in_("app", "web")), match=["version"]), [None, None]),
+    ("matchLabelKeys: the same version repels", {"app": "web", "version": "v1"},
+     _with_label_keys(term("hostname", in_("app", "web")), match=["version"]), [N, None]),
+    ("mismatchLabelKeys: another version repels", {"app": "web", "version": "v2"},
+     _with_label_keys(term("hostname", in_("app", "web")), mismatch=["version"]), [N, None]),
+]
+
+
+@pytest.mark.parametrize(("labels", "anti_term", "want"), [c[1:] for c in LABEL_KEYS], ids=[c[0] for c in LABEL_KEYS])
+def test_anti_affinity_with_label_keys(labels: dict[str, str], anti_term: dict[str, Any],
+                                       want: list[Status | None]) -> None:
+    pre, got = run(incoming(labels).pod_anti_affinity(anti_term),
+                   [pod({"app": "web", "version": "v1"}, node="nodeA")],
+                   {"nodeA": {"hostname": "nodeA"}, "nodeB": {"hostname": "nodeB"}})
+    assert pre is None
+    assert got == want
+
+
+def test_only_preferred_terms_skip_pre_filter() -> None:
+    pre, _ = run(incoming().pod_affinity(term("zone", exists("foo")), weight=3),
+                 [pod({"foo": ""}, node="nodeA")], {"nodeA": RZH_A})
+    assert pre == Status(Code.SKIP)
