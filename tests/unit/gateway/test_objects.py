@@ -1,0 +1,40 @@
+"""Gateway request validation and rendering, without a broker or database."""
+
+from __future__ import annotations
+
+import pytest
+
+from services.gateway import objects
+from shared.errors import InvalidInput
+from shared.events import NodeUpserted, PodSubmitted, PriorityClassUpserted
+from shared.model import ObjectMeta, PriorityClass
+
+POD = {"kind": "Pod", "metadata": {"name": "p", "uid": "client-uid"},
+       "spec": {"priorityClassName": "high", "containers": [{"name": "c"}]}}
+
+
+def test_pod_resolves_a_stored_priority_class_and_gets_a_fresh_uid() -> None:
+    stored = [PriorityClass(metadata=ObjectMeta(name="high"), value=7)]
+    v = objects.validate([POD], stored)
+    assert v.priority_classes == [] and v.pods[0].spec.priority == 7
+    assert v.pods[0].metadata.uid not in ("client-uid", "default/p") and len(v.pods[0].metadata.uid) == 36
+
+
+def test_request_classes_win_and_events_come_in_dependency_order() -> None:
+    docs = objects.parse_body("kind: Node\nmetadata: {name: n}\n---\nkind: PriorityClass\nmetadata: {name: high}\n"
+                              "value: 9\n---\n" + '{"kind": "Pod", "metadata": {"name": "p"}, '
+                              '"spec": {"priorityClassName": "high", "containers": [{"name": "c"}]}}')
+    v = objects.validate(docs, [PriorityClass(metadata=ObjectMeta(name="high"), value=1)])
+    assert v.pods[0].spec.priority == 9
+    assert [type(e) for e in objects.events_of(v)] == [PriorityClassUpserted, NodeUpserted, PodSubmitted]
+
+
+@pytest.mark.parametrize(("body", "field"), [
+    ("kind: Service\nmetadata: {name: s}\n", "kind"),
+    ("kind: Pod\nmetadata: {name: p}\nspec: {priorityClassName: nope, containers: [{name: c}]}\n", "spec.priorityClassName"),
+    ("kind: Pod\nmetadata: {name: p}\nspec: {}\n", "spec.containers"),
+], ids=["unsupported-kind", "unknown-class", "no-containers"])
+def test_invalid_bodies_name_the_field(body: str, field: str) -> None:
+    with pytest.raises(InvalidInput) as err:
+        objects.validate(objects.parse_body(body), [])
+    assert err.value.field == field
