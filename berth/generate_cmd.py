@@ -25,7 +25,9 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     w = generate(args.workload, args.nodes, args.pods, args.seed)
-    items = [*w.cluster.nodes, *w.cluster.pods]
+    # The model leaves out fields at their defaults, apiVersion and kind included: state them.
+    items = [{"apiVersion": "v1", "kind": obj.kind, **msgspec.to_builtins(obj)}
+             for obj in (*w.cluster.nodes, *w.cluster.pods)]
     data = msgspec.json.encode({"apiVersion": "v1", "kind": "List", "items": items})
     if args.output == "-":
         sys.stdout.buffer.write(data + b"\n")

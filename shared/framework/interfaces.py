@@ -243,6 +243,7 @@ class PostBindPlugin(Plugin):
 class EnqueueExtensions(Plugin):
     """Plugins that reject pods say which cluster events may make those pods schedulable again."""
 
-    def events_to_register(self) -> list[tuple[str, int]]:
-        """(resource, action-type bitmask) pairs, see shared.framework.events."""
+    def events_to_register(self) -> list[Any]:
+        """The cluster events (`shared.framework.events.ClusterEvent`, or (resource, action-type
+        bitmask) pairs) that may make a pod this plugin rejected schedulable again."""
         raise NotImplementedError
