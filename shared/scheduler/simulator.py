@@ -71,7 +71,7 @@ class Simulator:
             less=default.queue_sort_plugin.less if default.queue_sort_plugin else None,
             pod_initial_backoff_seconds=config.pod_initial_backoff_seconds if config else 1,
             pod_max_backoff_seconds=config.pod_max_backoff_seconds if config else 10,
-            pre_enqueue_plugins=default.pre_enqueue_plugins,
+            pre_enqueue_plugins={name: fwk.pre_enqueue_plugins for name, fwk in self.profiles.items()},
             cluster_event_map=_event_map(self.profiles),
         )
         for fwk in self.profiles.values():
