@@ -50,11 +50,15 @@ class _PodRecord:
 
 class Simulator:
     def __init__(self, cluster: ClusterInput, seed: int = 0,
-                 on_progress: Callable[[int, int], None] | None = None) -> None:
+                 on_progress: Callable[[int, int], None] | None = None,
+                 on_attempt: Callable[[PodInfo, str | None], None] | None = None) -> None:
+        """`on_progress(cycles, pending)` every 100 attempts; `on_attempt(pod, node or None)` after
+        each attempt (benchmarks time attempts with it)."""
         self.cluster = cluster
         self.seed = seed
         self.rng = random.Random(seed)
         self.on_progress = on_progress
+        self.on_attempt = on_attempt
         self.profiles: dict[str, Framework] = build_profiles(cluster.config)
         config = cluster.config
         self.clock = FakeClock()
@@ -120,6 +124,9 @@ class Simulator:
             self.cycles += 1
             self.clock.advance(CYCLE_SECONDS)
             self._schedule_one(qpi)
+            if self.on_attempt is not None:
+                record = self.records[qpi.pod_info.uid]  # type: ignore[attr-defined]
+                self.on_attempt(record.info, record.node_name if record.phase == "Bound" else None)
             if self.on_progress is not None and self.cycles % 100 == 0:
                 self.on_progress(self.cycles, self._pending_count())
         return self.report()

@@ -1,0 +1,1 @@
+"""`berth bench`: throughput and latency of the scheduler on scheduler_perf-style workloads."""

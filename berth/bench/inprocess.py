@@ -1,0 +1,121 @@
+"""The in-process benchmark: the core alone, one attempt at a time, timed per attempt."""
+
+from __future__ import annotations
+
+import resource
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+
+from shared.framework.node_info import node_allocatable
+from shared.framework.pod_info import PodInfo
+from shared.scheduler.outcome import SimulationReport
+from shared.scheduler.simulator import Simulator
+from shared.workloads import Workload
+
+from .stats import percentile, throughput_series
+
+
+@dataclass
+class BenchResult:
+    workload: str
+    mode: str
+    nodes: int
+    pods: int
+    pods_per_second: float
+    attempt_latency_p50_ms: float
+    attempt_latency_p99_ms: float
+    e2e_latency_p50_ms: float
+    e2e_latency_p99_ms: float
+    bound: int
+    pending: int
+    wall_seconds: float
+    cpu_seconds: dict[str, float]
+    peak_memory_mb: float
+    throughput: list[tuple[float, float]] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+
+class _Progress:
+    def __init__(self, total: int, enabled: bool) -> None:
+        self.total, self.enabled, self.done, self.started = total, enabled, 0, time.monotonic()
+
+    def tick(self) -> None:
+        self.done += 1
+        if self.enabled and (self.done % 200 == 0 or self.done == self.total):
+            width = 30
+            filled = int(width * min(self.done, self.total) / max(self.total, 1))
+            rate = self.done / max(time.monotonic() - self.started, 1e-9)
+            sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} "
+                             f"attempts, {rate:,.0f}/s ")
+            sys.stderr.flush()
+
+    def close(self) -> None:
+        if self.enabled:
+            sys.stderr.write("\n")
+
+
+def run_inprocess(workload: Workload, seed: int, progress: bool) -> BenchResult:
+    measured = {p.metadata.uid for p in workload.cluster.pods[len(workload.cluster.pods) - workload.measured:]}
+    attempts: list[float] = []
+    bound_at: dict[str, float] = {}
+    bar = _Progress(workload.measured, progress)
+    cpu0 = time.process_time()
+    sim = Simulator(workload.cluster, seed=seed)
+    start = time.perf_counter()
+    last = [start]
+
+    def on_attempt(pod: PodInfo, node: str | None) -> None:
+        now = time.perf_counter()
+        attempts.append(now - last[0])
+        last[0] = now
+        if node is not None and pod.uid in measured:
+            bound_at[pod.uid] = now - start
+        bar.tick()
+
+    sim.on_attempt = on_attempt
+    report = sim.run()
+    wall = time.perf_counter() - start
+    bar.close()
+    cpu = time.process_time() - cpu0
+    e2e = sorted(bound_at.values())
+    return BenchResult(
+        workload=workload.name, mode="inprocess", nodes=len(workload.cluster.nodes), pods=workload.measured,
+        pods_per_second=len(bound_at) / wall if wall > 0 else 0.0,
+        attempt_latency_p50_ms=percentile(attempts, 50) * 1000,
+        attempt_latency_p99_ms=percentile(attempts, 99) * 1000,
+        e2e_latency_p50_ms=percentile(e2e, 50) * 1000,
+        e2e_latency_p99_ms=percentile(e2e, 99) * 1000,
+        bound=len(bound_at), pending=workload.measured - len(bound_at), wall_seconds=wall,
+        cpu_seconds={"inprocess": cpu},
+        peak_memory_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        throughput=throughput_series(e2e, bucket=max(wall / 50, 0.05)),
+        problems=check_outcome(workload, report),
+    )
+
+
+def check_outcome(workload: Workload, report: SimulationReport) -> list[str]:
+    """Invariant 1 and 2 on the result: no node over-committed, every pod bound or pending with a reason."""
+    problems: list[str] = []
+    pods = {f"{p.metadata.namespace}/{p.metadata.name}": PodInfo(p) for p in workload.cluster.pods}
+    nodes = {n.metadata.name: node_allocatable(n) for n in workload.cluster.nodes}
+    cpu: Counter[str] = Counter()
+    mem: Counter[str] = Counter()
+    count: Counter[str] = Counter()
+    for outcome in report.pods:
+        key = f"{outcome.namespace}/{outcome.name}"
+        if outcome.phase == "Bound" and outcome.nodeName:
+            info = pods[key]
+            cpu[outcome.nodeName] += info.requests.milli_cpu
+            mem[outcome.nodeName] += info.requests.memory
+            count[outcome.nodeName] += 1
+        elif outcome.phase == "Pending" and not outcome.message:
+            problems.append(f"{key} is pending without a reason")
+    for name, alloc in nodes.items():
+        if cpu[name] > alloc.milli_cpu or mem[name] > alloc.memory or count[name] > alloc.allowed_pod_number:
+            problems.append(f"node {name} over-committed: cpu {cpu[name]}m/{alloc.milli_cpu}m, "
+                            f"memory {mem[name]}/{alloc.memory}, pods {count[name]}/{alloc.allowed_pod_number}")
+    if len(report.pods) != len(workload.cluster.pods):
+        problems.append(f"{len(workload.cluster.pods) - len(report.pods)} pods lost")
+    return problems

@@ -1,0 +1,59 @@
+"""`berth bench`: scheduler throughput and latency on scheduler_perf-style workloads."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from shared.workloads import WORKLOADS, generate
+
+from .bench.inprocess import run_inprocess
+from .bench.plot import plot_throughput
+
+
+def register(sub: Any) -> None:
+    p: argparse.ArgumentParser = sub.add_parser(
+        "bench", help="measure scheduling throughput and latency",
+        description="Schedules a generated workload and reports pods/s, attempt and end-to-end latency "
+                    "percentiles, CPU and memory, with a throughput-over-time plot. Fails (exit 1) if any "
+                    "node is over-committed or any pod is lost.")
+    p.add_argument("--workload", choices=sorted(WORKLOADS), default="SchedulingBasic")
+    p.add_argument("--nodes", type=int, default=5000)
+    p.add_argument("--pods", type=int, default=10000)
+    p.add_argument("--mode", choices=("inprocess",), default="inprocess",
+                   help="inprocess: the core alone (the cluster mode needs the scheduling services)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out-dir", default="bench-results", help="where the JSON result and the plot go")
+    p.add_argument("-o", "--output", choices=("text", "json"), default="text")
+    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None)
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    workload = generate(args.workload, args.nodes, args.pods, args.seed)
+    progress = sys.stderr.isatty() if args.progress is None else args.progress
+    result = run_inprocess(workload, args.seed, progress)
+    out_dir = Path(args.out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    stem = f"{result.workload}-{result.mode}-{result.nodes}n-{result.pods}p"
+    data = asdict(result)
+    (out_dir / f"{stem}.json").write_text(json.dumps(data, indent=2) + "\n")
+    plot = plot_throughput(result.throughput, f"{result.workload} ({result.mode}, {result.nodes} nodes)",
+                           out_dir / f"{stem}.png")
+    if args.output == "json":
+        print(json.dumps({k: v for k, v in data.items() if k != "throughput"}))
+    else:
+        print(f"{result.workload} {result.mode}: {result.nodes} nodes, {result.pods} pods")
+        print(f"  throughput      {result.pods_per_second:,.1f} pods/s ({result.bound} bound, {result.pending} pending, "
+              f"{result.wall_seconds:.2f} s)")
+        print(f"  attempt latency p50 {result.attempt_latency_p50_ms:.2f} ms, p99 {result.attempt_latency_p99_ms:.2f} ms")
+        print(f"  end-to-end      p50 {result.e2e_latency_p50_ms:.1f} ms, p99 {result.e2e_latency_p99_ms:.1f} ms")
+        print(f"  cpu {sum(result.cpu_seconds.values()):.2f} s, peak memory {result.peak_memory_mb:.0f} MB")
+        print(f"  result {out_dir / (stem + '.json')}" + (f", plot {plot}" if plot else ""))
+    for problem in result.problems:
+        print(f"error: {problem}", file=sys.stderr)
+    return 1 if result.problems else 0

@@ -1,0 +1,37 @@
+"""A tiny run of `berth bench` keeps the command working; no timing is asserted."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from berth.bench.stats import percentile, throughput_series
+from berth.cli import main
+
+KEYS = {"workload", "mode", "nodes", "pods", "pods_per_second", "attempt_latency_p50_ms",
+        "attempt_latency_p99_ms", "e2e_latency_p50_ms", "e2e_latency_p99_ms"}
+
+
+@pytest.mark.parametrize("workload", ["SchedulingBasic", "Preemption", "PodAntiAffinity", "TopologySpreading"])
+def test_bench_smoke(workload: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["bench", "--workload", workload, "--nodes", "12", "--pods", "20", "--out-dir", str(tmp_path),
+                 "-o", "json", "--no-progress"])
+    result = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert KEYS <= set(result)
+    assert result["problems"] == []
+    assert result["workload"] == workload and result["mode"] == "inprocess"
+    assert list(tmp_path.glob("*.json")) and list(tmp_path.glob("*.png"))
+
+
+def test_percentile_nearest_rank() -> None:
+    values = [float(v) for v in range(1, 101)]
+    assert percentile(values, 50) == 50.0
+    assert percentile(values, 99) == 99.0
+    assert percentile([], 50) == 0.0
+
+
+def test_throughput_series_buckets_completions() -> None:
+    assert throughput_series([0.1, 0.2, 1.5], bucket=1.0) == [(1.0, 2.0), (2.0, 1.0)]
