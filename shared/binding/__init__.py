@@ -1,0 +1,14 @@
+"""The bind decision: the binder's per-shard state, its fold and the fit re-check (pure, no I/O)."""
+
+from .state import (
+    NODE_NOT_FOUND,
+    POD_DELETED,
+    BinderState,
+    NodeShard,
+    rebuild_shard,
+    shard_counts,
+    unfit_reasons,
+)
+
+__all__ = ["NODE_NOT_FOUND", "POD_DELETED", "BinderState", "NodeShard", "rebuild_shard", "shard_counts",
+           "unfit_reasons"]
