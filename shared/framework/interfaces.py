@@ -139,6 +139,10 @@ class Plugin:
     """Base of every plugin: a unique NAME and a factory `new(args, handle)`."""
 
     NAME: ClassVar[str] = ""
+    # True when Filter and Score depend only on the pod's spec, the plugin's args and the NodeInfo
+    # (not on other nodes or cluster-wide counts): the framework may then reuse a result for an
+    # identical pod on a node whose state has not changed since.
+    NODE_LOCAL: ClassVar[bool] = False
 
     @property
     def name(self) -> str:

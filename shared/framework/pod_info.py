@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+import msgspec
+
 from shared.model import Container, Pod, PodAffinityTerm
 from shared.model.selectors import EVERYTHING, NOTHING, Selector, compile_label_selector
 from shared.model.meta import LabelSelector, LabelSelectorRequirement
@@ -138,7 +140,7 @@ class PodInfo:
         "non_zero_milli_cpu", "non_zero_memory", "host_ports",
         "required_affinity_terms", "required_anti_affinity_terms",
         "preferred_affinity_terms", "preferred_anti_affinity_terms",
-        "has_affinity", "has_required_anti_affinity", "start_time",
+        "has_affinity", "has_required_anti_affinity", "start_time", "_signature",
     )
 
     def __init__(self, pod: Pod) -> None:
@@ -162,6 +164,7 @@ class PodInfo:
             if p.host_port > 0
         )
         self.start_time = pod.status.start_time
+        self._signature: bytes | None = None
         aff = pod.spec.affinity
         pa = aff.pod_affinity if aff else None
         paa = aff.pod_anti_affinity if aff else None
@@ -181,6 +184,13 @@ class PodInfo:
             [WeightedAffinityTerm(affinity_term(pod, w.pod_affinity_term), w.weight)
              for w in paa.preferred_during_scheduling_ignored_during_execution] if paa else []
         )
+
+    def signature(self) -> bytes:
+        """The pod's spec, encoded: equal for pods that node-local plugins cannot tell apart."""
+        sig = self._signature
+        if sig is None:
+            sig = self._signature = msgspec.json.encode(self.pod.spec)
+        return sig
 
     def __repr__(self) -> str:
         return f"PodInfo({self.key}, priority={self.priority})"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -36,6 +37,9 @@ if TYPE_CHECKING:
     from .snapshot import Snapshot
 
 
+MEMO_SIGNATURES = 4  # distinct pod specs whose node-local results are kept
+
+
 class _NoNominations:
     def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
         return []
@@ -57,6 +61,9 @@ class Framework:
         self._nominator: PodNominator = _NoNominations()
         self._pdbs: list[Any] = []
         self._extenders: list[Any] = []
+        # Results of node-local plugins: pod signature -> plugin -> node -> (node generation, result).
+        self.memoize = True
+        self._memo: OrderedDict[bytes, dict[str, dict[str, tuple[int, Any]]]] = OrderedDict()
         self.install(points, score_weights)
 
     def install(self, points: Mapping[str, Sequence[Plugin]], score_weights: Mapping[str, int]) -> None:
@@ -191,9 +198,27 @@ class Framework:
         return None
 
     # -- Filter -----------------------------------------------------------------------------
-    def _filters_for(self, state: CycleState) -> tuple[tuple[str, Any], ...]:
+    def _memo_for(self, pod: PodInfo) -> dict[str, dict[str, tuple[int, Any]]] | None:
+        if not self.memoize:
+            return None
+        sig = pod.signature()
+        memo = self._memo.get(sig)
+        if memo is None:
+            memo = self._memo[sig] = {}
+            if len(self._memo) > MEMO_SIGNATURES:
+                self._memo.popitem(last=False)
+        else:
+            self._memo.move_to_end(sig)
+        return memo
+
+    def _filters_for(self, state: CycleState, pod: PodInfo) -> tuple[tuple[str, Any, Any], ...]:
         skip = state.skip_filter_plugins
-        filters = tuple((pl.name, pl.filter) for pl in self.filter_plugins if pl.name not in skip)
+        memo = self._memo_for(pod)
+        filters = tuple(
+            (pl.name, pl.filter,
+             memo.setdefault("filter:" + pl.name, {}) if memo is not None and pl.NODE_LOCAL else None)
+            for pl in self.filter_plugins if pl.name not in skip
+        )
         state.filters = filters
         return filters
 
@@ -201,9 +226,18 @@ class Framework:
         """The first plugin that rejects the node decides its status."""
         filters = state.filters
         if filters is None:
-            filters = self._filters_for(state)
-        for name, run in filters:
-            s = run(state, pod, node_info)
+            filters = self._filters_for(state, pod)
+        for name, run, memo in filters:
+            if memo is not None:
+                hit = memo.get(node_info.name)
+                if hit is not None and hit[0] == node_info.generation:
+                    s = hit[1]
+                else:
+                    s = run(state, pod, node_info)
+                    if s is None or s.is_rejected():
+                        memo[node_info.name] = (node_info.generation, s)
+            else:
+                s = run(state, pod, node_info)
             if s is not None and s.code != Code.SUCCESS:
                 if not s.is_rejected():
                     s = _wrap_error(f"running {name!r} filter plugin", s, name)
@@ -295,15 +329,24 @@ class Framework:
         plugins = [pl for pl in self.score_plugins if pl.name not in skip]
         totals = [0] * len(nodes)
         per_plugin: list[tuple[str, list[int]]] = []
+        memo_all = self._memo_for(pod)
         for pl in plugins:
             name = pl.name
             score = pl.score
+            memo = memo_all.setdefault("score:" + name, {}) if memo_all is not None and pl.NODE_LOCAL else None
             node_scores: list[NodeScore] = []
             append = node_scores.append
             for info in nodes:
+                if memo is not None:
+                    hit = memo.get(info.name)
+                    if hit is not None and hit[0] == info.generation:
+                        append(NodeScore(info.name, hit[1]))
+                        continue
                 value, s = score(state, pod, info)
                 if s is not None and s.code != Code.SUCCESS:
                     return [], _wrap_error(f"running Score plugin {name!r}", s, name)
+                if memo is not None:
+                    memo[info.name] = (info.generation, value)
                 append(NodeScore(info.name, value))
             ext = pl.score_extensions()
             if ext is not None:

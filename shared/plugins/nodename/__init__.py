@@ -23,6 +23,7 @@ def fits(pod: PodInfo, node_info: NodeInfo) -> bool:
 
 class NodeName(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
     NAME = names.NODE_NAME
+    NODE_LOCAL = True
 
     @classmethod
     def new(cls, args: Mapping[str, Any] | None, handle: Handle) -> NodeName:

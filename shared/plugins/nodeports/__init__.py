@@ -54,6 +54,7 @@ class _PreFilterState:
 
 class NodePorts(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
     NAME = names.NODE_PORTS
+    NODE_LOCAL = True
 
     @classmethod
     def new(cls, args: Mapping[str, Any] | None, handle: Handle) -> NodePorts:

@@ -51,6 +51,7 @@ def balanced_resource_scorer(requested: Sequence[int], allocatable: Sequence[int
 
 class BalancedAllocation(PreScorePlugin, ScorePlugin):
     NAME = names.NODE_RESOURCES_BALANCED_ALLOCATION
+    NODE_LOCAL = True
 
     def __init__(self, resources: Sequence[ResourceSpec] = DEFAULT_RESOURCES, handle: Handle | None = None) -> None:
         # Plain requests, not the non-zero defaults: a request-less pod changes no fraction.

@@ -154,6 +154,7 @@ def fits(pod: PodInfo, node_info: NodeInfo) -> bool:
 
 class Fit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensions):
     NAME = names.NODE_RESOURCES_FIT
+    NODE_LOCAL = True
 
     __slots__ = ("ignored_resources", "ignored_resource_groups", "strategy", "scorer", "handle")
 

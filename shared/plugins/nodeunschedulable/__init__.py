@@ -24,6 +24,7 @@ _UNSCHEDULABLE_TAINT = Taint(key=TAINT_NODE_UNSCHEDULABLE, effect=NO_SCHEDULE)
 
 class NodeUnschedulable(FilterPlugin, EnqueueExtensions):
     NAME = names.NODE_UNSCHEDULABLE
+    NODE_LOCAL = True
 
     @classmethod
     def new(cls, args: Mapping[str, Any] | None, handle: Handle) -> NodeUnschedulable:

@@ -58,6 +58,7 @@ class _PreScoreState:
 
 class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, ScoreExtensions, EnqueueExtensions):
     NAME = names.TAINT_TOLERATION
+    NODE_LOCAL = True
 
     @classmethod
     def new(cls, args: Mapping[str, Any] | None, handle: Handle) -> TaintToleration:
