@@ -172,29 +172,27 @@ class Framework:
     def run_pre_filter_extension_add_pod(
         self, state: CycleState, pod: PodInfo, pod_to_add: PodInfo, node_info: NodeInfo
     ) -> Status | None:
-        for pl in self.pre_filter_plugins:
-            if pl.name in state.skip_filter_plugins:
-                continue
-            ext = pl.pre_filter_extensions()
-            if ext is None:
-                continue
-            s = ext.add_pod(state, pod, pod_to_add, node_info)
-            if s is not None and not s.is_success():
-                return _wrap_error(f"running AddPod on PreFilter plugin {pl.name!r}", s, pl.name)
-        return None
+        return self._run_pre_filter_extension("AddPod", state, pod, pod_to_add, node_info)
 
     def run_pre_filter_extension_remove_pod(
         self, state: CycleState, pod: PodInfo, pod_to_remove: PodInfo, node_info: NodeInfo
     ) -> Status | None:
+        return self._run_pre_filter_extension("RemovePod", state, pod, pod_to_remove, node_info)
+
+    def _run_pre_filter_extension(
+        self, op: str, state: CycleState, pod: PodInfo, other: PodInfo, node_info: NodeInfo
+    ) -> Status | None:
+        """Update every PreFilter plugin's state for a pod added to (or removed from) a node."""
         for pl in self.pre_filter_plugins:
             if pl.name in state.skip_filter_plugins:
                 continue
             ext = pl.pre_filter_extensions()
             if ext is None:
                 continue
-            s = ext.remove_pod(state, pod, pod_to_remove, node_info)
+            run = ext.add_pod if op == "AddPod" else ext.remove_pod
+            s = run(state, pod, other, node_info)
             if s is not None and not s.is_success():
-                return _wrap_error(f"running RemovePod on PreFilter plugin {pl.name!r}", s, pl.name)
+                return _wrap_error(f"running {op} on PreFilter plugin {pl.name!r}", s, pl.name)
         return None
 
     # -- Filter -----------------------------------------------------------------------------
