@@ -1,0 +1,1 @@
+"""The binder: the single writer per node, re-checking fit before it commits a pod (PodBound / BindRejected)."""

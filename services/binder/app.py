@@ -1,0 +1,146 @@
+"""The binder service: the runtime's consume loop over `binds` + `nodes`, plus two log readers
+without a consumer group: one that reads a shard's partitions back for a rebuild (`KafkaShardLog`)
+and one that follows all of `pods` for deletions and evictions (`PodDeletions`)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable, Sequence
+
+from aiokafka import AIOKafkaConsumer, TopicPartition
+from aiokafka.errors import KafkaError
+
+from services.runtime import Service, ServiceConfig, run_service
+from shared.adapters.kafka import make_consumer
+from shared.errors import BrokerUnavailable, DecodeError
+from shared.events import PODS, Envelope, TopicRegistry, decode
+from shared.settings import Settings
+
+from .handlers import BinderHandler
+from .settings import BinderSettings, load
+
+log = logging.getLogger(__name__)
+
+
+class KafkaShardLog:
+    """Reads partitions of a topic from the beginning to their current end (a shard rebuild)."""
+
+    def __init__(self, settings: Settings, registry: TopicRegistry) -> None:
+        self.settings, self.registry = settings, registry
+
+    async def read(self, topic: str, partitions: Sequence[int]) -> dict[int, tuple[list[Envelope], int]]:
+        consumer = make_consumer(self.settings, group_id=None, client_id=f"{self.settings.service_name}-rebuild")
+        try:
+            await consumer.start()
+            physical = self.registry.physical(topic)
+            tps = [TopicPartition(physical, p) for p in partitions]
+            consumer.assign(tps)
+            await consumer.seek_to_beginning(*tps)
+            ends: dict[TopicPartition, int] = await consumer.end_offsets(tps)
+            found: dict[int, list[Envelope]] = {p: [] for p in partitions}
+            remaining = {tp for tp in tps if ends[tp] > 0}
+            while remaining:
+                for tp, messages in (await consumer.getmany(*remaining, timeout_ms=200)).items():
+                    for message in messages:
+                        if message.offset >= ends[tp]:
+                            remaining.discard(tp)
+                            break
+                        with contextlib.suppress(DecodeError):  # dead-lettered when it was consumed live
+                            found[tp.partition].append(decode(message.value or b"", topic=topic))
+                        if message.offset + 1 >= ends[tp]:
+                            remaining.discard(tp)
+            return {tp.partition: (found[tp.partition], ends[tp]) for tp in tps}
+        except KafkaError as exc:
+            raise BrokerUnavailable(f"binder: reading {topic} back failed: {exc}") from exc
+        finally:
+            with contextlib.suppress(Exception):
+                await consumer.stop()
+
+
+class PodDeletions:
+    """Follows every partition of `pods` from the beginning and hands deletions to `on_event`.
+
+    Read again from the beginning at every start: the set of deleted uids is the fold of the whole
+    topic, and no offsets need keeping. `caught_up` is set once the ends seen at start are reached.
+    """
+
+    def __init__(self, settings: Settings, registry: TopicRegistry, on_event: Callable[[Envelope], None]) -> None:
+        self.settings, self.registry, self.on_event = settings, registry, on_event
+        self.caught_up = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        self._task = asyncio.ensure_future(self._run())
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+    async def _run(self) -> None:
+        while True:
+            consumer = make_consumer(self.settings, group_id=None, client_id=f"{self.settings.service_name}-pods")
+            try:
+                await consumer.start()
+                await self._follow(consumer)
+            except KafkaError as exc:
+                # Folding from the beginning again is harmless: forgetting a uid twice changes nothing.
+                log.warning("binder: reading pods failed (%s); starting over", exc)
+                await asyncio.sleep(1.0)
+            finally:
+                with contextlib.suppress(Exception):
+                    await consumer.stop()
+
+    async def _follow(self, consumer: AIOKafkaConsumer) -> None:
+        physical = self.registry.physical(PODS)
+        tps = [TopicPartition(physical, p) for p in range(self.registry.spec(PODS).partitions)]
+        consumer.assign(tps)
+        await consumer.seek_to_beginning(*tps)
+        ends: dict[TopicPartition, int] = await consumer.end_offsets(tps)
+        behind = {tp for tp in tps if ends[tp] > 0}
+        if not behind:
+            self.caught_up.set()
+        while True:
+            for tp, messages in (await consumer.getmany(timeout_ms=200)).items():
+                for message in messages:
+                    with contextlib.suppress(DecodeError):
+                        self.on_event(decode(message.value or b"", topic=PODS))
+                    if message.offset + 1 >= ends[tp]:
+                        behind.discard(tp)
+            if not behind:
+                self.caught_up.set()
+
+
+def build(settings: BinderSettings, *, registry: TopicRegistry | None = None,
+          serve_http: bool = True) -> tuple[Service, PodDeletions]:
+    """The binder wired to the broker; the caller starts the deletions reader, then runs the service."""
+    registry = registry or TopicRegistry(settings.base.topic_prefix)
+    handler = BinderHandler(KafkaShardLog(settings.base, registry), producer=settings.base.service_name,
+                            catch_up_timeout_s=settings.deletions_catch_up_s)
+    deletions = PodDeletions(settings.base, registry, handler.pod_gone)
+    handler.deletions_caught_up = deletions.caught_up.wait
+    config = ServiceConfig(name=settings.base.service_name, group_id=settings.group_id, topics=settings.topics,
+                           serve_http=serve_http)
+    return Service(settings.base, config, handler, registry=registry), deletions
+
+
+async def run(service: Service, deletions: PodDeletions) -> None:
+    """Run until `service.request_stop()` (or SIGTERM/SIGINT under `main`)."""
+    deletions.start()
+    try:
+        await service.run()
+    finally:
+        await deletions.stop()
+
+
+async def main(settings: BinderSettings | None = None) -> None:
+    settings = settings or load()
+    service, deletions = build(settings)
+    deletions.start()
+    try:
+        await run_service(service)
+    finally:
+        await deletions.stop()

@@ -1,0 +1,139 @@
+"""The binder's handler: bind requests and node events of its shards in, PodBound / BindRejected out.
+
+State per node shard lives in `shared.binding.BinderState`. How a shard's state is (re)built:
+
+1. On every assignment the runtime asks `positions()` before it fetches anything. For each shard the
+   member did not hold in the previous generation, the handler reads partition k of `nodes`, `binds`
+   and `placements` from the beginning to their current ends (`ShardLog`) and folds them with
+   `shared.binding.rebuild_shard`: the nodes, every pod the shard's binder committed (PodBound, its
+   pod from the matching BindRequested) and the outcome of every request already answered.
+   Shards the member lost are dropped; shards it kept stay as they are.
+2. `positions()` returns, for `nodes` partition k, the offset the shard's state has folded up to, so
+   the group consumer resumes right after it and no node event is folded twice or out of order.
+   `binds` resume from the group's committed offset: requests handled before a crash but not
+   committed come again and get the outcome recorded for them (same event id), or, if that outcome
+   never reached the broker, are decided now against the rebuilt state.
+3. Deletions: `pods` is keyed by pod uid, not co-partitioned with the shards, so every member reads
+   all of it with a reader of its own (`app.PodDeletions`, no group) and calls `pod_gone`. The first
+   assignment waits until that reader has caught up with the end it saw at start.
+
+`placements` is not consumed live: the binder is its only writer, and it folds each outcome into the
+state as it decides it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from datetime import UTC, datetime
+from typing import Protocol
+
+from services.runtime import Handler
+from shared.binding import BinderState, rebuild_shard
+from shared.events import (
+    BINDS,
+    NODES,
+    PLACEMENTS,
+    BindRequested,
+    Envelope,
+    NodeDeleted,
+    NodeUpserted,
+    OutgoingEvent,
+    PodDeleted,
+    PodEvicted,
+    ReceivedEvent,
+)
+from shared.ports import TopicPartition
+
+log = logging.getLogger(__name__)
+
+
+class ShardLog(Protocol):
+    async def read(self, topic: str, partitions: Sequence[int]) -> dict[int, tuple[list[Envelope], int]]:
+        """Every decodable event of these partitions from the beginning, in order, and each
+        partition's end offset at the time of reading."""
+        ...
+
+
+class BinderHandler(Handler):
+    def __init__(self, shard_log: ShardLog, *, producer: str = "binder",
+                 deletions_caught_up: Callable[[], Awaitable[object]] | None = None,
+                 catch_up_timeout_s: float = 30.0,
+                 clock: Callable[[], datetime] = lambda: datetime.now(UTC)) -> None:
+        self.shard_log = shard_log
+        self.state = BinderState(producer=producer)
+        self.node_positions: dict[int, int] = {}
+        """nodes partition → the next offset its shard's state has not folded yet."""
+        self.deletions_caught_up = deletions_caught_up
+        """Awaited before a rebuild: the deletions reader reached the end of `pods` it saw at start."""
+        self._catch_up_timeout_s = catch_up_timeout_s
+        self._clock = clock
+        self.rebuilt = 0
+        self._settled = asyncio.Event()
+        """Set while the state matches the assignment. The runtime's fetches may hand over a batch
+        while the rebalance callback (and so the rebuild) is still running: such a batch waits."""
+        """Shards rebuilt from the log so far (tests, logs)."""
+
+    # --- assignment: rebuild the shards gained ----------------------------------------------
+
+    async def positions(self, partitions: Sequence[TopicPartition]) -> dict[TopicPartition, int]:
+        shards = sorted({p for topic, p in partitions if topic in (BINDS, NODES)})
+        if self.deletions_caught_up is not None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.deletions_caught_up(), self._catch_up_timeout_s)
+        for lost in set(self.state.shards) - set(shards):
+            del self.state.shards[lost]
+            self.node_positions.pop(lost, None)
+        gained = [k for k in shards if k not in self.state.shards]
+        if gained:
+            await self._rebuild(gained)
+        self._settled.set()
+        return {(NODES, k): self.node_positions[k] for k in shards}
+
+    async def _rebuild(self, shards: list[int]) -> None:
+        # Binds are read before placements: a request answered between the two reads then has its
+        # pod at hand; one that arrives after is simply handled live.
+        nodes = await self.shard_log.read(NODES, shards)
+        binds = await self.shard_log.read(BINDS, shards)
+        placements = await self.shard_log.read(PLACEMENTS, shards)
+        for k in shards:
+            node_events, node_end = nodes[k]
+            shard = rebuild_shard(node_events, binds[k][0], placements[k][0], self.state.deleted)
+            self.state.install(k, shard)
+            self.node_positions[k] = node_end
+            self.rebuilt += 1
+        log.info("binder: rebuilt shards %s from the log", shards)
+
+    async def on_revoked(self, partitions: Sequence[TopicPartition]) -> None:
+        # The state is kept until the next assignment says which shards stay: aiokafka revokes
+        # everything on every rebalance, and a shard kept across it needs no rebuild.
+        self._settled.clear()
+
+    # --- live handling ----------------------------------------------------------------------
+
+    async def handle(self, event: ReceivedEvent) -> Sequence[OutgoingEvent]:
+        await self._settled.wait()
+        env, pos = event.envelope, event.position
+        payload = env.payload
+        if pos.partition not in self.state.shards:
+            # Fetched before a rebalance took the shard away: its new owner answers it.
+            return []
+        if pos.topic == NODES and isinstance(payload, NodeUpserted | NodeDeleted):
+            if pos.offset < self.node_positions.get(pos.partition, 0):
+                return []  # already folded by the rebuild
+            self.state.shards[pos.partition].apply_node(payload)
+            self.node_positions[pos.partition] = pos.offset + 1
+            return []
+        if pos.topic == BINDS and isinstance(payload, BindRequested):
+            outcome = self.state.decide(pos.partition, env, self._clock())
+            return [OutgoingEvent(PLACEMENTS, outcome)]
+        log.warning("binder: ignoring %s on %s", env.type, pos.topic)
+        return []
+
+    def pod_gone(self, env: Envelope) -> None:
+        """A PodDeleted or PodEvicted read from `pods`: the pod's room is free again."""
+        if isinstance(env.payload, PodDeleted | PodEvicted):
+            self.state.forget(env.payload.uid)
+

@@ -1,0 +1,32 @@
+"""Binder settings: the shared settings plus its consumer group."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from shared.events import BINDS, NODES
+from shared.settings import Settings, load_settings
+
+SERVICE = "binder"
+
+
+@dataclass(frozen=True, slots=True)
+class BinderSettings:
+    base: Settings
+    group_id: str = "berth-binder"
+    topics: tuple[str, ...] = (BINDS, NODES)
+    """One group over both node-keyed topics: the range assignor gives a member the same partition
+    numbers (node shards) of each, so a shard's nodes and its bind requests meet in one member."""
+    deletions_catch_up_s: float = 30.0
+    """How long an assignment waits for the `pods` reader to reach the end it saw at start. Past that
+    the binder goes on: a deletion it has not read yet only makes it reject, never over-commit."""
+
+
+def load(env: Mapping[str, str] | None = None) -> BinderSettings:
+    env = os.environ if env is None else env
+    base = load_settings(env)
+    if base.service_name == Settings().service_name:
+        base = base.for_service(SERVICE)
+    return BinderSettings(base=base, group_id=env.get("BERTH_BINDER_GROUP", "").strip() or "berth-binder")
