@@ -105,6 +105,8 @@ class Simulator:
             pod = record.info.pod
             if pod.spec.node_name or pod.spec.scheduler_name not in self.profiles:
                 continue  # bound already, or no profile is responsible for it: never attempted
+            if pod.metadata.deletion_timestamp:
+                continue  # being deleted: upstream's skipPodSchedule never attempts it
             if pod.status.nominated_node_name:
                 self.queue.nominator.add_nominated_pod(record.info, pod.status.nominated_node_name)
             self.clock.advance(CYCLE_SECONDS)

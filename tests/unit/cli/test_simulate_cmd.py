@@ -77,3 +77,13 @@ def test_config_file_and_seed_make_runs_reproducible(capsys: pytest.CaptureFixtu
     first = run(capsys, "-f", str(cluster), "--config", str(config), "--seed", "5", "-o", "json")[1]
     second = run(capsys, "-f", str(cluster), "--config", str(config), "--seed", "5", "-o", "json")[1]
     assert first == second
+
+
+def test_pod_being_deleted_is_never_attempted(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    f = tmp_path / "c.yaml"
+    f.write_text("apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: '1'}}\n---\n"
+                 "apiVersion: v1\nkind: Pod\nmetadata: {name: going, deletionTimestamp: '2024-01-01T00:00:00Z'}\n"
+                 "spec: {containers: [{name: c}]}\n")
+    _, out, _ = run(capsys, "-f", str(f), "-o", "json")
+    (pod,) = json.loads(out)["pods"]
+    assert (pod["phase"], pod["attempts"], pod["message"]) == ("Pending", 0, None)
