@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.errors import KafkaError
@@ -35,28 +35,49 @@ class KafkaShardLog:
         try:
             await consumer.start()
             physical = self.registry.physical(topic)
-            tps = [TopicPartition(physical, p) for p in partitions]
-            consumer.assign(tps)
-            await consumer.seek_to_beginning(*tps)
-            ends: dict[TopicPartition, int] = await consumer.end_offsets(tps)
-            found: dict[int, list[Envelope]] = {p: [] for p in partitions}
-            remaining = {tp for tp in tps if ends[tp] > 0}
-            while remaining:
-                for tp, messages in (await consumer.getmany(*remaining, timeout_ms=200)).items():
-                    for message in messages:
-                        if message.offset >= ends[tp]:
-                            remaining.discard(tp)
-                            break
-                        with contextlib.suppress(DecodeError):  # dead-lettered when it was consumed live
-                            found[tp.partition].append(decode(message.value or b"", topic=topic))
-                        if message.offset + 1 >= ends[tp]:
-                            remaining.discard(tp)
-            return {tp.partition: (found[tp.partition], ends[tp]) for tp in tps}
+            found: dict[int, tuple[list[Envelope], int]] = {}
+            async for tp, events, end in read_to_end(consumer, [TopicPartition(physical, p) for p in partitions],
+                                                     topic):
+                found[tp.partition] = (events, end)
+            return found
         except KafkaError as exc:
             raise BrokerUnavailable(f"binder: reading {topic} back failed: {exc}") from exc
         finally:
             with contextlib.suppress(Exception):
                 await consumer.stop()
+
+
+async def read_to_end(consumer: AIOKafkaConsumer, tps: Sequence[TopicPartition], topic: str,
+                      on_event: Callable[[Envelope], None] | None = None,
+                      ) -> AsyncIterator[tuple[TopicPartition, list[Envelope], int]]:
+    """Read `tps` from the beginning until each reaches the high watermark its fetches report;
+    yields each partition once done: its decodable events (none kept when `on_event` takes them)
+    and the offset after the last one read.
+
+    The end comes from the fetch responses, not ListOffsets: Tansu answers ListOffsets(latest)
+    with the base offset of a partition's last record batch plus one (1 for a log written in one
+    20-record batch), which would end a rebuild early and let the binder over-commit.
+    """
+    consumer.assign(list(tps))
+    await consumer.seek_to_beginning(*tps)
+    found: dict[TopicPartition, list[Envelope]] = {tp: [] for tp in tps}
+    remaining = set(tps)
+    while remaining:
+        batch = await consumer.getmany(*remaining, timeout_ms=200)
+        for tp, messages in batch.items():
+            for message in messages:
+                with contextlib.suppress(DecodeError):  # dead-lettered when it was consumed live
+                    event = decode(message.value or b"", topic=topic)
+                    if on_event is None:
+                        found[tp].append(event)
+                    else:
+                        on_event(event)
+        for tp in sorted(remaining, key=lambda t: t.partition):
+            high = consumer.highwater(tp)
+            position = await consumer.position(tp)
+            if high is not None and position >= high:
+                remaining.discard(tp)
+                yield tp, found.pop(tp), position
 
 
 class PodDeletions:
@@ -97,21 +118,14 @@ class PodDeletions:
     async def _follow(self, consumer: AIOKafkaConsumer) -> None:
         physical = self.registry.physical(PODS)
         tps = [TopicPartition(physical, p) for p in range(self.registry.spec(PODS).partitions)]
-        consumer.assign(tps)
-        await consumer.seek_to_beginning(*tps)
-        ends: dict[TopicPartition, int] = await consumer.end_offsets(tps)
-        behind = {tp for tp in tps if ends[tp] > 0}
-        if not behind:
-            self.caught_up.set()
+        async for _ in read_to_end(consumer, tps, PODS, self.on_event):
+            pass
+        self.caught_up.set()
         while True:
-            for tp, messages in (await consumer.getmany(timeout_ms=200)).items():
+            for messages in (await consumer.getmany(timeout_ms=500)).values():
                 for message in messages:
                     with contextlib.suppress(DecodeError):
                         self.on_event(decode(message.value or b"", topic=PODS))
-                    if message.offset + 1 >= ends[tp]:
-                        behind.discard(tp)
-            if not behind:
-                self.caught_up.set()
 
 
 def build(settings: BinderSettings, *, registry: TopicRegistry | None = None,

@@ -11,12 +11,21 @@ from contextlib import asynccontextmanager
 
 import pytest
 
-from services.binder.app import build, run
+from services.binder.app import KafkaShardLog, build, run
 from services.binder.handlers import BinderHandler
 from services.binder.settings import BinderSettings
-from shared.adapters.kafka import KafkaPublisher, read_topic
-from shared.events import PLACEMENTS, BindRejected, BindRequested, Envelope, NodeUpserted, OutgoingEvent, PodBound, \
-    PodDeleted, envelope
+from shared.adapters.kafka import KafkaPublisher
+from shared.events import (
+    PLACEMENTS,
+    BindRejected,
+    BindRequested,
+    Envelope,
+    NodeUpserted,
+    OutgoingEvent,
+    PodBound,
+    PodDeleted,
+    envelope,
+)
 from shared.model import Node, Pod
 from tests.builders import MakeNode, MakePod
 
@@ -44,11 +53,10 @@ def out(env: BerthTestEnv, e: Envelope) -> OutgoingEvent:
 
 
 async def placements(env: BerthTestEnv) -> list[Envelope]:
-    found = []
-    async for _, decoded, _ in read_topic(env.settings, PLACEMENTS, registry=env.registry, idle_timeout_ms=100):
-        assert isinstance(decoded, Envelope)
-        found.append(decoded)
-    return found
+    """Every outcome so far. Read to the fetches' high watermark (as the binder's rebuild does), not to
+    ListOffsets, which Tansu answers too low after a multi-record batch."""
+    read = await KafkaShardLog(env.settings, env.registry).read(PLACEMENTS, range(16))
+    return [e for k in sorted(read) for e in read[k][0]]
 
 
 async def outcomes_of(env: BerthTestEnv, requests: Sequence[Envelope], timeout: float = 20.0) -> list[Envelope]:
