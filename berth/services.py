@@ -33,7 +33,7 @@ SERVICES: tuple[ServiceSpec, ...] = (
     # ServiceSpec("queue", "services.queue"),
     # ServiceSpec("filter", "services.filter", replicas=lambda o: o.filter_workers),
     # ServiceSpec("preemption", "services.preemption"),
-    # ServiceSpec("binder", "services.binder"),
+    ServiceSpec("binder", "services.binder"),
 )
 
 
