@@ -71,10 +71,10 @@ class BinderHandler(Handler):
         self._catch_up_timeout_s = catch_up_timeout_s
         self._clock = clock
         self.rebuilt = 0
+        """Shards rebuilt from the log so far (tests, logs)."""
         self._settled = asyncio.Event()
         """Set while the state matches the assignment. The runtime's fetches may hand over a batch
         while the rebalance callback (and so the rebuild) is still running: such a batch waits."""
-        """Shards rebuilt from the log so far (tests, logs)."""
 
     # --- assignment: rebuild the shards gained ----------------------------------------------
 
