@@ -129,3 +129,38 @@ async def test_burst_binds_only_what_fits(berth_env: BerthTestEnv, publisher: Ka
 
 async def _true(value: bool) -> bool:
     return value
+
+
+async def test_shards_move_between_members_without_over_commit(berth_env: BerthTestEnv,
+                                                               publisher: KafkaPublisher) -> None:
+    """A second member joins mid-burst and the first leaves later: each rebuilds the shards it gains
+    from the log, so no node takes more than fits and no request gets two outcomes."""
+    env = berth_env
+    names = ["node-0", "node-1", "node-4", "node-5"]  # shards 15, 10, 4, 7: both halves of the range assignor
+    await publisher.publish([out(env, envelope(NodeUpserted(node=node(n, cpu="3")), producer="test")) for n in names])
+    rounds = [[bind_request(pod(f"r{r}-{n}-{i}"), n) for n in names for i in range(2)] for r in range(3)]
+
+    async with running_binder(env) as first:
+        await publisher.publish([out(env, r) for r in rounds[0]])
+        await outcomes_of(env, rounds[0])
+        service, deletions = build(BinderSettings(base=env.settings.for_service("binder-2")), registry=env.registry,
+                                   serve_http=False)
+        second = asyncio.ensure_future(run(service, deletions))
+        try:
+            await asyncio.wait_for(service.ready.wait(), 15)
+            await publisher.publish([out(env, r) for r in rounds[1]])
+            await outcomes_of(env, rounds[1])
+        finally:
+            service.request_stop()
+            await asyncio.wait_for(second, 15)
+        await publisher.publish([out(env, r) for r in rounds[2]])
+        events = await outcomes_of(env, rounds[2])
+        assert first.rebuilt > 16  # it took shards back after the second member left
+    assert {e.producer for e in events} == {"binder", "binder-2"}  # both members answered binds
+    everything = [r for rnd in rounds for r in rnd]
+    assert check_invariants(events, everything, capacity_pods=12) == {"bound": 12, "rejected": 12}
+    per_node: dict[str, set[str]] = defaultdict(set)
+    for e in events:
+        if isinstance(e.payload, PodBound):
+            per_node[e.payload.node_name].add(e.payload.pod_uid)
+    assert {n: len(u) for n, u in per_node.items()} == dict.fromkeys(names, 3)
