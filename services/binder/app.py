@@ -107,7 +107,8 @@ class PodDeletions:
             try:
                 await consumer.start()
                 await self._follow(consumer)
-            except KafkaError as exc:
+            except Exception as exc:
+                # Never die quietly: a binder deaf to deletions would only reject more, but for good.
                 # Folding from the beginning again is harmless: forgetting a uid twice changes nothing.
                 log.warning("binder: reading pods failed (%s); starting over", exc)
                 await asyncio.sleep(1.0)
