@@ -46,3 +46,12 @@ async def test_read_model_queries(berth_env: BerthTestEnv, engine: AsyncEngine, 
     assert [b.state for b in await q.bindings(p3.uid)] == ["Rejected"]
     assert [v.uid for pre in await q.preemptions(p3.uid) for v in pre.victims] == ["uid-0"]
     assert (await q.pod_by_uid("uid-2")).phase == "Bound"  # type: ignore[union-attr]
+
+
+async def test_read_topic_reads_a_whole_batch(berth_env: BerthTestEnv, publisher: KafkaPublisher) -> None:
+    # Published in one call, the events share a record batch; the reader must not stop at the
+    # broker's ListOffsets answer, which for such a log can be short.
+    pods = [p for p in lifecycle(n_pods=12) if berth_env.registry.topic_of(p) == PODS][:20]
+    await publisher.publish([OutgoingEvent(PODS, envelope(p, producer="t"), partition=0) for p in pods])
+    seen = [item async for item in read_topic(berth_env.settings, PODS, registry=berth_env.registry)]
+    assert [pos.offset for pos, _, _ in seen] == list(range(len(pods)))

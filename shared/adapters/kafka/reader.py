@@ -45,7 +45,12 @@ async def read_topic(
                     except DecodeError as exc:
                         decoded = exc
                     yield position, decoded, raw
-                    if message.offset + 1 >= ends[tp]:
-                        remaining.discard(tp)
+            # A partition is done when the position reaches the high watermark of the fetch
+            # responses: Tansu's ListOffsets(latest) can be short (the last batch's base offset + 1),
+            # so `ends` only tells which partitions are empty.
+            for tp in sorted(remaining, key=lambda t: t.partition):
+                high = consumer.highwater(tp)
+                if high is not None and await consumer.position(tp) >= high:
+                    remaining.discard(tp)
     finally:
         await consumer.stop()
