@@ -27,6 +27,8 @@ def clusters(draw: st.DrawFn) -> list[dict]:
         "priority": st.sampled_from([0, 10, 100]),
         "port": st.sampled_from([0, 0, 80]),
         "tolerate": st.booleans(),
+        "app": st.sampled_from(["a", "b"]),
+        "spread": st.sampled_from([None, "DoNotSchedule", "ScheduleAnyway"]),
     })
     shared_spec = draw(spec_choices)
     for i in range(draw(st.integers(2, 16))):
@@ -37,9 +39,13 @@ def clusters(draw: st.DrawFn) -> list[dict]:
         pod_spec: dict = {"containers": [container], "priority": spec["priority"]}
         if spec["tolerate"]:
             pod_spec["tolerations"] = [{"key": "t", "operator": "Exists"}]
+        if spec["spread"]:
+            pod_spec["topologySpreadConstraints"] = [{"maxSkew": 1, "topologyKey": "zone",
+                                                      "whenUnsatisfiable": spec["spread"],
+                                                      "labelSelector": {"matchLabels": {"app": spec["app"]}}}]
         if draw(st.integers(0, 5)) == 0:
             pod_spec["nodeName"] = f"n{draw(st.integers(0, n_nodes - 1))}"
-        docs.append({"kind": "Pod", "metadata": {"name": f"p{i}"}, "spec": pod_spec})
+        docs.append({"kind": "Pod", "metadata": {"name": f"p{i}", "labels": {"app": spec["app"]}}, "spec": pod_spec})
     return docs
 
 

@@ -96,26 +96,31 @@ class PreFilterState:
         return copy
 
 
-def cal_pre_filter_state(pod: PodInfo, constraints: list[Constraint], nodes: Sequence[NodeInfo]) -> PreFilterState:
+# Per node: (NodeInfo generation, [(constraint index, topology value, matching pods)]).
+NodeCounts = dict[str, tuple[int, list[tuple[int, str, int]]]]
+
+
+def cal_pre_filter_state(pod: PodInfo, constraints: list[Constraint], nodes: Sequence[NodeInfo],
+                         memo: NodeCounts | None = None) -> PreFilterState:
+    """Count matching pods per topology value over every node that passes the inclusion policies.
+
+    `memo` keeps each node's contribution for pods that count alike (same spec, labels, namespace);
+    a node whose NodeInfo generation is unchanged reuses it instead of scanning its pods again."""
     required = RequiredNodeAffinity(pod.pod)
     self_match = [1 if c.selector.matches(pod.labels) else 0 for c in constraints]
     s = PreFilterState(constraints, required, self_match)
-    namespace = pod.namespace
     counts = s.tp_value_to_match_num
-    keys = [selector_key(c.selector) for c in constraints]
     for node in nodes:
-        labels = node.labels
-        if not node_labels_match_spread_constraints(labels, constraints):
-            continue
-        per_selector: dict[tuple[str, bool], int] = {}
-        for i, c in enumerate(constraints):
-            if not match_node_inclusion_policies(c, pod, node, required):
-                continue
-            value = labels[c.topology_key]
-            n = per_selector.get(keys[i], -1)
-            if n < 0:
-                n = count_pods_match_selector(node.pods, c.selector, namespace) if node.pods else 0
-                per_selector[keys[i]] = n
+        if memo is not None:
+            hit = memo.get(node.name)
+            if hit is not None and hit[0] == node.generation:
+                contributions = hit[1]
+            else:
+                contributions = _node_contributions(pod, constraints, node, required)
+                memo[node.name] = (node.generation, contributions)
+        else:
+            contributions = _node_contributions(pod, constraints, node, required)
+        for i, value, n in contributions:
             tp_counts = counts[i]
             tp_counts[value] = tp_counts.get(value, 0) + n
     for i, tp_counts in enumerate(counts):
@@ -123,6 +128,25 @@ def cal_pre_filter_state(pod: PodInfo, constraints: list[Constraint], nodes: Seq
         for value, num in tp_counts.items():
             paths.update(value, num)
     return s
+
+
+def _node_contributions(pod: PodInfo, constraints: list[Constraint], node: NodeInfo,
+                        required: RequiredNodeAffinity) -> list[tuple[int, str, int]]:
+    labels = node.labels
+    if not node_labels_match_spread_constraints(labels, constraints):
+        return []
+    out: list[tuple[int, str, int]] = []
+    per_selector: dict[tuple[str, bool], int] = {}
+    for i, c in enumerate(constraints):
+        if not match_node_inclusion_policies(c, pod, node, required):
+            continue
+        key = selector_key(c.selector)
+        n = per_selector.get(key, -1)
+        if n < 0:
+            n = count_pods_match_selector(node.pods, c.selector, pod.namespace) if node.pods else 0
+            per_selector[key] = n
+        out.append((i, labels[c.topology_key], n))
+    return out
 
 
 def update_with_pod(s: PreFilterState, updated: PodInfo, preemptor: PodInfo, node: NodeInfo, delta: int) -> None:

@@ -9,6 +9,7 @@ objects, so by default no selector is found and, as upstream then, no default co
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -45,7 +46,9 @@ from .common import (
     no_default_selector,
     pod_constraints,
 )
-from .filtering import PreFilterState, cal_pre_filter_state, update_with_pod
+from .filtering import NodeCounts, PreFilterState, cal_pre_filter_state, update_with_pod
+
+COUNTS_MEMO_SIZE = 4  # distinct pod shapes whose per-node counts are kept
 from .scoring import PreScoreState, count_all_nodes, init_pre_score_state, node_score, normalize_scores
 
 PRE_FILTER_STATE_KEY = "PreFilter" + names.POD_TOPOLOGY_SPREAD
@@ -104,7 +107,7 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
                         PreFilterExtensions, ScoreExtensions):
     NAME = names.POD_TOPOLOGY_SPREAD
 
-    __slots__ = ("_handle", "default_constraints", "system_defaulted", "_default_selector")
+    __slots__ = ("_handle", "default_constraints", "system_defaulted", "_default_selector", "_counts_memo")
 
     def __init__(self, handle: Handle | None = None, default_constraints: Sequence[TopologySpreadConstraint] = (),
                  system_defaulted: bool = False, default_selector: DefaultSelectorFn | None = None) -> None:
@@ -112,6 +115,22 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
         self.default_constraints = list(default_constraints)
         self.system_defaulted = system_defaulted
         self._default_selector = default_selector or no_default_selector
+        self._counts_memo: OrderedDict[tuple[str, bytes, tuple[tuple[str, str], ...]], NodeCounts] = OrderedDict()
+
+    def _memo_for(self, pod: PodInfo) -> NodeCounts | None:
+        """Per-node counts shared by pods that count alike: same namespace, spec and labels (labels
+        enter the selectors through matchLabelKeys)."""
+        if not getattr(self._handle, "memoize", False):
+            return None
+        key = (pod.namespace, pod.signature(), tuple(sorted(pod.labels.items())))
+        memo = self._counts_memo.get(key)
+        if memo is None:
+            memo = self._counts_memo[key] = {}
+            if len(self._counts_memo) > COUNTS_MEMO_SIZE:
+                self._counts_memo.popitem(last=False)
+        else:
+            self._counts_memo.move_to_end(key)
+        return memo
 
     @classmethod
     def new(cls, args: Mapping[str, Any] | None, handle: Handle,
@@ -134,7 +153,7 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
         constraints = pod_constraints(pod, DO_NOT_SCHEDULE, self.default_constraints, self._default_selector)
         if not constraints:
             return None, SKIP
-        state.write(PRE_FILTER_STATE_KEY, cal_pre_filter_state(pod, constraints, nodes))
+        state.write(PRE_FILTER_STATE_KEY, cal_pre_filter_state(pod, constraints, nodes, self._memo_for(pod)))
         return None, None
 
     def pre_filter_extensions(self) -> PreFilterExtensions:
