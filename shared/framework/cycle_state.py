@@ -15,7 +15,7 @@ class StateData(Protocol):
 
 class CycleState:
     __slots__ = ("_data", "skip_filter_plugins", "skip_score_plugins", "record_plugin_metrics", "filters",
-                 "record_scores")
+                 "record_scores", "extensions")
 
     def __init__(self) -> None:
         self._data: dict[str, Any] = {}
@@ -26,6 +26,8 @@ class CycleState:
         self.filters: tuple[tuple[str, Any], ...] | None = None
         # Keep every plugin's score per node (for explain); totals alone otherwise.
         self.record_scores = False
+        # (name, PreFilterExtensions) of the plugins whose state follows added/removed pods.
+        self.extensions: tuple[tuple[str, Any], ...] | None = None
 
     def read(self, key: str) -> Any:
         """The value stored under key; KeyError when absent (plugins turn that into an Error status)."""
@@ -47,4 +49,5 @@ class CycleState:
         copy.skip_score_plugins = set(self.skip_score_plugins)
         copy.filters = self.filters
         copy.record_scores = self.record_scores
+        copy.extensions = self.extensions
         return copy

@@ -144,9 +144,11 @@ class Plugin:
     # identical pod on a node whose state has not changed since.
     NODE_LOCAL: ClassVar[bool] = False
 
-    @property
-    def name(self) -> str:
-        return self.NAME
+    name: ClassVar[str] = ""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.name = cls.NAME  # a plain attribute: read on every plugin call
 
     @classmethod
     def new(cls, args: Mapping[str, Any] | None, handle: Handle) -> Plugin:

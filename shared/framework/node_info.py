@@ -53,7 +53,7 @@ class NodeInfo:
     __slots__ = (
         "node", "name", "labels", "taints", "unschedulable", "pods", "pods_with_affinity",
         "pods_with_required_anti_affinity", "used_ports", "requested", "non_zero_requested",
-        "allocatable", "image_states", "generation",
+        "allocatable", "image_states", "generation", "is_clone",
     )
 
     def __init__(self, node: Node, allocatable: Resource | None = None) -> None:
@@ -71,6 +71,8 @@ class NodeInfo:
         self.allocatable = allocatable if allocatable is not None else node_allocatable(node)
         self.image_states: dict[str, ImageStateSummary] = {}
         self.generation = _next_generation()
+        # A what-if copy (nominated pods, preemption dry runs): memos neither read nor keep its results.
+        self.is_clone = False
 
     def add_pod(self, pi: PodInfo) -> None:
         self.pods.append(pi)
@@ -126,6 +128,7 @@ class NodeInfo:
         copy.allocatable = self.allocatable
         copy.image_states = self.image_states
         copy.generation = self.generation
+        copy.is_clone = True
         return copy
 
     def __repr__(self) -> str:

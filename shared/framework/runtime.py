@@ -183,16 +183,18 @@ class Framework:
         self, op: str, state: CycleState, pod: PodInfo, other: PodInfo, node_info: NodeInfo
     ) -> Status | None:
         """Update every PreFilter plugin's state for a pod added to (or removed from) a node."""
-        for pl in self.pre_filter_plugins:
-            if pl.name in state.skip_filter_plugins:
-                continue
-            ext = pl.pre_filter_extensions()
-            if ext is None:
-                continue
+        extensions = state.extensions
+        if extensions is None:
+            skip = state.skip_filter_plugins
+            extensions = state.extensions = tuple(
+                (pl.name, ext) for pl in self.pre_filter_plugins
+                if pl.name not in skip and (ext := pl.pre_filter_extensions()) is not None
+            )
+        for name, ext in extensions:
             run = ext.add_pod if op == "AddPod" else ext.remove_pod
             s = run(state, pod, other, node_info)
             if s is not None and not s.is_success():
-                return _wrap_error(f"running {op} on PreFilter plugin {pl.name!r}", s, pl.name)
+                return _wrap_error(f"running {op} on PreFilter plugin {name!r}", s, name)
         return None
 
     # -- Filter -----------------------------------------------------------------------------
@@ -225,8 +227,9 @@ class Framework:
         filters = state.filters
         if filters is None:
             filters = self._filters_for(state, pod)
+        real = not node_info.is_clone
         for name, run, memo in filters:
-            if memo is not None:
+            if memo is not None and real:
                 hit = memo.get(node_info.name)
                 if hit is not None and hit[0] == node_info.generation:
                     s = hit[1]
@@ -335,7 +338,7 @@ class Framework:
             node_scores: list[NodeScore] = []
             append = node_scores.append
             for info in nodes:
-                if memo is not None:
+                if memo is not None and not info.is_clone:
                     hit = memo.get(info.name)
                     if hit is not None and hit[0] == info.generation:
                         append(NodeScore(info.name, hit[1]))
@@ -343,7 +346,7 @@ class Framework:
                 value, s = score(state, pod, info)
                 if s is not None and s.code != Code.SUCCESS:
                     return [], _wrap_error(f"running Score plugin {name!r}", s, name)
-                if memo is not None:
+                if memo is not None and not info.is_clone:
                     memo[info.name] = (info.generation, value)
                 append(NodeScore(info.name, value))
             ext = pl.score_extensions()
