@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from shared.framework.cycle_state import CycleState
-from shared.framework.interfaces import NodePluginScores
+from shared.framework.interfaces import NodePluginScores, PluginScore
 from shared.framework.node_info import NodeInfo
 from shared.framework.pod_info import PodInfo
 from shared.framework.runtime import Framework
@@ -209,7 +209,6 @@ class ScheduleAlgorithm:
         if s is not None and not s.is_success():
             raise SchedulingError(s)
         if self.extenders:
-            from shared.framework.interfaces import PluginScore
             by_name = {ns.name: ns for ns in scores}
             for ext in self.extenders:
                 if not ext.supports_prioritize() or not ext.is_interested(pod):

@@ -9,7 +9,7 @@ from shared.framework.events import ActionType, ClusterEvent
 from shared.queue import FakeClock, SchedulingQueue
 from tests.builders import MakePod
 
-from .support import EVENT_MAP, FIT, SILENT, TAINTS, fail, pod, where
+from .support import FIT, SILENT, TAINTS, fail, pod, where
 
 NODE_ADD = events.NODE_ADD
 NODE_LABEL = ClusterEvent(events.NODE, ActionType.UPDATE_NODE_LABEL, "NodeLabelChange")
