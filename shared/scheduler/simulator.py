@@ -134,13 +134,11 @@ class Simulator:
         return self.report()
 
     def _refill(self) -> bool:
-        """Bring waiting pods back when the active queue is empty; False when nothing can change."""
-        expiry = self.queue.next_backoff_expiry()
-        if expiry is not None:
-            if expiry > self.clock.now():
-                self.clock.set(expiry)
-            self.queue.flush_backoff_q_completed()
-            return True
+        """Bring waiting pods back when the active queue is empty; False when nothing can change.
+
+        A retry can only help a pod that failed before the cluster last changed; time passing (the
+        backoff and the unschedulable-pods timeout) is jumped over in one step, so each refill is
+        paid for by a bind or an eviction and the loop ends."""
         stale = any(
             r.phase == "Pending" and 0 <= r.failed_at_version < self.version for r in self.records.values()
         )
@@ -149,7 +147,10 @@ class Simulator:
         for r in self.records.values():
             if r.failed_at_version >= 0:
                 r.failed_at_version = self.version
-        self.clock.advance(self.queue.pod_max_in_unschedulable_pods_duration + 1)
+        wake = self.clock.now() + self.queue.pod_max_in_unschedulable_pods_duration + 1
+        expiry = self.queue.next_backoff_expiry()
+        self.clock.set(max(wake, expiry or 0.0))
+        self.queue.flush_backoff_q_completed()
         self.queue.flush_unschedulable_pods_left_over()
         return True
 

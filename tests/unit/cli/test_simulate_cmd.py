@@ -87,3 +87,11 @@ def test_pod_being_deleted_is_never_attempted(capsys: pytest.CaptureFixture[str]
     _, out, _ = run(capsys, "-f", str(f), "-o", "json")
     (pod,) = json.loads(out)["pods"]
     assert (pod["phase"], pod["attempts"], pod["message"]) == ("Pending", 0, None)
+
+
+def test_no_nodes_reports_upstream_error_once(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    f = tmp_path / "c.yaml"
+    f.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec: {containers: [{name: c}]}\n")
+    _, out, _ = run(capsys, "-f", str(f), "-o", "json")
+    (pod,) = json.loads(out)["pods"]
+    assert (pod["phase"], pod["attempts"], pod["message"]) == ("Pending", 1, "no nodes available to schedule pods")
