@@ -6,8 +6,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import msgspec
+
 from shared.errors import InvalidInput
-from shared.model import DEFAULT_SCHEDULER_NAME, KubeSchedulerConfiguration, PluginRef, Plugins, PluginSet, Profile
+from shared.model import (
+    DEFAULT_SCHEDULER_NAME,
+    KubeSchedulerConfiguration,
+    PluginConfig,
+    PluginRef,
+    Plugins,
+    PluginSet,
+    Profile,
+)
 from shared.plugins import names
 from shared.plugins.registry import UnknownPlugin, plugin_class
 
@@ -180,12 +190,28 @@ def build_framework(profile: Profile, global_percentage: int | None = None) -> F
     return framework
 
 
+def _with_fit_ignored_resources(profile: Profile, ignored: list[str]) -> Profile:
+    """Upstream scheduler.New: extender-managed resources that are ignoredByScheduler become
+    NodeResourcesFit's ignoredResources (they replace the configured list, as upstream)."""
+    configs = list(profile.plugin_config)
+    for k, pc in enumerate(configs):
+        if pc.name == names.NODE_RESOURCES_FIT:
+            configs[k] = PluginConfig(name=pc.name, args={**pc.args, "ignoredResources": list(ignored)})
+            break
+    else:
+        configs.append(PluginConfig(name=names.NODE_RESOURCES_FIT, args={"ignoredResources": list(ignored)}))
+    return msgspec.structs.replace(profile, plugin_config=configs)
+
+
 def build_profiles(config: KubeSchedulerConfiguration | None) -> dict[str, Framework]:
     """One framework per profile, keyed by schedulerName (a missing config means the default)."""
     config = config or KubeSchedulerConfiguration()
     profiles = config.profiles or [Profile(scheduler_name=DEFAULT_SCHEDULER_NAME)]
+    ignored = [r.name for ext in config.extenders for r in ext.managed_resources if r.ignored_by_scheduler]
     out: dict[str, Framework] = {}
     for i, profile in enumerate(profiles):
+        if ignored:
+            profile = _with_fit_ignored_resources(profile, ignored)
         name = profile.scheduler_name or DEFAULT_SCHEDULER_NAME
         if name in out:
             raise InvalidInput("KubeSchedulerConfiguration", f"profiles[{i}].schedulerName", f"duplicate profile {name!r}")

@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 import msgspec
 
+from shared.adapters.extender_http import build_extenders
 from shared.framework import events
 from shared.framework.cycle_state import CycleState
 from shared.framework.node_info import NodeInfo
@@ -36,7 +37,7 @@ CYCLE_SECONDS = 0.001
 
 
 class _PodRecord:
-    __slots__ = ("info", "phase", "node_name", "message", "preempted_by", "attempts", "failed_at_version")
+    __slots__ = ("attempts", "failed_at_version", "info", "message", "node_name", "phase", "preempted_by")
 
     def __init__(self, info: PodInfo) -> None:
         self.info = info
@@ -78,14 +79,16 @@ class Simulator:
             pre_enqueue_plugins={name: fwk.pre_enqueue_plugins for name, fwk in self.profiles.items()},
             cluster_event_map=_event_map(self.profiles),
         )
+        extenders = build_extenders(config, self.snapshot.get)
         for fwk in self.profiles.values():
+            fwk.set_extenders(list(extenders))
             fwk.set_snapshot(self.snapshot)
             fwk.set_nominator(self.queue.nominator)
             fwk.set_pod_disruption_budgets(cluster.pdbs)
             for plugin in fwk.plugins.values():
                 if hasattr(plugin, "rng"):
                     plugin.rng = self.rng  # type: ignore[attr-defined]
-        self.algorithm = ScheduleAlgorithm(self.rng)
+        self.algorithm = ScheduleAlgorithm(self.rng, extenders)
         self._load_pods(cluster.pods)
 
     def _load_pods(self, pods: list[Pod]) -> None:

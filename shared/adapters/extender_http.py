@@ -1,0 +1,233 @@
+"""The HTTP scheduler extender (upstream pkg/scheduler/extender.go HTTPExtender): blocking JSON
+POSTs to urlPrefix + "/" + verb with urllib, a per-call timeout (httpTimeout, 5 s by default) and
+TLS as the configuration asks. Failures are raised; the scheduling cycle turns them into attempt
+failures unless the extender is ignorable."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import os
+import re
+import ssl
+import tempfile
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+import msgspec
+
+from shared.errors import InvalidInput
+from shared.extender import (
+    ExtenderError,
+    ExtenderFilterResult,
+    ExtenderPreemptionResult,
+    HostPriority,
+    filter_args,
+    filter_result,
+    interested,
+    preemption_args,
+    preemption_result,
+    prioritize_result,
+)
+from shared.framework.node_info import NodeInfo
+from shared.framework.pod_info import PodInfo
+from shared.model.config import Extender, ExtenderTLSConfig, KubeSchedulerConfiguration
+from shared.preemption.victims import Victims
+
+DEFAULT_TIMEOUT_SECONDS = 5.0
+_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)")
+T = TypeVar("T")
+
+
+def parse_duration(value: str | float | None) -> float:
+    """Seconds from a Go duration ("5s", "500ms", "1m30s") or a number of seconds; 0 or unset
+    means the default of 5 s, as upstream."""
+    if value is None:
+        return DEFAULT_TIMEOUT_SECONDS
+    if isinstance(value, bool):
+        raise TypeError(f"invalid duration {value!r}")
+    if isinstance(value, int | float):
+        seconds = float(value)
+    else:
+        text = value.strip()
+        sign = -1.0 if text.startswith("-") else 1.0
+        body = text.lstrip("+-")
+        if body == "0":
+            return DEFAULT_TIMEOUT_SECONDS
+        pos, seconds = 0, 0.0
+        while pos < len(body):
+            m = _PART.match(body, pos)
+            if m is None:
+                raise ValueError(f'time: invalid duration "{value}"')
+            seconds += float(m.group(1)) * _UNITS[m.group(2)]
+            pos = m.end()
+        if not body:
+            raise ValueError(f'time: invalid duration "{value}"')
+        seconds *= sign
+    if seconds < 0:
+        raise ValueError(f"invalid duration {value!r}: must not be negative")
+    return seconds or DEFAULT_TIMEOUT_SECONDS
+
+
+def _pem(data: str) -> str:
+    """caData/certData/keyData are []byte in the configuration, so base64 in YAML/JSON; PEM text is
+    accepted as well."""
+    if "-----BEGIN" in data:
+        return data
+    try:
+        return base64.b64decode(data, validate=True).decode()
+    except (binascii.Error, UnicodeDecodeError):
+        return data
+
+
+def ssl_context(enable_https: bool, tls: ExtenderTLSConfig | None) -> ssl.SSLContext | None:
+    """Upstream makeTransport: with enableHTTPS and no CA the server certificate is not verified."""
+    tls = tls or ExtenderTLSConfig()
+    if not enable_https and tls == ExtenderTLSConfig():
+        return None
+    has_ca = bool(tls.ca_file or tls.ca_data)
+    ctx = ssl.create_default_context(cafile=tls.ca_file or None,
+                                     cadata=_pem(tls.ca_data) if tls.ca_data else None)
+    if tls.insecure or (enable_https and not has_ca):
+        ctx.check_hostname = False
+        ctx.verify_mode = ssl.CERT_NONE
+    if tls.cert_file:
+        ctx.load_cert_chain(tls.cert_file, tls.key_file or None)
+    elif tls.cert_data:
+        _load_cert_data(ctx, _pem(tls.cert_data), _pem(tls.key_data) if tls.key_data else "")
+    return ctx
+
+
+def _load_cert_data(ctx: ssl.SSLContext, cert: str, key: str) -> None:
+    """ssl loads client certificates from files only: write them to private temporary files."""
+    paths: list[str] = []
+    try:
+        for text in (cert, key):
+            if not text:
+                continue
+            fd, path = tempfile.mkstemp(suffix=".pem")
+            paths.append(path)
+            with os.fdopen(fd, "w") as f:
+                f.write(text)
+        ctx.load_cert_chain(paths[0], paths[1] if len(paths) > 1 else None)
+    finally:
+        for path in paths:
+            os.unlink(path)
+
+
+class HTTPExtender:
+    """One `extenders:` entry of KubeSchedulerConfiguration. Its name is its urlPrefix."""
+
+    def __init__(self, config: Extender, node_info: Callable[[str], NodeInfo | None] | None = None) -> None:
+        self.config = config
+        self.name = config.url_prefix
+        self.url_prefix = config.url_prefix.rstrip("/")
+        self.timeout = parse_duration(config.http_timeout)
+        self.weight = config.weight
+        self.managed_resources = frozenset(r.name for r in config.managed_resources)
+        self.context = ssl_context(config.enable_https, config.tls_config)
+        self.node_info = node_info
+
+    # -- what the scheduler asks ----------------------------------------------------------------
+    def is_interested(self, pod: PodInfo) -> bool:
+        return interested(pod, self.managed_resources)
+
+    def is_ignorable(self) -> bool:
+        return self.config.ignorable
+
+    def supports_filter(self) -> bool:
+        return bool(self.config.filter_verb)
+
+    def supports_prioritize(self) -> bool:
+        return bool(self.config.prioritize_verb)
+
+    def supports_preemption(self) -> bool:
+        return bool(self.config.preempt_verb)
+
+    def filter(self, pod: PodInfo, nodes: list[NodeInfo]) -> tuple[list[NodeInfo], dict[str, str], dict[str, str]]:
+        if not self.config.filter_verb:
+            return list(nodes), {}, {}
+        args = filter_args(pod, nodes, self.config.node_cache_capable)
+        result = self._send(self.config.filter_verb, args, ExtenderFilterResult)
+        return filter_result(self.name, result, nodes, self.config.node_cache_capable)
+
+    def prioritize(self, pod: PodInfo, nodes: list[NodeInfo]) -> tuple[dict[str, int], int]:
+        if not self.config.prioritize_verb:
+            return {n.name: 0 for n in nodes}, 0
+        args = filter_args(pod, nodes, self.config.node_cache_capable)
+        result = self._send(self.config.prioritize_verb, args, list[HostPriority])
+        return prioritize_result(result), self.weight
+
+    def process_preemption(self, pod: PodInfo, node_to_victims: dict[str, Victims]) -> dict[str, Victims]:
+        if not self.config.preempt_verb:
+            raise ExtenderError(
+                f"preempt verb is not defined for extender {self.name} but run into ProcessPreemption")
+        args = preemption_args(pod, node_to_victims, self.config.node_cache_capable)
+        result = self._send(self.config.preempt_verb, args, ExtenderPreemptionResult)
+        return preemption_result(self.name, result, self._lookup(node_to_victims))
+
+    def _lookup(self, node_to_victims: dict[str, Victims]) -> Callable[[str], NodeInfo | None]:
+        if self.node_info is not None:
+            return self.node_info
+        # Without a snapshot, the victims that were sent are the pods the extender may name.
+        def from_victims(name: str) -> NodeInfo | None:
+            victims = node_to_victims.get(name)
+            return None if victims is None else _PodsOnly(victims.pods)  # type: ignore[return-value]
+        return from_victims
+
+    # -- the wire ----------------------------------------------------------------------------------
+    def _send(self, verb: str, args: Any, result_type: type[T]) -> T:
+        url = f"{self.url_prefix}/{verb}"
+        request = urllib.request.Request(url, data=msgspec.json.encode(args), method="POST",
+                                         headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout, context=self.context) as response:
+                body = response.read()
+                code = response.status
+        except urllib.error.HTTPError as exc:
+            raise ExtenderError(f"failed {verb} with extender at URL {url}, code {exc.code}") from None
+        except (urllib.error.URLError, OSError) as exc:
+            reason = getattr(exc, "reason", exc)
+            raise ExtenderError(f'Post "{url}": {reason}') from None
+        if code != 200:
+            raise ExtenderError(f"failed {verb} with extender at URL {url}, code {code}")
+        try:
+            return msgspec.json.decode(body, type=result_type)
+        except msgspec.DecodeError as exc:
+            raise ExtenderError(f"extender at URL {url} answered {verb} with invalid JSON: {exc}") from None
+
+
+class _PodsOnly:
+    __slots__ = ("pods",)
+
+    def __init__(self, pods: Sequence[PodInfo]) -> None:
+        self.pods = list(pods)
+
+
+def build_extenders(config: KubeSchedulerConfiguration | None,
+                    node_info: Callable[[str], NodeInfo | None] | None = None) -> list[HTTPExtender]:
+    """The configured extenders, in order, validated as upstream's ValidateKubeSchedulerConfiguration."""
+    out: list[HTTPExtender] = []
+    if config is None:
+        return out
+    for i, ext in enumerate(config.extenders):
+        where = f"extenders[{i}]"
+        if ext.prioritize_verb and ext.weight <= 0:
+            raise InvalidInput("KubeSchedulerConfiguration", f"{where}.weight",
+                               "must have a positive weight applied to it")
+        if ext.bind_verb:
+            raise InvalidInput("KubeSchedulerConfiguration", f"{where}.bindVerb",
+                               "binding extenders are not supported by berth")
+        try:
+            out.append(HTTPExtender(ext, node_info))
+        except (ValueError, TypeError) as exc:
+            raise InvalidInput("KubeSchedulerConfiguration", f"{where}.httpTimeout", str(exc)) from None
+        except (OSError, ssl.SSLError) as exc:
+            raise InvalidInput("KubeSchedulerConfiguration", f"{where}.tlsConfig", str(exc)) from None
+    return out
+
+
+__all__ = ["DEFAULT_TIMEOUT_SECONDS", "HTTPExtender", "build_extenders", "parse_duration", "ssl_context"]

@@ -1,0 +1,109 @@
+"""The simulator against real HTTP extenders: the example servers of examples/extenders/ run on
+free 127.0.0.1 ports in threads."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from shared.model.config import (
+    Extender,
+    ExtenderManagedResource,
+    KubeSchedulerConfiguration,
+)
+from shared.model.loader import ClusterInput
+from shared.scheduler.outcome import PodOutcome
+from shared.scheduler.simulator import Simulator
+from tests.builders import MakeNode, MakePod
+from tests.unit.extender.servers import running
+
+
+def _nodes(*names: str) -> list[Any]:
+    return [MakeNode().name(n).capacity(cpu="4", memory="8Gi", pods="10").obj() for n in names]
+
+
+def _simulate(extenders: list[Extender], pods: list[Any], nodes: list[Any]) -> list[PodOutcome]:
+    cluster = ClusterInput(nodes=nodes, pods=pods, config=KubeSchedulerConfiguration(extenders=extenders))
+    return Simulator(cluster, seed=1).run().pods
+
+
+def _pod(name: str = "p", **requests: Any) -> Any:
+    return MakePod().name(name).uid(f"uid-{name}").req(cpu="1", **requests).obj()
+
+
+def test_filter_extender_rejects_a_node_and_the_pod_lands_elsewhere() -> None:
+    with running("full_node", full={"a"}) as server:
+        [out] = _simulate([Extender(url_prefix=server.url, filter_verb="filter")], [_pod()], _nodes("a", "b"))
+    assert out.phase == "Bound" and out.nodeName == "b"
+    verb, body = server.calls[0]
+    assert verb == "filter" and "Nodes" in body and "NodeNames" not in body
+
+
+def test_filter_extender_rejecting_every_node_is_in_the_fit_error() -> None:
+    with running("full_node", full={"a", "b"}, reason="node is full") as server:
+        [out] = _simulate([Extender(url_prefix=server.url, filter_verb="filter")], [_pod()], _nodes("a", "b"))
+    assert out.phase == "Pending"
+    assert out.message is not None and out.message.startswith("0/2 nodes are available: 2 node is full.")
+
+
+def test_node_cache_capable_extender_gets_node_names() -> None:
+    with running("node_cache", blocked={"a"}) as server:
+        ext = Extender(url_prefix=server.url + "/", filter_verb="filter", node_cache_capable=True)
+        [out] = _simulate([ext], [_pod()], _nodes("a", "b"))
+    assert out.nodeName == "b"
+    _, body = server.calls[0]
+    assert sorted(body["NodeNames"]) == ["a", "b"] and "Nodes" not in body
+
+
+def test_prioritizer_weight_changes_the_choice() -> None:
+    # Two prioritizers disagree; the heavier one decides (scores x weight x 10 join the plugins').
+    with running("prioritizer", preferred={"a"}) as likes_a, running("prioritizer", preferred={"b"}) as likes_b:
+        def choice(weight_a: int, weight_b: int) -> str | None:
+            exts = [Extender(url_prefix=likes_a.url, prioritize_verb="prioritize", weight=weight_a),
+                    Extender(url_prefix=likes_b.url, prioritize_verb="prioritize", weight=weight_b)]
+            return _simulate(exts, [_pod()], _nodes("a", "b"))[0].nodeName
+        assert choice(1, 2) == "b"
+        assert choice(3, 1) == "a"
+    assert likes_a.calls and "Nodes" in likes_a.calls[0][1]
+
+
+def test_timing_out_extender_fails_the_attempt_unless_ignorable() -> None:
+    with running("full_node", delay=1.0) as server:
+        strict = Extender(url_prefix=server.url, filter_verb="filter", http_timeout="100ms")
+        [failed] = _simulate([strict], [_pod()], _nodes("a", "b"))
+        ignorable = Extender(url_prefix=server.url, filter_verb="filter", http_timeout="100ms", ignorable=True)
+        [skipped] = _simulate([ignorable], [_pod()], _nodes("a", "b"))
+    assert failed.phase == "Pending" and failed.message is not None and server.url in failed.message
+    assert skipped.phase == "Bound"
+
+
+def test_managed_resources_limit_which_pods_are_sent() -> None:
+    nodes = [MakeNode().name(n).capacity(cpu="4", memory="8Gi", pods="10", **{"example.com/gpu": "2"}).obj()
+             for n in ("a", "b")]
+    gpu_pod = MakePod().name("gpu").uid("uid-gpu").res({"cpu": "1", "example.com/gpu": 1}).obj()
+    with running("full_node", full={"a"}) as server:
+        ext = Extender(url_prefix=server.url, filter_verb="filter",
+                       managed_resources=[ExtenderManagedResource(name="example.com/gpu")])
+        outs = _simulate([ext], [_pod("plain"), gpu_pod], nodes)
+    assert [body["Pod"]["metadata"]["name"] for _, body in server.calls] == ["gpu"]
+    assert {o.name: o.nodeName for o in outs}["gpu"] == "b"
+
+
+def test_extenders_run_in_order_and_rejected_nodes_are_not_sent_on() -> None:
+    with running("full_node", full={"a"}) as first, running("node_cache", blocked={"b"}) as second:
+        exts = [Extender(url_prefix=first.url, filter_verb="filter"),
+                Extender(url_prefix=second.url, filter_verb="filter", node_cache_capable=True)]
+        [out] = _simulate(exts, [_pod()], _nodes("a", "b", "c"))
+    assert out.nodeName == "c"
+    assert sorted(second.calls[0][1]["NodeNames"]) == ["b", "c"]
+
+
+def test_preempt_extender_vetoes_a_node() -> None:
+    nodes = [MakeNode().name(n).capacity(cpu="1", memory="8Gi", pods="10").obj() for n in ("a", "b")]
+    low = [MakePod().name(f"low-{n}").uid(f"uid-low-{n}").node(n).priority(1).req(cpu="1").obj() for n in ("a", "b")]
+    high = MakePod().name("high").uid("uid-high").priority(100).req(cpu="1").obj()
+    with running("preempt", protected={"a"}) as server:
+        ext = Extender(url_prefix=server.url, preempt_verb="preempt", node_cache_capable=True)
+        outs = {o.name: o for o in _simulate([ext], [*low, high], nodes)}
+    assert outs["low-a"].phase == "Bound" and outs["low-b"].preemptedBy is not None
+    assert outs["high"].nodeName == "b"
+    assert any(verb == "preempt" for verb, _ in server.calls)
