@@ -1,8 +1,8 @@
 """Label and node selector matching, compiled once and evaluated many times.
 
-Semantics follow apimachinery's `labels.Selector` and component-helpers' node selector:
-a nil label selector matches nothing, an empty one matches everything; NotIn and DoesNotExist
-match when the key is absent; Gt/Lt compare integer label values.
+Semantics follow apimachinery's `labels.Selector`: a nil label selector matches nothing, an empty
+one matches everything; NotIn and DoesNotExist match when the key is absent. (Node selector terms
+are matched by NodeAffinity's `NodeSelectorMatcher`.)
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ from collections.abc import Callable, Mapping
 from typing import Final
 
 from .meta import LabelSelector
-from .pod import NodeSelectorRequirement, NodeSelectorTerm
 
 Labels = Mapping[str, str]
 Predicate = Callable[[Labels], bool]
@@ -54,23 +53,7 @@ def _requirement(key: str, operator: str, values: list[str]) -> Predicate:
         return lambda labels: key in labels
     if operator == "DoesNotExist":
         return lambda labels: key not in labels
-    if operator in ("Gt", "Lt"):
-        bound = _as_int(values[0]) if len(values) == 1 else None
-        if bound is None:
-            return lambda labels: False
-        if operator == "Gt":
-            return lambda labels: (v := _as_int(labels.get(key))) is not None and v > bound
-        return lambda labels: (v := _as_int(labels.get(key))) is not None and v < bound
     raise ValueError(f"{operator!r} is not a valid selector operator")
-
-
-def _as_int(text: str | None) -> int | None:
-    if text is None:
-        return None
-    try:
-        return int(text, 10)
-    except ValueError:
-        return None
 
 
 def compile_label_selector(selector: LabelSelector | None) -> Selector:
@@ -94,38 +77,3 @@ def selector_from_set(labels: Mapping[str, str]) -> Selector:
     """labels.SelectorFromSet: an exact match on every pair (an empty set matches everything)."""
     checks = tuple(_requirement(k, "In", [v]) for k, v in sorted(labels.items()))
     return Selector(checks, text=",".join(f"{k}={v}" for k, v in sorted(labels.items())))
-
-
-class NodeSelectorTerms:
-    """A compiled list of node selector terms (ORed); each term ANDs its requirements.
-
-    A term with no expressions and no fields matches nothing, as upstream.
-    """
-
-    __slots__ = ("_terms",)
-
-    def __init__(self, terms: list[NodeSelectorTerm]) -> None:
-        compiled: list[tuple[tuple[Predicate, ...], tuple[Predicate, ...]]] = []
-        for term in terms:
-            if not term.match_expressions and not term.match_fields:
-                continue
-            exprs = tuple(_node_requirement(r) for r in term.match_expressions)
-            fields = tuple(_node_requirement(r) for r in term.match_fields)
-            compiled.append((exprs, fields))
-        self._terms = tuple(compiled)
-
-    def matches(self, labels: Labels, node_name: str) -> bool:
-        fields = {"metadata.name": node_name}
-        for exprs, field_checks in self._terms:
-            if all(c(labels) for c in exprs) and all(c(fields) for c in field_checks):
-                return True
-        return False
-
-
-def _node_requirement(req: NodeSelectorRequirement) -> Predicate:
-    return _requirement(req.key, req.operator, list(req.values))
-
-
-def term_matches(term: NodeSelectorTerm, labels: Labels, node_name: str) -> bool:
-    """Whether one preferred-scheduling term matches a node."""
-    return NodeSelectorTerms([term]).matches(labels, node_name)

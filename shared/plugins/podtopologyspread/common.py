@@ -7,9 +7,11 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from shared.framework.node_info import NodeInfo
 from shared.framework.pod_info import PodInfo
-from shared.model import Pod, Taint, Toleration, TopologySpreadConstraint
+from shared.model import TopologySpreadConstraint
 from shared.model.meta import LabelSelector, LabelSelectorRequirement
-from shared.model.selectors import NodeSelectorTerms, Selector, compile_label_selector, selector_from_set
+from shared.model.selectors import Selector, compile_label_selector, selector_from_set
+from shared.plugins.nodeaffinity.plugin import RequiredNodeAffinity
+from shared.plugins.tainttoleration.helpers import do_not_schedule, find_matching_untolerated_taint
 
 LABEL_HOSTNAME = "kubernetes.io/hostname"
 LABEL_TOPOLOGY_ZONE = "topology.kubernetes.io/zone"
@@ -109,58 +111,12 @@ def count_pods_match_selector(pods: Iterable[PodInfo], selector: Selector, names
     return n
 
 
-class RequiredNodeAffinity:
-    """The pod's nodeSelector and required node affinity (nodeaffinity.GetRequiredNodeAffinity)."""
-
-    __slots__ = ("_labels", "_terms")
-
-    def __init__(self, pod: Pod) -> None:
-        spec = pod.spec
-        self._labels: Selector | None = selector_from_set(spec.node_selector) if spec.node_selector else None
-        na = spec.affinity.node_affinity if spec.affinity else None
-        required = na.required_during_scheduling_ignored_during_execution if na else None
-        self._terms: NodeSelectorTerms | None = None
-        if required is not None:
-            try:
-                self._terms = NodeSelectorTerms(required.node_selector_terms)
-            except ValueError:
-                # Upstream ignores parse errors here; an unparsable selector matches nothing.
-                self._terms = NodeSelectorTerms([])
-
-    def match(self, node: NodeInfo) -> bool:
-        if self._labels is not None and not self._labels.matches(node.labels):
-            return False
-        if self._terms is not None and not self._terms.matches(node.labels, node.name):
-            return False
-        return True
-
-
-def _tolerates(t: Toleration, taint: Taint) -> bool:
-    if t.effect and t.effect != taint.effect:
-        return False
-    if t.key and t.key != taint.key:
-        return False
-    if t.operator in ("", "Equal"):
-        return t.value == taint.value
-    return t.operator == "Exists"
-
-
-def has_untolerated_no_schedule_taint(taints: Sequence[Taint], tolerations: Sequence[Toleration]) -> bool:
-    """A NoSchedule/NoExecute taint no toleration tolerates (FindMatchingUntoleratedTaint)."""
-    for taint in taints:
-        if taint.effect not in ("NoSchedule", "NoExecute"):
-            continue
-        if not any(_tolerates(t, taint) for t in tolerations):
-            return True
-    return False
-
-
 def match_node_inclusion_policies(c: Constraint, pod: PodInfo, node: NodeInfo, required: RequiredNodeAffinity) -> bool:
     """Whether the node counts as a domain member for `c` under nodeAffinityPolicy/nodeTaintsPolicy."""
-    if c.honor_node_affinity and not required.match(node):
+    if c.honor_node_affinity and not required.matches(node):
         return False
-    if c.honor_node_taints and node.taints and has_untolerated_no_schedule_taint(
-            node.taints, pod.pod.spec.tolerations):
+    if c.honor_node_taints and node.taints and find_matching_untolerated_taint(
+            node.taints, pod.pod.spec.tolerations, do_not_schedule) is not None:
         return False
     return True
 
