@@ -5,6 +5,7 @@ from shared.errors import DecodeError
 from .catalogue import (
     EVENT_TYPES,
     AnyEvent,
+    Assumed,
     BindEvent,
     BindRejected,
     BindRequested,
@@ -82,7 +83,7 @@ from .topics import (
 __all__ = [
     "BINDS", "DEAD_LETTERS", "DECISIONS", "EVENT_TYPES", "FILTER_REQUESTS", "NODES", "NODE_SHARDS",
     "PLACEMENTS", "PODS", "PREEMPTION", "SCHEMA_VERSION", "SHARD_RESULTS", "TOPICS",
-    "AnyEvent", "BindEvent", "BindRejected", "BindRequested", "DeadLetterEvent", "DeadLettered",
+    "AnyEvent", "Assumed", "BindEvent", "BindRejected", "BindRequested", "DeadLetterEvent", "DeadLettered",
     "DecisionEvent", "DecodeError", "Envelope", "Event", "FeasibleNode", "FilterBatchRequested",
     "FilterPhase", "FilterRequestEvent", "NodeDeleted", "NodeEvent", "NodeFailure", "NodeUpserted",
     "OutgoingEvent", "PlacementEvent", "PodBound", "PodCounts", "PodDeleted", "PodEvent", "PodEvicted",

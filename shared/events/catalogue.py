@@ -21,7 +21,7 @@ StatusCode: TypeAlias = Literal[
 ]
 """A framework `Status` code by upstream's name (`Code.String()`)."""
 
-FilterPhase: TypeAlias = Literal["prefilter", "filter"]
+FilterPhase: TypeAlias = Literal["prefilter", "filter", "score"]
 
 TopologyCounts: TypeAlias = dict[str, dict[str, dict[str, int]]]
 """plugin name → counter name → topology value → count, e.g.
@@ -149,11 +149,20 @@ class PodCounts(Part, frozen=True):
     counts: TopologyCounts = {}
 
 
-class FilterBatchRequested(Event, frozen=True):
-    """Evaluate `pods` on every node of the receiving shard.
+class Assumed(Part, frozen=True):
+    """A pod the queue has decided on (bind requested) but whose outcome it has not folded yet."""
 
-    phase "prefilter": only gather partial topology counts; phase "filter": filter and score with the
-    merged counts in `prefilter`.
+    pod: Pod
+    node_name: str
+
+
+class FilterBatchRequested(Event, frozen=True):
+    """Evaluate `pods` on every node of the receiving shard (one copy per partition).
+
+    The receiver first folds the log up to `watermark` (logical topic → next offset per partition
+    the queue had folded) and overlays `assumed`, so it evaluates exactly the queue's view.
+    Phase "filter": PreFilter, then Filter from the round-robin index `starts[i]`; phase "score":
+    raw Score of `feasible[i]` (the merged feasible nodes; PreScore sees all of them).
     """
 
     batch_id: str
@@ -161,6 +170,10 @@ class FilterBatchRequested(Event, frozen=True):
     phase: FilterPhase
     pods: list[Pod]
     prefilter: list[PodCounts] = []
+    starts: list[int] = []
+    feasible: list[list[str]] = []
+    watermark: dict[str, list[int]] = {}
+    assumed: list[Assumed] = []
 
     def partition_key(self) -> str:
         return self.batch_id
@@ -186,9 +199,19 @@ class FeasibleNode(Part, frozen=True):
 
 
 class PodShardResult(Part, frozen=True):
+    """One pod on one shard. `prefilter`: PreFilter's rejection (every node fails with it);
+    `prefilter_nodes`: PreFilter's node subset (None: all nodes); `rejectors`: plugins whose
+    PreFilter rejected; `nominated`: the nominated node's own status when it is on this shard and
+    fails (None: passes or not here); `error`: a plugin error that fails the attempt."""
+
     pod_uid: str
     feasible: list[FeasibleNode] = []
     failures: list[NodeFailure] = []
+    prefilter: NodeFailure | None = None
+    prefilter_nodes: list[str] | None = None
+    rejectors: list[str] = []
+    nominated: NodeFailure | None = None
+    error: str = ""
 
 
 class ShardFiltered(Event, frozen=True):
@@ -261,6 +284,10 @@ class PreemptionRequested(Event, frozen=True):
     pod: Pod
     node_statuses: list[NodeFailure] = []
     attempt_id: str = ""
+    seed: int = 0
+    """The attempt's seed: preemption's random candidate offset is drawn from it."""
+    watermark: dict[str, list[int]] = {}
+    assumed: list[Assumed] = []
 
     def partition_key(self) -> str:
         return self.pod.metadata.uid

@@ -326,13 +326,23 @@ class Framework:
     def run_score_plugins(
         self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
     ) -> tuple[list[NodePluginScores], Status | None]:
+        raw, s = self.run_raw_score_plugins(state, pod, nodes)
+        if s is not None:
+            return [], s
+        return self.finish_scores(state, pod, [info.name for info in nodes], raw)
+
+    def run_raw_score_plugins(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+    ) -> tuple[list[tuple[str, list[NodeScore]]], Status | None]:
+        """Each unskipped score plugin's raw scores for `nodes` (before NormalizeScore): the part of
+        scoring that is per node, which filter shards compute for their own nodes."""
         skip = state.skip_score_plugins
-        plugins = [pl for pl in self.score_plugins if pl.name not in skip]
-        totals = [0] * len(nodes)
-        per_plugin: list[tuple[str, list[int]]] = []
+        out: list[tuple[str, list[NodeScore]]] = []
         memo_all = self._memo_for(pod)
-        for pl in plugins:
+        for pl in self.score_plugins:
             name = pl.name
+            if name in skip:
+                continue
             score = pl.score
             memo = memo_all.setdefault("score:" + name, {}) if memo_all is not None and pl.NODE_LOCAL else None
             node_scores: list[NodeScore] = []
@@ -349,7 +359,19 @@ class Framework:
                 if memo is not None and not info.is_clone:
                     memo[info.name] = (info.generation, value)
                 append(NodeScore(info.name, value))
-            ext = pl.score_extensions()
+            out.append((name, node_scores))
+        return out, None
+
+    def finish_scores(
+        self, state: CycleState, pod: PodInfo, names: Sequence[str], raw: Sequence[tuple[str, list[NodeScore]]]
+    ) -> tuple[list[NodePluginScores], Status | None]:
+        """NormalizeScore, the range check and weights over raw scores of `names` (in that order);
+        PreScore must have run on `state` for every node named."""
+        totals = [0] * len(names)
+        per_plugin: list[tuple[str, list[int]]] = []
+        for name, node_scores in raw:
+            pl = self.plugins[name]
+            ext = pl.score_extensions()  # type: ignore[attr-defined]
             if ext is not None:
                 s = ext.normalize_score(state, pod, node_scores)
                 if s is not None and not s.is_success():
@@ -366,7 +388,7 @@ class Framework:
             totals = [t + v for t, v in zip(totals, values)]
             if state.record_scores:
                 per_plugin.append((name, values))
-        result = [NodePluginScores(info.name, [], total) for info, total in zip(nodes, totals)]
+        result = [NodePluginScores(name, [], total) for name, total in zip(names, totals)]
         for name, values in per_plugin:
             for entry, v in zip(result, values):
                 entry.scores.append(PluginScore(name, v))

@@ -30,6 +30,7 @@ from shared.queue import FakeClock, SchedulingQueue
 from .fit_error import FitError, NoNodesAvailable
 from .outcome import PodOutcome, SimulationReport
 from .schedule_one import ScheduleAlgorithm, SchedulingError
+from .seeds import attempt_seed
 
 GATED_MESSAGE = "Scheduling is blocked due to non-empty scheduling gates"
 TERMINAL_PHASES = ("Succeeded", "Failed")
@@ -161,6 +162,7 @@ class Simulator:
         info: PodInfo = qpi.pod_info  # type: ignore[attr-defined]
         record = self.records[info.uid]
         record.attempts += 1
+        self.rng.seed(attempt_seed(self.seed, info.key, record.attempts))
         fwk = self.profiles[info.pod.spec.scheduler_name]
         state = CycleState()
         try:

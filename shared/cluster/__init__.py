@@ -1,0 +1,5 @@
+"""The cluster view folded from the log, shared by the scheduling services."""
+
+from .view import ClusterView, Watermark, bound_copy, with_nomination
+
+__all__ = ["ClusterView", "Watermark", "bound_copy", "with_nomination"]

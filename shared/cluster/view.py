@@ -1,0 +1,266 @@
+"""The cluster as the scheduler sees it, folded from the log: one pure fold shared by the queue,
+the filter workers and the preemption service, so each evaluates the same state.
+
+A pod counts on a node when it is placed there (PodBound, or submitted with `spec.nodeName`) or
+assumed there (a bind in flight), and is neither deleted nor evicted. Assumptions are an overlay:
+the queue folds its own BindRequested events into it; a filter worker replaces it with the list a
+request carries (`set_assumed`). `positions` records how far each partition has been folded, so a
+reader can tell whether it has seen everything the sender of a request had (`reached`).
+
+Nodes are ordered by their first NodeUpserted's timestamp: the order they were applied in, as the
+in-process simulator keeps its input order, so both walk nodes (and break ties) alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+
+import msgspec
+
+from shared.events import (
+    BindRejected,
+    BindRequested,
+    Envelope,
+    NodeDeleted,
+    NodeUpserted,
+    PodBound,
+    PodDeleted,
+    PodDisruptionBudgetDeleted,
+    PodDisruptionBudgetUpserted,
+    PodEvicted,
+    PodNominated,
+    PodSubmitted,
+    Position,
+    PriorityClassDeleted,
+    PriorityClassUpserted,
+)
+from shared.framework.node_info import NodeInfo
+from shared.framework.pod_info import PodInfo
+from shared.framework.snapshot import Snapshot, index_images
+from shared.model import Pod, PodDisruptionBudget, PriorityClass
+from shared.queue.nominator import Nominator
+
+TERMINAL_PHASES = ("Succeeded", "Failed")
+Watermark = dict[str, list[int]]
+"""Logical topic → the next offset to fold, per partition."""
+
+
+def bound_copy(pod: Pod, node_name: str) -> Pod:
+    """The pod as it is once bound: `spec.nodeName` set, nomination cleared (as the simulator binds)."""
+    return msgspec.structs.replace(
+        pod,
+        spec=msgspec.structs.replace(pod.spec, node_name=node_name),
+        status=msgspec.structs.replace(pod.status, nominated_node_name=""),
+    )
+
+
+def with_nomination(pod: Pod, node_name: str) -> Pod:
+    return msgspec.structs.replace(pod, status=msgspec.structs.replace(pod.status, nominated_node_name=node_name))
+
+
+class ClusterView:
+    def __init__(self) -> None:
+        self.nodes: dict[str, NodeInfo] = {}
+        self._node_order: dict[str, tuple[datetime, str]] = {}
+        self.specs: dict[str, Pod] = {}
+        """Every submitted, live pod by uid, as submitted (nomination applied)."""
+        self.placed: dict[str, str] = {}
+        self.assumed: dict[str, str] = {}
+        self.deleted: set[str] = set()
+        self.answered: set[str] = set()
+        """Attempt ids whose bind has an outcome: a late-read BindRequested is not assumed again."""
+        self.nominated: dict[str, str] = {}
+        self.pdbs: dict[str, PodDisruptionBudget] = {}
+        self.priority_classes: dict[str, PriorityClass] = {}
+        self.positions: dict[str, dict[int, int]] = {}
+        self.version = 0
+        """Bumped by every change to nodes or to the pods counted on them."""
+        self._on_node: dict[str, tuple[str, PodInfo]] = {}
+        self._snapshot: Snapshot | None = None
+        self._nominator: Nominator | None = None
+
+    # --- reading ------------------------------------------------------------------------------
+
+    def snapshot(self) -> Snapshot:
+        """The nodes in node-tree order (rebuilt only after the node set changed)."""
+        if self._snapshot is None:
+            infos = [self.nodes[n] for n in sorted(self.nodes, key=self._node_order.__getitem__)]
+            index_images(infos)
+            self._snapshot = Snapshot(infos)
+        return self._snapshot
+
+    def node_of(self, uid: str) -> str | None:
+        """Where the pod counts now (placed or assumed), None when it is pending or gone."""
+        entry = self._on_node.get(uid)
+        return entry[0] if entry else None
+
+    def is_bound(self, uid: str) -> bool:
+        return uid in self.placed and uid not in self.deleted
+
+    def pod_info(self, uid: str) -> PodInfo | None:
+        entry = self._on_node.get(uid)
+        return entry[1] if entry else None
+
+    def nominator(self) -> Nominator:
+        """Pending pods with a nomination, for the filter's two-pass check and for preemption."""
+        if self._nominator is None:
+            nominator = Nominator()
+            for uid, node in self.nominated.items():
+                pod = self.specs.get(uid)
+                if pod is not None and uid not in self._on_node:
+                    nominator.add_nominated_pod(PodInfo(with_nomination(pod, node)), node)
+            self._nominator = nominator
+        return self._nominator
+
+    def reached(self, watermark: Mapping[str, list[int]]) -> bool:
+        for topic, offsets in watermark.items():
+            mine = self.positions.get(topic, {})
+            if any(mine.get(p, 0) < offset for p, offset in enumerate(offsets)):
+                return False
+        return True
+
+    def watermark(self, partitions: Mapping[str, int]) -> Watermark:
+        """Positions of these topics (logical name → partition count) as a request carries them."""
+        return {t: [self.positions.get(t, {}).get(p, 0) for p in range(n)] for t, n in partitions.items()}
+
+    # --- folding ------------------------------------------------------------------------------
+
+    def apply(self, env: Envelope, position: Position | None = None) -> None:
+        if position is not None:
+            at = self.positions.setdefault(position.topic, {})
+            if position.offset < at.get(position.partition, 0):
+                return  # folded already
+            at[position.partition] = position.offset + 1
+        self.apply_payload(env.payload, env.timestamp)
+
+    def apply_payload(self, p: object, at: datetime) -> None:
+        match p:
+            case NodeUpserted():
+                self._upsert_node(p, at)
+            case NodeDeleted():
+                self._delete_node(p.node_name)
+            case PodSubmitted():
+                self._submit(p.pod)
+            case PodDeleted() | PodEvicted():
+                self.deleted.add(p.uid)
+                self.nominated.pop(p.uid, None)
+                self._nominator = None
+                self._sync(p.uid)
+            case PodNominated():
+                if p.node_name:
+                    self.nominated[p.uid] = p.node_name
+                else:
+                    self.nominated.pop(p.uid, None)
+                self._nominator = None
+            case PodBound():
+                self.answered.add(p.attempt_id)
+                self.placed[p.pod_uid] = p.node_name
+                self.assumed.pop(p.pod_uid, None)
+                if self.nominated.pop(p.pod_uid, None) is not None:
+                    self._nominator = None
+                self._sync(p.pod_uid)
+            case BindRejected():
+                self.answered.add(p.attempt_id)
+                if self.assumed.get(p.pod_uid) == p.node_name:
+                    del self.assumed[p.pod_uid]
+                    self._sync(p.pod_uid)
+            case BindRequested():
+                if p.attempt_id not in self.answered and p.pod_uid not in self.placed:
+                    self.assume(p.pod_uid, p.node_name)
+            case PriorityClassUpserted():
+                self.priority_classes[p.priority_class.metadata.name] = p.priority_class
+            case PriorityClassDeleted():
+                self.priority_classes.pop(p.name, None)
+            case PodDisruptionBudgetUpserted():
+                self.pdbs[f"{p.pdb.metadata.namespace}/{p.pdb.metadata.name}"] = p.pdb
+            case PodDisruptionBudgetDeleted():
+                self.pdbs.pop(f"{p.namespace}/{p.name}", None)
+
+    def assume(self, uid: str, node_name: str) -> None:
+        self.assumed[uid] = node_name
+        self._sync(uid)
+
+    def forget(self, uid: str) -> None:
+        if self.assumed.pop(uid, None) is not None:
+            self._sync(uid)
+
+    def set_assumed(self, assumed: Iterable[tuple[Pod, str]]) -> None:
+        """Replace the overlay with a request's assumptions (pods carried whole, in case this reader
+        has not read their submission yet)."""
+        wanted: dict[str, str] = {}
+        for pod, node in assumed:
+            uid = pod.metadata.uid
+            if uid not in self.specs and uid not in self.deleted:
+                self.specs[uid] = pod
+            wanted[uid] = node
+        for uid in [u for u in self.assumed if u not in wanted]:
+            del self.assumed[uid]
+            self._sync(uid)
+        for uid, node in wanted.items():
+            if self.assumed.get(uid) != node:
+                self.assumed[uid] = node
+                self._sync(uid)
+
+    # --- internals ----------------------------------------------------------------------------
+
+    def _upsert_node(self, p: NodeUpserted, at: datetime) -> None:
+        name = p.node.metadata.name
+        self._node_order.setdefault(name, (at, name))
+        info = NodeInfo(p.node)
+        old = self.nodes.get(name)
+        if old is not None:
+            for pi in old.pods:
+                info.add_pod(pi)
+        else:
+            for uid, (node, pi) in self._on_node.items():
+                if node == name:
+                    info.add_pod(pi)
+        self.nodes[name] = info
+        self._changed(nodes=True)
+
+    def _delete_node(self, name: str) -> None:
+        if self.nodes.pop(name, None) is not None:
+            self._node_order.pop(name, None)
+            self._changed(nodes=True)
+
+    def _submit(self, pod: Pod) -> None:
+        uid = pod.metadata.uid
+        if uid in self.deleted:
+            return
+        self.specs[uid] = pod
+        if pod.spec.node_name and pod.status.phase not in TERMINAL_PHASES:
+            self.placed.setdefault(uid, pod.spec.node_name)
+        if pod.status.nominated_node_name:
+            self.nominated.setdefault(uid, pod.status.nominated_node_name)
+            self._nominator = None
+        self._sync(uid)
+
+    def _sync(self, uid: str) -> None:
+        """Make the NodeInfos agree with where the pod should count."""
+        target = None if uid in self.deleted else (self.placed.get(uid) or self.assumed.get(uid))
+        pod = self.specs.get(uid)
+        if pod is None:
+            target = None
+        current = self._on_node.get(uid)
+        if current is not None and current[0] == target:
+            return
+        if current is not None:
+            node = self.nodes.get(current[0])
+            if node is not None:
+                node.remove_pod(current[1])
+            del self._on_node[uid]
+        if target is not None and pod is not None:
+            info = PodInfo(bound_copy(pod, target))
+            self._on_node[uid] = (target, info)
+            node = self.nodes.get(target)
+            if node is not None:
+                node.add_pod(info)
+        if self.nominated.get(uid) is not None:
+            self._nominator = None
+        self._changed()
+
+    def _changed(self, *, nodes: bool = False) -> None:
+        self.version += 1
+        if nodes:
+            self._snapshot = None

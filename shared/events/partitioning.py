@@ -1,0 +1,44 @@
+"""Kafka's default partitioner, pure: which partition (node shard) a key lands on.
+
+Producers publish node-keyed events with the client's default partitioner (murmur2 of the key, sign
+bit cleared, modulo the partition count). Filter workers must know, without a broker, which nodes
+belong to the shard a request arrived on, so the same function lives here; a unit test checks it
+against aiokafka's.
+"""
+
+from __future__ import annotations
+
+_M = 0x5BD1E995
+_SEED = 0x9747B28C
+_MASK = 0xFFFFFFFF
+
+
+def murmur2(data: bytes) -> int:
+    """Kafka's murmur2 (Utils.murmur2): a signed 32-bit hash."""
+    length = len(data)
+    h = (_SEED ^ length) & _MASK
+    end = length & ~3
+    for i in range(0, end, 4):
+        k = data[i] | (data[i + 1] << 8) | (data[i + 2] << 16) | (data[i + 3] << 24)
+        k = (k * _M) & _MASK
+        k ^= k >> 24
+        k = (k * _M) & _MASK
+        h = (h * _M) & _MASK
+        h ^= k
+    rest = length & 3
+    if rest == 3:
+        h ^= data[end + 2] << 16
+    if rest >= 2:
+        h ^= data[end + 1] << 8
+    if rest >= 1:
+        h ^= data[end]
+        h = (h * _M) & _MASK
+    h ^= h >> 13
+    h = (h * _M) & _MASK
+    h ^= h >> 15
+    return h - (1 << 32) if h & 0x80000000 else h
+
+
+def partition_for(key: str, partitions: int) -> int:
+    """The partition Kafka's default partitioner picks for `key` (toPositive(murmur2) % n)."""
+    return (murmur2(key.encode()) & 0x7FFFFFFF) % partitions

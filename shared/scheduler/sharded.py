@@ -1,0 +1,224 @@
+"""One scheduling attempt split across node shards, giving the same answer as `ScheduleAlgorithm`.
+
+Shard side (a filter worker, holding the whole cluster view but evaluating only its shard's nodes):
+- `filter_on_shard`: PreFilter (exact: the view is whole), the nominated node if it is here, then
+  Filter over this shard's nodes in the global round-robin order from the queue's start index,
+  stopping once this shard alone has found as many feasible nodes as the whole attempt needs. The
+  first `to_find` feasible nodes of the global walk can hold at most `to_find` of one shard's, so
+  the merge below sees every node the in-process walk would have evaluated.
+- `raw_scores_on_shard`: PreScore over every merged feasible node, raw Score for this shard's.
+
+Queue side:
+- `merge_filter`: the global walk over the shards' verdicts (nominated node first, PreFilter's
+  node subset, `numFeasibleNodesToFind`), the Diagnosis for a FitError, and how many nodes the walk
+  processed (the next round-robin start).
+- `finish_scores`: PreScore on the queue's own view (NormalizeScore reads its state), then
+  NormalizeScore, weights and totals over the shards' raw scores; `select_host` picks as in-process.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass, field
+
+from shared.events import FeasibleNode, NodeFailure, PodShardResult
+from shared.framework.cycle_state import CycleState
+from shared.framework.interfaces import NodePluginScores, NodeScore
+from shared.framework.pod_info import PodInfo
+from shared.framework.runtime import Framework
+from shared.framework.snapshot import Snapshot
+from shared.framework.status import Code, Status
+
+from .fit_error import Diagnosis
+from .schedule_one import num_feasible_nodes_to_find
+
+_CODE_NAMES = {
+    Code.SUCCESS: "Success", Code.ERROR: "Error", Code.UNSCHEDULABLE: "Unschedulable",
+    Code.UNSCHEDULABLE_AND_UNRESOLVABLE: "UnschedulableAndUnresolvable", Code.WAIT: "Wait",
+    Code.SKIP: "Skip", Code.PENDING: "Pending",
+}
+_CODES = {name: code for code, name in _CODE_NAMES.items()}
+
+
+def to_failure(node_name: str, status: Status) -> NodeFailure:
+    return NodeFailure(node_name=node_name, code=_CODE_NAMES[status.code],  # type: ignore[arg-type]
+                       reasons=list(status.reasons), plugin=status.plugin)
+
+
+def to_status(failure: NodeFailure) -> Status:
+    return Status(_CODES[failure.code], *failure.reasons, plugin=failure.plugin)
+
+
+def feasible_target(fwk: Framework, num_nodes: int) -> int:
+    """How many feasible nodes the walk looks for (one when nothing scores them)."""
+    if not fwk.has_score_plugins():
+        return 1
+    return num_feasible_nodes_to_find(fwk.percentage_of_nodes_to_score, num_nodes)
+
+
+# --- shard side ---------------------------------------------------------------------------------
+
+
+def filter_on_shard(fwk: Framework, state: CycleState, pod: PodInfo, snapshot: Snapshot, start: int,
+                    shard_nodes: Collection[str]) -> PodShardResult:
+    uid = pod.uid
+    pre_result, status, rejectors = fwk.run_pre_filter_plugins(state, pod)
+    if status is not None and not status.is_success():
+        if not status.is_rejected():
+            return PodShardResult(pod_uid=uid, error=status.message())
+        return PodShardResult(pod_uid=uid, prefilter=to_failure("", status), rejectors=sorted(rejectors))
+    run = fwk.run_filter_plugins_with_nominated_pods
+    nominated_failure = None
+    nominated = pod.pod.status.nominated_node_name
+    if nominated and nominated in shard_nodes:
+        info = snapshot.get(nominated)
+        if info is not None:
+            s = run(state, pod, info)
+            if s is not None and s.code == Code.ERROR:
+                return PodShardResult(pod_uid=uid, error=s.message())
+            if s is not None and s.code != Code.SUCCESS:
+                nominated_failure = to_failure(nominated, s)
+    nodes = snapshot.node_info_list
+    subset: list[str] | None = None
+    if pre_result is not None and not pre_result.all_nodes():
+        names = pre_result.node_names or set()
+        nodes = [info for info in nodes if info.name in names]
+        subset = sorted(names)
+    feasible: list[FeasibleNode] = []
+    failures: list[NodeFailure] = []
+    n = len(nodes)
+    if n:
+        to_find = feasible_target(fwk, n)
+        first = start % n
+        for i in range(n):
+            info = nodes[(first + i) % n]
+            if info.name not in shard_nodes:
+                continue
+            s = run(state, pod, info)
+            if s is None or s.code == Code.SUCCESS:
+                feasible.append(FeasibleNode(node_name=info.name))
+                if len(feasible) >= to_find:
+                    break
+            elif s.code == Code.ERROR:
+                return PodShardResult(pod_uid=uid, error=s.message())
+            else:
+                failures.append(to_failure(info.name, s))
+    return PodShardResult(pod_uid=uid, feasible=feasible, failures=failures, prefilter_nodes=subset,
+                          rejectors=sorted(rejectors), nominated=nominated_failure)
+
+
+def raw_scores_on_shard(fwk: Framework, state: CycleState, pod: PodInfo, snapshot: Snapshot,
+                        feasible: list[str], shard_nodes: Collection[str]) -> tuple[list[FeasibleNode], str]:
+    """Raw scores of this shard's share of `feasible`; an error message instead when a plugin fails."""
+    infos = [info for info in (snapshot.get(n) for n in feasible) if info is not None]
+    s = fwk.run_pre_score_plugins(state, pod, infos)
+    if s is not None and not s.is_success():
+        return [], s.message()
+    mine = [info for info in infos if info.name in shard_nodes]
+    raw, s = fwk.run_raw_score_plugins(state, pod, mine)
+    if s is not None:
+        return [], s.message()
+    scores: list[dict[str, int]] = [{} for _ in mine]
+    for plugin, node_scores in raw:
+        for entry, ns in zip(scores, node_scores):
+            entry[plugin] = ns.score
+    return [FeasibleNode(node_name=info.name, scores=entry) for info, entry in zip(mine, scores)], ""
+
+
+# --- queue side ---------------------------------------------------------------------------------
+
+
+@dataclass
+class MergedFilter:
+    feasible: list[str] = field(default_factory=list)
+    diagnosis: Diagnosis = field(default_factory=Diagnosis)
+    processed: int = 0
+    """Nodes the walk processed (added to the round-robin start); 0 when the nominated node won."""
+    advance: bool = False
+    error: str = ""
+
+
+def merge_filter(fwk: Framework, pod: PodInfo, snapshot: Snapshot, start: int,
+                 results: Iterable[PodShardResult]) -> MergedFilter:
+    results = list(results)
+    out = MergedFilter()
+    d = out.diagnosis
+    for r in results:
+        if r.error:
+            out.error = r.error
+            return out
+    rejectors: set[str] = set()
+    for r in results:
+        rejectors.update(r.rejectors)
+    d.unschedulable_plugins = set(rejectors)
+    pre = next((r.prefilter for r in results if r.prefilter is not None), None)
+    if pre is not None:
+        status = to_status(pre)
+        for info in snapshot.node_info_list:
+            d.node_to_status[info.name] = status
+        d.pre_filter_msg = status.message()
+        d.add_plugin_status(status)
+        return out
+    feasible_names: set[str] = set()
+    failures: dict[str, Status] = {}
+    for r in results:
+        feasible_names.update(f.node_name for f in r.feasible)
+        for f in r.failures:
+            failures[f.node_name] = to_status(f)
+    nominated = pod.pod.status.nominated_node_name
+    if nominated and snapshot.get(nominated) is not None:
+        failed = next((r.nominated for r in results if r.nominated is not None), None)
+        if failed is None:
+            out.feasible = [nominated]
+            return out
+        status = to_status(failed)
+        d.node_to_status[nominated] = status
+        d.add_plugin_status(status)
+    nodes = snapshot.node_info_list
+    subset = next((r.prefilter_nodes for r in results if r.prefilter_nodes is not None), None)
+    if subset is not None:
+        wanted = set(subset)
+        nodes = [info for info in nodes if info.name in wanted]
+        d.absent_nodes_status = Status(
+            Code.UNSCHEDULABLE_AND_UNRESOLVABLE, f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(rejectors))}]",
+        )
+    out.advance = True
+    n = len(nodes)
+    if n == 0:
+        return out
+    to_find = feasible_target(fwk, n)
+    first = start % n
+    feasible = out.feasible
+    for i in range(n):
+        name = nodes[(first + i) % n].name
+        if name in feasible_names:
+            feasible.append(name)
+            if len(feasible) >= to_find:
+                break
+        else:
+            status = failures.get(name)
+            if status is not None:
+                d.node_to_status[name] = status
+                d.add_plugin_status(status)
+    out.processed = len(feasible) + len(d.node_to_status)
+    return out
+
+
+def finish_scores(fwk: Framework, state: CycleState, pod: PodInfo, snapshot: Snapshot, feasible: list[str],
+                  raw: Mapping[str, Mapping[str, int]]) -> tuple[list[NodePluginScores], str]:
+    """Totals for `feasible` (in walk order) from the shards' raw scores (node → plugin → score)."""
+    if not fwk.has_score_plugins():
+        return [NodePluginScores(n, [], 1) for n in feasible], ""
+    infos = [info for info in (snapshot.get(n) for n in feasible) if info is not None]
+    s = fwk.run_pre_score_plugins(state, pod, infos)
+    if s is not None and not s.is_success():
+        return [], s.message()
+    names = [info.name for info in infos]
+    per_plugin = [
+        (pl.name, [NodeScore(n, raw.get(n, {}).get(pl.name, 0)) for n in names])
+        for pl in fwk.score_plugins if pl.name not in state.skip_score_plugins
+    ]
+    scores, s = fwk.finish_scores(state, pod, names, per_plugin)
+    if s is not None:
+        return [], s.message()
+    return scores, ""
