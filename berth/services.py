@@ -29,11 +29,10 @@ class ServiceSpec:
 SERVICES: tuple[ServiceSpec, ...] = (
     ServiceSpec("projector", "services.projector"),
     ServiceSpec("gateway", "services.gateway", gateway=True),
-    # The scheduler's services join here as they land, e.g.:
-    # ServiceSpec("queue", "services.queue"),
-    # ServiceSpec("filter", "services.filter", replicas=lambda o: o.filter_workers),
-    # ServiceSpec("preemption", "services.preemption"),
     ServiceSpec("binder", "services.binder"),
+    ServiceSpec("filter", "services.filter", replicas=lambda o: o.filter_workers),
+    ServiceSpec("preemption", "services.preemption"),
+    ServiceSpec("queue", "services.queue"),
 )
 
 

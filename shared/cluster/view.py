@@ -77,6 +77,11 @@ class ClusterView:
         self.version = 0
         """Bumped by every change to nodes or to the pods counted on them."""
         self._on_node: dict[str, tuple[str, PodInfo]] = {}
+        self._order: dict[str, tuple[int, datetime | int, str]] = {}
+        """A pod's place in its node's pod list: pods running at submission in submission order, then
+        pods placed by scheduling in placement order (as the simulator lists them; preemption's
+        victim order follows it)."""
+        self._placements = 0
         self._snapshot: Snapshot | None = None
         self._nominator: Nominator | None = None
 
@@ -141,7 +146,7 @@ class ClusterView:
             case NodeDeleted():
                 self._delete_node(p.node_name)
             case PodSubmitted():
-                self._submit(p.pod)
+                self._submit(p.pod, at)
             case PodDeleted() | PodEvicted():
                 self.deleted.add(p.uid)
                 self.nominated.pop(p.uid, None)
@@ -185,15 +190,9 @@ class ClusterView:
         if self.assumed.pop(uid, None) is not None:
             self._sync(uid)
 
-    def set_assumed(self, assumed: Iterable[tuple[Pod, str]]) -> None:
-        """Replace the overlay with a request's assumptions (pods carried whole, in case this reader
-        has not read their submission yet)."""
-        wanted: dict[str, str] = {}
-        for pod, node in assumed:
-            uid = pod.metadata.uid
-            if uid not in self.specs and uid not in self.deleted:
-                self.specs[uid] = pod
-            wanted[uid] = node
+    def set_assumed(self, assumed: Iterable[tuple[str, str]]) -> None:
+        """Replace the overlay with a request's assumptions (pod uid, node)."""
+        wanted = dict(assumed)
         for uid in [u for u in self.assumed if u not in wanted]:
             del self.assumed[uid]
             self._sync(uid)
@@ -215,7 +214,7 @@ class ClusterView:
         else:
             for uid, (node, pi) in self._on_node.items():
                 if node == name:
-                    info.add_pod(pi)
+                    self._add_in_order(info, pi)
         self.nodes[name] = info
         self._changed(nodes=True)
 
@@ -224,13 +223,14 @@ class ClusterView:
             self._node_order.pop(name, None)
             self._changed(nodes=True)
 
-    def _submit(self, pod: Pod) -> None:
+    def _submit(self, pod: Pod, at: datetime) -> None:
         uid = pod.metadata.uid
         if uid in self.deleted:
             return
         self.specs[uid] = pod
         if pod.spec.node_name and pod.status.phase not in TERMINAL_PHASES:
             self.placed.setdefault(uid, pod.spec.node_name)
+            self._order[uid] = (0, at, uid)
         if pod.status.nominated_node_name:
             self.nominated.setdefault(uid, pod.status.nominated_node_name)
             self._nominator = None
@@ -253,12 +253,27 @@ class ClusterView:
         if target is not None and pod is not None:
             info = PodInfo(bound_copy(pod, target))
             self._on_node[uid] = (target, info)
+            if uid not in self._order or self._order[uid][0] == 1:
+                self._placements += 1
+                self._order[uid] = (1, self._placements, uid)
             node = self.nodes.get(target)
             if node is not None:
-                node.add_pod(info)
+                self._add_in_order(node, info)
         if self.nominated.get(uid) is not None:
             self._nominator = None
         self._changed()
+
+    def _add_in_order(self, node: NodeInfo, info: PodInfo) -> None:
+        node.add_pod(info)
+        pods = node.pods
+        if len(pods) > 1 and self._key(pods[-1]) < self._key(pods[-2]):
+            pods.sort(key=self._key)
+            node.pods_with_affinity.sort(key=self._key)
+            node.pods_with_required_anti_affinity.sort(key=self._key)
+
+    def _key(self, info: PodInfo) -> tuple[int, str, str]:
+        kind, at, uid = self._order.get(info.uid, (1, 0, info.uid))
+        return (kind, at.isoformat() if isinstance(at, datetime) else f"{at:020}", uid)
 
     def _changed(self, *, nodes: bool = False) -> None:
         self.version += 1

@@ -152,7 +152,7 @@ class PodCounts(Part, frozen=True):
 class Assumed(Part, frozen=True):
     """A pod the queue has decided on (bind requested) but whose outcome it has not folded yet."""
 
-    pod: Pod
+    pod_uid: str
     node_name: str
 
 
@@ -224,6 +224,9 @@ class ShardFiltered(Event, frozen=True):
     node_count: int
     results: list[PodShardResult] = []
     counts: list[PodCounts] = []
+    shards: list[int] = []
+    """Every shard this answer covers (a worker evaluates the shards it fetched together as one
+    walk); empty means just `shard`."""
 
     def partition_key(self) -> str:
         return self.batch_id
@@ -300,6 +303,7 @@ class PreemptionDecided(Event, frozen=True):
     nominated_node: str
     victims: list[PodRef] = []
     message: str = ""
+    attempt_id: str = ""
 
     def partition_key(self) -> str:
         return self.preemptor_uid

@@ -1,0 +1,45 @@
+"""The filter worker: the runtime's consume loop over `filter-requests` (one consumer group, so
+starting or stopping a replica rebalances the shards live) and a follower of the whole cluster."""
+
+from __future__ import annotations
+
+from services.runtime import Service, ServiceConfig, run_service
+from services.runtime.follower import LogFollower
+from services.runtime.scheduler_config import profiles_from
+from shared.cluster import ClusterView
+from shared.events import FILTER_REQUESTS, NODES, PLACEMENTS, PODS, TopicRegistry
+
+from .handlers import FilterHandler
+from .settings import FilterSettings, load
+
+FOLLOWED = (NODES, PODS, PLACEMENTS)
+
+
+def build(settings: FilterSettings, *, registry: TopicRegistry | None = None,
+          serve_http: bool = True) -> tuple[Service, LogFollower, FilterHandler]:
+    registry = registry or TopicRegistry(settings.base.topic_prefix)
+    view = ClusterView()
+    follower = LogFollower(settings.base, registry, FOLLOWED, view)
+    handler = FilterHandler(view, profiles_from(settings.config), follower.wait_reached,
+                            producer=settings.base.service_name, watermark_wait_s=settings.watermark_wait_s)
+    config = ServiceConfig(name=settings.base.service_name, group_id=settings.group_id, topics=[FILTER_REQUESTS],
+                           serve_http=serve_http, fetch_timeout_ms=20)
+    return Service(settings.base, config, handler, registry=registry), follower, handler
+
+
+async def run(service: Service, follower: LogFollower) -> None:
+    follower.start()
+    try:
+        await service.run()
+    finally:
+        await follower.stop()
+
+
+async def main(settings: FilterSettings | None = None) -> None:
+    settings = settings or load()
+    service, follower, _ = build(settings)
+    follower.start()
+    try:
+        await run_service(service)
+    finally:
+        await follower.stop()

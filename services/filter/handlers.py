@@ -1,0 +1,155 @@
+"""The filter worker's handler: FilterBatchRequested copies for its shards in, ShardFiltered out.
+
+The replica holds the whole cluster view (`LogFollower`), so PreFilter's counts are exact; it
+filters and scores only the nodes of the shards whose request copies it received. Copies of one
+batch fetched together are evaluated as one walk over the union of their shards (one PreFilter per
+pod) and answered once, naming every shard covered: any set of nodes can stand for a shard in the
+queue's merge, as long as the answer covers exactly that set.
+
+Before evaluating, the view must have folded what the queue had when it sent the request (the
+request's watermark), and the queue's in-flight assumptions are overlaid, so the replica sees the
+queue's view. Output ids derive from the request, so a redelivered request is answered with the same
+event ids (the queue drops duplicates).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from services.runtime import Handler
+from shared.cluster import ClusterView
+from shared.events import (
+    FILTER_REQUESTS,
+    NODE_SHARDS,
+    SHARD_RESULTS,
+    FilterBatchRequested,
+    OutgoingEvent,
+    PodShardResult,
+    ReceivedEvent,
+    ShardFiltered,
+    derived_id,
+    envelope,
+)
+from shared.events.partitioning import partition_for
+from shared.framework.cycle_state import CycleState
+from shared.framework.pod_info import PodInfo
+from shared.framework.runtime import Framework
+from shared.framework.snapshot import Snapshot
+from shared.model import Pod
+from shared.scheduler.sharded import filter_on_shard, raw_scores_on_shard
+
+log = logging.getLogger(__name__)
+KEPT_BATCHES = 8
+
+
+class ShardIndex:
+    """Node name → shard, for the current snapshot's nodes."""
+
+    def __init__(self) -> None:
+        self._snapshot: Snapshot | None = None
+        self._by_shard: dict[int, set[str]] = {}
+
+    def nodes_of(self, snapshot: Snapshot, shards: Sequence[int]) -> set[str]:
+        if snapshot is not self._snapshot:
+            self._by_shard = {}
+            for name in snapshot.node_info_map:
+                self._by_shard.setdefault(partition_for(name, NODE_SHARDS), set()).add(name)
+            self._snapshot = snapshot
+        out: set[str] = set()
+        for k in shards:
+            out |= self._by_shard.get(k, set())
+        return out
+
+
+class FilterHandler(Handler):
+    def __init__(self, view: ClusterView, profiles: Mapping[str, Framework],
+                 wait_reached: Callable[[Mapping[str, list[int]], float], Awaitable[bool]],
+                 *, producer: str = "filter", watermark_wait_s: float = 10.0) -> None:
+        self.view, self.profiles = view, profiles
+        self.wait_reached = wait_reached
+        self.producer = producer
+        self.watermark_wait_s = watermark_wait_s
+        self.index = ShardIndex()
+        self.owned: set[int] = set(range(NODE_SHARDS))
+        self._states: OrderedDict[str, dict[str, _PodState]] = OrderedDict()
+        self.evaluated = 0
+        """Pod × shard-set evaluations so far (tests, logs)."""
+        for fwk in profiles.values():
+            fwk.set_snapshot(view.snapshot())
+
+    async def on_assigned(self, partitions: Sequence[tuple[str, int]]) -> None:
+        self.owned = {p for t, p in partitions if t == FILTER_REQUESTS}
+
+    async def handle_batch(self, events: Sequence[ReceivedEvent]) -> Sequence[OutgoingEvent]:
+        groups: dict[tuple[object, str], tuple[ReceivedEvent, list[int]]] = {}
+        for event in events:
+            payload = event.payload
+            if not isinstance(payload, FilterBatchRequested):
+                log.warning("filter: ignoring %s", event.envelope.type)
+                continue
+            key = (event.envelope.event_id, payload.phase)
+            first, shards = groups.setdefault(key, (event, []))
+            shards.append(event.position.partition)
+        out: list[OutgoingEvent] = []
+        for first, shards in groups.values():
+            out.append(await self._answer(first, sorted(set(shards))))
+        return out
+
+    async def _answer(self, event: ReceivedEvent, shards: list[int]) -> OutgoingEvent:
+        req = event.payload
+        assert isinstance(req, FilterBatchRequested)
+        if not await self.wait_reached(req.watermark, self.watermark_wait_s):
+            log.warning("filter: batch %s evaluated before the view reached the queue's", req.batch_id)
+        self.view.set_assumed((a.pod_uid, a.node_name) for a in req.assumed)
+        snapshot = self.view.snapshot()
+        nominator = self.view.nominator()
+        for fwk in self.profiles.values():
+            fwk.set_snapshot(snapshot)
+            fwk.set_nominator(nominator)
+        mine = self.index.nodes_of(snapshot, shards)
+        results = [self._evaluate(req, i, snapshot, mine) for i in range(len(req.pods))]
+        self.evaluated += len(results)
+        answer = ShardFiltered(batch_id=req.batch_id, cycle=req.cycle, shard=shards[0], shards=shards,
+                               phase=req.phase, node_count=len(mine), results=results)
+        env = envelope(answer, producer=self.producer, caused_by=event.envelope,
+                       event_id=derived_id(event.envelope.event_id, "shards", *shards))
+        return OutgoingEvent(SHARD_RESULTS, env)
+
+    def _evaluate(self, req: FilterBatchRequested, i: int, snapshot: Snapshot, mine: set[str]) -> PodShardResult:
+        pod = req.pods[i]
+        uid = pod.metadata.uid
+        fwk = self.profiles.get(pod.spec.scheduler_name)
+        if fwk is None:
+            return PodShardResult(pod_uid=uid, error=f"no profile serves scheduler {pod.spec.scheduler_name!r}")
+        entry = self._entry(req.batch_id, pod)
+        if req.phase == "score":
+            if not entry.prefiltered:  # a fresh replica (rebalance or restart) between the phases
+                fwk.run_pre_filter_plugins(entry.state, entry.info)
+            feasible, error = raw_scores_on_shard(fwk, entry.state, entry.info, snapshot, req.feasible[i], mine)
+            return PodShardResult(pod_uid=uid, feasible=feasible, error=error)
+        start = req.starts[i] if i < len(req.starts) else 0
+        result = filter_on_shard(fwk, entry.state, entry.info, snapshot, start, mine)
+        entry.prefiltered = True
+        return result
+
+    def _entry(self, batch_id: str, pod: Pod) -> _PodState:
+        """The pod's CycleState for this batch: PreFilter's state is what the score phase reads."""
+        states = self._states.get(batch_id)
+        if states is None:
+            states = self._states[batch_id] = {}
+            while len(self._states) > KEPT_BATCHES:
+                self._states.popitem(last=False)
+        entry = states.get(pod.metadata.uid)
+        if entry is None:
+            entry = states[pod.metadata.uid] = _PodState(PodInfo(pod))
+        return entry
+
+
+@dataclass
+class _PodState:
+    info: PodInfo
+    state: CycleState = field(default_factory=CycleState)
+    prefiltered: bool = False

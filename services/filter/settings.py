@@ -1,0 +1,32 @@
+"""Filter worker settings: the shared settings plus its consumer group and scheduler config."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from shared.model.config import KubeSchedulerConfiguration
+from shared.settings import Settings, load_settings
+from services.runtime.scheduler_config import load_scheduler_config
+
+SERVICE = "filter"
+
+
+@dataclass(frozen=True, slots=True)
+class FilterSettings:
+    base: Settings
+    config: KubeSchedulerConfiguration | None = None
+    group_id: str = "berth-filter"
+    watermark_wait_s: float = 10.0
+    """How long a request waits for this replica's view to reach the queue's; past that it is
+    answered from the view as it is (the binder still refuses anything that does not fit)."""
+
+
+def load(env: Mapping[str, str] | None = None) -> FilterSettings:
+    env = os.environ if env is None else env
+    base = load_settings(env)
+    if base.service_name == Settings().service_name:
+        base = base.for_service(SERVICE)
+    return FilterSettings(base=base, config=load_scheduler_config(env),
+                          group_id=env.get("BERTH_FILTER_GROUP", "").strip() or "berth-filter")

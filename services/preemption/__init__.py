@@ -1,0 +1,1 @@
+"""The preemption service: upstream DefaultPreemption over the whole cluster view."""

@@ -1,0 +1,42 @@
+"""The preemption service: the runtime's consume loop over `preemption` and a follower of the whole
+cluster (and of its own past decisions)."""
+
+from __future__ import annotations
+
+from services.runtime import Service, ServiceConfig, run_service
+from services.runtime.follower import LogFollower
+from services.runtime.scheduler_config import profiles_from
+from shared.cluster import ClusterView
+from shared.events import NODES, PLACEMENTS, PODS, PREEMPTION, TopicRegistry
+
+from .handlers import PreemptionHandler, PreemptionMetrics
+from .settings import PreemptionSettings, load
+
+FOLLOWED = (NODES, PODS, PLACEMENTS, PREEMPTION)
+
+
+def build(settings: PreemptionSettings, *, registry: TopicRegistry | None = None,
+          serve_http: bool = True) -> tuple[Service, LogFollower]:
+    registry = registry or TopicRegistry(settings.base.topic_prefix)
+    view = ClusterView()
+    config = ServiceConfig(name=settings.base.service_name, group_id=settings.group_id, topics=[PREEMPTION],
+                           serve_http=serve_http, fetch_timeout_ms=20)
+    from services.runtime import Handler
+
+    service = Service(settings.base, config, Handler(), registry=registry)
+    handler = PreemptionHandler(view, profiles_from(settings.config), lambda w, t: follower.wait_reached(w, t),
+                                PreemptionMetrics(service.metrics.registry), producer=settings.base.service_name,
+                                watermark_wait_s=settings.watermark_wait_s)
+    follower = LogFollower(settings.base, registry, FOLLOWED, view, lambda env, pos: handler.on_decision(env))
+    service.handler = handler
+    return service, follower
+
+
+async def main(settings: PreemptionSettings | None = None) -> None:
+    service, follower = build(settings or load())
+    follower.start()
+    await follower.caught_up.wait()  # past decisions known before any request is answered
+    try:
+        await run_service(service)
+    finally:
+        await follower.stop()

@@ -1,0 +1,30 @@
+"""Preemption settings: the shared settings plus its consumer group and scheduler config."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from services.runtime.scheduler_config import load_scheduler_config
+from shared.model.config import KubeSchedulerConfiguration
+from shared.settings import Settings, load_settings
+
+SERVICE = "preemption"
+
+
+@dataclass(frozen=True, slots=True)
+class PreemptionSettings:
+    base: Settings
+    config: KubeSchedulerConfiguration | None = None
+    group_id: str = "berth-preemption"
+    watermark_wait_s: float = 10.0
+
+
+def load(env: Mapping[str, str] | None = None) -> PreemptionSettings:
+    env = os.environ if env is None else env
+    base = load_settings(env)
+    if base.service_name == Settings().service_name:
+        base = base.for_service(SERVICE)
+    return PreemptionSettings(base=base, config=load_scheduler_config(env),
+                              group_id=env.get("BERTH_PREEMPTION_GROUP", "").strip() or "berth-preemption")

@@ -1,0 +1,1 @@
+"""The queue service: owns the scheduling queue and drives each scheduling cycle."""

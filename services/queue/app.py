@@ -1,0 +1,92 @@
+"""The queue service: a log follower feeding the scheduler (cluster events, in-flight binds, attempt
+counts), the runtime's consume loop over `shard-results` and `preemption`, and the scheduling loop."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+
+from services.runtime import Handler, Service, ServiceConfig, run_service
+from services.runtime.follower import LogFollower
+from services.runtime.scheduler_config import profiles_from
+from shared.adapters.kafka import KafkaPublisher, make_producer
+from shared.cluster import ClusterView
+from shared.events import PREEMPTION, SHARD_RESULTS, TopicRegistry
+
+from .gather import Gatherer
+from .handlers import QueueHandler
+from .metrics import SchedulerMetrics
+from .scheduler import FOLLOWED, Scheduler
+from .settings import QueueSettings, load
+
+log = logging.getLogger(__name__)
+
+
+class QueueApp:
+    def __init__(self, settings: QueueSettings, *, registry: TopicRegistry | None = None,
+                 serve_http: bool = True) -> None:
+        self.settings = settings
+        self.registry = registry or TopicRegistry(settings.base.topic_prefix)
+        self.producer = make_producer(settings.base, client_id=settings.base.service_name)
+        self.publisher = KafkaPublisher(self.producer, self.registry)
+        self.view = ClusterView()
+        self.gatherer = Gatherer()
+        config = ServiceConfig(name=settings.base.service_name, group_id=settings.group_id,
+                               topics=[SHARD_RESULTS, PREEMPTION], serve_http=serve_http, fetch_timeout_ms=20)
+        self.service = Service(settings.base, config, Handler(), registry=self.registry, publisher=self.publisher)
+        self.scheduler = Scheduler(
+            self.view, profiles_from(settings.config), self.gatherer, self.publisher.publish,
+            SchedulerMetrics(self.service.metrics.registry), config=settings.config,
+            batch_size=settings.batch_size, lockstep=settings.lockstep, seed=settings.seed,
+            gather_timeout_s=settings.gather_timeout_s, unschedulable_timeout_s=settings.unschedulable_timeout_s,
+            producer=settings.base.service_name)
+        # The scheduler needs the service's metrics registry, so its handler is installed second.
+        self.service.handler = QueueHandler(self.gatherer, self.scheduler)
+        self.follower = LogFollower(settings.base, self.registry, FOLLOWED, self.view, self.scheduler.on_event)
+        self._stopping = asyncio.Event()
+
+    def request_stop(self) -> None:
+        self._stopping.set()
+        self.service.request_stop()
+
+    async def run(self, *, signals: bool = False) -> None:
+        await self.producer.start()
+        self.follower.start()
+        consume = asyncio.ensure_future(run_service(self.service) if signals else self.service.run())
+        loop = asyncio.ensure_future(self._schedule())
+        try:
+            await asyncio.wait([consume, loop], return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            self._stopping.set()
+            self.service.request_stop()
+            loop.cancel()
+            for task in (consume, loop):
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
+            await self.follower.stop()
+            with contextlib.suppress(Exception):
+                await self.producer.stop()
+
+    async def _schedule(self) -> None:
+        caught_up = asyncio.ensure_future(self.follower.caught_up.wait())
+        stop = asyncio.ensure_future(self._stopping.wait())
+        await asyncio.wait([caught_up, stop], return_when=asyncio.FIRST_COMPLETED)
+        stop.cancel()
+        if self._stopping.is_set():
+            return
+        await self.service.ready.wait()
+        self.scheduler.start_live()
+        log.info("queue: caught up with the log; %d pods queued, %d nodes", len(self.scheduler.queued),
+                 len(self.view.nodes))
+        await self.scheduler.run(self._stopping)
+
+
+async def main(settings: QueueSettings | None = None) -> None:
+    app = QueueApp(settings or load())
+    loop = asyncio.get_running_loop()
+    import signal
+
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, app.request_stop)
+    await app.run()

@@ -1,0 +1,52 @@
+"""Scatter/gather bookkeeping: which shards have answered a batch's phase, and their results."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+
+from shared.events import NODE_SHARDS, PodShardResult, ShardFiltered
+
+
+@dataclass
+class _Pending:
+    covered: set[int] = field(default_factory=set)
+    results: dict[str, list[PodShardResult]] = field(default_factory=dict)
+    done: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+class Gatherer:
+    def __init__(self, shards: int = NODE_SHARDS) -> None:
+        self.shards = shards
+        self._pending: dict[tuple[str, str], _Pending] = {}
+
+    def expect(self, batch_id: str, phase: str) -> None:
+        self._pending[(batch_id, phase)] = _Pending()
+
+    def offer(self, answer: ShardFiltered) -> None:
+        """Fold one answer; answers for batches nobody waits for (old, or before a restart) are dropped."""
+        pending = self._pending.get((answer.batch_id, answer.phase))
+        if pending is None:
+            return
+        shards = answer.shards or [answer.shard]
+        if set(shards) <= pending.covered:
+            return  # a duplicate (redelivery, or two owners during a rebalance)
+        pending.covered.update(shards)
+        for result in answer.results:
+            pending.results.setdefault(result.pod_uid, []).append(result)
+        if len(pending.covered) >= self.shards:
+            pending.done.set()
+
+    def missing(self, batch_id: str, phase: str) -> list[int]:
+        pending = self._pending.get((batch_id, phase))
+        return [] if pending is None else [k for k in range(self.shards) if k not in pending.covered]
+
+    async def wait(self, batch_id: str, phase: str, timeout: float) -> dict[str, list[PodShardResult]] | None:
+        """Every shard's results by pod uid, or None after `timeout` (the caller sends again)."""
+        pending = self._pending[(batch_id, phase)]
+        try:
+            await asyncio.wait_for(pending.done.wait(), timeout)
+        except TimeoutError:
+            return None
+        del self._pending[(batch_id, phase)]
+        return pending.results

@@ -1,0 +1,28 @@
+"""kube-scheduler's metric names, so existing dashboards work against Berth."""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+_ATTEMPT_BUCKETS = (0.001, 0.002, 0.004, 0.008, 0.016, 0.032, 0.064, 0.128, 0.256, 0.512, 1.024, 2.048, 4.096, 8.192)
+_SLI_BUCKETS = (0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92, 163.84)
+
+
+class SchedulerMetrics:
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self.attempts = Counter(
+            "scheduler_schedule_attempts", "Number of attempts to schedule pods, by the result.",
+            ["result", "profile"], registry=registry)
+        self.pending = Gauge(
+            "scheduler_pending_pods", "Number of pending pods, by the queue type.", ["queue"], registry=registry)
+        self.attempt_seconds = Histogram(
+            "scheduler_scheduling_attempt_duration_seconds",
+            "Scheduling attempt latency in seconds (scheduling algorithm + binding request).",
+            ["result", "profile"], buckets=_ATTEMPT_BUCKETS, registry=registry)
+        self.sli_seconds = Histogram(
+            "scheduler_pod_scheduling_sli_duration_seconds",
+            "E2e latency for a pod being scheduled, from the time the pod enters the scheduling queue.",
+            ["attempts"], buckets=_SLI_BUCKETS, registry=registry)
+        self.batch_pods = Histogram(
+            "berth_queue_batch_pods", "Pods per scatter/gather cycle.",
+            buckets=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512), registry=registry)

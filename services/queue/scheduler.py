@@ -1,0 +1,506 @@
+"""The queue's scheduling loop: pop a batch from the core's `SchedulingQueue`, scatter it to the
+filter shards (filter phase, then score phase for pods with several feasible nodes), merge, decide
+in queue order against the assumed ledger, and publish bind or preemption requests.
+
+- **Assumed ledger.** A decided pod is assumed on its node in the queue's `ClusterView` until its
+  PodBound or BindRejected is folded; every request carries those assumptions, so shards count
+  pods in flight. Within a batch, a pod whose choice follows an earlier pod's placement is
+  re-checked (PreFilter + Filter on the queue's own view) and falls back to its next-best node.
+- **Lockstep.** With `lockstep`, one pod is in flight at a time and its outcome is awaited, and the
+  queue runs on the simulator's logical clock (1 ms a cycle, jumping over backoff and the
+  unschedulable timeout when nothing else can run): decisions then equal `berth simulate`'s.
+- **Restart.** The view and the queue are rebuilt from the log: pods with a bind in flight stay
+  assumed, pending pods are queued in submission order, attempt counts come from `decisions`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import random
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+import msgspec
+
+from shared.cluster import ClusterView, with_nomination
+from shared.events import (
+    BINDS,
+    DECISIONS,
+    FILTER_REQUESTS,
+    NODE_SHARDS,
+    NODES,
+    PLACEMENTS,
+    PODS,
+    PREEMPTION,
+    Assumed,
+    BindRejected,
+    BindRequested,
+    Envelope,
+    FilterBatchRequested,
+    NodeDeleted,
+    NodeUpserted,
+    OutgoingEvent,
+    PodBound,
+    PodDeleted,
+    PodEvicted,
+    PodNominated,
+    PodShardResult,
+    PodSubmitted,
+    Position,
+    PreemptionDecided,
+    PreemptionRequested,
+    SchedulingAttempted,
+    broadcast,
+    envelope,
+)
+from shared.framework import events as cluster_events
+from shared.framework.cycle_state import CycleState
+from shared.framework.pod_info import PodInfo
+from shared.framework.runtime import Framework
+from shared.model.config import KubeSchedulerConfiguration
+from shared.queue import FakeClock, SchedulingQueue
+from shared.queue.clock import MonotonicClock
+from shared.scheduler.fit_error import NO_NODES_AVAILABLE, FitError
+from shared.scheduler.seeds import attempt_seed
+from shared.scheduler.sharded import MergedFilter, finish_scores, merge_filter, to_failure
+from shared.scheduler.simulator import CYCLE_SECONDS, _event_map
+
+from .gather import Gatherer
+from .metrics import SchedulerMetrics
+
+log = logging.getLogger(__name__)
+
+WATERMARK_TOPICS = {NODES: NODE_SHARDS, PODS: 8, PLACEMENTS: NODE_SHARDS}
+"""What filter workers and the preemption service fold; requests carry the queue's positions."""
+FOLLOWED = (NODES, PODS, PLACEMENTS, BINDS, DECISIONS)
+MAX_FALLBACKS = 3
+
+Publish = Callable[[Sequence[OutgoingEvent]], Awaitable[None]]
+
+
+@dataclass
+class _Attempt:
+    qpi: object
+    info: PodInfo
+    fwk: Framework
+    number: int
+    seed: int
+    attempt_id: str
+    started: float
+
+
+def config_hash(config: KubeSchedulerConfiguration | None) -> str:
+    return hashlib.sha256(msgspec.json.encode(config)).hexdigest()[:16]
+
+
+class Scheduler:
+    def __init__(self, view: ClusterView, profiles: dict[str, Framework], gatherer: Gatherer, publish: Publish,
+                 metrics: SchedulerMetrics, *, config: KubeSchedulerConfiguration | None = None,
+                 batch_size: int = 256, lockstep: bool = False, seed: int = 0, gather_timeout_s: float = 30.0,
+                 unschedulable_timeout_s: float = 300.0, producer: str = "queue") -> None:
+        self.view, self.profiles, self.gatherer, self.publish = view, profiles, gatherer, publish
+        self.metrics = metrics
+        self.batch_size = 1 if lockstep else batch_size
+        self.lockstep, self.seed, self.producer = lockstep, seed, producer
+        self.gather_timeout_s = gather_timeout_s
+        self.config_hash = config_hash(config)
+        default = next(iter(profiles.values()))
+        self.clock: FakeClock | MonotonicClock = FakeClock() if lockstep else MonotonicClock()
+        self.queue = SchedulingQueue(
+            clock=self.clock,
+            less=default.queue_sort_plugin.less if default.queue_sort_plugin else None,
+            pod_initial_backoff_seconds=config.pod_initial_backoff_seconds if config else 1,
+            pod_max_backoff_seconds=config.pod_max_backoff_seconds if config else 10,
+            pod_max_in_unschedulable_pods_duration=unschedulable_timeout_s,
+            pre_enqueue_plugins={name: fwk.pre_enqueue_plugins for name, fwk in profiles.items()},
+            cluster_event_map=_event_map(profiles),
+        )
+        self.next_start = 0
+        self.cycle = 0
+        self.live = False
+        self.attempts: dict[str, int] = {}
+        self.queued: dict[str, PodInfo] = {}
+        """Pods handed to the scheduling queue and not yet bound or gone, by uid."""
+        self.parked: dict[str, object] = {}
+        """Popped pods waiting for their bind's outcome, by uid (their QueuedPodInfo)."""
+        self.failed_at: dict[str, int] = {}
+        self.submitted_at: dict[str, datetime] = {}
+        self.entered: dict[str, float] = {}
+        self.preemptions: dict[str, tuple[FitError, _Attempt]] = {}
+        self._awaiting: Callable[[], bool] | None = None
+        self._wake = asyncio.Event()
+        self._pending_updated = 0.0
+        self.last_message: dict[str, str | None] = {}
+        """Each pod's latest attempt outcome: None once decided onto a node, else the reason."""
+
+    # --- cluster events (from the log follower) ---------------------------------------------
+
+    def on_event(self, env: Envelope, position: Position) -> None:
+        """Called after the view folded `env`: keep the scheduling queue in step with the cluster."""
+        p = env.payload
+        if isinstance(p, SchedulingAttempted):
+            self.attempts[p.pod_uid] = max(self.attempts.get(p.pod_uid, 0), p.attempt)
+            return
+        if isinstance(p, PodSubmitted):
+            self.submitted_at.setdefault(p.pod.metadata.uid, env.timestamp)
+        if self.live:
+            self._react(p)
+        self._wake.set()
+
+    def _react(self, p: object) -> None:
+        q = self.queue
+        match p:
+            case PodSubmitted():
+                self._enqueue(p.pod.metadata.uid)
+            case NodeUpserted():
+                q.move_all_to_active_or_backoff_queue(cluster_events.NODE_ADD, None, self.view.nodes.get(p.node.metadata.name))
+            case NodeDeleted():
+                pass
+            case PodBound():
+                info = self.view.pod_info(p.pod_uid)
+                old = self.queued.pop(p.pod_uid, None)
+                self.parked.pop(p.pod_uid, None)
+                if old is not None:
+                    q.nominator.delete_nominated_pod_if_exists(old)
+                    q.delete(old)
+                if info is not None:
+                    q.assigned_pod_added(info)
+                q.done(p.pod_uid)
+                self._observe_bound(p.pod_uid)
+            case BindRejected():
+                self._bind_rejected(p)
+            case PodDeleted():
+                old = self.queued.pop(p.uid, None)
+                if old is not None:
+                    q.delete(old)
+                    q.nominator.delete_nominated_pod_if_exists(old)
+                self.parked.pop(p.uid, None)
+                q.move_all_to_active_or_backoff_queue(cluster_events.ASSIGNED_POD_DELETE, None, None)
+            case PodEvicted():
+                self.queued.pop(p.uid, None)
+                q.move_all_to_active_or_backoff_queue(cluster_events.ASSIGNED_POD_DELETE, None, None)
+            case PodNominated():
+                self._nominated(p.uid, p.node_name)
+
+    def _enqueue(self, uid: str) -> None:
+        """Queue a submitted pod if it is this scheduler's to place and not placed or in flight."""
+        pod = self.view.specs.get(uid)
+        if pod is None or uid in self.queued or uid in self.view.deleted or self.view.node_of(uid) is not None:
+            return
+        if pod.spec.node_name or pod.spec.scheduler_name not in self.profiles or pod.metadata.deletion_timestamp:
+            return
+        info = PodInfo(pod)
+        self.queued[uid] = info
+        self.entered.setdefault(uid, time.monotonic())
+        if pod.status.nominated_node_name:
+            self.queue.nominator.add_nominated_pod(info, pod.status.nominated_node_name)
+        if self.lockstep:
+            self.clock.advance(CYCLE_SECONDS)  # type: ignore[union-attr]
+        self.queue.add(info)
+
+    def _nominated(self, uid: str, node_name: str) -> None:
+        old = self.queued.get(uid)
+        if old is None:
+            return
+        new = PodInfo(with_nomination(old.pod, node_name))
+        self.queued[uid] = new
+        self.queue.nominator.delete_nominated_pod_if_exists(old)
+        if node_name:
+            self.queue.nominator.add_nominated_pod(new, node_name)
+        self.queue.update(old, new)
+
+    def _bind_rejected(self, p: BindRejected) -> None:
+        qpi = self.parked.pop(p.pod_uid, None)
+        info = self.queued.get(p.pod_uid)
+        if info is None or p.pod_uid in self.view.deleted:
+            return
+        self.failed_at[p.pod_uid] = self.view.version
+        if qpi is not None:
+            qpi.pod_info = info  # type: ignore[attr-defined]
+            qpi.unschedulable_plugins = set()  # type: ignore[attr-defined]
+            self.queue.add_unschedulable_if_not_present(qpi, self.queue.scheduling_cycle)  # type: ignore[arg-type]
+        else:
+            self.queue.add(info)
+
+    def start_live(self) -> None:
+        """The log has been read to its end: queue every pending pod in submission order."""
+        pending = [uid for uid in self.view.specs if uid not in self.queued]
+        pending.sort(key=lambda uid: (self.submitted_at.get(uid, datetime.max), uid))
+        for uid in pending:
+            self._enqueue(uid)
+        self.live = True
+        self._wake.set()
+
+    # --- the loop -----------------------------------------------------------------------------
+
+    async def run(self, stopping: asyncio.Event) -> None:
+        while not stopping.is_set():
+            batch = self._pop_batch()
+            if not batch:
+                self._wake.clear()
+                if batch is not None and self.lockstep and self._refill():
+                    continue
+                await self._idle(stopping)
+                continue
+            try:
+                await self._cycle(batch, stopping)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("queue: cycle %d failed; its pods go back to the queue", self.cycle)
+                for qpi in batch:
+                    info = qpi.pod_info  # type: ignore[attr-defined]
+                    self.queue.done(info.uid)
+                    self.queue.add(info)
+                await asyncio.sleep(0.5)
+            self._update_pending()
+
+    async def _idle(self, stopping: asyncio.Event) -> None:
+        self._update_pending()
+        waits = [asyncio.ensure_future(self._wake.wait()), asyncio.ensure_future(stopping.wait())]
+        await asyncio.wait(waits, timeout=0.05 if not self.lockstep else 1.0, return_when=asyncio.FIRST_COMPLETED)
+        for w in waits:
+            w.cancel()
+
+    def _pop_batch(self) -> list[object] | None:
+        """Up to `batch_size` pods; None while lockstep waits for the last attempt's outcome."""
+        if not self.live:
+            return None
+        if self.lockstep and (self.parked or self.preemptions or self._awaiting):
+            if self._awaiting is not None and self._awaiting():
+                self._awaiting = None
+                return self._pop_batch()
+            return None
+        if not self.lockstep:
+            self.queue.flush_backoff_q_completed()
+            self.queue.flush_unschedulable_pods_left_over()
+        batch: list[object] = []
+        while len(batch) < self.batch_size:
+            qpi = self.queue.pop()
+            if qpi is None:
+                break
+            batch.append(qpi)
+        return batch
+
+    def _refill(self) -> bool:
+        """Lockstep: bring waiting pods back as the simulator does when its queue runs dry."""
+        pending = [uid for uid in self.queued if uid not in self.parked]
+        stale = any(0 <= self.failed_at.get(uid, -1) < self.view.version for uid in pending)
+        if not stale:
+            return False
+        for uid in pending:
+            if uid in self.failed_at:
+                self.failed_at[uid] = self.view.version
+        wake = self.clock.now() + self.queue.pod_max_in_unschedulable_pods_duration + 1
+        expiry = self.queue.next_backoff_expiry()
+        self.clock.set(max(wake, expiry or 0.0))  # type: ignore[union-attr]
+        self.queue.flush_backoff_q_completed()
+        self.queue.flush_unschedulable_pods_left_over()
+        return True
+
+    # --- one cycle ----------------------------------------------------------------------------
+
+    async def _cycle(self, batch: list[object], stopping: asyncio.Event) -> None:
+        self.cycle += 1
+        started = time.perf_counter()
+        attempts = [self._attempt(qpi) for qpi in batch]
+        self.metrics.batch_pods.observe(len(attempts))
+        snapshot = self.view.snapshot()
+        for fwk in self.profiles.values():
+            fwk.set_snapshot(snapshot)
+            fwk.set_nominator(self.queue.nominator)
+        watermark = self.view.watermark(WATERMARK_TOPICS)
+        assumed = [Assumed(pod_uid=u, node_name=n) for u, n in self.view.assumed.items()]
+        start = self.next_start
+        if snapshot.num_nodes() == 0:
+            for a in attempts:
+                await self._unschedulable(a, NO_NODES_AVAILABLE, set())
+            return
+        filtered = await self._scatter(FilterBatchRequested(
+            batch_id=str(uuid.uuid4()), cycle=self.cycle, phase="filter", pods=[a.info.pod for a in attempts],
+            starts=[start] * len(attempts), watermark=watermark, assumed=assumed), stopping)
+        merged = [merge_filter(a.fwk, a.info, snapshot, start, filtered.get(a.info.uid, [])) for a in attempts]
+        for m in merged:
+            if m.advance and not m.error:
+                self.next_start = (self.next_start + m.processed) % snapshot.num_nodes()
+        to_score = [i for i, m in enumerate(merged) if len(m.feasible) > 1 and not m.error]
+        raw: dict[str, dict[str, dict[str, int]]] = {}
+        if to_score:
+            scored = await self._scatter(FilterBatchRequested(
+                batch_id=str(uuid.uuid4()), cycle=self.cycle, phase="score",
+                pods=[attempts[i].info.pod for i in to_score], feasible=[merged[i].feasible for i in to_score],
+                watermark=watermark, assumed=assumed), stopping)
+            for i in to_score:
+                uid = attempts[i].info.uid
+                raw[uid] = {}
+                for result in scored.get(uid, []):
+                    if result.error:
+                        merged[i].error = result.error
+                    for node in result.feasible:
+                        raw[uid][node.node_name] = node.scores
+        placed_before = False
+        for a, m in zip(attempts, merged):
+            placed_before = await self._decide(a, m, raw.get(a.info.uid, {}), placed_before, watermark, assumed)
+        log.debug("queue: cycle %d, %d pods in %.1f ms", self.cycle, len(attempts),
+                  (time.perf_counter() - started) * 1000)
+
+    def _attempt(self, qpi: object) -> _Attempt:
+        info: PodInfo = self.queued.get(qpi.pod_info.uid, qpi.pod_info)  # type: ignore[attr-defined]
+        qpi.pod_info = info  # type: ignore[attr-defined]
+        number = self.attempts.get(info.uid, 0) + 1
+        self.attempts[info.uid] = number
+        if self.lockstep:
+            self.clock.advance(CYCLE_SECONDS)  # type: ignore[union-attr]
+        return _Attempt(qpi, info, self.profiles[info.pod.spec.scheduler_name], number,
+                        attempt_seed(self.seed, info.key, number), str(uuid.uuid4()), time.perf_counter())
+
+    async def _scatter(self, request: FilterBatchRequested, stopping: asyncio.Event) -> dict[str, list[PodShardResult]]:
+        self.gatherer.expect(request.batch_id, request.phase)
+        env = envelope(request, producer=self.producer)
+        await self.publish(broadcast(FILTER_REQUESTS, env, NODE_SHARDS))
+        while True:
+            results = await self.gatherer.wait(request.batch_id, request.phase, self.gather_timeout_s)
+            if results is not None:
+                return results
+            if stopping.is_set():
+                raise asyncio.CancelledError
+            missing = self.gatherer.missing(request.batch_id, request.phase)
+            log.warning("queue: shards %s silent for batch %s; sending again", missing, request.batch_id)
+            again = envelope(request, producer=self.producer)
+            await self.publish([OutgoingEvent(FILTER_REQUESTS, again, partition=k) for k in missing])
+
+    # --- decisions ----------------------------------------------------------------------------
+
+    async def _decide(self, a: _Attempt, m: MergedFilter, raw: dict[str, dict[str, int]], placed_before: bool,
+                      watermark: dict[str, list[int]], assumed: list[Assumed]) -> bool:
+        if m.error:
+            await self._unschedulable(a, m.error, set(), result="error")
+            return placed_before
+        if not m.feasible:
+            await self._fit_error(a, FitError(a.info.key, self.view.snapshot().num_nodes(), m.diagnosis),
+                                  watermark, assumed)
+            return placed_before
+        ranked = [m.feasible[0]]
+        rng = random.Random(a.seed)
+        if len(m.feasible) > 1:
+            scores, error = finish_scores(a.fwk, CycleState(), a.info, self.view.snapshot(), m.feasible, raw)
+            if error:
+                await self._unschedulable(a, error, set(), result="error")
+                return placed_before
+            best = max(s.total_score for s in scores)
+            ties = [s for s in scores if s.total_score == best]
+            host = ties[0].name if len(ties) == 1 else ties[rng.randrange(len(ties))].name
+            rest = sorted((s for s in scores if s.name != host), key=lambda s: -s.total_score)
+            ranked = [host, *(s.name for s in rest[:MAX_FALLBACKS])]
+        host = ranked[0]
+        if placed_before:
+            host = next((n for n in ranked if self._still_fits(a, n)), "")
+            if not host:
+                # Every candidate was taken by pods decided earlier in this batch: try again at once.
+                self.queue.done(a.info.uid)
+                self.queue.add(a.info)
+                return placed_before
+        await self._bind(a, host)
+        return True
+
+    def _still_fits(self, a: _Attempt, node_name: str) -> bool:
+        node = self.view.snapshot().get(node_name)
+        if node is None:
+            return False
+        state = CycleState()
+        _, status, _ = a.fwk.run_pre_filter_plugins(state, a.info)
+        if status is not None and not status.is_success():
+            return False
+        status = a.fwk.run_filter_plugins_with_nominated_pods(state, a.info, node)
+        return status is None or status.is_success()
+
+    async def _bind(self, a: _Attempt, host: str) -> None:
+        uid = a.info.uid
+        self.view.assume(uid, host)
+        self.parked[uid] = a.qpi
+        self.queue.nominator.delete_nominated_pod_if_exists(a.info)
+        self.queue.done(uid)
+        decided = SchedulingAttempted(pod_uid=uid, attempt=a.number, profile=a.fwk.profile_name, node_name=host,
+                                      message=None, seed=a.seed, config_hash=self.config_hash)
+        bind = BindRequested(pod_uid=uid, pod=a.info.pod, node_name=host, attempt_id=a.attempt_id, seed=a.seed)
+        await self.publish([
+            OutgoingEvent(DECISIONS, envelope(decided, producer=self.producer, correlation_id=a.attempt_id)),
+            OutgoingEvent(BINDS, envelope(bind, producer=self.producer, correlation_id=a.attempt_id)),
+        ])
+        self._observe(a, "scheduled")
+        self.last_message[uid] = None
+        if self.lockstep:
+            self._awaiting = lambda: uid not in self.parked
+
+    async def _fit_error(self, a: _Attempt, fit: FitError, watermark: dict[str, list[int]],
+                         assumed: list[Assumed]) -> None:
+        plugins = set(fit.diagnosis.unschedulable_plugins)
+        if not a.fwk.post_filter_plugins:
+            await self._unschedulable(a, fit.message(), plugins)
+            return
+        self.preemptions[a.attempt_id] = (fit, a)
+        self._park(a, plugins)
+        request = PreemptionRequested(
+            pod=a.info.pod, node_statuses=[to_failure(n, s) for n, s in fit.diagnosis.node_to_status.items()],
+            attempt_id=a.attempt_id, seed=a.seed, watermark=watermark, assumed=assumed)
+        await self.publish([OutgoingEvent(PREEMPTION, envelope(request, producer=self.producer,
+                                                               correlation_id=a.attempt_id))])
+
+    def preemption_decided(self, env: Envelope) -> list[OutgoingEvent]:
+        """PostFilter's outcome: the attempt's message is complete now (it ends with preemption's)."""
+        p = env.payload
+        assert isinstance(p, PreemptionDecided)
+        pending = self.preemptions.pop(p.attempt_id, None)
+        if pending is None:
+            return []
+        fit, a = pending
+        fit.diagnosis.post_filter_msg = p.message
+        victims = {v.uid for v in p.victims}
+        if self.lockstep:
+            node = p.nominated_node
+            self._awaiting = lambda: victims <= self.view.deleted and (
+                not node or self.view.nominated.get(a.info.uid) == node)
+        self._wake.set()
+        return [self._attempted(a, fit.message(), "unschedulable", caused_by=env)]
+
+    async def _unschedulable(self, a: _Attempt, message: str, plugins: set[str], result: str = "unschedulable") -> None:
+        self._park(a, plugins)
+        await self.publish([self._attempted(a, message, result)])
+
+    def _park(self, a: _Attempt, plugins: set[str]) -> None:
+        self.failed_at[a.info.uid] = self.view.version
+        a.qpi.unschedulable_plugins = plugins  # type: ignore[attr-defined]
+        self.queue.add_unschedulable_if_not_present(a.qpi, self.queue.scheduling_cycle)  # type: ignore[arg-type]
+
+    def _attempted(self, a: _Attempt, message: str, result: str, caused_by: Envelope | None = None) -> OutgoingEvent:
+        self._observe(a, result)
+        self.last_message[a.info.uid] = message
+        decided = SchedulingAttempted(pod_uid=a.info.uid, attempt=a.number, profile=a.fwk.profile_name,
+                                      node_name=None, message=message, seed=a.seed, config_hash=self.config_hash)
+        return OutgoingEvent(DECISIONS, envelope(decided, producer=self.producer, caused_by=caused_by,
+                                                 correlation_id=a.attempt_id))
+
+    # --- metrics ------------------------------------------------------------------------------
+
+    def _observe(self, a: _Attempt, result: str) -> None:
+        profile = a.fwk.profile_name
+        self.metrics.attempts.labels(result, profile).inc()
+        self.metrics.attempt_seconds.labels(result, profile).observe(time.perf_counter() - a.started)
+
+    def _observe_bound(self, uid: str) -> None:
+        entered = self.entered.pop(uid, None)
+        if entered is not None:
+            self.metrics.sli_seconds.labels(str(min(self.attempts.get(uid, 1), 15))).observe(time.monotonic() - entered)
+
+    def _update_pending(self) -> None:
+        now = time.monotonic()
+        if now - self._pending_updated < 0.5:
+            return
+        self._pending_updated = now
+        for name, count in self.queue.pending_pods().counts().items():
+            self.metrics.pending.labels(name).set(count)

@@ -1,0 +1,83 @@
+"""The distributed scheduler end to end on the real broker: lockstep runs decide exactly as
+`berth simulate`, and a concurrent mixed workload ends with every pod bound once or pending with an
+upstream-worded reason, no node over-committed."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+from shared.adapters.kafka import KafkaPublisher
+from shared.model.loader import load_objects
+from shared.scheduler.simulator import Simulator
+
+from .fixtures import BerthTestEnv
+from .scheduler_cluster import publish_cluster, scenario_docs, scheduling_services, with_uids
+
+pytestmark = pytest.mark.integration
+
+
+async def _settled(check, timeout: float, describe=lambda: "") -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, f"the cluster did not settle in time: {describe()}"
+        await asyncio.sleep(0.2)
+
+
+def _diff(actual: dict, expected: dict) -> list:  # type: ignore[type-arg]
+    return sorted((k, actual.get(k), v) for k, v in expected.items() if actual.get(k) != v)[:8]
+
+
+def _outcomes(queue) -> dict[str, tuple[str, str | None]]:  # type: ignore[no-untyped-def]
+    view, scheduler = queue.view, queue.scheduler
+    out: dict[str, tuple[str, str | None]] = {}
+    for uid, pod in view.specs.items():
+        key = f"{pod.metadata.namespace}/{pod.metadata.name}"
+        if uid in view.deleted:
+            out[key] = ("Deleted", None)
+        elif view.is_bound(uid):
+            out[key] = ("Bound", view.placed[uid])
+        else:
+            out[key] = ("Pending", scheduler.last_message.get(uid))
+    return out
+
+
+async def test_lockstep_decides_as_simulate(berth_env: BerthTestEnv, publisher: KafkaPublisher) -> None:
+    cluster = with_uids(load_objects(("scenario", d) for d in scenario_docs(nodes=9, pods=70, seed=4)))
+    report = Simulator(cluster, seed=0).run()
+    expected = {f"{p.namespace}/{p.name}": (p.phase, p.nodeName if p.phase == "Bound" else p.message)
+                for p in report.pods}
+    assert {v[0] for v in expected.values()} >= {"Bound", "Pending", "Deleted"}, "scenario exercises preemption"
+    await publish_cluster(publisher, cluster)
+    async with scheduling_services(berth_env, lockstep=True) as running:
+        await _settled(lambda: _outcomes(running.queue) == expected, timeout=60,
+                       describe=lambda: _diff(_outcomes(running.queue), expected))
+
+
+async def test_mixed_workload_every_pod_bound_once_or_pending_with_reason(
+        berth_env: BerthTestEnv, publisher: KafkaPublisher) -> None:
+    cluster = with_uids(load_objects(("scenario", d) for d in scenario_docs(nodes=50, pods=520, seed=11)))
+    await publish_cluster(publisher, cluster)
+    async with scheduling_services(berth_env, filter_workers=2) as running:
+        queue = running.queue
+
+        def settled() -> bool:
+            s = queue.scheduler
+            return bool(s.live) and not s.parked and not s.preemptions and all(
+                queue.view.is_bound(uid) or uid in queue.view.deleted or uid in s.last_message
+                for uid in queue.view.specs) and len(s.queue._active) == 0  # noqa: SLF001
+
+        await _settled(settled, timeout=240)
+        outcomes = _outcomes(queue)
+    assert len(outcomes) == 520
+    bound = [k for k, (phase, _) in outcomes.items() if phase == "Bound"]
+    pending = {k: m for k, (phase, m) in outcomes.items() if phase == "Pending"}
+    assert len(bound) > 300
+    for key, message in pending.items():
+        assert message is not None and message.startswith("0/50 nodes are available: "), (key, message)
+    for info in queue.view.nodes.values():
+        assert info.requested.milli_cpu <= info.allocatable.milli_cpu, info.name
+        assert info.requested.memory <= info.allocatable.memory, info.name
+        assert len(info.pods) <= info.allocatable.allowed_pod_number, info.name
