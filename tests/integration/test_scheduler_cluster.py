@@ -74,7 +74,11 @@ async def test_mixed_workload_every_pod_bound_once_or_pending_with_reason(
     assert len(outcomes) == 520
     bound = [k for k, (phase, _) in outcomes.items() if phase == "Bound"]
     pending = {k: m for k, (phase, m) in outcomes.items() if phase == "Pending"}
-    assert len(bound) > 300
+    simulated = Simulator(cluster, seed=0).run()
+    simulated_bound = sum(1 for p in simulated.pods if p.phase == "Bound")
+    # Many pods in flight reorder decisions a little; the cluster fills about as far as in-process.
+    assert abs(len(bound) - simulated_bound) <= simulated_bound // 10, (len(bound), simulated_bound)
+    assert any(phase == "Deleted" for phase, _ in outcomes.values()), "preemption evicted someone"
     for key, message in pending.items():
         assert message is not None and message.startswith("0/50 nodes are available: "), (key, message)
     for info in queue.view.nodes.values():
