@@ -6,7 +6,18 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from berth import apply_cmd, bench_cmd, delete_cmd, describe_cmd, events_cmd, generate_cmd, get_cmd, simulate_cmd, up_cmd
+from berth import (
+    apply_cmd,
+    bench_cmd,
+    delete_cmd,
+    demo_cmd,
+    describe_cmd,
+    events_cmd,
+    generate_cmd,
+    get_cmd,
+    simulate_cmd,
+    up_cmd,
+)
 
 EXIT_INVALID_INPUT = 2
 
@@ -15,7 +26,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="berth", description="An event-sourced pod scheduler with kube-scheduler's semantics.")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     simulate_cmd.register(sub)
-    for command in (generate_cmd, bench_cmd, up_cmd, apply_cmd, get_cmd, describe_cmd, delete_cmd, events_cmd):
+    for command in (generate_cmd, bench_cmd, up_cmd, demo_cmd, apply_cmd, get_cmd, describe_cmd, delete_cmd,
+                    events_cmd):
         command.register(sub)
     return parser
 

@@ -70,7 +70,7 @@ def test_berth_up_apply_get_and_stop(state: Path, tmp_path: Path) -> None:
         ready = _wait_line(proc, "berth ready: ", 60)
         info = json.loads((state / "berth.json").read_text())
         assert info["gateway_url"] in ready and info["api_token"] and info["kafka_bootstrap_servers"]
-        assert {"gateway", "projector", "tansu", "postgres"} <= set(info["pids"])
+        assert {"gateway", "projector", "binder", "queue", "preemption", "tansu", "postgres"} <= set(info["pids"])
         pids = [proc.pid, *info["pids"].values()]
 
         (tmp_path / "cluster.yaml").write_text(CLUSTER)
@@ -88,11 +88,13 @@ def test_berth_up_apply_get_and_stop(state: Path, tmp_path: Path) -> None:
             got = _berth("get", "pods", "-o", "json", env=env)
             assert got.returncode == 0, got.stderr
             items = json.loads(got.stdout)["items"]
-            if len(items) == 2 or time.monotonic() > deadline:
+            bound = [p for p in items if p["status"]["phase"] == "Bound"]
+            if len(bound) == 2 or time.monotonic() > deadline:
                 break
             time.sleep(0.2)
-        assert sorted((p["metadata"]["namespace"], p["metadata"]["name"], p["status"]["phase"]) for p in items) == [
-            ("default", "p1", "Pending"), ("team", "p2", "Pending")]
+        # berth up runs the whole scheduler: both pods fit on n1.
+        assert sorted((p["metadata"]["namespace"], p["metadata"]["name"], p["status"]["phase"], p["spec"]["nodeName"])
+                      for p in items) == [("default", "p1", "Bound", "n1"), ("team", "p2", "Bound", "n1")]
         described = _berth("describe", "pod", "p2", "-n", "team", env=env)
         assert described.returncode == 0 and "Nominated Node:" in described.stdout
         missing = _berth("delete", "pod", "nope", env=env)

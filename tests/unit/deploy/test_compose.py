@@ -33,7 +33,6 @@ PROMETHEUS = ROOT / "deploy" / "prometheus.yml"
 BERTH_SERVICES = ("gateway", "projector", "queue", "filter", "preemption", "binder")
 # Scheduler services whose module has not landed in the repository yet: their case fails strictly once it
 # does, and the name is then removed from this set.
-NOT_BUILT_YET = frozenset({"queue", "filter", "preemption"})
 
 SCHEDULER_METRICS = (
     "scheduler_schedule_attempts_total",
@@ -107,11 +106,7 @@ def test_every_service_berth_up_runs_is_in_compose(compose) -> None:
         assert _command(service) == ["python", "-m", spec.module]
 
 
-@pytest.mark.parametrize("name", [
-    pytest.param(name, marks=pytest.mark.xfail(strict=True, raises=AssertionError, reason="service not built yet"))
-    if name in NOT_BUILT_YET else name
-    for name in BERTH_SERVICES
-])
+@pytest.mark.parametrize("name", BERTH_SERVICES)
 def test_service_command_names_a_module_of_the_repository(compose, name) -> None:
     command = _command(_service(compose, name))
     assert command[:2] == ["python", "-m"] and len(command) == 3, command

@@ -1,0 +1,90 @@
+"""`berth demo [-f FILE] [--filter-workers N]`: what `make run` shows. Starts the whole cluster
+(`berth up` on the embedded stack), applies a sample workload through the gateway, prints each pod as
+it is bound (or reported pending with its reason), then a summary, and stops the cluster."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from .client import CliError, Gateway, find_cluster, run_guarded
+from .get_cmd import pod_rows, table
+
+DEFAULT_WORKLOAD = "examples/cluster-small.yaml"
+
+
+def register(sub: Any) -> None:
+    p: argparse.ArgumentParser = sub.add_parser("demo", help="start a cluster, schedule a sample workload, show it")
+    p.add_argument("-f", "--filename", default=DEFAULT_WORKLOAD, help=f"workload to apply (default {DEFAULT_WORKLOAD})")
+    p.add_argument("--filter-workers", type=int, default=2, metavar="N")
+    p.add_argument("--timeout", type=float, default=120.0, metavar="S", help="seconds to wait for the pods to settle")
+    p.set_defaults(run=run_guarded(run))
+
+
+def run(args: argparse.Namespace) -> int:
+    with tempfile.TemporaryDirectory(prefix="berth-demo-") as tmp:
+        state = Path(tmp)
+        up = subprocess.Popen(
+            [sys.executable, "-m", "berth", "up", "--state-dir", str(state), "--filter-workers", str(args.filter_workers)],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env={**os.environ, "BERTH_LOG_LEVEL": "WARNING"},
+        )
+        try:
+            _wait_ready(up)
+            args.state_dir = str(state)
+            gateway = Gateway(find_cluster(args), timeout=120)
+            body = Path(args.filename).read_bytes()
+            result = gateway.request("POST", "/apis/berth.dev/v1/apply", body, content_type="application/yaml")
+            print(f"applied {args.filename}: {len(result['items'])} objects")
+            expected = sum(1 for item in result["items"] if item["kind"] == "Pod")
+            pods = _watch(gateway, expected, args.timeout)
+            print()
+            sys.stdout.write(table(pod_rows(pods)))
+            phases = Counter(p.get("status", {}).get("phase", "") for p in pods)
+            print("\nsummary: " + ", ".join(f"{n} {phase}" for phase, n in sorted(phases.items())))
+            return 0
+        finally:
+            up.send_signal(signal.SIGTERM)
+            try:
+                up.wait(60)
+            except subprocess.TimeoutExpired:
+                up.kill()
+
+
+def _wait_ready(up: subprocess.Popen[str]) -> None:
+    assert up.stdout is not None
+    for line in up.stdout:
+        if line.startswith("berth ready:"):
+            print(line.rstrip())
+            return
+    raise CliError(f"berth up exited ({up.wait()}) before it was ready")
+
+
+def _watch(gateway: Gateway, expected: int, timeout: float) -> list[dict[str, Any]]:
+    """Print pods as their scheduling outcome appears; return them once all `expected` pods have one
+    and nothing has changed for 3 s."""
+    seen: dict[str, str] = {}
+    deadline = time.monotonic() + timeout
+    quiet_since = time.monotonic()
+    while True:
+        pods = gateway.get("/api/v1/pods")["items"]
+        for p in pods:
+            key = f"{p['metadata'].get('namespace', 'default')}/{p['metadata']['name']}"
+            status, spec = p.get("status", {}), p.get("spec", {})
+            line = (f"bound     {key} -> {spec['nodeName']}" if spec.get("nodeName")
+                    else f"pending   {key}: {status['message']}" if status.get("message") else "")
+            if line and seen.get(key) != line:
+                seen[key] = line
+                quiet_since = time.monotonic()
+                print(line, flush=True)
+        settled = len(pods) >= expected and len(seen) >= len(pods)
+        if (settled and time.monotonic() - quiet_since > 3.0) or time.monotonic() > deadline:
+            return pods
+        time.sleep(0.3)
