@@ -9,6 +9,7 @@ from __future__ import annotations
 import hmac
 import logging
 import time
+from datetime import UTC, datetime, timedelta
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
@@ -97,8 +98,12 @@ class Routes:
         return scheme.lower() == "bearer" and hmac.compare_digest(token.strip().encode(), self._token)
 
     async def _publish(self, payloads: Sequence[AnyEvent]) -> None:
-        out = [OutgoingEvent(self.registry.topic_of(p), envelope(p, producer=self.settings.base.service_name))
-               for p in payloads]
+        # Strictly increasing timestamps: the scheduler orders nodes and pending pods by submission
+        # time, so one apply keeps its document order.
+        at = datetime.now(UTC)
+        out = [OutgoingEvent(self.registry.topic_of(p), envelope(p, producer=self.settings.base.service_name,
+                                                                 timestamp=at + timedelta(microseconds=i)))
+               for i, p in enumerate(payloads)]
         step = self.settings.publish_batch
         for i in range(0, len(out), step):
             await self.publisher.publish(out[i:i + step])
