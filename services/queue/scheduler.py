@@ -79,6 +79,9 @@ WATERMARK_TOPICS = {NODES: NODE_SHARDS, PODS: 8, PLACEMENTS: NODE_SHARDS}
 """What filter workers and the preemption service fold; requests carry the queue's positions."""
 FOLLOWED = (NODES, PODS, PLACEMENTS, BINDS, DECISIONS)
 MAX_FALLBACKS = 3
+VERDICT_BUDGET = 100_000
+"""Pods × nodes per batch: a shard's answer carries a verdict per evaluated node and pod (about 8
+bytes each on the wire, measured), and must stay under the broker's 1 MB message limit."""
 
 Publish = Callable[[Sequence[OutgoingEvent]], Awaitable[None]]
 
@@ -280,7 +283,8 @@ class Scheduler:
             self.queue.flush_backoff_q_completed()
             self.queue.flush_unschedulable_pods_left_over()
         batch: list[object] = []
-        while len(batch) < self.batch_size:
+        limit = max(1, min(self.batch_size, VERDICT_BUDGET // max(1, len(self.view.nodes))))
+        while len(batch) < limit:
             qpi = self.queue.pop()
             if qpi is None:
                 break
