@@ -130,3 +130,9 @@ def load_settings(env: Mapping[str, str] | None = None, **overrides: object) -> 
     if settings.kafka_heartbeat_ms >= settings.kafka_session_timeout_ms:
         raise ConfigurationError("BERTH_KAFKA_HEARTBEAT_MS must be below BERTH_KAFKA_SESSION_TIMEOUT_MS")
     return replace(settings, **overrides) if overrides else settings  # type: ignore[arg-type]
+
+
+def load_service_settings(service: str, env: Mapping[str, str] | None = None) -> Settings:
+    """A service's settings: `load_settings`, named after the service unless BERTH_SERVICE names it."""
+    base = load_settings(env)
+    return base.for_service(service) if base.service_name == Settings().service_name else base

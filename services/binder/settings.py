@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from shared.events import BINDS, NODES
-from shared.settings import Settings, load_settings
+from shared.settings import Settings, load_service_settings
 
 SERVICE = "binder"
 
@@ -26,7 +26,5 @@ class BinderSettings:
 
 def load(env: Mapping[str, str] | None = None) -> BinderSettings:
     env = os.environ if env is None else env
-    base = load_settings(env)
-    if base.service_name == Settings().service_name:
-        base = base.for_service(SERVICE)
+    base = load_service_settings(SERVICE, env)
     return BinderSettings(base=base, group_id=env.get("BERTH_BINDER_GROUP", "").strip() or "berth-binder")

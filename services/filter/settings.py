@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from shared.model.config import KubeSchedulerConfiguration
-from shared.settings import Settings, load_settings
+from shared.settings import Settings, load_service_settings
 from services.runtime.scheduler_config import load_scheduler_config
 
 SERVICE = "filter"
@@ -25,8 +25,6 @@ class FilterSettings:
 
 def load(env: Mapping[str, str] | None = None) -> FilterSettings:
     env = os.environ if env is None else env
-    base = load_settings(env)
-    if base.service_name == Settings().service_name:
-        base = base.for_service(SERVICE)
+    base = load_service_settings(SERVICE, env)
     return FilterSettings(base=base, config=load_scheduler_config(env),
                           group_id=env.get("BERTH_FILTER_GROUP", "").strip() or "berth-filter")

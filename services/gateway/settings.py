@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from shared.errors import ConfigurationError
-from shared.settings import Settings, load_settings
+from shared.settings import Settings, load_service_settings
 
 SERVICE = "gateway"
 MAX_BODY_BYTES = 256 * 1024 * 1024
@@ -26,9 +26,7 @@ class GatewaySettings:
 
 def load(env: Mapping[str, str] | None = None) -> GatewaySettings:
     env = os.environ if env is None else env
-    base = load_settings(env)
-    if base.service_name == Settings().service_name:
-        base = base.for_service(SERVICE)
+    base = load_service_settings(SERVICE, env)
     token = env.get("BERTH_API_TOKEN", "").strip()
     if not token:
         raise ConfigurationError("BERTH_API_TOKEN must be set: the gateway refuses writes without a token")

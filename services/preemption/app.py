@@ -3,7 +3,7 @@ cluster (and of its own past decisions)."""
 
 from __future__ import annotations
 
-from services.runtime import Service, ServiceConfig, run_service
+from services.runtime import Handler, Service, ServiceConfig, run_service
 from services.runtime.follower import LogFollower
 from services.runtime.scheduler_config import profiles_from
 from shared.cluster import ClusterView
@@ -21,8 +21,6 @@ def build(settings: PreemptionSettings, *, registry: TopicRegistry | None = None
     view = ClusterView()
     config = ServiceConfig(name=settings.base.service_name, group_id=settings.group_id, topics=[PREEMPTION],
                            serve_http=serve_http, fetch_timeout_ms=20)
-    from services.runtime import Handler
-
     service = Service(settings.base, config, Handler(), registry=registry)
     handler = PreemptionHandler(view, profiles_from(settings.config), lambda w, t: follower.wait_reached(w, t),
                                 PreemptionMetrics(service.metrics.registry), producer=settings.base.service_name,

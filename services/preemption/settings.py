@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from services.runtime.scheduler_config import load_scheduler_config
 from shared.model.config import KubeSchedulerConfiguration
-from shared.settings import Settings, load_settings
+from shared.settings import Settings, load_service_settings
 
 SERVICE = "preemption"
 
@@ -23,8 +23,6 @@ class PreemptionSettings:
 
 def load(env: Mapping[str, str] | None = None) -> PreemptionSettings:
     env = os.environ if env is None else env
-    base = load_settings(env)
-    if base.service_name == Settings().service_name:
-        base = base.for_service(SERVICE)
+    base = load_service_settings(SERVICE, env)
     return PreemptionSettings(base=base, config=load_scheduler_config(env),
                               group_id=env.get("BERTH_PREEMPTION_GROUP", "").strip() or "berth-preemption")

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from shared.events import TOPICS
-from shared.settings import Settings, load_settings
+from shared.settings import Settings, load_service_settings
 
 SERVICE = "projector"
 
@@ -22,7 +22,5 @@ class ProjectorSettings:
 
 def load(env: Mapping[str, str] | None = None) -> ProjectorSettings:
     env = os.environ if env is None else env
-    base = load_settings(env)
-    if base.service_name == Settings().service_name:
-        base = base.for_service(SERVICE)
+    base = load_service_settings(SERVICE, env)
     return ProjectorSettings(base=base, group_id=env.get("BERTH_PROJECTOR_GROUP", "").strip() or "berth-projector")

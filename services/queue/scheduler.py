@@ -42,7 +42,6 @@ from shared.events import (
     BindRequested,
     Envelope,
     FilterBatchRequested,
-    NodeDeleted,
     NodeUpserted,
     OutgoingEvent,
     PodBound,
@@ -68,7 +67,7 @@ from shared.queue.clock import MonotonicClock
 from shared.scheduler.fit_error import NO_NODES_AVAILABLE, FitError
 from shared.scheduler.seeds import attempt_seed
 from shared.scheduler.sharded import MergedFilter, finish_scores, merge_filter, to_failure
-from shared.scheduler.simulator import CYCLE_SECONDS, _event_map
+from shared.scheduler.simulator import CYCLE_SECONDS, event_map
 
 from .gather import Gatherer
 from .metrics import SchedulerMetrics
@@ -121,7 +120,7 @@ class Scheduler:
             pod_max_backoff_seconds=config.pod_max_backoff_seconds if config else 10,
             pod_max_in_unschedulable_pods_duration=unschedulable_timeout_s,
             pre_enqueue_plugins={name: fwk.pre_enqueue_plugins for name, fwk in profiles.items()},
-            cluster_event_map=_event_map(profiles),
+            cluster_event_map=event_map(profiles),
         )
         self.next_start = 0
         self.cycle = 0
@@ -162,8 +161,6 @@ class Scheduler:
                 self._enqueue(p.pod.metadata.uid)
             case NodeUpserted():
                 q.move_all_to_active_or_backoff_queue(cluster_events.NODE_ADD, None, self.view.nodes.get(p.node.metadata.name))
-            case NodeDeleted():
-                pass
             case PodBound():
                 info = self.view.pod_info(p.pod_uid)
                 old = self.queued.pop(p.pod_uid, None)

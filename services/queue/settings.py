@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from services.runtime.scheduler_config import load_scheduler_config
 from shared.model.config import KubeSchedulerConfiguration
-from shared.settings import Settings, load_settings
+from shared.settings import Settings, load_service_settings
 
 SERVICE = "queue"
 
@@ -36,9 +36,7 @@ def _flag(value: str) -> bool:
 
 def load(env: Mapping[str, str] | None = None) -> QueueSettings:
     env = os.environ if env is None else env
-    base = load_settings(env)
-    if base.service_name == Settings().service_name:
-        base = base.for_service(SERVICE)
+    base = load_service_settings(SERVICE, env)
     config = load_scheduler_config(env)
     timeout = env.get("BERTH_UNSCHEDULABLE_TIMEOUT_S", "").strip()
     return QueueSettings(

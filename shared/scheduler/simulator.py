@@ -78,7 +78,7 @@ class Simulator:
             pod_initial_backoff_seconds=config.pod_initial_backoff_seconds if config else 1,
             pod_max_backoff_seconds=config.pod_max_backoff_seconds if config else 10,
             pre_enqueue_plugins={name: fwk.pre_enqueue_plugins for name, fwk in self.profiles.items()},
-            cluster_event_map=_event_map(self.profiles),
+            cluster_event_map=event_map(self.profiles),
         )
         extenders = build_extenders(config, self.snapshot.get)
         for fwk in self.profiles.values():
@@ -285,7 +285,7 @@ class Simulator:
         return SimulationReport(pods=pods, seed=self.seed, cycles=self.cycles)
 
 
-def _event_map(profiles: dict[str, Framework]) -> dict[str, list[events.ClusterEvent]]:
+def event_map(profiles: dict[str, Framework]) -> dict[str, list[events.ClusterEvent]]:
     """Plugin name -> the cluster events that may make pods it rejected schedulable."""
     out: dict[str, list[events.ClusterEvent]] = {}
     for fwk in profiles.values():
