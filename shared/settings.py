@@ -53,6 +53,9 @@ class Settings:
     kafka_max_poll_records: int = 500
     kafka_linger_ms: int = 2
     kafka_replication_factor: int = 1
+    kafka_max_message_bytes: int = 16 << 20
+    """Largest message produced or fetched (a shard's answer for a big batch on many nodes can pass
+    Kafka's 1 MB default; the broker's message.max.bytes must allow it too)."""
     pg_os_user: str | None = None
 
     @property
@@ -122,6 +125,9 @@ def load_settings(env: Mapping[str, str] | None = None, **overrides: object) -> 
         kafka_linger_ms=_int(env, "BERTH_KAFKA_LINGER_MS", default.kafka_linger_ms),
         kafka_replication_factor=_int(
             env, "BERTH_KAFKA_REPLICATION_FACTOR", default.kafka_replication_factor, minimum=1
+        ),
+        kafka_max_message_bytes=_int(
+            env, "BERTH_KAFKA_MAX_MESSAGE_BYTES", default.kafka_max_message_bytes, minimum=1 << 20
         ),
         pg_os_user=_str(env, "BERTH_PG_OS_USER"),
     )

@@ -128,8 +128,7 @@ class FilterHandler(Handler):
         if req.phase == "score":
             if not entry.prefiltered:  # a fresh replica (rebalance or restart) between the phases
                 fwk.run_pre_filter_plugins(entry.state, entry.info)
-            feasible, error = raw_scores_on_shard(fwk, entry.state, entry.info, snapshot, req.feasible[i], mine)
-            return PodShardResult(pod_uid=uid, feasible=feasible, error=error)
+            return raw_scores_on_shard(fwk, entry.state, entry.info, snapshot, req.feasible[i], mine)
         start = req.starts[i] if i < len(req.starts) else 0
         result = filter_on_shard(fwk, entry.state, entry.info, snapshot, start, mine)
         entry.prefiltered = True

@@ -36,7 +36,7 @@ from shared.framework.cycle_state import CycleState
 from shared.framework.pod_info import PodInfo
 from shared.framework.runtime import Framework
 from shared.framework.status import Code
-from shared.scheduler.sharded import to_status
+from shared.scheduler.sharded import ungroup_failures
 
 log = logging.getLogger(__name__)
 
@@ -93,7 +93,7 @@ class PreemptionHandler(Handler):
                     plugin.rng = rng  # type: ignore[attr-defined]
             state = CycleState()
             fwk.run_pre_filter_plugins(state, pod)
-            statuses = {f.node_name: to_status(f) for f in req.node_statuses}
+            statuses = ungroup_failures(req.node_statuses)
             result, status = fwk.run_post_filter_plugins(state, pod, statuses)
             nominated = result.nominated_node_name if result is not None and status.code == Code.SUCCESS else ""
             victims = result.victims if nominated and result is not None else []

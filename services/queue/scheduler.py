@@ -66,7 +66,14 @@ from shared.queue import FakeClock, SchedulingQueue
 from shared.queue.clock import MonotonicClock
 from shared.scheduler.fit_error import NO_NODES_AVAILABLE, FitError
 from shared.scheduler.seeds import attempt_seed
-from shared.scheduler.sharded import MergedFilter, finish_scores, merge_filter, to_failure
+from shared.scheduler.sharded import (
+    MergedFilter,
+    feasible_target,
+    finish_scores,
+    group_failures,
+    merge_filter,
+    raw_by_plugin,
+)
 from shared.scheduler.simulator import CYCLE_SECONDS, event_map
 
 from .gather import Gatherer
@@ -78,9 +85,9 @@ WATERMARK_TOPICS = {NODES: NODE_SHARDS, PODS: 8, PLACEMENTS: NODE_SHARDS}
 """What filter workers and the preemption service fold; requests carry the queue's positions."""
 FOLLOWED = (NODES, PODS, PLACEMENTS, BINDS, DECISIONS)
 MAX_FALLBACKS = 3
-VERDICT_BUDGET = 100_000
-"""Pods × nodes per batch: a shard's answer carries a verdict per evaluated node and pod (about 8
-bytes each on the wire, measured), and must stay under the broker's 1 MB message limit."""
+FEASIBLE_BUDGET = 200_000
+"""Pods × feasible nodes sought per batch: an answer carries, per pod, the names and raw scores of
+the feasible nodes it found (about 20 bytes a node on the wire), so a batch's answers stay a few MB."""
 
 Publish = Callable[[Sequence[OutgoingEvent]], Awaitable[None]]
 
@@ -280,13 +287,16 @@ class Scheduler:
             self.queue.flush_backoff_q_completed()
             self.queue.flush_unschedulable_pods_left_over()
         batch: list[object] = []
-        limit = max(1, min(self.batch_size, VERDICT_BUDGET // max(1, len(self.view.nodes))))
+        limit = max(1, min(self.batch_size, FEASIBLE_BUDGET // self._feasible_target()))
         while len(batch) < limit:
             qpi = self.queue.pop()
             if qpi is None:
                 break
             batch.append(qpi)
         return batch
+
+    def _feasible_target(self) -> int:
+        return max(1, *(feasible_target(fwk, len(self.view.nodes)) for fwk in self.profiles.values()))
 
     def _refill(self) -> bool:
         """Lockstep: bring waiting pods back as the simulator does when its queue runs dry."""
@@ -329,21 +339,24 @@ class Scheduler:
         for m in merged:
             if m.advance and not m.error:
                 self.next_start = (self.next_start + m.processed) % snapshot.num_nodes()
-        to_score = [i for i, m in enumerate(merged) if len(m.feasible) > 1 and not m.error]
         raw: dict[str, dict[str, dict[str, int]]] = {}
-        if to_score:
+        second: list[int] = []
+        for i, m in enumerate(merged):
+            if len(m.feasible) < 2 or m.error:
+                continue
+            results = filtered.get(attempts[i].info.uid, [])
+            if all(r.scored or not r.feasible for r in results):
+                raw[attempts[i].info.uid], m.error = raw_by_plugin(results)
+            else:
+                second.append(i)
+        if second:
             scored = await self._scatter(FilterBatchRequested(
                 batch_id=str(uuid.uuid4()), cycle=self.cycle, phase="score",
-                pods=[attempts[i].info.pod for i in to_score], feasible=[merged[i].feasible for i in to_score],
+                pods=[attempts[i].info.pod for i in second], feasible=[merged[i].feasible for i in second],
                 watermark=watermark, assumed=assumed), stopping)
-            for i in to_score:
+            for i in second:
                 uid = attempts[i].info.uid
-                raw[uid] = {}
-                for result in scored.get(uid, []):
-                    if result.error:
-                        merged[i].error = result.error
-                    for node in result.feasible:
-                        raw[uid][node.node_name] = node.scores
+                raw[uid], merged[i].error = raw_by_plugin(scored.get(uid, []))
         placed_before = False
         for a, m in zip(attempts, merged):
             placed_before = await self._decide(a, m, raw.get(a.info.uid, {}), placed_before, watermark, assumed)
@@ -447,7 +460,7 @@ class Scheduler:
         self.preemptions[a.attempt_id] = (fit, a)
         self._park(a, plugins)
         request = PreemptionRequested(
-            pod=a.info.pod, node_statuses=[to_failure(n, s) for n, s in fit.diagnosis.node_to_status.items()],
+            pod=a.info.pod, node_statuses=group_failures(fit.diagnosis.node_to_status.items()),
             attempt_id=a.attempt_id, seed=a.seed, watermark=watermark, assumed=assumed)
         await self.publish([OutgoingEvent(PREEMPTION, envelope(request, producer=self.producer,
                                                                correlation_id=a.attempt_id))])

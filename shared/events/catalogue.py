@@ -183,29 +183,32 @@ class FilterBatchRequested(Event, frozen=True):
 
 
 class NodeFailure(Part, frozen=True):
-    """Why a node does not fit a pod: a framework Status by code, reasons and plugin."""
+    """Why `nodes` do not fit a pod: one framework Status (code, reasons, plugin) shared by every
+    node listed. Grouped because thousands of nodes usually fail for a handful of reasons."""
 
-    node_name: str
     code: StatusCode
     reasons: list[str] = []
     plugin: str = ""
-
-
-class FeasibleNode(Part, frozen=True):
-    """A node that passed every filter, with each score plugin's raw (not yet normalized) score."""
-
-    node_name: str
-    scores: dict[str, int] = {}
+    nodes: list[str] = []
 
 
 class PodShardResult(Part, frozen=True):
-    """One pod on one shard. `prefilter`: PreFilter's rejection (every node fails with it);
-    `prefilter_nodes`: PreFilter's node subset (None: all nodes); `rejectors`: plugins whose
-    PreFilter rejected; `nominated`: the nominated node's own status when it is on this shard and
-    fails (None: passes or not here); `error`: a plugin error that fails the attempt."""
+    """One pod on one shard.
+
+    `feasible`: nodes that passed every filter, in walk order; `scores`: when `scored`, each score
+    plugin's raw (not yet normalized) score per feasible node, aligned with `feasible` (a shard
+    scores in the filter phase when the pod's PreScore does not read the feasible set).
+    `prefilter`: PreFilter's rejection (every node fails with it); `prefilter_nodes`: PreFilter's
+    node subset (None: all nodes); `rejectors`: plugins whose PreFilter rejected; `nominated`: the
+    nominated node's own status when it is on this shard and fails (None: passes or not here);
+    `error`: a plugin error that fails the attempt; `score_error`: a PreScore or Score error, which
+    fails it only when the merged walk found more than one feasible node (a lone node is not scored)."""
 
     pod_uid: str
-    feasible: list[FeasibleNode] = []
+    feasible: list[str] = []
+    scores: dict[str, list[int]] = {}
+    scored: bool = False
+    score_error: str = ""
     failures: list[NodeFailure] = []
     prefilter: NodeFailure | None = None
     prefilter_nodes: list[str] | None = None

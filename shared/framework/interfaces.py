@@ -202,6 +202,12 @@ class PreScorePlugin(Plugin):
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
         raise NotImplementedError
 
+    def pre_score_reads_nodes(self, pod: PodInfo) -> bool:
+        """Whether PreScore's outcome for `pod` depends on which nodes passed Filter (beyond there
+        being some). When it does not, a shard can score its own feasible nodes in the same pass
+        as Filter; the default is the safe answer."""
+        return True
+
 
 class ScoreExtensions:
     def normalize_score(self, state: CycleState, pod: PodInfo, scores: list[NodeScore]) -> Status | None:

@@ -124,6 +124,10 @@ class Framework:
     def has_score_plugins(self) -> bool:
         return bool(self.score_plugins)
 
+    def pre_score_reads_nodes(self, pod: PodInfo) -> bool:
+        """Whether any PreScore plugin's outcome depends on which nodes passed Filter."""
+        return any(pl.pre_score_reads_nodes(pod) for pl in self.pre_score_plugins)
+
     # -- PreEnqueue -------------------------------------------------------------------------
     def run_pre_enqueue_plugins(self, pod: PodInfo) -> Status | None:
         for pl in self.pre_enqueue_plugins:

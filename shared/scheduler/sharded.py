@@ -18,11 +18,12 @@ Queue side:
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from shared.events import FeasibleNode, NodeFailure, PodShardResult
+from shared.events import NodeFailure, PodShardResult
 from shared.framework.cycle_state import CycleState
+from shared.framework.node_info import NodeInfo
 from shared.framework.interfaces import NodePluginScores, NodeScore
 from shared.framework.pod_info import PodInfo
 from shared.framework.runtime import Framework
@@ -40,13 +41,37 @@ _CODE_NAMES = {
 _CODES = {name: code for code, name in _CODE_NAMES.items()}
 
 
-def to_failure(node_name: str, status: Status) -> NodeFailure:
-    return NodeFailure(node_name=node_name, code=_CODE_NAMES[status.code],  # type: ignore[arg-type]
-                       reasons=list(status.reasons), plugin=status.plugin)
+def to_failure(status: Status, nodes: Iterable[str] = ()) -> NodeFailure:
+    return NodeFailure(code=_CODE_NAMES[status.code],  # type: ignore[arg-type]
+                       reasons=list(status.reasons), plugin=status.plugin, nodes=list(nodes))
 
 
 def to_status(failure: NodeFailure) -> Status:
     return Status(_CODES[failure.code], *failure.reasons, plugin=failure.plugin)
+
+
+def group_failures(statuses: Iterable[tuple[str, Status]]) -> list[NodeFailure]:
+    """Node statuses grouped by equal status, nodes in the order given."""
+    groups: dict[tuple[Code, tuple[str, ...], str], list[str]] = {}
+    first: dict[tuple[Code, tuple[str, ...], str], Status] = {}
+    for name, status in statuses:
+        key = (status.code, tuple(status.reasons), status.plugin)
+        nodes = groups.get(key)
+        if nodes is None:
+            nodes = groups[key] = []
+            first[key] = status
+        nodes.append(name)
+    return [to_failure(first[key], nodes) for key, nodes in groups.items()]
+
+
+def ungroup_failures(failures: Iterable[NodeFailure]) -> dict[str, Status]:
+    """Node name → Status; the nodes of one group share one Status object."""
+    out: dict[str, Status] = {}
+    for f in failures:
+        status = to_status(f)
+        for name in f.nodes:
+            out[name] = status
+    return out
 
 
 def feasible_target(fwk: Framework, num_nodes: int) -> int:
@@ -61,12 +86,14 @@ def feasible_target(fwk: Framework, num_nodes: int) -> int:
 
 def filter_on_shard(fwk: Framework, state: CycleState, pod: PodInfo, snapshot: Snapshot, start: int,
                     shard_nodes: Collection[str]) -> PodShardResult:
+    """PreFilter, the nominated node, and Filter over this shard's nodes; when the pod's PreScore
+    does not read the feasible set, this shard's feasible nodes are scored in the same pass."""
     uid = pod.uid
     pre_result, status, rejectors = fwk.run_pre_filter_plugins(state, pod)
     if status is not None and not status.is_success():
         if not status.is_rejected():
             return PodShardResult(pod_uid=uid, error=status.message())
-        return PodShardResult(pod_uid=uid, prefilter=to_failure("", status), rejectors=sorted(rejectors))
+        return PodShardResult(pod_uid=uid, prefilter=to_failure(status), rejectors=sorted(rejectors))
     run = fwk.run_filter_plugins_with_nominated_pods
     nominated_failure = None
     nominated = pod.pod.status.nominated_node_name
@@ -77,15 +104,15 @@ def filter_on_shard(fwk: Framework, state: CycleState, pod: PodInfo, snapshot: S
             if s is not None and s.code == Code.ERROR:
                 return PodShardResult(pod_uid=uid, error=s.message())
             if s is not None and s.code != Code.SUCCESS:
-                nominated_failure = to_failure(nominated, s)
+                nominated_failure = to_failure(s, [nominated])
     nodes = snapshot.node_info_list
     subset: list[str] | None = None
     if pre_result is not None and not pre_result.all_nodes():
         names = pre_result.node_names or set()
         nodes = [info for info in nodes if info.name in names]
         subset = sorted(names)
-    feasible: list[FeasibleNode] = []
-    failures: list[NodeFailure] = []
+    feasible: list[NodeInfo] = []
+    failures: list[tuple[str, Status]] = []
     n = len(nodes)
     if n:
         to_find = feasible_target(fwk, n)
@@ -96,33 +123,54 @@ def filter_on_shard(fwk: Framework, state: CycleState, pod: PodInfo, snapshot: S
                 continue
             s = run(state, pod, info)
             if s is None or s.code == Code.SUCCESS:
-                feasible.append(FeasibleNode(node_name=info.name))
+                feasible.append(info)
                 if len(feasible) >= to_find:
                     break
             elif s.code == Code.ERROR:
                 return PodShardResult(pod_uid=uid, error=s.message())
             else:
-                failures.append(to_failure(info.name, s))
-    return PodShardResult(pod_uid=uid, feasible=feasible, failures=failures, prefilter_nodes=subset,
+                failures.append((info.name, s))
+    scores: dict[str, list[int]] = {}
+    score_error = ""
+    scored = bool(feasible) and fwk.has_score_plugins() and not fwk.pre_score_reads_nodes(pod)
+    if scored:
+        scores, score_error = _raw_scores(fwk, state, pod, feasible, feasible)
+    return PodShardResult(pod_uid=uid, feasible=[info.name for info in feasible], scores=scores, scored=scored,
+                          score_error=score_error, failures=group_failures(failures), prefilter_nodes=subset,
                           rejectors=sorted(rejectors), nominated=nominated_failure)
 
 
 def raw_scores_on_shard(fwk: Framework, state: CycleState, pod: PodInfo, snapshot: Snapshot,
-                        feasible: list[str], shard_nodes: Collection[str]) -> tuple[list[FeasibleNode], str]:
-    """Raw scores of this shard's share of `feasible`; an error message instead when a plugin fails."""
+                        feasible: list[str], shard_nodes: Collection[str]) -> PodShardResult:
+    """Raw scores of this shard's share of `feasible` (PreScore sees all of it)."""
     infos = [info for info in (snapshot.get(n) for n in feasible) if info is not None]
-    s = fwk.run_pre_score_plugins(state, pod, infos)
-    if s is not None and not s.is_success():
-        return [], s.message()
     mine = [info for info in infos if info.name in shard_nodes]
+    scores, error = _raw_scores(fwk, state, pod, infos, mine)
+    return PodShardResult(pod_uid=pod.uid, feasible=[info.name for info in mine], scores=scores, scored=True,
+                          score_error=error)
+
+
+def _raw_scores(fwk: Framework, state: CycleState, pod: PodInfo, feasible: Sequence[NodeInfo],
+                mine: Sequence[NodeInfo]) -> tuple[dict[str, list[int]], str]:
+    """PreScore over `feasible`, then each unskipped plugin's raw scores for `mine`, as columns."""
+    s = fwk.run_pre_score_plugins(state, pod, feasible)
+    if s is not None and not s.is_success():
+        return {}, s.message()
     raw, s = fwk.run_raw_score_plugins(state, pod, mine)
     if s is not None:
-        return [], s.message()
-    scores: list[dict[str, int]] = [{} for _ in mine]
-    for plugin, node_scores in raw:
-        for entry, ns in zip(scores, node_scores):
-            entry[plugin] = ns.score
-    return [FeasibleNode(node_name=info.name, scores=entry) for info, entry in zip(mine, scores)], ""
+        return {}, s.message()
+    return {plugin: [ns.score for ns in node_scores] for plugin, node_scores in raw}, ""
+
+
+def raw_by_plugin(results: Iterable[PodShardResult]) -> tuple[dict[str, dict[str, int]], str]:
+    """Plugin → node → raw score from scored shard results, or the first shard's scoring error."""
+    out: dict[str, dict[str, int]] = {}
+    for r in results:
+        if r.score_error:
+            return {}, r.score_error
+        for plugin, column in r.scores.items():
+            out.setdefault(plugin, {}).update(zip(r.feasible, column))
+    return out, ""
 
 
 # --- queue side ---------------------------------------------------------------------------------
@@ -162,9 +210,8 @@ def merge_filter(fwk: Framework, pod: PodInfo, snapshot: Snapshot, start: int,
     feasible_names: set[str] = set()
     failures: dict[str, Status] = {}
     for r in results:
-        feasible_names.update(f.node_name for f in r.feasible)
-        for f in r.failures:
-            failures[f.node_name] = to_status(f)
+        feasible_names.update(r.feasible)
+        failures.update(ungroup_failures(r.failures))
     nominated = pod.pod.status.nominated_node_name
     if nominated and snapshot.get(nominated) is not None:
         failed = next((r.nominated for r in results if r.nominated is not None), None)
@@ -206,7 +253,7 @@ def merge_filter(fwk: Framework, pod: PodInfo, snapshot: Snapshot, start: int,
 
 def finish_scores(fwk: Framework, state: CycleState, pod: PodInfo, snapshot: Snapshot, feasible: list[str],
                   raw: Mapping[str, Mapping[str, int]]) -> tuple[list[NodePluginScores], str]:
-    """Totals for `feasible` (in walk order) from the shards' raw scores (node → plugin → score)."""
+    """Totals for `feasible` (in walk order) from the shards' raw scores (plugin → node → score)."""
     if not fwk.has_score_plugins():
         return [NodePluginScores(n, [], 1) for n in feasible], ""
     infos = [info for info in (snapshot.get(n) for n in feasible) if info is not None]
@@ -215,8 +262,9 @@ def finish_scores(fwk: Framework, state: CycleState, pod: PodInfo, snapshot: Sna
         return [], s.message()
     names = [info.name for info in infos]
     per_plugin = [
-        (pl.name, [NodeScore(n, raw.get(n, {}).get(pl.name, 0)) for n in names])
+        (pl.name, [NodeScore(n, column.get(n, 0)) for n in names])
         for pl in fwk.score_plugins if pl.name not in state.skip_score_plugins
+        for column in (raw.get(pl.name, {}),)
     ]
     scores, s = fwk.finish_scores(state, pod, names, per_plugin)
     if s is not None:

@@ -16,7 +16,7 @@ from shared.framework.snapshot import Snapshot
 from shared.model.loader import load_objects
 from shared.scheduler.fit_error import FitError, NoNodesAvailable
 from shared.scheduler.schedule_one import ScheduleAlgorithm, ScheduleResult, SchedulingError
-from shared.scheduler.sharded import filter_on_shard, finish_scores, merge_filter, raw_scores_on_shard
+from shared.scheduler.sharded import filter_on_shard, finish_scores, merge_filter, raw_by_plugin, raw_scores_on_shard
 from shared.scheduler.simulator import Simulator
 from shared.framework.status import Code, Status
 
@@ -47,11 +47,10 @@ class LocalShards(ScheduleAlgorithm):
             raise FitError(pod.key, snapshot.num_nodes(), merged.diagnosis)
         if len(feasible) == 1:
             return ScheduleResult(feasible[0], 0, 1, [], merged.diagnosis)
-        raw: dict[str, dict[str, int]] = {}
-        for s, m in zip(states, members):
-            nodes, error = raw_scores_on_shard(fwk, s, pod, snapshot, feasible, m)
-            assert not error
-            raw.update({f.node_name: f.scores for f in nodes})
+        if not all(r.scored or not r.feasible for r in results):  # PreScore reads the feasible set
+            results = [raw_scores_on_shard(fwk, s, pod, snapshot, feasible, m) for s, m in zip(states, members)]
+        raw, error = raw_by_plugin(results)
+        assert not error
         scores, error = finish_scores(fwk, CycleState(), pod, snapshot, feasible, raw)
         assert not error
         return ScheduleResult(self.select_host(scores), 0, len(feasible), scores, merged.diagnosis)

@@ -39,6 +39,7 @@ def make_producer(settings: Settings, *, client_id: str | None = None) -> AIOKaf
         enable_idempotence=False,  # no InitProducerId on Tansu; consumers dedupe instead
         linger_ms=settings.kafka_linger_ms,
         request_timeout_ms=30_000,
+        max_request_size=settings.kafka_max_message_bytes,
     )
 
 
@@ -61,6 +62,8 @@ def make_consumer(
         session_timeout_ms=settings.kafka_session_timeout_ms,
         heartbeat_interval_ms=settings.kafka_heartbeat_ms,
         max_poll_records=settings.kafka_max_poll_records,
+        max_partition_fetch_bytes=settings.kafka_max_message_bytes,
+        fetch_max_bytes=max(52_428_800, settings.kafka_max_message_bytes),
         partition_assignment_strategy=(RangePartitionAssignor,),
         isolation_level="read_uncommitted",
     )

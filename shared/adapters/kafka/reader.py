@@ -25,7 +25,8 @@ async def read_topic(
     physical = registry.physical(topic)
     consumer = AIOKafkaConsumer(bootstrap_servers=settings.kafka_bootstrap_servers, group_id=None,
                                 enable_auto_commit=False, auto_offset_reset="earliest",
-                                client_id=f"{settings.service_name}-reader")
+                                client_id=f"{settings.service_name}-reader",
+                                max_partition_fetch_bytes=settings.kafka_max_message_bytes)
     await consumer.start()
     try:
         tps = [TopicPartition(physical, p) for p in range(registry.spec(topic).partitions)]

@@ -134,6 +134,9 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         return filter_node(s, node_info)
 
     # -- PreScore / Score -------------------------------------------------------------------
+    def pre_score_reads_nodes(self, pod: PodInfo) -> bool:
+        return False
+
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
         has_preferred = bool(pod.preferred_affinity_terms or pod.preferred_anti_affinity_terms)
         if self.args.ignore_preferred_terms_of_existing_pods and not has_preferred:

@@ -193,6 +193,9 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, S
         return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_POD)
 
     # -- Score -------------------------------------------------------------------------------
+    def pre_score_reads_nodes(self, pod: PodInfo) -> bool:
+        return False
+
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
         preferred, err = _preferred(pod.pod)
         if err is not None:

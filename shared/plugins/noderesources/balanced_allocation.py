@@ -62,6 +62,9 @@ class BalancedAllocation(PreScorePlugin, ScorePlugin):
     def new(cls, args: Mapping[str, Any] | None, handle: Handle) -> BalancedAllocation:
         return cls(parse_balanced_allocation_args(args), handle)
 
+    def pre_score_reads_nodes(self, pod: PodInfo) -> bool:
+        return False
+
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
         requests = self.scorer.pod_requests(pod)
         if requests.is_best_effort():

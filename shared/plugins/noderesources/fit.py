@@ -201,6 +201,9 @@ class Fit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExt
         ]
 
     # -- PreScore / Score -----------------------------------------------------------------
+    def pre_score_reads_nodes(self, pod: PodInfo) -> bool:
+        return False
+
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
         state.write(PRE_SCORE_STATE_KEY, self.scorer.pod_requests(pod))
         return None

@@ -189,6 +189,10 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
         return None
 
     # -- PreScore / Score --------------------------------------------------------------------
+    def pre_score_reads_nodes(self, pod: PodInfo) -> bool:
+        """Soft constraints count only the topology values of nodes that passed Filter."""
+        return bool(pod_constraints(pod, SCHEDULE_ANYWAY, self.default_constraints, self._default_selector))
+
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
         all_nodes = self._handle.snapshot().node_info_list if self._handle is not None else list(nodes)
         if not all_nodes:

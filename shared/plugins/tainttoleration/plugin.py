@@ -82,6 +82,9 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, ScoreExtensions
             return None
         return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, untolerated_taint_reason(taint))
 
+    def pre_score_reads_nodes(self, pod: PodInfo) -> bool:
+        return False
+
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
         tolerations = tuple(
             t for t in pod.pod.spec.tolerations if not t.effect or t.effect == PREFER_NO_SCHEDULE

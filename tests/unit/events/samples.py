@@ -10,7 +10,6 @@ from shared.events import (
     BindRejected,
     BindRequested,
     DeadLettered,
-    FeasibleNode,
     FilterBatchRequested,
     NodeDeleted,
     NodeFailure,
@@ -74,7 +73,7 @@ def make_node(name: str = "node-a", *, cpu: str = "4", zone: str = "a") -> Node:
 
 def sample_payloads() -> list[AnyEvent]:
     pod = make_pod()
-    failure = NodeFailure(node_name="node-b", code="Unschedulable", reasons=["Insufficient cpu"], plugin="NodeResourcesFit")
+    failure = NodeFailure(code="Unschedulable", reasons=["Insufficient cpu"], plugin="NodeResourcesFit", nodes=["node-b"])
     samples: list[AnyEvent] = [
         NodeUpserted(node=make_node()),
         NodeDeleted(node_name="node-a"),
@@ -89,7 +88,7 @@ def sample_payloads() -> list[AnyEvent]:
         ShardFiltered(
             batch_id="b-1", cycle=3, shard=5, phase="filter", node_count=2,
             results=[PodShardResult(pod_uid="uid-web-0",
-                                    feasible=[FeasibleNode(node_name="node-a", scores={"NodeResourcesFit": 73})],
+                                    feasible=["node-a"], scores={"NodeResourcesFit": [73]}, scored=True,
                                     failures=[failure])],
             counts=[PodCounts(pod_uid="uid-web-0", counts={"InterPodAffinity": {"zone": {"a": 1}}})],
         ),
