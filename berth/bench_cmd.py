@@ -13,6 +13,7 @@ from shared.workloads import WORKLOADS, generate
 
 from .bench.inprocess import run_inprocess
 from .bench.plot import plot_throughput
+from .client import CliError, run_guarded
 
 
 def register(sub: Any) -> None:
@@ -24,22 +25,33 @@ def register(sub: Any) -> None:
     p.add_argument("--workload", choices=sorted(WORKLOADS), default="SchedulingBasic")
     p.add_argument("--nodes", type=int, default=5000)
     p.add_argument("--pods", type=int, default=10000)
-    p.add_argument("--mode", choices=("inprocess",), default="inprocess",
-                   help="inprocess: the core alone (the cluster mode needs the scheduling services)")
+    p.add_argument("--mode", choices=("inprocess", "cluster"), default="inprocess",
+                   help="inprocess: the core alone; cluster: every service as a process on the embedded stack "
+                        "(or KAFKA_BOOTSTRAP_SERVERS / DATABASE_URL), pods fed through Kafka")
+    p.add_argument("--filter-workers", type=int, default=1, metavar="K", help="filter replicas (cluster mode)")
+    p.add_argument("--timeout", type=float, default=1800.0, metavar="S", help="give up after S seconds (cluster mode)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out-dir", default="bench-results", help="where the JSON result and the plot go")
     p.add_argument("-o", "--output", choices=("text", "json"), default="text")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None)
-    p.set_defaults(run=run)
+    p.set_defaults(run=run_guarded(run))
 
 
 def run(args: argparse.Namespace) -> int:
     workload = generate(args.workload, args.nodes, args.pods, args.seed)
     progress = sys.stderr.isatty() if args.progress is None else args.progress
-    result = run_inprocess(workload, args.seed, progress)
+    if args.mode == "cluster":
+        if args.filter_workers < 1:
+            raise CliError("--filter-workers must be at least 1", 2)
+        from .bench.cluster import run_cluster
+
+        result = run_cluster(workload, filter_workers=args.filter_workers, progress=progress, timeout_s=args.timeout)
+    else:
+        result = run_inprocess(workload, args.seed, progress)
     out_dir = Path(args.out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    stem = f"{result.workload}-{result.mode}-{result.nodes}n-{result.pods}p"
+    workers = f"-{result.filter_workers}w" if result.filter_workers else ""
+    stem = f"{result.workload}-{result.mode}{workers}-{result.nodes}n-{result.pods}p"
     data = asdict(result)
     (out_dir / f"{stem}.json").write_text(json.dumps(data, indent=2) + "\n")
     plot = plot_throughput(result.throughput, f"{result.workload} ({result.mode}, {result.nodes} nodes)",
@@ -47,12 +59,14 @@ def run(args: argparse.Namespace) -> int:
     if args.output == "json":
         print(json.dumps({k: v for k, v in data.items() if k != "throughput"}))
     else:
-        print(f"{result.workload} {result.mode}: {result.nodes} nodes, {result.pods} pods")
+        workers = f", {result.filter_workers} filter workers" if result.filter_workers else ""
+        print(f"{result.workload} {result.mode}: {result.nodes} nodes, {result.pods} pods{workers}")
         print(f"  throughput      {result.pods_per_second:,.1f} pods/s ({result.bound} bound, {result.pending} pending, "
               f"{result.wall_seconds:.2f} s)")
         print(f"  attempt latency p50 {result.attempt_latency_p50_ms:.2f} ms, p99 {result.attempt_latency_p99_ms:.2f} ms")
         print(f"  end-to-end      p50 {result.e2e_latency_p50_ms:.1f} ms, p99 {result.e2e_latency_p99_ms:.1f} ms")
-        print(f"  cpu {sum(result.cpu_seconds.values()):.2f} s, peak memory {result.peak_memory_mb:.0f} MB")
+        per_service = ", ".join(f"{k} {v:.1f}" for k, v in sorted(result.cpu_seconds.items()))
+        print(f"  cpu {sum(result.cpu_seconds.values()):.2f} s ({per_service}), peak memory {result.peak_memory_mb:.0f} MB")
         print(f"  result {out_dir / (stem + '.json')}" + (f", plot {plot}" if plot else ""))
     for problem in result.problems:
         print(f"error: {problem}", file=sys.stderr)

@@ -35,21 +35,29 @@ class BenchResult:
     peak_memory_mb: float
     throughput: list[tuple[float, float]] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    filter_workers: int | None = None
 
 
-class _Progress:
-    def __init__(self, total: int, enabled: bool) -> None:
-        self.total, self.enabled, self.done, self.started = total, enabled, 0, time.monotonic()
+class Progress:
+    """A one-line progress bar on stderr."""
+
+    def __init__(self, total: int, enabled: bool, unit: str = "attempts") -> None:
+        self.total, self.enabled, self.unit = total, enabled, unit
+        self.done, self.started, self._shown = 0, time.monotonic(), -1
 
     def tick(self) -> None:
-        self.done += 1
-        if self.enabled and (self.done % 200 == 0 or self.done == self.total):
-            width = 30
-            filled = int(width * min(self.done, self.total) / max(self.total, 1))
-            rate = self.done / max(time.monotonic() - self.started, 1e-9)
-            sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} "
-                             f"attempts, {rate:,.0f}/s ")
-            sys.stderr.flush()
+        self.update(self.done + 1, every=200)
+
+    def update(self, done: int, every: int = 1) -> None:
+        self.done = done
+        if not self.enabled or done == self._shown or (done % every and done != self.total):
+            return
+        self._shown = done
+        width = 30
+        filled = int(width * min(done, self.total) / max(self.total, 1))
+        rate = done / max(time.monotonic() - self.started, 1e-9)
+        sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{self.total} {self.unit}, {rate:,.0f}/s ")
+        sys.stderr.flush()
 
     def close(self) -> None:
         if self.enabled:
@@ -60,7 +68,7 @@ def run_inprocess(workload: Workload, seed: int, progress: bool) -> BenchResult:
     measured = {p.metadata.uid for p in workload.cluster.pods[len(workload.cluster.pods) - workload.measured:]}
     attempts: list[float] = []
     bound_at: dict[str, float] = {}
-    bar = _Progress(workload.measured, progress)
+    bar = Progress(workload.measured, progress)
     cpu0 = time.process_time()
     sim = Simulator(workload.cluster, seed=seed)
     start = time.perf_counter()

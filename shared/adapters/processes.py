@@ -156,6 +156,22 @@ class ManagedProcess:
             log.info("stopped %s (pid %d)", self.name, proc.pid)
 
 
+    def kill(self) -> None:
+        """SIGKILL the whole group at once, as a crash would; nothing gets to clean up."""
+        proc = self._proc
+        if proc is None:
+            return
+        _signal_group(proc.pid, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(5)
+        _wait_group_gone(proc.pid, 5.0)
+        with _live_lock:
+            _live.pop(proc.pid, None)
+        if self.pid_path is not None:
+            self.pid_path.unlink(missing_ok=True)
+        log.info("killed %s (pid %d)", self.name, proc.pid)
+
+
 def _signal_group(pgid: int, sig: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, sig)

@@ -114,9 +114,12 @@ def derive_pod(row: PodRow) -> PodRow:
     spec_node = row.pod.spec.node_name if row.pod is not None else ""
     node_name = row.bound_node or spec_node
     phase = "Deleted" if row.deleted else ("Bound" if node_name else "Pending")
-    if row.phase == phase and row.node_name == node_name:
+    # A bound pod's nomination is spent (the scheduler clears it when it binds), whichever of the
+    # two events was folded first.
+    nominated = "" if row.bound_node else row.nominated_node_name
+    if row.phase == phase and row.node_name == node_name and row.nominated_node_name == nominated:
         return row
-    return _replace(row, phase=phase, node_name=node_name)
+    return _replace(row, phase=phase, node_name=node_name, nominated_node_name=nominated)
 
 
 def _next_row(key: RowKey, row: Row | None, p: AnyEvent, env: Envelope) -> Row | None:

@@ -20,6 +20,7 @@ from shared.events import (
     NodeUpserted,
     PodBound,
     PodDeleted,
+    PodNominated,
     PodSubmitted,
     SchedulingAttempted,
     TopicRegistry,
@@ -56,6 +57,15 @@ def test_pod_lifecycle_columns() -> None:
     binding = model.bindings[("u1", "a2")]
     assert (binding.state, binding.seed, binding.node_name) == ("Bound", 2, "n1")
     assert model.attempts[("u1", 1)].message == "0/1 nodes"
+
+
+def test_binding_spends_the_nomination_in_either_order() -> None:
+    pod = make_pod("web", "u1")
+    nominated, bound = PodNominated(uid="u1", node_name="n2"), PodBound(pod_uid="u1", node_name="n2", attempt_id="a")
+    assert fold(_envs([PodSubmitted(pod=pod), nominated])).pods["u1"].nominated_node_name == "n2"
+    for order in ([nominated, bound], [bound, nominated]):
+        row = fold(_envs([PodSubmitted(pod=pod), *order])).pods["u1"]
+        assert (row.phase, row.node_name, row.nominated_node_name) == ("Bound", "n2", "")
 
 
 def test_already_running_pod_is_bound_to_its_node() -> None:

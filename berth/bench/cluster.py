@@ -1,0 +1,282 @@
+"""The cluster benchmark: every service as its own process on the embedded stack (or the endpoints the
+environment names), the workload fed through Kafka as the gateway would publish it, each measured pod
+timed from its submission to its PodBound event.
+
+The nodes and the pods already running go in first, with one probe pod behind them: once the probe is
+bound, every service has folded the cluster, and the clock starts as the measured pods are published.
+Afterwards the event log is read back and checked: no pod bound twice, no node over-committed, every
+bind answered, every measured pod bound or pending with an upstream reason.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import re
+import sys
+import tempfile
+import time
+import urllib.request
+import uuid
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import msgspec
+import psutil
+from aiokafka import TopicPartition
+
+from shared.adapters.kafka import KafkaPublisher, make_consumer, make_producer, stop_consumer
+from shared.events import PLACEMENTS, Envelope, NodeUpserted, OutgoingEvent, PodBound, PodSubmitted, TopicRegistry
+from shared.events import decode, envelope
+from shared.model import Pod
+from shared.settings import Settings, load_settings
+from shared.workloads import Workload
+
+from ..fleet import Fleet, service_env
+from ..services import UpOptions
+from .inprocess import BenchResult, Progress
+from .ledger import read_ledger
+from .stats import percentile, throughput_series
+
+PUBLISH_CHUNK = 500
+STALL_S = 60.0
+"""No pod bound for this long ends the run (the rest count as pending)."""
+
+
+def run_cluster(workload: Workload, *, filter_workers: int, progress: bool, timeout_s: float) -> BenchResult:
+    from shared.adapters.embedded import EmbeddedStack
+
+    base = load_settings()
+    settings = replace(base, topic_prefix=f"bench{uuid.uuid4().hex[:8]}.")
+    with tempfile.TemporaryDirectory(prefix="berth-bench-") as tmp:
+        state = Path(tmp)
+        stack = EmbeddedStack(state, settings=settings, durable=False)
+        try:
+            endpoints = stack.start()
+            settings = settings.with_endpoints(kafka_bootstrap_servers=endpoints.kafka_bootstrap_servers,
+                                               database_url=endpoints.database_url)
+            env = service_env(endpoints.kafka_bootstrap_servers, endpoints.database_url, settings.topic_prefix,
+                              uuid.uuid4().hex)
+            env.setdefault("BERTH_LOG_LEVEL", "WARNING")
+            fleet = Fleet(env, state / "logs", UpOptions(filter_workers=filter_workers))
+            try:
+                fleet.start_all()
+                return asyncio.run(_measure(workload, settings, fleet, progress, timeout_s))
+            finally:
+                fleet.stop_all()
+        finally:
+            stack.stop()
+
+
+async def _measure(workload: Workload, settings: Settings, fleet: Fleet, progress: bool,
+                   timeout_s: float) -> BenchResult:
+    registry = TopicRegistry(settings.topic_prefix)
+    cluster = workload.cluster
+    split = len(cluster.pods) - workload.measured
+    setup, measured = cluster.pods[:split], cluster.pods[split:]
+    probe = _probe(measured[0])
+    watcher = _BoundWatcher(settings, registry)
+    await watcher.start()
+    sampler = _Sampler(fleet)
+    sampler_task = asyncio.ensure_future(sampler.run())
+    producer = make_producer(settings, client_id="bench")
+    await producer.start()
+    publisher = KafkaPublisher(producer, registry)
+    clock = _Stamps()
+    try:
+        await publisher.publish([OutgoingEvent("nodes", clock.envelope(NodeUpserted(node=n))) for n in cluster.nodes])
+        await _publish_pods(publisher, clock, [*setup, probe])
+        await watcher.wait_for({probe.metadata.uid}, timeout_s)
+        cpu_before = sampler.cpu()
+        want = {p.metadata.uid for p in measured}
+        bar = Progress(len(want), progress, unit="pods bound")
+        started = time.monotonic()
+        submitted: dict[str, float] = {}
+        for i in range(0, len(measured), PUBLISH_CHUNK):
+            chunk = measured[i:i + PUBLISH_CHUNK]
+            now = time.monotonic()
+            submitted.update((p.metadata.uid, now) for p in chunk)
+            await _publish_pods(publisher, clock, chunk)
+        await watcher.wait_for(want, timeout_s, stall_s=STALL_S, on_progress=bar.update)
+        bar.close()
+        cpu = {k: v - cpu_before.get(k, 0.0) for k, v in sampler.cpu().items()}
+        done = {uid: t for uid, t in watcher.bound.items() if uid in want}
+        last = max(done.values(), default=started)
+        wall = last - started
+        e2e = sorted(t - submitted[uid] for uid, t in done.items())
+        attempts = _attempt_latency(fleet)
+        ledger = await read_ledger(settings, registry)
+    finally:
+        sampler_task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await sampler_task
+        await producer.stop()
+        await watcher.stop()
+    problems = ledger.problems()
+    pending = ledger.pending
+    problems += [f"{uid} is neither bound nor pending with a reason" for uid in want - done.keys()
+                 if pending.get(uid) is None]
+    return BenchResult(
+        workload=workload.name, mode="cluster", nodes=len(cluster.nodes), pods=workload.measured,
+        pods_per_second=len(done) / wall if wall > 0 else 0.0,
+        attempt_latency_p50_ms=attempts[0] * 1000, attempt_latency_p99_ms=attempts[1] * 1000,
+        e2e_latency_p50_ms=percentile(e2e, 50) * 1000, e2e_latency_p99_ms=percentile(e2e, 99) * 1000,
+        bound=len(done), pending=len(want) - len(done), wall_seconds=wall, cpu_seconds=cpu,
+        peak_memory_mb=sampler.peak_mb,
+        throughput=throughput_series(sorted(t - started for t in done.values()), bucket=max(wall / 50, 0.05)),
+        problems=problems, filter_workers=fleet.options.filter_workers,
+    )
+
+
+def _probe(template: Pod) -> Pod:
+    meta = msgspec.structs.replace(template.metadata, name="berth-bench-probe", uid="default/berth-bench-probe")
+    return msgspec.structs.replace(template, metadata=meta)
+
+
+class _Stamps:
+    """Strictly increasing timestamps, as the gateway gives one apply (submission order is an order)."""
+
+    def __init__(self) -> None:
+        self.last = datetime.now(UTC)
+
+    def envelope(self, payload: object) -> Envelope:
+        self.last = max(self.last + timedelta(microseconds=1), datetime.now(UTC))
+        return envelope(payload, producer="bench", timestamp=self.last)  # type: ignore[arg-type]
+
+
+async def _publish_pods(publisher: KafkaPublisher, clock: _Stamps, pods: list[Pod]) -> None:
+    for i in range(0, len(pods), PUBLISH_CHUNK):
+        await publisher.publish([OutgoingEvent("pods", clock.envelope(PodSubmitted(pod=p)))
+                                 for p in pods[i:i + PUBLISH_CHUNK]])
+
+
+class _BoundWatcher:
+    """Follows `placements` from the beginning: when each pod's PodBound arrived (monotonic)."""
+
+    def __init__(self, settings: Settings, registry: TopicRegistry) -> None:
+        self.settings, self.registry = settings, registry
+        self.bound: dict[str, float] = {}
+        self._changed = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        consumer = make_consumer(self.settings, group_id=None, client_id="bench-watcher")
+        await consumer.start()
+        physical = self.registry.physical(PLACEMENTS)
+        tps = [TopicPartition(physical, p) for p in range(self.registry.spec(PLACEMENTS).partitions)]
+        consumer.assign(tps)
+        await consumer.seek_to_beginning(*tps)
+        self._task = asyncio.ensure_future(self._follow(consumer))
+
+    async def _follow(self, consumer) -> None:  # type: ignore[no-untyped-def]
+        try:
+            while True:
+                batch = await consumer.getmany(timeout_ms=200)
+                now = time.monotonic()
+                for messages in batch.values():
+                    for message in messages:
+                        with contextlib.suppress(Exception):
+                            p = decode(message.value).payload
+                            if isinstance(p, PodBound):
+                                self.bound.setdefault(p.pod_uid, now)
+                if batch:
+                    self._changed.set()
+        finally:
+            await stop_consumer(consumer)
+
+    async def wait_for(self, uids: set[str], timeout_s: float, *, stall_s: float | None = None,
+                       on_progress=None) -> None:  # type: ignore[no-untyped-def]
+        deadline = time.monotonic() + timeout_s
+        last_count, last_change = -1, time.monotonic()
+        while True:
+            count = sum(1 for u in uids if u in self.bound)
+            if on_progress is not None:
+                on_progress(count)
+            if count != last_count:
+                last_count, last_change = count, time.monotonic()
+            if count == len(uids):
+                return
+            now = time.monotonic()
+            if now > deadline or (stall_s is not None and now - last_change > stall_s):
+                if stall_s is None:
+                    raise TimeoutError(f"{len(uids) - count} of {len(uids)} pods not bound after {timeout_s:.0f}s")
+                return
+            self._changed.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._changed.wait(), 1.0)
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+
+class _Sampler:
+    """CPU seconds per service and the fleet's peak resident memory, sampled once a second."""
+
+    def __init__(self, fleet: Fleet) -> None:
+        self.fleet = fleet
+        self.peak_mb = 0.0
+        self._procs: dict[str, psutil.Process] = {}
+        for label, member in fleet.members.items():
+            with contextlib.suppress(psutil.Error, TypeError):
+                self._procs[label] = psutil.Process(member.process.pid)  # type: ignore[arg-type]
+
+    def cpu(self) -> dict[str, float]:
+        out: dict[str, float] = {}
+        for label, proc in self._procs.items():
+            with contextlib.suppress(psutil.Error):
+                t = proc.cpu_times()
+                service = self.fleet.members[label].spec.name
+                out[service] = out.get(service, 0.0) + t.user + t.system
+        return out
+
+    async def run(self) -> None:
+        while True:
+            total = 0
+            for proc in self._procs.values():
+                with contextlib.suppress(psutil.Error):
+                    total += proc.memory_info().rss
+            self.peak_mb = max(self.peak_mb, total / (1 << 20))
+            await asyncio.sleep(1.0)
+
+
+_BUCKET = re.compile(r'^scheduler_scheduling_attempt_duration_seconds_bucket\{(?P<labels>[^}]*)\} (?P<value>\S+)$')
+
+
+def _attempt_latency(fleet: Fleet) -> tuple[float, float]:
+    """p50 and p99 of the queue's attempt-duration histogram (bucket upper bounds, as Prometheus'
+    histogram_quantile would bound them)."""
+    queue = fleet.members.get("queue")
+    if queue is None:
+        return 0.0, 0.0
+    try:
+        with urllib.request.urlopen(queue.url + "/metrics", timeout=5) as resp:
+            text = resp.read().decode()
+    except OSError as e:
+        print(f"warning: no attempt latency from the queue's metrics: {e}", file=sys.stderr)
+        return 0.0, 0.0
+    cumulative: dict[float, float] = {}
+    for line in text.splitlines():
+        m = _BUCKET.match(line)
+        if m is None:
+            continue
+        le = re.search(r'le="([^"]+)"', m.group("labels"))
+        if le is None:
+            continue
+        bound = float("inf") if le.group(1) == "+Inf" else float(le.group(1))
+        cumulative[bound] = cumulative.get(bound, 0.0) + float(m.group("value"))
+    if not cumulative:
+        return 0.0, 0.0
+    bounds = sorted(cumulative)
+    total = cumulative[bounds[-1]]
+
+    def quantile(q: float) -> float:
+        for b in bounds:
+            if cumulative[b] >= q * total:
+                return b if b != float("inf") else bounds[-2] if len(bounds) > 1 else 0.0
+        return 0.0
+
+    return quantile(0.5), quantile(0.99)

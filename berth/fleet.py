@@ -1,0 +1,136 @@
+"""The service processes of one cluster: started from `berth.services.SERVICES`, each in its own
+process group, each serving /healthz on its own port; any of them can be added, stopped or killed
+while the others run (`berth up`, the cluster benchmark and the scale-out and crash tests).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from shared.adapters.processes import ManagedProcess, free_port
+
+from .services import SERVICES, ServiceSpec, UpOptions, filter_workers_env
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+class ServiceFailed(RuntimeError):
+    """A service exited or did not become healthy in time; the message carries its log's tail."""
+
+
+@dataclass
+class Member:
+    spec: ServiceSpec
+    index: int
+    port: int
+    process: ManagedProcess
+
+    @property
+    def label(self) -> str:
+        return label_of(self.spec, self.index)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+
+def label_of(spec: ServiceSpec, index: int) -> str:
+    return spec.name if index == 0 else f"{spec.name}-{index}"
+
+
+def service_env(bootstrap: str, database_url: str, prefix: str, token: str,
+                base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """What every service process gets: the endpoints, the topic prefix, the API token."""
+    base = os.environ if base is None else base
+    path = base.get("PYTHONPATH", "")
+    return {
+        **base,
+        "KAFKA_BOOTSTRAP_SERVERS": bootstrap, "DATABASE_URL": database_url, "BERTH_TOPIC_PREFIX": prefix,
+        "BERTH_API_TOKEN": token, "PYTHONPATH": f"{REPO_ROOT}{os.pathsep}{path}" if path else str(REPO_ROOT),
+    }
+
+
+class Fleet:
+    def __init__(self, env: Mapping[str, str], logs: Path, options: UpOptions | None = None) -> None:
+        self.env = dict(env)
+        self.logs = logs
+        self.options = options or UpOptions()
+        self.members: dict[str, Member] = {}
+        logs.mkdir(parents=True, exist_ok=True)
+
+    def start_all(self, *, gateway_port: int = 0, ready_timeout: float = 60.0) -> list[Member]:
+        """Every service at its replica count, then wait until each is healthy."""
+        started = [
+            self.start(spec.name, index=i, port=gateway_port if spec.gateway else 0, wait=False)
+            for spec in SERVICES for i in range(spec.replicas(self.options))
+        ]
+        for member in started:
+            self.wait_healthy(member, ready_timeout)
+        return started
+
+    def start(self, name: str, *, index: int | None = None, port: int = 0, wait: bool = True,
+              ready_timeout: float = 60.0) -> Member:
+        """One replica of service `name` (the lowest free index unless given)."""
+        spec = next((s for s in SERVICES if s.name == name), None)
+        if spec is None:
+            raise ValueError(f"no service named {name!r}")
+        if index is None:
+            index = next(i for i in range(len(self.members) + 1) if label_of(spec, i) not in self.members)
+        label = label_of(spec, index)
+        old = self.members.get(label)
+        if old is not None and old.process.running():
+            raise ValueError(f"{label} is already running")
+        port = port or free_port()
+        env = {**self.env, **filter_workers_env(self.options), **spec.env(self.options),
+               "BERTH_SERVICE": label, "BERTH_HTTP_HOST": "127.0.0.1", "BERTH_HTTP_PORT": str(port)}
+        # SIGTERM on parent death: a SIGKILLed parent still lets each service stop cleanly.
+        process = ManagedProcess(label, [sys.executable, "-m", spec.module], log_path=self.logs / f"{label}.log",
+                                 stop_signal=signal.SIGTERM, death_signal=signal.SIGTERM, env=env, cwd=REPO_ROOT)
+        process.start()
+        member = self.members[label] = Member(spec, index, port, process)
+        if wait:
+            self.wait_healthy(member, ready_timeout)
+        return member
+
+    def stop(self, label: str, timeout: float = 10.0) -> None:
+        """SIGTERM: the service finishes its batch, commits and leaves its consumer group."""
+        self.members.pop(label).process.stop(timeout)
+
+    def kill(self, label: str) -> None:
+        """SIGKILL, mid-whatever it was doing; the member stays listed so `start` can bring it back."""
+        self.members[label].process.kill()
+
+    def restart(self, label: str, ready_timeout: float = 60.0) -> Member:
+        member = self.members[label]
+        return self.start(member.spec.name, index=member.index, ready_timeout=ready_timeout)
+
+    def stop_all(self, timeout: float = 10.0) -> None:
+        """Newest first: the queue goes before the services it feeds."""
+        for label in reversed(list(self.members)):
+            self.members.pop(label).process.stop(timeout)
+
+    def first_dead(self) -> Member | None:
+        return next((m for m in self.members.values() if not m.process.running()), None)
+
+    def wait_healthy(self, member: Member, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if not member.process.running():
+                raise ServiceFailed(f"{member.label} exited with code {member.process.exit_code()}:\n"
+                                    f"{member.process.log_tail()}")
+            try:
+                with urllib.request.urlopen(member.url + "/healthz", timeout=1) as resp:
+                    if resp.status == 200:
+                        return
+            except (urllib.error.URLError, ConnectionError, TimeoutError):
+                pass
+            time.sleep(0.1)
+        raise ServiceFailed(f"{member.label} was not healthy after {timeout:.0f}s:\n{member.process.log_tail()}")
