@@ -29,6 +29,7 @@ def register(sub: Any) -> None:
                    help="inprocess: the core alone; cluster: every service as a process on the embedded stack "
                         "(or KAFKA_BOOTSTRAP_SERVERS / DATABASE_URL), pods fed through Kafka")
     p.add_argument("--filter-workers", type=int, default=1, metavar="K", help="filter replicas (cluster mode)")
+    p.add_argument("--logs", metavar="DIR", help="keep each service's log in DIR (cluster mode)")
     p.add_argument("--timeout", type=float, default=1800.0, metavar="S", help="give up after S seconds (cluster mode)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out-dir", default="bench-results", help="where the JSON result and the plot go")
@@ -45,7 +46,8 @@ def run(args: argparse.Namespace) -> int:
             raise CliError("--filter-workers must be at least 1", 2)
         from .bench.cluster import run_cluster
 
-        result = run_cluster(workload, filter_workers=args.filter_workers, progress=progress, timeout_s=args.timeout)
+        result = run_cluster(workload, filter_workers=args.filter_workers, progress=progress, timeout_s=args.timeout,
+                             logs=Path(args.logs) if args.logs else None)
     else:
         result = run_inprocess(workload, args.seed, progress)
     out_dir = Path(args.out_dir)

@@ -53,9 +53,6 @@ class Settings:
     kafka_max_poll_records: int = 500
     kafka_linger_ms: int = 2
     kafka_replication_factor: int = 1
-    kafka_fetch_max_wait_ms: int = 10
-    """How long a fetch may wait at the broker for data: a hop between services costs up to this
-    when the broker answers at the deadline rather than when data arrives."""
     kafka_max_message_bytes: int = 16 << 20
     """Largest message produced or fetched (a shard's answer for a big batch on many nodes can pass
     Kafka's 1 MB default; the broker's message.max.bytes must allow it too)."""
@@ -129,7 +126,6 @@ def load_settings(env: Mapping[str, str] | None = None, **overrides: object) -> 
         kafka_replication_factor=_int(
             env, "BERTH_KAFKA_REPLICATION_FACTOR", default.kafka_replication_factor, minimum=1
         ),
-        kafka_fetch_max_wait_ms=_int(env, "BERTH_KAFKA_FETCH_MAX_WAIT_MS", default.kafka_fetch_max_wait_ms),
         kafka_max_message_bytes=_int(
             env, "BERTH_KAFKA_MAX_MESSAGE_BYTES", default.kafka_max_message_bytes, minimum=1 << 20
         ),

@@ -44,7 +44,9 @@ STALL_S = 60.0
 """No pod bound for this long ends the run (the rest count as pending)."""
 
 
-def run_cluster(workload: Workload, *, filter_workers: int, progress: bool, timeout_s: float) -> BenchResult:
+def run_cluster(workload: Workload, *, filter_workers: int, progress: bool, timeout_s: float,
+                logs: Path | None = None) -> BenchResult:
+    """`logs`: keep every service's log there (they go with the temporary state otherwise)."""
     from shared.adapters.embedded import EmbeddedStack
 
     base = load_settings()
@@ -59,7 +61,7 @@ def run_cluster(workload: Workload, *, filter_workers: int, progress: bool, time
             env = service_env(endpoints.kafka_bootstrap_servers, endpoints.database_url, settings.topic_prefix,
                               uuid.uuid4().hex)
             env.setdefault("BERTH_LOG_LEVEL", "WARNING")
-            fleet = Fleet(env, state / "logs", UpOptions(filter_workers=filter_workers))
+            fleet = Fleet(env, logs or state / "logs", UpOptions(filter_workers=filter_workers))
             try:
                 fleet.start_all()
                 return asyncio.run(_measure(workload, settings, fleet, progress, timeout_s))

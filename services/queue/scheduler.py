@@ -144,6 +144,7 @@ class Scheduler:
         self._awaiting: Callable[[], bool] | None = None
         self._wake = asyncio.Event()
         self._pending_updated = 0.0
+        self._outbox: list[OutgoingEvent] = []
         self.last_message: dict[str, str | None] = {}
         """Each pod's latest attempt outcome: None once decided onto a node, else the reason."""
 
@@ -330,11 +331,13 @@ class Scheduler:
         start = self.next_start
         if snapshot.num_nodes() == 0:
             for a in attempts:
-                await self._unschedulable(a, NO_NODES_AVAILABLE, set())
+                self._unschedulable(a, NO_NODES_AVAILABLE, set())
+            await self._flush()
             return
         filtered = await self._scatter(FilterBatchRequested(
             batch_id=str(uuid.uuid4()), cycle=self.cycle, phase="filter", pods=[a.info.pod for a in attempts],
             starts=[start] * len(attempts), watermark=watermark, assumed=assumed), stopping)
+        gathered = time.perf_counter()
         merged = [merge_filter(a.fwk, a.info, snapshot, start, filtered.get(a.info.uid, [])) for a in attempts]
         for m in merged:
             if m.advance and not m.error:
@@ -358,10 +361,13 @@ class Scheduler:
                 uid = attempts[i].info.uid
                 raw[uid], merged[i].error = raw_by_plugin(scored.get(uid, []))
         placed_before = False
-        for a, m in zip(attempts, merged):
-            placed_before = await self._decide(a, m, raw.get(a.info.uid, {}), placed_before, watermark, assumed)
-        log.debug("queue: cycle %d, %d pods in %.1f ms", self.cycle, len(attempts),
-                  (time.perf_counter() - started) * 1000)
+        try:
+            for a, m in zip(attempts, merged):
+                placed_before = self._decide(a, m, raw.get(a.info.uid, {}), placed_before, watermark, assumed)
+        finally:
+            await self._flush()
+        log.debug("queue: cycle %d, %d pods in %.1f ms (%.1f ms until the shards answered)", self.cycle, len(attempts),
+                  (time.perf_counter() - started) * 1000, (gathered - started) * 1000)
 
     def _attempt(self, qpi: object) -> _Attempt:
         info: PodInfo = self.queued.get(qpi.pod_info.uid, qpi.pod_info)  # type: ignore[attr-defined]
@@ -390,13 +396,19 @@ class Scheduler:
 
     # --- decisions ----------------------------------------------------------------------------
 
-    async def _decide(self, a: _Attempt, m: MergedFilter, raw: dict[str, dict[str, int]], placed_before: bool,
+    async def _flush(self) -> None:
+        """Publish the cycle's decisions at once: one produce round trip per batch, not per pod."""
+        out, self._outbox = self._outbox, []
+        if out:
+            await self.publish(out)
+
+    def _decide(self, a: _Attempt, m: MergedFilter, raw: dict[str, dict[str, int]], placed_before: bool,
                       watermark: dict[str, list[int]], assumed: list[Assumed]) -> bool:
         if m.error:
-            await self._unschedulable(a, m.error, set(), result="error")
+            self._unschedulable(a, m.error, set(), result="error")
             return placed_before
         if not m.feasible:
-            await self._fit_error(a, FitError(a.info.key, self.view.snapshot().num_nodes(), m.diagnosis),
+            self._fit_error(a, FitError(a.info.key, self.view.snapshot().num_nodes(), m.diagnosis),
                                   watermark, assumed)
             return placed_before
         ranked = [m.feasible[0]]
@@ -404,7 +416,7 @@ class Scheduler:
         if len(m.feasible) > 1:
             scores, error = finish_scores(a.fwk, CycleState(), a.info, self.view.snapshot(), m.feasible, raw)
             if error:
-                await self._unschedulable(a, error, set(), result="error")
+                self._unschedulable(a, error, set(), result="error")
                 return placed_before
             best = max(s.total_score for s in scores)
             ties = [s for s in scores if s.total_score == best]
@@ -419,7 +431,7 @@ class Scheduler:
                 self.queue.done(a.info.uid)
                 self.queue.add(a.info)
                 return placed_before
-        await self._bind(a, host)
+        self._bind(a, host)
         return True
 
     def _still_fits(self, a: _Attempt, node_name: str) -> bool:
@@ -433,7 +445,7 @@ class Scheduler:
         status = a.fwk.run_filter_plugins_with_nominated_pods(state, a.info, node)
         return status is None or status.is_success()
 
-    async def _bind(self, a: _Attempt, host: str) -> None:
+    def _bind(self, a: _Attempt, host: str) -> None:
         uid = a.info.uid
         self.view.assume(uid, host)
         self.parked[uid] = a.qpi
@@ -442,28 +454,28 @@ class Scheduler:
         decided = SchedulingAttempted(pod_uid=uid, attempt=a.number, profile=a.fwk.profile_name, node_name=host,
                                       message=None, seed=a.seed, config_hash=self.config_hash)
         bind = BindRequested(pod_uid=uid, pod=a.info.pod, node_name=host, attempt_id=a.attempt_id, seed=a.seed)
-        await self.publish([
+        self._outbox += [
             OutgoingEvent(DECISIONS, envelope(decided, producer=self.producer, correlation_id=a.attempt_id)),
             OutgoingEvent(BINDS, envelope(bind, producer=self.producer, correlation_id=a.attempt_id)),
-        ])
+        ]
         self._observe(a, "scheduled")
         self.last_message[uid] = None
         if self.lockstep:
             self._awaiting = lambda: uid not in self.parked
 
-    async def _fit_error(self, a: _Attempt, fit: FitError, watermark: dict[str, list[int]],
+    def _fit_error(self, a: _Attempt, fit: FitError, watermark: dict[str, list[int]],
                          assumed: list[Assumed]) -> None:
         plugins = set(fit.diagnosis.unschedulable_plugins)
         if not a.fwk.post_filter_plugins:
-            await self._unschedulable(a, fit.message(), plugins)
+            self._unschedulable(a, fit.message(), plugins)
             return
         self.preemptions[a.attempt_id] = (fit, a)
         self._park(a, plugins)
         request = PreemptionRequested(
             pod=a.info.pod, node_statuses=group_failures(fit.diagnosis.node_to_status.items()),
             attempt_id=a.attempt_id, seed=a.seed, watermark=watermark, assumed=assumed)
-        await self.publish([OutgoingEvent(PREEMPTION, envelope(request, producer=self.producer,
-                                                               correlation_id=a.attempt_id))])
+        self._outbox.append(OutgoingEvent(PREEMPTION, envelope(request, producer=self.producer,
+                                                               correlation_id=a.attempt_id)))
 
     def preemption_decided(self, env: Envelope) -> list[OutgoingEvent]:
         """PostFilter's outcome: the attempt's message is complete now (it ends with preemption's)."""
@@ -482,9 +494,9 @@ class Scheduler:
         self._wake.set()
         return [self._attempted(a, fit.message(), "unschedulable", caused_by=env)]
 
-    async def _unschedulable(self, a: _Attempt, message: str, plugins: set[str], result: str = "unschedulable") -> None:
+    def _unschedulable(self, a: _Attempt, message: str, plugins: set[str], result: str = "unschedulable") -> None:
         self._park(a, plugins)
-        await self.publish([self._attempted(a, message, result)])
+        self._outbox.append(self._attempted(a, message, result))
 
     def _park(self, a: _Attempt, plugins: set[str]) -> None:
         self.failed_at[a.info.uid] = self.view.version

@@ -63,7 +63,6 @@ def make_consumer(
         heartbeat_interval_ms=settings.kafka_heartbeat_ms,
         max_poll_records=settings.kafka_max_poll_records,
         max_partition_fetch_bytes=settings.kafka_max_message_bytes,
-        fetch_max_wait_ms=settings.kafka_fetch_max_wait_ms,
         fetch_max_bytes=max(52_428_800, settings.kafka_max_message_bytes),
         partition_assignment_strategy=(RangePartitionAssignor,),
         isolation_level="read_uncommitted",
