@@ -36,7 +36,7 @@ from shared.workloads import Workload
 from ..fleet import Fleet, service_env
 from ..services import UpOptions
 from .inprocess import BenchResult, Progress
-from .ledger import read_ledger
+from .ledger import Ledger, read_ledger
 from .stats import percentile, throughput_series
 
 PUBLISH_CHUNK = 500
@@ -108,7 +108,7 @@ async def _measure(workload: Workload, settings: Settings, fleet: Fleet, progres
         wall = last - started
         e2e = sorted(t - submitted[uid] for uid, t in done.items())
         attempts = _attempt_latency(fleet)
-        ledger = await read_ledger(settings, registry)
+        ledger = await _answered_ledger(settings, registry)
     finally:
         sampler_task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
@@ -129,6 +129,17 @@ async def _measure(workload: Workload, settings: Settings, fleet: Fleet, progres
         throughput=throughput_series(sorted(t - started for t in done.values()), bucket=max(wall / 50, 0.05)),
         problems=problems, filter_workers=fleet.options.filter_workers,
     )
+
+
+async def _answered_ledger(settings: Settings, registry: TopicRegistry, wait_s: float = 30.0) -> Ledger:
+    """The log once every bind requested so far has its outcome (binds still in flight when the
+    measured pods stop being bound are not lost ones), or as it is after `wait_s`."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        ledger = await read_ledger(settings, registry)
+        if ledger.requested.keys() <= ledger.answered or time.monotonic() > deadline:
+            return ledger
+        await asyncio.sleep(0.5)
 
 
 def _probe(template: Pod) -> Pod:

@@ -56,7 +56,7 @@ def make_consumer(
         *topics,
         bootstrap_servers=_bootstrap(settings),
         client_id=client_id or settings.service_name,
-        group_id=group_id,
+        group_id=physical_group(settings, group_id) if group_id else None,
         enable_auto_commit=False,
         auto_offset_reset=auto_offset_reset,
         session_timeout_ms=settings.kafka_session_timeout_ms,
@@ -67,6 +67,12 @@ def make_consumer(
         partition_assignment_strategy=(RangePartitionAssignor,),
         isolation_level="read_uncommitted",
     )
+
+
+def physical_group(settings: Settings, group_id: str) -> str:
+    """Consumer groups carry the topic prefix too: two Berth clusters sharing a broker (one prefix
+    each) must not share a group, or each rebalance would wait on the other's members."""
+    return f"{settings.topic_prefix}{group_id}"
 
 
 def make_admin(settings: Settings) -> AIOKafkaAdminClient:

@@ -1,0 +1,37 @@
+"""A tiny `berth bench --mode cluster` keeps the cluster benchmark working end to end (every service
+as a process, pods through Kafka, the log checked afterwards); no timing is asserted."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from .fixtures import BerthTestEnv
+from .test_projector_crash import ROOT, _env
+
+pytestmark = pytest.mark.integration
+KEYS = {"workload", "mode", "nodes", "pods", "pods_per_second", "attempt_latency_p50_ms",
+        "attempt_latency_p99_ms", "e2e_latency_p50_ms", "e2e_latency_p99_ms"}
+
+
+@pytest.mark.parametrize("workload", ["SchedulingBasic", "Preemption"])
+async def test_cluster_bench_smoke(berth_env: BerthTestEnv, tmp_path: Path, workload: str) -> None:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "berth", "bench", "--mode", "cluster", "--workload", workload, "--nodes", "12",
+        "--pods", "40", "--filter-workers", "2", "--out-dir", str(tmp_path), "-o", "json", "--no-progress",
+        "--timeout", "120",
+        env=_env(berth_env), cwd=ROOT, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(proc.communicate(), 240)
+    assert proc.returncode == 0, err.decode()[-3000:]
+    result = json.loads(out)
+    assert KEYS <= set(result)
+    assert result["mode"] == "cluster" and result["filter_workers"] == 2 and result["workload"] == workload
+    assert result["problems"] == []
+    assert result["bound"] + result["pending"] == result["pods"] == 40
+    assert set(result["cpu_seconds"]) >= {"queue", "filter", "binder", "preemption", "projector"}
+    assert list(tmp_path.glob("*.json")) and list(tmp_path.glob("*.png"))
