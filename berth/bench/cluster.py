@@ -24,11 +24,11 @@ from pathlib import Path
 
 import msgspec
 import psutil
-from aiokafka import TopicPartition
 
-from shared.adapters.kafka import KafkaPublisher, make_consumer, make_producer, stop_consumer
+from shared.adapters.kafka import KafkaPublisher, make_producer
+from shared.adapters.kafka.reader import read_topic
 from shared.events import PLACEMENTS, Envelope, NodeUpserted, OutgoingEvent, PodBound, PodSubmitted, TopicRegistry
-from shared.events import decode, envelope
+from shared.events import envelope
 from shared.model import Pod
 from shared.settings import Settings, load_settings
 from shared.workloads import Workload
@@ -165,7 +165,7 @@ async def _publish_pods(publisher: KafkaPublisher, clock: _Stamps, pods: list[Po
 
 
 class _BoundWatcher:
-    """Follows `placements` from the beginning: when each pod's PodBound arrived (monotonic)."""
+    """Follows `placements` from the beginning (`read_topic`): when each pod's PodBound arrived (monotonic)."""
 
     def __init__(self, settings: Settings, registry: TopicRegistry) -> None:
         self.settings, self.registry = settings, registry
@@ -174,29 +174,14 @@ class _BoundWatcher:
         self._task: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
-        consumer = make_consumer(self.settings, group_id=None, client_id="bench-watcher")
-        await consumer.start()
-        physical = self.registry.physical(PLACEMENTS)
-        tps = [TopicPartition(physical, p) for p in range(self.registry.spec(PLACEMENTS).partitions)]
-        consumer.assign(tps)
-        await consumer.seek_to_beginning(*tps)
-        self._task = asyncio.ensure_future(self._follow(consumer))
+        self._task = asyncio.ensure_future(self._follow())
 
-    async def _follow(self, consumer) -> None:  # type: ignore[no-untyped-def]
-        try:
-            while True:
-                batch = await consumer.getmany(timeout_ms=200)
-                now = time.monotonic()
-                for messages in batch.values():
-                    for message in messages:
-                        with contextlib.suppress(Exception):
-                            p = decode(message.value).payload
-                            if isinstance(p, PodBound):
-                                self.bound.setdefault(p.pod_uid, now)
-                if batch:
-                    self._changed.set()
-        finally:
-            await stop_consumer(consumer)
+    async def _follow(self) -> None:
+        async for _, env, _ in read_topic(self.settings, PLACEMENTS, registry=self.registry, follow=True,
+                                          idle_timeout_ms=200):
+            if isinstance(env, Envelope) and isinstance(env.payload, PodBound):
+                self.bound.setdefault(env.payload.pod_uid, time.monotonic())
+                self._changed.set()
 
     async def wait_for(self, uids: set[str], timeout_s: float, *, stall_s: float | None = None,
                        on_progress=None) -> None:  # type: ignore[no-untyped-def]
