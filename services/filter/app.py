@@ -19,7 +19,7 @@ def build(settings: FilterSettings, *, registry: TopicRegistry | None = None,
           serve_http: bool = True) -> tuple[Service, LogFollower, FilterHandler]:
     registry = registry or TopicRegistry(settings.base.topic_prefix)
     view = ClusterView()
-    follower = LogFollower(settings.base, registry, FOLLOWED, view)
+    follower = LogFollower(settings.base, registry, FOLLOWED, view, gated=FOLLOWED)
     handler = FilterHandler(view, profiles_from(settings.config), follower.wait_reached,
                             producer=settings.base.service_name, watermark_wait_s=settings.watermark_wait_s)
     config = ServiceConfig(name=settings.base.service_name, group_id=settings.group_id, topics=[FILTER_REQUESTS],

@@ -103,6 +103,7 @@ class FilterHandler(Handler):
         assert isinstance(req, FilterBatchRequested)
         if not await self.wait_reached(req.watermark, self.watermark_wait_s):
             log.warning("filter: batch %s evaluated before the view reached the queue's", req.batch_id)
+        folded = self.view.past(req.watermark)
         self.view.set_assumed((a.pod_uid, a.node_name) for a in req.assumed)
         snapshot = self.view.snapshot()
         nominator = self.view.nominator()
@@ -113,7 +114,7 @@ class FilterHandler(Handler):
         results = [self._evaluate(req, i, snapshot, mine) for i in range(len(req.pods))]
         self.evaluated += len(results)
         answer = ShardFiltered(batch_id=req.batch_id, cycle=req.cycle, shard=shards[0], shards=shards,
-                               phase=req.phase, node_count=len(mine), results=results)
+                               phase=req.phase, node_count=len(mine), results=results, folded=folded)
         env = envelope(answer, producer=self.producer, caused_by=event.envelope,
                        event_id=derived_id(event.envelope.event_id, "shards", *shards))
         return OutgoingEvent(SHARD_RESULTS, env)

@@ -62,6 +62,17 @@ class PreemptionHandler(Handler):
         if isinstance(env.payload, PreemptionDecided) and env.payload.attempt_id:
             self.answered.add(env.payload.attempt_id)
 
+    async def handle_batch(self, events: Sequence[ReceivedEvent]) -> Sequence[OutgoingEvent]:
+        """Requests in the order the queue made them (the watermarks grow), whichever partitions
+        they came from: the view folds forwards only."""
+        def made(event: ReceivedEvent) -> tuple[int, int]:
+            p = event.payload
+            return (0, sum(map(sum, p.watermark.values()))) if isinstance(p, PreemptionRequested) else (1, 0)
+        out: list[OutgoingEvent] = []
+        for event in sorted(events, key=made):
+            out.extend(await self.handle(event))
+        return out
+
     async def handle(self, event: ReceivedEvent) -> Sequence[OutgoingEvent]:
         req = event.payload
         if not isinstance(req, PreemptionRequested):
@@ -70,12 +81,13 @@ class PreemptionHandler(Handler):
             return []
         if not await self.wait_reached(req.watermark, self.watermark_wait_s):
             log.warning("preemption: %s decided before the view reached the queue's", req.attempt_id)
+        folded = self.view.past(req.watermark)
         self.view.set_assumed((a.pod_uid, a.node_name) for a in req.assumed)
-        out = self._decide(event.envelope, req)
+        out = self._decide(event.envelope, req, folded)
         self.answered.add(req.attempt_id)
         return out
 
-    def _decide(self, cause: Envelope, req: PreemptionRequested) -> list[OutgoingEvent]:
+    def _decide(self, cause: Envelope, req: PreemptionRequested, folded: dict[str, list[int]]) -> list[OutgoingEvent]:
         pod = PodInfo(req.pod)
         fwk = self.profiles.get(req.pod.spec.scheduler_name)
         decided = PreemptionDecided(preemptor_uid=pod.uid, nominated_node="", attempt_id=req.attempt_id,
@@ -99,7 +111,7 @@ class PreemptionHandler(Handler):
             victims = result.victims if nominated and result is not None else []
             decided = PreemptionDecided(
                 preemptor_uid=pod.uid, nominated_node=nominated, attempt_id=req.attempt_id, message=status.message(),
-                victims=[PodRef(uid=v.uid, namespace=v.namespace, name=v.name) for v in victims])
+                folded=folded, victims=[PodRef(uid=v.uid, namespace=v.namespace, name=v.name) for v in victims])
             if nominated and result is not None:
                 self.metrics.victims.observe(len(victims))
                 for v in victims:

@@ -44,6 +44,7 @@ class QueueApp:
         # The scheduler needs the service's metrics registry, so its handler is installed second.
         self.service.handler = QueueHandler(self.gatherer, self.scheduler)
         self.follower = LogFollower(settings.base, self.registry, FOLLOWED, self.view, self.scheduler.on_event)
+        self.scheduler.gate = self.follower
         self._stopping = asyncio.Event()
 
     def request_stop(self) -> None:

@@ -18,11 +18,11 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
-import random
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 from datetime import datetime
 
 import msgspec
@@ -53,27 +53,21 @@ from shared.events import (
     Position,
     PreemptionDecided,
     PreemptionRequested,
+    SchedulerStarted,
     SchedulingAttempted,
     broadcast,
     envelope,
 )
 from shared.framework import events as cluster_events
-from shared.framework.cycle_state import CycleState
 from shared.framework.pod_info import PodInfo
 from shared.framework.runtime import Framework
 from shared.model.config import KubeSchedulerConfiguration
 from shared.queue import FakeClock, SchedulingQueue
 from shared.queue.clock import MonotonicClock
+from shared.scheduler.batch import BatchItem, Decision, decide_batch
 from shared.scheduler.fit_error import NO_NODES_AVAILABLE, FitError
 from shared.scheduler.seeds import attempt_seed
-from shared.scheduler.sharded import (
-    MergedFilter,
-    feasible_target,
-    finish_scores,
-    group_failures,
-    merge_filter,
-    raw_by_plugin,
-)
+from shared.scheduler.sharded import feasible_target, group_failures, merge_filter, raw_by_plugin
 from shared.scheduler.simulator import CYCLE_SECONDS, event_map
 
 from .gather import Gatherer
@@ -84,12 +78,19 @@ log = logging.getLogger(__name__)
 WATERMARK_TOPICS = {NODES: NODE_SHARDS, PODS: 8, PLACEMENTS: NODE_SHARDS}
 """What filter workers and the preemption service fold; requests carry the queue's positions."""
 FOLLOWED = (NODES, PODS, PLACEMENTS, BINDS, DECISIONS)
-MAX_FALLBACKS = 3
 FEASIBLE_BUDGET = 200_000
 """Pods × feasible nodes sought per batch: an answer carries, per pod, the names and raw scores of
 the feasible nodes it found (about 20 bytes a node on the wire), so a batch's answers stay a few MB."""
 
 Publish = Callable[[Sequence[OutgoingEvent]], Awaitable[None]]
+
+
+class Gate(Protocol):
+    """Holds the view's folding back while a cycle runs (the log follower)."""
+
+    def pause(self) -> None: ...
+
+    def resume(self) -> None: ...
 
 
 @dataclass
@@ -111,8 +112,9 @@ class Scheduler:
     def __init__(self, view: ClusterView, profiles: dict[str, Framework], gatherer: Gatherer, publish: Publish,
                  metrics: SchedulerMetrics, *, config: KubeSchedulerConfiguration | None = None,
                  batch_size: int = 256, lockstep: bool = False, seed: int = 0, gather_timeout_s: float = 30.0,
-                 unschedulable_timeout_s: float = 300.0, producer: str = "queue") -> None:
+                 unschedulable_timeout_s: float = 300.0, producer: str = "queue", gate: Gate | None = None) -> None:
         self.view, self.profiles, self.gatherer, self.publish = view, profiles, gatherer, publish
+        self.config, self.gate = config, gate
         self.metrics = metrics
         self.batch_size = 1 if lockstep else batch_size
         self.lockstep, self.seed, self.producer = lockstep, seed, producer
@@ -140,7 +142,7 @@ class Scheduler:
         self.failed_at: dict[str, int] = {}
         self.submitted_at: dict[str, datetime] = {}
         self.entered: dict[str, float] = {}
-        self.preemptions: dict[str, tuple[FitError, _Attempt]] = {}
+        self.preemptions: dict[str, tuple[FitError, _Attempt, str]] = {}
         self._awaiting: Callable[[], bool] | None = None
         self._wake = asyncio.Event()
         self._pending_updated = 0.0
@@ -247,6 +249,9 @@ class Scheduler:
     # --- the loop -----------------------------------------------------------------------------
 
     async def run(self, stopping: asyncio.Event) -> None:
+        started = SchedulerStarted(config=self.config, config_hash=self.config_hash, seed=self.seed,
+                                   batch_size=self.batch_size)
+        await self.publish([OutgoingEvent(DECISIONS, envelope(started, producer=self.producer))])
         while not stopping.is_set():
             batch = self._pop_batch()
             if not batch:
@@ -255,6 +260,8 @@ class Scheduler:
                     continue
                 await self._idle(stopping)
                 continue
+            if self.gate is not None:
+                self.gate.pause()  # the cycle decides on the view its requests' watermark names
             try:
                 await self._cycle(batch, stopping)
             except asyncio.CancelledError:
@@ -266,6 +273,9 @@ class Scheduler:
                     self.queue.done(info.uid)
                     self.queue.add(info)
                 await asyncio.sleep(0.5)
+            finally:
+                if self.gate is not None:
+                    self.gate.resume()
             self._update_pending()
 
     async def _idle(self, stopping: asyncio.Event) -> None:
@@ -331,11 +341,12 @@ class Scheduler:
         start = self.next_start
         if snapshot.num_nodes() == 0:
             for a in attempts:
-                self._unschedulable(a, NO_NODES_AVAILABLE, set())
+                self._unschedulable(a, NO_NODES_AVAILABLE, set(), "")
             await self._flush()
             return
+        batch_id = str(uuid.uuid4())
         filtered = await self._scatter(FilterBatchRequested(
-            batch_id=str(uuid.uuid4()), cycle=self.cycle, phase="filter", pods=[a.info.pod for a in attempts],
+            batch_id=batch_id, cycle=self.cycle, phase="filter", pods=[a.info.pod for a in attempts],
             starts=[start] * len(attempts), watermark=watermark, assumed=assumed), stopping)
         gathered = time.perf_counter()
         merged = [merge_filter(a.fwk, a.info, snapshot, start, filtered.get(a.info.uid, [])) for a in attempts]
@@ -360,10 +371,12 @@ class Scheduler:
             for i in second:
                 uid = attempts[i].info.uid
                 raw[uid], merged[i].error = raw_by_plugin(scored.get(uid, []))
-        placed_before = False
+        by_uid = {a.info.uid: a for a in attempts}
+        items = [BatchItem(a.fwk, a.info, m, raw.get(a.info.uid, {}), a.seed) for a, m in zip(attempts, merged)]
         try:
-            for a, m in zip(attempts, merged):
-                placed_before = self._decide(a, m, raw.get(a.info.uid, {}), placed_before, watermark, assumed)
+            decisions = decide_batch(items, self.view.snapshot, lambda uid, host: self._bind(by_uid[uid], host, batch_id))
+            for a, d in zip(attempts, decisions):
+                self._decided(a, d, batch_id, watermark, assumed)
         finally:
             await self._flush()
         log.debug("queue: cycle %d, %d pods in %.1f ms (%.1f ms until the shards answered)", self.cycle, len(attempts),
@@ -402,57 +415,25 @@ class Scheduler:
         if out:
             await self.publish(out)
 
-    def _decide(self, a: _Attempt, m: MergedFilter, raw: dict[str, dict[str, int]], placed_before: bool,
-                      watermark: dict[str, list[int]], assumed: list[Assumed]) -> bool:
-        if m.error:
-            self._unschedulable(a, m.error, set(), result="error")
-            return placed_before
-        if not m.feasible:
-            self._fit_error(a, FitError(a.info.key, self.view.snapshot().num_nodes(), m.diagnosis),
-                                  watermark, assumed)
-            return placed_before
-        ranked = [m.feasible[0]]
-        rng = random.Random(a.seed)
-        if len(m.feasible) > 1:
-            scores, error = finish_scores(a.fwk, CycleState(), a.info, self.view.snapshot(), m.feasible, raw)
-            if error:
-                self._unschedulable(a, error, set(), result="error")
-                return placed_before
-            best = max(s.total_score for s in scores)
-            ties = [s for s in scores if s.total_score == best]
-            host = ties[0].name if len(ties) == 1 else ties[rng.randrange(len(ties))].name
-            rest = sorted((s for s in scores if s.name != host), key=lambda s: -s.total_score)
-            ranked = [host, *(s.name for s in rest[:MAX_FALLBACKS])]
-        host = ranked[0]
-        if placed_before:
-            host = next((n for n in ranked if self._still_fits(a, n)), "")
-            if not host:
-                # Every candidate was taken by pods decided earlier in this batch: try again at once.
-                self.queue.done(a.info.uid)
-                self.queue.add(a.info)
-                return placed_before
-        self._bind(a, host)
-        return True
+    def _decided(self, a: _Attempt, d: Decision, batch_id: str, watermark: dict[str, list[int]],
+                 assumed: list[Assumed]) -> None:
+        """The side effects of a decision other than a bind (binds happen inside `decide_batch`)."""
+        if d.verdict == "error":
+            self._unschedulable(a, d.error, set(), batch_id, result="error")
+        elif d.verdict == "fit-error" and d.fit is not None:
+            self._fit_error(a, d.fit, batch_id, watermark, assumed)
+        elif d.verdict == "retry":
+            self.queue.done(a.info.uid)
+            self.queue.add(a.info)
 
-    def _still_fits(self, a: _Attempt, node_name: str) -> bool:
-        node = self.view.snapshot().get(node_name)
-        if node is None:
-            return False
-        state = CycleState()
-        _, status, _ = a.fwk.run_pre_filter_plugins(state, a.info)
-        if status is not None and not status.is_success():
-            return False
-        status = a.fwk.run_filter_plugins_with_nominated_pods(state, a.info, node)
-        return status is None or status.is_success()
-
-    def _bind(self, a: _Attempt, host: str) -> None:
+    def _bind(self, a: _Attempt, host: str, batch_id: str) -> None:
         uid = a.info.uid
         self.view.assume(uid, host)
         self.parked[uid] = a.qpi
         self.queue.nominator.delete_nominated_pod_if_exists(a.info)
         self.queue.done(uid)
         decided = SchedulingAttempted(pod_uid=uid, attempt=a.number, profile=a.fwk.profile_name, node_name=host,
-                                      message=None, seed=a.seed, config_hash=self.config_hash)
+                                      message=None, seed=a.seed, config_hash=self.config_hash, batch_id=batch_id)
         bind = BindRequested(pod_uid=uid, pod=a.info.pod, node_name=host, attempt_id=a.attempt_id, seed=a.seed)
         self._outbox += [
             OutgoingEvent(DECISIONS, envelope(decided, producer=self.producer, correlation_id=a.attempt_id)),
@@ -463,13 +444,13 @@ class Scheduler:
         if self.lockstep:
             self._awaiting = lambda: uid not in self.parked
 
-    def _fit_error(self, a: _Attempt, fit: FitError, watermark: dict[str, list[int]],
-                         assumed: list[Assumed]) -> None:
+    def _fit_error(self, a: _Attempt, fit: FitError, batch_id: str, watermark: dict[str, list[int]],
+                   assumed: list[Assumed]) -> None:
         plugins = set(fit.diagnosis.unschedulable_plugins)
         if not a.fwk.post_filter_plugins:
-            self._unschedulable(a, fit.message(), plugins)
+            self._unschedulable(a, fit.message(), plugins, batch_id)
             return
-        self.preemptions[a.attempt_id] = (fit, a)
+        self.preemptions[a.attempt_id] = (fit, a, batch_id)
         self._park(a, plugins)
         request = PreemptionRequested(
             pod=a.info.pod, node_statuses=group_failures(fit.diagnosis.node_to_status.items()),
@@ -484,7 +465,7 @@ class Scheduler:
         pending = self.preemptions.pop(p.attempt_id, None)
         if pending is None:
             return []
-        fit, a = pending
+        fit, a, batch_id = pending
         fit.diagnosis.post_filter_msg = p.message
         victims = {v.uid for v in p.victims}
         if self.lockstep:
@@ -492,22 +473,25 @@ class Scheduler:
             self._awaiting = lambda: victims <= self.view.deleted and (
                 not node or self.view.nominated.get(a.info.uid) == node)
         self._wake.set()
-        return [self._attempted(a, fit.message(), "unschedulable", caused_by=env)]
+        return [self._attempted(a, fit.message(), "unschedulable", batch_id, caused_by=env)]
 
-    def _unschedulable(self, a: _Attempt, message: str, plugins: set[str], result: str = "unschedulable") -> None:
+    def _unschedulable(self, a: _Attempt, message: str, plugins: set[str], batch_id: str,
+                       result: str = "unschedulable") -> None:
         self._park(a, plugins)
-        self._outbox.append(self._attempted(a, message, result))
+        self._outbox.append(self._attempted(a, message, result, batch_id))
 
     def _park(self, a: _Attempt, plugins: set[str]) -> None:
         self.failed_at[a.info.uid] = self.view.version
         a.qpi.unschedulable_plugins = plugins  # type: ignore[attr-defined]
         self.queue.add_unschedulable_if_not_present(a.qpi, self.queue.scheduling_cycle)  # type: ignore[arg-type]
 
-    def _attempted(self, a: _Attempt, message: str, result: str, caused_by: Envelope | None = None) -> OutgoingEvent:
+    def _attempted(self, a: _Attempt, message: str, result: str, batch_id: str,
+                   caused_by: Envelope | None = None) -> OutgoingEvent:
         self._observe(a, result)
         self.last_message[a.info.uid] = message
         decided = SchedulingAttempted(pod_uid=a.info.uid, attempt=a.number, profile=a.fwk.profile_name,
-                                      node_name=None, message=message, seed=a.seed, config_hash=self.config_hash)
+                                      node_name=None, message=message, seed=a.seed, config_hash=self.config_hash,
+                                      batch_id=batch_id)
         return OutgoingEvent(DECISIONS, envelope(decided, producer=self.producer, caused_by=caused_by,
                                                  correlation_id=a.attempt_id))
 

@@ -5,6 +5,14 @@ of it: PreFilter's topology counts span every node. Each reads `nodes`, `pods` a
 from the beginning at start (the view is the fold of the log, so nothing needs storing) and then
 follows them. `caught_up` is set once the ends seen at start are reached; `wait_reached` lets a
 handler wait until the view has folded what the sender of a request had (its watermark).
+
+Two ways of holding events back keep every decision a function of a named prefix of the log, so
+replay can rebuild exactly the state it was made on:
+- **gated** topics (filter workers, preemption) are folded only as far as a request's watermark:
+  events beyond it wait in a buffer, and `wait_reached` folds exactly up to the watermark, partition
+  by partition in a fixed order (replay folds in the same order).
+- **pause/resume** (the queue): while paused nothing is folded; a cycle then decides on the view its
+  requests' watermark names, and what arrived meanwhile is folded, in arrival order, at `resume`.
 """
 
 from __future__ import annotations
@@ -12,7 +20,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections import deque
+from collections.abc import Callable, Collection, Mapping, Sequence
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
@@ -27,12 +36,20 @@ log = logging.getLogger(__name__)
 
 class LogFollower:
     def __init__(self, settings: Settings, registry: TopicRegistry, topics: Sequence[str], view: ClusterView,
-                 on_event: Callable[[Envelope, Position], None] | None = None) -> None:
+                 on_event: Callable[[Envelope, Position], None] | None = None, *,
+                 gated: Collection[str] = ()) -> None:
         self.settings, self.registry, self.topics, self.view = settings, registry, list(topics), view
         self.on_event = on_event
+        self.gated = frozenset(gated)
         self.caught_up = asyncio.Event()
         self._changed = asyncio.Condition()
         self._task: asyncio.Task[None] | None = None
+        self._buffered: dict[tuple[str, int], deque[tuple[Envelope | None, Position]]] = {}
+        """Gated events not folded yet, per (topic, partition), in offset order."""
+        self._received: dict[str, dict[int, int]] = {}
+        """Next offset received per gated partition (folded or buffered)."""
+        self._paused = False
+        self._held: list[tuple[Envelope | None, Position]] = []
 
     def start(self) -> None:
         self._task = asyncio.ensure_future(self._run())
@@ -44,13 +61,67 @@ class LogFollower:
                 await self._task
 
     async def wait_reached(self, watermark: Mapping[str, list[int]], timeout: float) -> bool:
-        """True once the view has folded up to `watermark`; False after `timeout` seconds."""
-        if self.view.reached(watermark):
-            return True
-        async with self._changed:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._changed.wait_for(lambda: self.view.reached(watermark)), timeout)
+        """True once the view has folded up to `watermark` (gated topics: exactly up to it, when the
+        view is not past it already); False after `timeout` seconds."""
+        if not self._received_up_to(watermark):
+            async with self._changed:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._changed.wait_for(lambda: self._received_up_to(watermark)), timeout)
+        self.advance_to(watermark)
         return self.view.reached(watermark)
+
+    def advance_to(self, watermark: Mapping[str, list[int]]) -> None:
+        """Fold buffered gated events below `watermark`, topic by topic in the followed order, each
+        topic's partitions in order."""
+        for topic in self.topics:
+            if topic not in self.gated:
+                continue
+            offsets = watermark.get(topic, [])
+            for partition, end in enumerate(offsets):
+                pending = self._buffered.get((topic, partition))
+                while pending and pending[0][1].offset < end:
+                    self._fold(*pending.popleft())
+
+    def pause(self) -> None:
+        """Hold every event back until `resume` (the queue, for the length of a cycle)."""
+        self._paused = True
+
+    def resume(self) -> None:
+        self._paused = False
+        held, self._held = self._held, []
+        for env, position in held:
+            self._fold(env, position)
+
+    def _received_up_to(self, watermark: Mapping[str, list[int]]) -> bool:
+        for topic, offsets in watermark.items():
+            mine = self._received.get(topic, {}) if topic in self.gated else self.view.positions.get(topic, {})
+            if any(mine.get(p, 0) < offset for p, offset in enumerate(offsets)):
+                return False
+        return True
+
+    def _fold(self, env: Envelope | None, position: Position) -> None:
+        at = self.view.positions.setdefault(position.topic, {})
+        if position.offset < at.get(position.partition, 0):
+            return  # folded already (read again after the reader restarted)
+        if env is None:
+            at[position.partition] = position.offset + 1
+            return
+        self.view.apply(env, position)
+        if self.on_event is not None:
+            self.on_event(env, position)
+
+    def _take(self, env: Envelope | None, position: Position) -> None:
+        """An event read from the log: fold it now, or hold it back (paused, or gated)."""
+        if position.topic in self.gated:
+            at = self._received.setdefault(position.topic, {})
+            if position.offset < at.get(position.partition, 0):
+                return  # read again after a restart of the reader
+            at[position.partition] = position.offset + 1
+            self._buffered.setdefault((position.topic, position.partition), deque()).append((env, position))
+        elif self._paused:
+            self._held.append((env, position))
+        else:
+            self._fold(env, position)
 
     async def _run(self) -> None:
         while True:
@@ -73,8 +144,9 @@ class LogFollower:
                for t in self.topics for p in range(self.registry.spec(t).partitions)]
         consumer.assign(tps)
         for tp in tps:
-            done = self.view.positions.get(self.registry.logical(tp.topic), {}).get(tp.partition, 0)
-            consumer.seek(tp, done)
+            topic = self.registry.logical(tp.topic)
+            known = self._received if topic in self.gated else self.view.positions
+            consumer.seek(tp, known.get(topic, {}).get(tp.partition, 0))
         remaining = set(tps)
         while True:
             batch = await consumer.getmany(timeout_ms=200)
@@ -83,13 +155,10 @@ class LogFollower:
                 for message in messages:
                     position = Position(topic, tp.partition, message.offset)
                     try:
-                        env = decode(message.value or b"", topic=topic)
+                        env: Envelope | None = decode(message.value or b"", topic=topic)
                     except DecodeError:
-                        self.view.positions.setdefault(topic, {})[tp.partition] = message.offset + 1
-                        continue  # dead-lettered by the services that consume it in a group
-                    self.view.apply(env, position)
-                    if self.on_event is not None:
-                        self.on_event(env, position)
+                        env = None  # dead-lettered by the services that consume it in a group; skipped here
+                    self._take(env, position)
             if remaining:
                 # The end comes from fetch high watermarks (Tansu's ListOffsets is short after batches).
                 for tp in list(remaining):

@@ -125,6 +125,15 @@ class ClusterView:
                 return False
         return True
 
+    def past(self, watermark: Mapping[str, list[int]]) -> Watermark:
+        """This view's positions of the watermark's topics when it has folded beyond the watermark
+        anywhere (so it is not the state the watermark names); empty when it has not."""
+        for topic, offsets in watermark.items():
+            mine = self.positions.get(topic, {})
+            if any(mine.get(p, 0) > offset for p, offset in enumerate(offsets)):
+                return {t: [self.positions.get(t, {}).get(p, 0) for p in range(len(o))] for t, o in watermark.items()}
+        return {}
+
     def watermark(self, partitions: Mapping[str, int]) -> Watermark:
         """Positions of these topics (logical name → partition count) as a request carries them."""
         return {t: [self.positions.get(t, {}).get(p, 0) for p in range(n)] for t, n in partitions.items()}

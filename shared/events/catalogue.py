@@ -15,6 +15,7 @@ from typing import Literal, TypeAlias
 import msgspec
 
 from shared.model import Node, Pod, PodDisruptionBudget, PriorityClass
+from shared.model.config import KubeSchedulerConfiguration
 
 StatusCode: TypeAlias = Literal[
     "Success", "Error", "Unschedulable", "UnschedulableAndUnresolvable", "Wait", "Skip", "Pending"
@@ -230,6 +231,9 @@ class ShardFiltered(Event, frozen=True):
     shards: list[int] = []
     """Every shard this answer covers (a worker evaluates the shards it fetched together as one
     walk); empty means just `shard`."""
+    folded: dict[str, list[int]] = {}
+    """Set only when the worker's view had already folded past the request's watermark (it cannot
+    fold backwards): the positions it evaluated at instead. Replay reports such answers."""
 
     def partition_key(self) -> str:
         return self.batch_id
@@ -307,6 +311,8 @@ class PreemptionDecided(Event, frozen=True):
     victims: list[PodRef] = []
     message: str = ""
     attempt_id: str = ""
+    folded: dict[str, list[int]] = {}
+    """As `ShardFiltered.folded`: set only when decided on a view past the request's watermark."""
 
     def partition_key(self) -> str:
         return self.preemptor_uid
@@ -328,9 +334,24 @@ class SchedulingAttempted(Event, frozen=True):
     message: str | None
     seed: int
     config_hash: str
+    batch_id: str = ""
+    """The cycle's FilterBatchRequested (phase "filter"): its watermark, assumptions and round-robin
+    start are the state the decision was made on."""
 
     def partition_key(self) -> str:
         return self.pod_uid
+
+
+class SchedulerStarted(Event, frozen=True):
+    """A queue went live with this configuration: replay looks a decision's `config_hash` up here."""
+
+    config: KubeSchedulerConfiguration | None
+    config_hash: str
+    seed: int
+    batch_size: int
+
+    def partition_key(self) -> str:
+        return "scheduler"
 
 
 # --- dead-letters (key: origin topic) -----------------------------------------------------------
@@ -363,7 +384,7 @@ ShardResultEvent: TypeAlias = ShardFiltered
 BindEvent: TypeAlias = BindRequested
 PlacementEvent: TypeAlias = PodBound | BindRejected
 PreemptionEvent: TypeAlias = PreemptionRequested | PreemptionDecided
-DecisionEvent: TypeAlias = SchedulingAttempted
+DecisionEvent: TypeAlias = SchedulingAttempted | SchedulerStarted
 DeadLetterEvent: TypeAlias = DeadLettered
 
 AnyEvent: TypeAlias = (
@@ -371,7 +392,7 @@ AnyEvent: TypeAlias = (
     | PodSubmitted | PodDeleted | PodNominated | PodEvicted
     | PriorityClassUpserted | PriorityClassDeleted | PodDisruptionBudgetUpserted | PodDisruptionBudgetDeleted
     | FilterBatchRequested | ShardFiltered | BindRequested | PodBound | BindRejected
-    | PreemptionRequested | PreemptionDecided | SchedulingAttempted | DeadLettered
+    | PreemptionRequested | PreemptionDecided | SchedulingAttempted | SchedulerStarted | DeadLettered
 )
 """The union of every payload; an envelope's payload is one of these."""
 
@@ -381,7 +402,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
         NodeUpserted, NodeDeleted, PodSubmitted, PodDeleted, PodNominated, PodEvicted,
         PriorityClassUpserted, PriorityClassDeleted, PodDisruptionBudgetUpserted, PodDisruptionBudgetDeleted,
         FilterBatchRequested, ShardFiltered, BindRequested, PodBound, BindRejected,
-        PreemptionRequested, PreemptionDecided, SchedulingAttempted, DeadLettered,
+        PreemptionRequested, PreemptionDecided, SchedulingAttempted, SchedulerStarted, DeadLettered,
     )
 }
 """Event type name (the tag) → payload class."""

@@ -34,6 +34,7 @@ from .catalogue import (
     PriorityClassUpserted,
     PreemptionDecided,
     PreemptionRequested,
+    SchedulerStarted,
     SchedulingAttempted,
     ShardFiltered,
 )
@@ -77,7 +78,7 @@ TOPICS: tuple[TopicSpec, ...] = (
     TopicSpec(BINDS, NODE_SHARDS, "node name", (BindRequested,)),
     TopicSpec(PLACEMENTS, NODE_SHARDS, "node name", (PodBound, BindRejected)),
     TopicSpec(PREEMPTION, 4, "preemptor pod uid", (PreemptionRequested, PreemptionDecided)),
-    TopicSpec(DECISIONS, 8, "pod uid", (SchedulingAttempted,)),
+    TopicSpec(DECISIONS, 8, "pod uid (SchedulerStarted: \"scheduler\")", (SchedulingAttempted, SchedulerStarted)),
     TopicSpec(DEAD_LETTERS, 1, "origin topic", (DeadLettered,)),
 )
 

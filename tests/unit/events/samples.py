@@ -28,9 +28,11 @@ from shared.events import (
     PreemptionRequested,
     PriorityClassDeleted,
     PriorityClassUpserted,
+    SchedulerStarted,
     SchedulingAttempted,
     ShardFiltered,
 )
+from shared.model.config import KubeSchedulerConfiguration
 from shared.model import (
     Container,
     LabelSelector,
@@ -100,6 +102,8 @@ def sample_payloads() -> list[AnyEvent]:
                           victims=[PodRef(uid="uid-low", namespace="default", name="low")]),
         SchedulingAttempted(pod_uid="uid-web-0", attempt=1, profile="default-scheduler", node_name=None,
                             message="0/2 nodes are available: 2 Insufficient cpu.", seed=42, config_hash="abc123"),
+        SchedulerStarted(config=KubeSchedulerConfiguration(percentage_of_nodes_to_score=50), config_hash="abc123",
+                         seed=7, batch_size=256),
         DeadLettered(origin_topic="pods", partition=1, offset=7, key="k", reason="bad bytes",
                      raw=base64.b64encode(b"\x00\x01").decode()),
         PriorityClassUpserted(priority_class=PriorityClass(metadata=ObjectMeta(name="high"), value=1000)),

@@ -1,0 +1,107 @@
+"""Deciding a batch of merged filter results in queue order: the queue service runs this on its live
+view, replay on the view rebuilt from the log, so both decide alike.
+
+Each pod's feasible nodes are scored (PreScore on the view as it is at that point of the batch, so
+it counts the pods decided before it) and ranked: the seeded pick among the best totals first, then
+the next best. A pod decided after another pod of the batch was placed is re-checked (PreFilter and
+Filter on that view) and falls back down its ranking; when every candidate is taken it is retried.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from shared.framework.cycle_state import CycleState
+from shared.framework.interfaces import NodePluginScores
+from shared.framework.pod_info import PodInfo
+from shared.framework.runtime import Framework
+from shared.framework.snapshot import Snapshot
+
+from .fit_error import FitError
+from .sharded import MergedFilter, finish_scores
+
+MAX_FALLBACKS = 3
+
+Verdict = Literal["bind", "fit-error", "error", "retry"]
+
+
+@dataclass
+class BatchItem:
+    fwk: Framework
+    info: PodInfo
+    merged: MergedFilter
+    raw: Mapping[str, Mapping[str, int]]
+    """Plugin → node → raw score, from the shards (or computed in-process)."""
+    seed: int
+
+
+@dataclass
+class Decision:
+    verdict: Verdict
+    host: str = ""
+    error: str = ""
+    fit: FitError | None = None
+    scores: list[NodePluginScores] = field(default_factory=list)
+    ranked: list[str] = field(default_factory=list)
+
+
+def rank(item: BatchItem, snapshot: Snapshot) -> tuple[list[str], list[NodePluginScores], str]:
+    """The feasible nodes to try, best first (the seeded pick, then up to MAX_FALLBACKS more)."""
+    feasible = item.merged.feasible
+    if len(feasible) < 2:
+        return list(feasible), [], ""
+    scores, error = finish_scores(item.fwk, CycleState(), item.info, snapshot, feasible, item.raw)
+    if error:
+        return [], [], error
+    best = max(s.total_score for s in scores)
+    ties = [s for s in scores if s.total_score == best]
+    host = ties[0].name if len(ties) == 1 else ties[random.Random(item.seed).randrange(len(ties))].name
+    rest = sorted((s for s in scores if s.name != host), key=lambda s: -s.total_score)
+    return [host, *(s.name for s in rest[:MAX_FALLBACKS])], scores, ""
+
+
+def still_fits(fwk: Framework, info: PodInfo, snapshot: Snapshot, node_name: str) -> bool:
+    node = snapshot.get(node_name)
+    if node is None:
+        return False
+    state = CycleState()
+    _, status, _ = fwk.run_pre_filter_plugins(state, info)
+    if status is not None and not status.is_success():
+        return False
+    status = fwk.run_filter_plugins_with_nominated_pods(state, info, node)
+    return status is None or status.is_success()
+
+
+def decide_batch(items: Sequence[BatchItem], snapshot: Callable[[], Snapshot],
+                 assume: Callable[[str, str], None]) -> list[Decision]:
+    """One decision per item, in order; `assume(uid, node)` places a bound pod on the view before
+    the next item is decided (`snapshot()` must then show it)."""
+    out: list[Decision] = []
+    placed_before = False
+    for item in items:
+        m = item.merged
+        if m.error:
+            out.append(Decision("error", error=m.error))
+            continue
+        if not m.feasible:
+            fit = FitError(item.info.key, snapshot().num_nodes(), m.diagnosis)
+            out.append(Decision("fit-error", fit=fit))
+            continue
+        ranked, scores, error = rank(item, snapshot())
+        if error:
+            out.append(Decision("error", error=error))
+            continue
+        host = ranked[0]
+        if placed_before:
+            host = next((n for n in ranked if still_fits(item.fwk, item.info, snapshot(), n)), "")
+            if not host:
+                # Every candidate was taken by pods decided earlier in this batch: try again at once.
+                out.append(Decision("retry", scores=scores, ranked=ranked))
+                continue
+        assume(item.info.uid, host)
+        placed_before = True
+        out.append(Decision("bind", host=host, scores=scores, ranked=ranked))
+    return out
