@@ -30,6 +30,8 @@ def register(sub: Any) -> None:
                         "(or KAFKA_BOOTSTRAP_SERVERS / DATABASE_URL), pods fed through Kafka")
     p.add_argument("--filter-workers", type=int, default=1, metavar="K", help="filter replicas (cluster mode)")
     p.add_argument("--logs", metavar="DIR", help="keep each service's log in DIR (cluster mode)")
+    p.add_argument("--record", metavar="FILE", help="write the run's event log to FILE as JSON Lines, for "
+                   "`berth replay --source FILE` (cluster mode)")
     p.add_argument("--timeout", type=float, default=1800.0, metavar="S", help="give up after S seconds (cluster mode)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out-dir", default="bench-results", help="where the JSON result and the plot go")
@@ -47,7 +49,8 @@ def run(args: argparse.Namespace) -> int:
         from .bench.cluster import run_cluster
 
         result = run_cluster(workload, filter_workers=args.filter_workers, progress=progress, timeout_s=args.timeout,
-                             logs=Path(args.logs) if args.logs else None)
+                             logs=Path(args.logs) if args.logs else None,
+                             record=Path(args.record) if args.record else None)
     else:
         result = run_inprocess(workload, args.seed, progress)
     out_dir = Path(args.out_dir)

@@ -45,8 +45,9 @@ STALL_S = 60.0
 
 
 def run_cluster(workload: Workload, *, filter_workers: int, progress: bool, timeout_s: float,
-                logs: Path | None = None) -> BenchResult:
-    """`logs`: keep every service's log there (they go with the temporary state otherwise)."""
+                logs: Path | None = None, record: Path | None = None) -> BenchResult:
+    """`logs`: keep every service's log there (they go with the temporary state otherwise);
+    `record`: write the whole event log there as JSON Lines afterwards (for `berth replay`)."""
     from shared.adapters.embedded import EmbeddedStack
 
     base = load_settings()
@@ -64,7 +65,14 @@ def run_cluster(workload: Workload, *, filter_workers: int, progress: bool, time
             fleet = Fleet(env, logs or state / "logs", UpOptions(filter_workers=filter_workers))
             try:
                 fleet.start_all()
-                return asyncio.run(_measure(workload, settings, fleet, progress, timeout_s))
+                result = asyncio.run(_measure(workload, settings, fleet, progress, timeout_s))
+                if record is not None:
+                    from shared.adapters.history import export_log
+
+                    count = asyncio.run(export_log(settings, record))
+                    if progress:
+                        print(f"{count} events written to {record}", file=sys.stderr)
+                return result
             finally:
                 fleet.stop_all()
         finally:

@@ -11,7 +11,6 @@ different decision: its first one stands.
 from __future__ import annotations
 
 import logging
-import random
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
@@ -32,11 +31,8 @@ from shared.events import (
     derived_id,
     envelope,
 )
-from shared.framework.cycle_state import CycleState
-from shared.framework.pod_info import PodInfo
 from shared.framework.runtime import Framework
-from shared.framework.status import Code
-from shared.scheduler.sharded import ungroup_failures
+from shared.preemption.request import decide_preemption
 
 log = logging.getLogger(__name__)
 
@@ -88,40 +84,24 @@ class PreemptionHandler(Handler):
         return out
 
     def _decide(self, cause: Envelope, req: PreemptionRequested, folded: dict[str, list[int]]) -> list[OutgoingEvent]:
-        pod = PodInfo(req.pod)
-        fwk = self.profiles.get(req.pod.spec.scheduler_name)
-        decided = PreemptionDecided(preemptor_uid=pod.uid, nominated_node="", attempt_id=req.attempt_id,
-                                    message="no profile serves this pod")
+        outcome = decide_preemption(self.profiles.get(req.pod.spec.scheduler_name), self.view, req)
+        uid = req.pod.metadata.uid
         out: list[OutgoingEvent] = []
-        if fwk is not None:
+        if outcome.attempted:
             self.metrics.attempts.inc()
-            snapshot = self.view.snapshot()
-            fwk.set_snapshot(snapshot)
-            fwk.set_nominator(self.view.nominator())
-            fwk.set_pod_disruption_budgets(list(self.view.pdbs.values()))
-            rng = random.Random(req.seed)
-            for plugin in fwk.plugins.values():
-                if hasattr(plugin, "rng"):
-                    plugin.rng = rng  # type: ignore[attr-defined]
-            state = CycleState()
-            fwk.run_pre_filter_plugins(state, pod)
-            statuses = ungroup_failures(req.node_statuses)
-            result, status = fwk.run_post_filter_plugins(state, pod, statuses)
-            nominated = result.nominated_node_name if result is not None and status.code == Code.SUCCESS else ""
-            victims = result.victims if nominated and result is not None else []
-            decided = PreemptionDecided(
-                preemptor_uid=pod.uid, nominated_node=nominated, attempt_id=req.attempt_id, message=status.message(),
-                folded=folded, victims=[PodRef(uid=v.uid, namespace=v.namespace, name=v.name) for v in victims])
-            if nominated and result is not None:
-                self.metrics.victims.observe(len(victims))
-                for v in victims:
-                    out.append(self._out(PODS, PodEvicted(uid=v.uid, preemptor_uid=pod.uid, node_name=nominated),
-                                         cause, "evict", v.uid))
-                for other in result.nominations_to_clear:
-                    out.append(self._out(PODS, PodNominated(uid=other.uid, node_name=""), cause, "clear", other.uid))
-                out.append(self._out(PODS, PodNominated(uid=pod.uid, node_name=nominated), cause, "nominate"))
-            elif result is not None and not result.nominated_node_name and req.pod.status.nominated_node_name:
-                out.append(self._out(PODS, PodNominated(uid=pod.uid, node_name=""), cause, "nominate"))
+        if outcome.nominated:
+            self.metrics.victims.observe(len(outcome.victims))
+            for v in outcome.victims:
+                out.append(self._out(PODS, PodEvicted(uid=v.uid, preemptor_uid=uid, node_name=outcome.nominated),
+                                     cause, "evict", v.uid))
+            for other in outcome.nominations_to_clear:
+                out.append(self._out(PODS, PodNominated(uid=other.uid, node_name=""), cause, "clear", other.uid))
+            out.append(self._out(PODS, PodNominated(uid=uid, node_name=outcome.nominated), cause, "nominate"))
+        elif outcome.clear_own:
+            out.append(self._out(PODS, PodNominated(uid=uid, node_name=""), cause, "nominate"))
+        decided = PreemptionDecided(
+            preemptor_uid=uid, nominated_node=outcome.nominated, attempt_id=req.attempt_id, message=outcome.message,
+            folded=folded, victims=[PodRef(uid=v.uid, namespace=v.namespace, name=v.name) for v in outcome.victims])
         # The decision goes last: once the queue reads it, the evictions are on their way already.
         out.append(self._out(PREEMPTION, decided, cause, "decided"))
         return out

@@ -16,16 +16,13 @@ in queue order against the assumed ledger, and publish bind or preemption reques
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import logging
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
 from datetime import datetime
-
-import msgspec
+from typing import Protocol
 
 from shared.cluster import ClusterView, with_nomination
 from shared.events import (
@@ -66,7 +63,7 @@ from shared.queue import FakeClock, SchedulingQueue
 from shared.queue.clock import MonotonicClock
 from shared.scheduler.batch import BatchItem, Decision, decide_batch
 from shared.scheduler.fit_error import NO_NODES_AVAILABLE, FitError
-from shared.scheduler.seeds import attempt_seed
+from shared.scheduler.seeds import attempt_seed, config_hash
 from shared.scheduler.sharded import feasible_target, group_failures, merge_filter, raw_by_plugin
 from shared.scheduler.simulator import CYCLE_SECONDS, event_map
 
@@ -102,10 +99,6 @@ class _Attempt:
     seed: int
     attempt_id: str
     started: float
-
-
-def config_hash(config: KubeSchedulerConfiguration | None) -> str:
-    return hashlib.sha256(msgspec.json.encode(config)).hexdigest()[:16]
 
 
 class Scheduler:
@@ -335,7 +328,7 @@ class Scheduler:
         snapshot = self.view.snapshot()
         for fwk in self.profiles.values():
             fwk.set_snapshot(snapshot)
-            fwk.set_nominator(self.queue.nominator)
+            fwk.set_nominator(self.view.nominator())  # as the filter workers and replay see nominations
         watermark = self.view.watermark(WATERMARK_TOPICS)
         assumed = [Assumed(pod_uid=u, node_name=n) for u, n in self.view.assumed.items()]
         start = self.next_start
@@ -429,6 +422,8 @@ class Scheduler:
     def _bind(self, a: _Attempt, host: str, batch_id: str) -> None:
         uid = a.info.uid
         self.view.assume(uid, host)
+        for fwk in self.profiles.values():
+            fwk.set_nominator(self.view.nominator())
         self.parked[uid] = a.qpi
         self.queue.nominator.delete_nominated_pod_if_exists(a.info)
         self.queue.done(uid)

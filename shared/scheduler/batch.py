@@ -48,12 +48,15 @@ class Decision:
     ranked: list[str] = field(default_factory=list)
 
 
-def rank(item: BatchItem, snapshot: Snapshot) -> tuple[list[str], list[NodePluginScores], str]:
-    """The feasible nodes to try, best first (the seeded pick, then up to MAX_FALLBACKS more)."""
+def rank(item: BatchItem, snapshot: Snapshot, *, record: bool = False) -> tuple[list[str], list[NodePluginScores], str]:
+    """The feasible nodes to try, best first (the seeded pick, then up to MAX_FALLBACKS more);
+    `record` keeps each plugin's weighted score per node (explain, replay's reports)."""
     feasible = item.merged.feasible
     if len(feasible) < 2:
         return list(feasible), [], ""
-    scores, error = finish_scores(item.fwk, CycleState(), item.info, snapshot, feasible, item.raw)
+    state = CycleState()
+    state.record_scores = record
+    scores, error = finish_scores(item.fwk, state, item.info, snapshot, feasible, item.raw)
     if error:
         return [], [], error
     best = max(s.total_score for s in scores)
@@ -76,11 +79,12 @@ def still_fits(fwk: Framework, info: PodInfo, snapshot: Snapshot, node_name: str
 
 
 def decide_batch(items: Sequence[BatchItem], snapshot: Callable[[], Snapshot],
-                 assume: Callable[[str, str], None]) -> list[Decision]:
+                 assume: Callable[[str, str], None], *, placed_before: bool = False,
+                 record: bool = False) -> list[Decision]:
     """One decision per item, in order; `assume(uid, node)` places a bound pod on the view before
-    the next item is decided (`snapshot()` must then show it)."""
+    the next item is decided (`snapshot()` must then show it). `placed_before`: a pod of the batch
+    was placed before the first item (explain decides one pod in the middle of a batch)."""
     out: list[Decision] = []
-    placed_before = False
     for item in items:
         m = item.merged
         if m.error:
@@ -90,7 +94,7 @@ def decide_batch(items: Sequence[BatchItem], snapshot: Callable[[], Snapshot],
             fit = FitError(item.info.key, snapshot().num_nodes(), m.diagnosis)
             out.append(Decision("fit-error", fit=fit))
             continue
-        ranked, scores, error = rank(item, snapshot())
+        ranked, scores, error = rank(item, snapshot(), record=record)
         if error:
             out.append(Decision("error", error=error))
             continue

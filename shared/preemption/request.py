@@ -1,0 +1,49 @@
+"""Deciding one PreemptionRequested on a cluster view: the preemption service runs this on its
+live view, replay on the view rebuilt from the log."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+
+from shared.cluster import ClusterView
+from shared.events import PreemptionRequested
+from shared.framework.cycle_state import CycleState
+from shared.framework.pod_info import PodInfo
+from shared.framework.runtime import Framework
+from shared.framework.status import Code
+from shared.scheduler.sharded import ungroup_failures
+
+
+@dataclass
+class PreemptionOutcome:
+    nominated: str
+    message: str
+    victims: list[PodInfo] = field(default_factory=list)
+    nominations_to_clear: list[PodInfo] = field(default_factory=list)
+    clear_own: bool = False
+    """No node was nominated and the preemptor had a nomination: it is cleared."""
+    attempted: bool = True
+
+
+def decide_preemption(fwk: Framework | None, view: ClusterView, req: PreemptionRequested) -> PreemptionOutcome:
+    """PostFilter (DefaultPreemption) for the request's pod over `view`, its candidate offset drawn
+    from the attempt's seed; the request's per-node statuses are the failed attempt's."""
+    if fwk is None:
+        return PreemptionOutcome("", "no profile serves this pod", attempted=False)
+    pod = PodInfo(req.pod)
+    fwk.set_snapshot(view.snapshot())
+    fwk.set_nominator(view.nominator())
+    fwk.set_pod_disruption_budgets(list(view.pdbs.values()))
+    rng = random.Random(req.seed)
+    for plugin in fwk.plugins.values():
+        if hasattr(plugin, "rng"):
+            plugin.rng = rng  # type: ignore[attr-defined]
+    state = CycleState()
+    fwk.run_pre_filter_plugins(state, pod)
+    result, status = fwk.run_post_filter_plugins(state, pod, ungroup_failures(req.node_statuses))
+    nominated = result.nominated_node_name if result is not None and status.code == Code.SUCCESS else ""
+    if nominated and result is not None:
+        return PreemptionOutcome(nominated, status.message(), list(result.victims), list(result.nominations_to_clear))
+    clear_own = result is not None and not result.nominated_node_name and bool(req.pod.status.nominated_node_name)
+    return PreemptionOutcome("", status.message(), clear_own=clear_own)

@@ -1,0 +1,306 @@
+"""Replay: re-make every recorded scheduling and preemption decision on the state it was made on,
+and report each one that comes out differently.
+
+Preemption requests are replayed first, in the order the queue made them, on a view of their own
+(as the preemption service folds its own); then every queue cycle, in order: the view is folded to
+the cycle's watermark, its assumptions are overlaid, each pod's attempt is re-made in-process, and
+the batch is decided as the queue decides it (`decide_batch`). A FitError's message is completed
+with the replayed preemption's.
+
+With `what_if`, each cycle is also decided under another configuration on the same recorded state,
+and the decisions that would have changed are reported (history itself is not rewritten: every
+decision is re-made on the state that really existed then).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+import msgspec
+
+from shared.cluster import ClusterView
+from shared.framework.profile import build_profiles
+from shared.framework.runtime import Framework
+from shared.model.config import KubeSchedulerConfiguration
+from shared.preemption.request import PreemptionOutcome, decide_preemption
+from shared.scheduler.batch import BatchItem, Decision, decide_batch
+from shared.scheduler.seeds import attempt_seed, config_hash
+
+from .diff import first_difference, verdicts, weighted_difference
+from .history import Batch, History, Recorded
+from .rebuild import Evaluation, LogFolder, evaluate, install
+
+Progress = Callable[[int, int], None]
+
+
+class Divergence(msgspec.Struct, kw_only=True, omit_defaults=True):
+    kind: str
+    """"decision", "preemption", or "what-if" (a decision another configuration would change)."""
+    pod: str
+    uid: str
+    attempt: int = 0
+    cycle: int = 0
+    batch: str = ""
+    recorded: str
+    replayed: str
+    plugin: str = ""
+    """The first plugin whose verdict differs ("" when the filters and raw scores agree)."""
+    detail: str = ""
+
+
+class ReplayReport(msgspec.Struct, kw_only=True):
+    events: int
+    cycles: int
+    decisions: int
+    matched: int
+    preemptions: int
+    preemptions_matched: int
+    divergences: list[Divergence]
+    what_if: str = ""
+    changed: int = 0
+    """Decisions the what-if configuration would change."""
+    not_replayable: int = 0
+    """Decisions recorded without a cycle to rebuild (no nodes at the time)."""
+    unfinished_cycles: int = 0
+    """Cycles whose decisions were never published (the queue stopped mid-cycle)."""
+    unknown_configs: list[str] = []
+    """Recorded config hashes with no SchedulerStarted in the log (replayed under defaults)."""
+
+
+@dataclass
+class Window:
+    """Which cycles to check, by position in the history (inclusive bounds; None: open)."""
+
+    first: int | None = None
+    last: int | None = None
+
+    def holds(self, seq: int) -> bool:
+        return (self.first is None or seq >= self.first) and (self.last is None or seq <= self.last)
+
+
+def outcome_text(node: str | None, message: str | None) -> str:
+    return f"bound to {node}" if node else (message or "retried in the same cycle")
+
+
+class Replayer:
+    def __init__(self, history: History, *, what_if: KubeSchedulerConfiguration | None = None,
+                 what_if_name: str = "", window: Window | None = None, progress: Progress | None = None) -> None:
+        self.history = history
+        self.window = window or Window()
+        self.progress = progress
+        self.what_if_name = what_if_name
+        self._what_if = build_profiles(what_if) if what_if_name else None
+        self._profiles: dict[str, dict[str, Framework]] = {}
+        self._unknown: set[str] = set()
+        self.preempted: dict[str, PreemptionOutcome] = {}
+        self.divergences: list[Divergence] = []
+        self._attempts: dict[str, int] = {}
+        """Pod uid → the last attempt number the queue used (as its own counter runs)."""
+
+    # --- configuration ------------------------------------------------------------------------
+
+    def profiles_for(self, hash_: str) -> dict[str, Framework]:
+        profiles = self._profiles.get(hash_)
+        if profiles is None:
+            started = self.history.configs.get(hash_)
+            if started is None and hash_ and hash_ != config_hash(None):
+                self._unknown.add(hash_)
+            profiles = self._profiles[hash_] = build_profiles(started.config if started else None)
+        return profiles
+
+    def _hash_of(self, batch: Batch) -> str:
+        return next((r.decision.config_hash for r in batch.decisions.values()), "")
+
+    # --- the run ------------------------------------------------------------------------------
+
+    def run(self) -> ReplayReport:
+        h = self.history
+        batches = h.ordered_batches()
+        preemptions = h.ordered_preemptions()
+        total, done = len(batches) + len(preemptions), 0
+        matched_preemptions = replayed_preemptions = 0
+        folder = LogFolder(h)
+        for record in preemptions:
+            done += 1
+            self._tick(done, total)
+            attempt = self._attempt_of(record.request.attempt_id)
+            if not self.window.holds(record.seq):
+                continue
+            folder.advance_to(record.request.watermark)
+            folder.view.set_assumed((a.pod_uid, a.node_name) for a in record.request.assumed)
+            profiles = self.profiles_for(attempt.decision.config_hash if attempt else "")
+            fwk = profiles.get(record.request.pod.spec.scheduler_name)
+            outcome = decide_preemption(fwk, folder.view, record.request)
+            self.preempted[record.request.attempt_id] = outcome
+            if record.decided is None:
+                continue
+            replayed_preemptions += 1
+            victims = [v.uid for v in outcome.victims]
+            recorded_victims = [v.uid for v in record.decided.victims]
+            if (outcome.nominated, victims, outcome.message) == (
+                    record.decided.nominated_node, recorded_victims, record.decided.message):
+                matched_preemptions += 1
+                continue
+            uid = record.request.pod.metadata.uid
+            detail = "decided on a view past its watermark" if record.decided.folded else ""
+            self.divergences.append(Divergence(
+                kind="preemption", pod=h.pod_name(uid), uid=uid, attempt=attempt.decision.attempt if attempt else 0,
+                recorded=_preemption_text(record.decided.nominated_node, recorded_victims, record.decided.message),
+                replayed=_preemption_text(outcome.nominated, victims, outcome.message), detail=detail))
+        view = ClusterView()
+        folder = LogFolder(h, view)
+        decisions = matched = unfinished = changed = 0
+        for batch in batches:
+            done += 1
+            self._tick(done, total)
+            if not self.window.holds(batch.seq):
+                continue
+            folder.advance_to(batch.request.watermark)
+            n, m, c, finished = self._replay_batch(batch, view)
+            decisions, matched, changed = decisions + n, matched + m, changed + c
+            unfinished += not finished
+        in_batches = {r.decision.batch_id for r in h.decisions if r.decision.batch_id in h.batches}
+        not_replayable = sum(1 for r in h.decisions if r.decision.batch_id not in in_batches
+                             and self.window.holds(r.seq))
+        return ReplayReport(
+            events=len(h), cycles=len(batches), decisions=decisions, matched=matched,
+            preemptions=replayed_preemptions, preemptions_matched=matched_preemptions,
+            divergences=self.divergences, what_if=self.what_if_name, changed=changed,
+            not_replayable=not_replayable, unfinished_cycles=unfinished, unknown_configs=sorted(self._unknown))
+
+    def _tick(self, done: int, total: int) -> None:
+        if self.progress is not None:
+            self.progress(done, total)
+
+    def _attempt_of(self, attempt_id: str) -> Recorded | None:
+        if not hasattr(self, "_by_attempt"):
+            self._by_attempt = {r.attempt_id: r for r in self.history.decisions if r.attempt_id}
+        return self._by_attempt.get(attempt_id)
+
+    # --- one cycle ----------------------------------------------------------------------------
+
+    def decide(self, batch: Batch, view: ClusterView, profiles: Mapping[str, Framework],
+               *, record: bool = False, seeds: Mapping[str, int] | None = None) -> tuple[list[Evaluation], list[Decision]]:
+        """Re-make the batch's attempts on `view` (folded to its watermark) and decide them as the
+        queue did; the view is left with the request's assumptions only."""
+        req = batch.request
+        view.set_assumed((a.pod_uid, a.node_name) for a in req.assumed)
+        install(profiles, view)
+        snapshot = view.snapshot()
+        every_node = set(snapshot.node_info_map)
+        evaluations = [evaluate(profiles, pod, snapshot, req.starts[i] if i < len(req.starts) else 0, every_node)
+                       for i, pod in enumerate(req.pods)]
+        seeds = seeds if seeds is not None else self.seeds(batch)
+        items = [BatchItem(e.fwk, e.info, e.merged, e.raw, seeds[e.info.uid])  # type: ignore[arg-type]
+                 for e in evaluations]
+        runnable = [i for i, e in enumerate(evaluations) if e.fwk is not None]
+
+        def assume(uid: str, host: str) -> None:
+            view.assume(uid, host)
+            install(profiles, view)
+
+        decided = decide_batch([items[i] for i in runnable], view.snapshot, assume, record=record)
+        out: list[Decision] = [Decision("error", error=e.merged.error) for e in evaluations]
+        for i, d in zip(runnable, decided):
+            out[i] = d
+        view.set_assumed((a.pod_uid, a.node_name) for a in req.assumed)
+        return evaluations, out
+
+    def seeds(self, batch: Batch) -> dict[str, int]:
+        """Each pod's attempt seed: the recorded one, or for a pod the queue retried at once (no
+        decision recorded), derived as the queue derives it from the attempt number it used."""
+        started = self.history.configs.get(self._hash_of(batch))
+        base = started.seed if started is not None else 0
+        out: dict[str, int] = {}
+        for pod in batch.request.pods:
+            uid = pod.metadata.uid
+            recorded = batch.decisions.get(uid)
+            number = recorded.decision.attempt if recorded is not None else self._attempts.get(uid, 0) + 1
+            out[uid] = recorded.decision.seed if recorded is not None else attempt_seed(
+                base, f"{pod.metadata.namespace}/{pod.metadata.name}", number)
+        return out
+
+    def _count_attempts(self, batch: Batch) -> None:
+        for pod in batch.request.pods:
+            uid = pod.metadata.uid
+            recorded = batch.decisions.get(uid)
+            self._attempts[uid] = recorded.decision.attempt if recorded is not None else self._attempts.get(uid, 0) + 1
+
+    def _replay_batch(self, batch: Batch, view: ClusterView) -> tuple[int, int, int, bool]:
+        profiles = self.profiles_for(self._hash_of(batch))
+        seeds = self.seeds(batch)
+        evaluations, decided = self.decide(batch, view, profiles, record=self._what_if is not None, seeds=seeds)
+        finished = bool(batch.decisions) or all(d.verdict == "retry" for d in decided)
+        if not finished:
+            return 0, 0, 0, False
+        self._count_attempts(batch)
+        n = m = 0
+        snapshot = view.snapshot()
+        for e, d in zip(evaluations, decided):
+            recorded = batch.decisions.get(e.info.uid)
+            replayed = self._outcome(e, d, recorded)
+            expected = outcome_text(recorded.decision.node_name, recorded.decision.message) if recorded else None
+            n += 1
+            if replayed == expected or (recorded is None and d.verdict == "retry"):
+                m += 1
+                continue
+            recorded_side = verdicts([r for a in batch.answers if a.phase == "filter"
+                                      for r in a.results if r.pod_uid == e.info.uid])
+            score_answers = [r for a in batch.answers if a.phase == "score" for r in a.results
+                             if r.pod_uid == e.info.uid]
+            if score_answers:
+                recorded_side.raw = verdicts(score_answers).raw
+            plugin, detail = first_difference(recorded_side, verdicts([e.result], e.raw), snapshot,
+                                              batch.request.starts[0] if batch.request.starts else 0,
+                                              [pl.name for pl in e.fwk.score_plugins] if e.fwk else [])
+            if any(a.folded for a in batch.answers):
+                detail = (detail + "; " if detail else "") + "a shard evaluated a view past the watermark"
+            self.divergences.append(self._divergence("decision", batch, e, recorded, expected or "no decision recorded",
+                                                     replayed, plugin, detail))
+        changed = self._what_if_batch(batch, view, evaluations, decided, seeds) if self._what_if is not None else 0
+        return n, m, changed, True
+
+    def _outcome(self, e: Evaluation, d: Decision, recorded: Recorded | None) -> str:
+        if d.verdict == "bind":
+            return outcome_text(d.host, None)
+        if d.verdict == "fit-error" and d.fit is not None:
+            if e.fwk is not None and e.fwk.post_filter_plugins and recorded is not None:
+                outcome = self.preempted.get(recorded.attempt_id)
+                d.fit.diagnosis.post_filter_msg = outcome.message if outcome is not None else ""
+            return d.fit.message()
+        if d.verdict == "error":
+            return d.error
+        return outcome_text(None, None)
+
+    def _what_if_batch(self, batch: Batch, view: ClusterView, base: list[Evaluation],
+                       base_decided: list[Decision], seeds: Mapping[str, int]) -> int:
+        assert self._what_if is not None
+        evaluations, decided = self.decide(batch, view, self._what_if, record=True, seeds=seeds)
+        snapshot = view.snapshot()
+        changed = 0
+        for b, bd, e, d in zip(base, base_decided, evaluations, decided):
+            recorded = batch.decisions.get(e.info.uid)
+            was, now = self._outcome(b, bd, recorded), self._outcome(e, d, recorded)
+            if was == now:
+                continue
+            changed += 1
+            plugin, detail = first_difference(verdicts([b.result], b.raw), verdicts([e.result], e.raw), snapshot,
+                                              batch.request.starts[0] if batch.request.starts else 0,
+                                              [pl.name for pl in e.fwk.score_plugins] if e.fwk else [])
+            if not plugin and not detail:
+                plugin, detail = weighted_difference(bd.scores, d.scores, [h for h in (bd.host, d.host) if h])
+            self.divergences.append(self._divergence("what-if", batch, e, recorded, was, now, plugin, detail))
+        return changed
+
+    def _divergence(self, kind: str, batch: Batch, e: Evaluation, recorded: Recorded | None, was: str, now: str,
+                    plugin: str, detail: str) -> Divergence:
+        return Divergence(kind=kind, pod=self.history.pod_name(e.info.uid), uid=e.info.uid,
+                          attempt=recorded.decision.attempt if recorded else 0, cycle=batch.request.cycle,
+                          batch=batch.request.batch_id, recorded=was, replayed=now, plugin=plugin, detail=detail)
+
+
+def _preemption_text(node: str, victims: list[str], message: str) -> str:
+    if node:
+        return f"nominated {node}, evicting {', '.join(victims) or 'nothing'}"
+    return f"no node: {message}" if message else "no node"

@@ -1,0 +1,148 @@
+"""A recorded event log, indexed for replay: every event once, in storage order, and the records a
+replayed decision is checked against.
+
+Storage order is the event store's (`seq`), or for a log read from Kafka or an export, the events'
+timestamps. A position in the history (`seq`) is an index into that order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from shared.events import (
+    BindRejected,
+    BindRequested,
+    FilterBatchRequested,
+    PodBound,
+    PodSubmitted,
+    PreemptionDecided,
+    PreemptionRequested,
+    ReceivedEvent,
+    SchedulerStarted,
+    SchedulingAttempted,
+    ShardFiltered,
+)
+
+
+@dataclass
+class Recorded:
+    """A SchedulingAttempted and where it sits in the history."""
+
+    seq: int
+    attempt_id: str
+    at: datetime
+    decision: SchedulingAttempted
+
+
+@dataclass
+class Batch:
+    """One queue cycle: its filter request (the state it was decided on) and what came of it."""
+
+    seq: int
+    at: datetime
+    request: FilterBatchRequested
+    decisions: dict[str, Recorded] = field(default_factory=dict)
+    """Pod uid → the decision recorded for it in this batch (a pod retried at once has none)."""
+    answers: list[ShardFiltered] = field(default_factory=list)
+    """The shards' filter-phase and score-phase answers."""
+
+    @property
+    def order(self) -> tuple[int, int]:
+        """Cycles in the order the queue ran them: watermarks only grow; ties in storage order."""
+        return (sum(map(sum, self.request.watermark.values())), self.seq)
+
+
+@dataclass
+class PreemptionRecord:
+    seq: int
+    request: PreemptionRequested
+    decided: PreemptionDecided | None = None
+
+    @property
+    def order(self) -> tuple[int, int]:
+        return (sum(map(sum, self.request.watermark.values())), self.seq)
+
+
+class History:
+    def __init__(self, events: Iterable[ReceivedEvent]) -> None:
+        self.events: list[ReceivedEvent] = []
+        self.partitions: dict[tuple[str, int], list[ReceivedEvent]] = {}
+        """Events per (topic, partition), in offset order."""
+        self.batches: dict[str, Batch] = {}
+        self.preemptions: dict[str, PreemptionRecord] = {}
+        self.configs: dict[str, SchedulerStarted] = {}
+        self.pods: dict[str, PodSubmitted] = {}
+        self.by_name: dict[str, list[str]] = {}
+        """"namespace/name" → uids, in submission order (a name may be reused)."""
+        self.decisions: list[Recorded] = []
+        self.bind_outcomes: dict[str, PodBound | BindRejected] = {}
+        self.binds: dict[str, BindRequested] = {}
+        seen: set[object] = set()
+        answers: list[ShardFiltered] = []
+        for event in events:
+            env = event.envelope
+            if env.event_id in seen:
+                continue
+            seen.add(env.event_id)
+            seq = len(self.events)
+            self.events.append(event)
+            pos = event.position
+            self.partitions.setdefault((pos.topic, pos.partition), []).append(event)
+            self._index(seq, event, answers)
+        for events_of in self.partitions.values():
+            events_of.sort(key=lambda e: e.position.offset)
+        for answer in answers:
+            batch = self.batches.get(answer.batch_id)
+            if batch is not None:
+                batch.answers.append(answer)
+        for recorded in self.decisions:
+            batch = self.batches.get(recorded.decision.batch_id)
+            if batch is not None:
+                batch.decisions.setdefault(recorded.decision.pod_uid, recorded)
+
+    def _index(self, seq: int, event: ReceivedEvent, answers: list[ShardFiltered]) -> None:
+        env, p = event.envelope, event.envelope.payload
+        match p:
+            case FilterBatchRequested(phase="filter"):
+                self.batches.setdefault(p.batch_id, Batch(seq, env.timestamp, p))
+            case ShardFiltered():
+                answers.append(p)
+            case SchedulingAttempted():
+                recorded = Recorded(seq, env.correlation_id or "", env.timestamp, p)
+                self.decisions.append(recorded)
+            case PreemptionRequested():
+                self.preemptions.setdefault(p.attempt_id, PreemptionRecord(seq, p))
+            case PreemptionDecided():
+                record = self.preemptions.get(p.attempt_id)
+                if record is not None and record.decided is None:
+                    record.decided = p
+            case SchedulerStarted():
+                self.configs.setdefault(p.config_hash, p)
+            case PodSubmitted():
+                uid = p.pod.metadata.uid
+                if uid not in self.pods:
+                    self.pods[uid] = p
+                    self.by_name.setdefault(f"{p.pod.metadata.namespace}/{p.pod.metadata.name}", []).append(uid)
+            case BindRequested():
+                self.binds.setdefault(p.attempt_id, p)
+            case PodBound() | BindRejected():
+                self.bind_outcomes.setdefault(p.attempt_id, p)
+
+    def __len__(self) -> int:
+        return len(self.events)
+
+    def until(self, when: datetime) -> list[ReceivedEvent]:
+        """The events stamped at or before `when`, in storage order."""
+        return [e for e in self.events if e.envelope.timestamp <= when]
+
+    def pod_name(self, uid: str) -> str:
+        p = self.pods.get(uid)
+        return f"{p.pod.metadata.namespace}/{p.pod.metadata.name}" if p is not None else uid
+
+    def ordered_batches(self) -> list[Batch]:
+        return sorted(self.batches.values(), key=lambda b: b.order)
+
+    def ordered_preemptions(self) -> list[PreemptionRecord]:
+        return sorted(self.preemptions.values(), key=lambda r: r.order)

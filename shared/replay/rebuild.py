@@ -1,0 +1,92 @@
+"""Rebuilding the state a recorded decision was made on, and re-making one attempt in-process.
+
+A filter request names its state exactly: the log folded up to its watermark (gated topics, topic
+by topic and partition by partition, as the services' followers fold them) with the queue's
+in-flight assumptions overlaid. `LogFolder` folds a `ClusterView` forwards through such states;
+`evaluate` re-runs one pod's attempt on it as one shard holding every node, which the sharded
+merge equates with the in-process walk.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field
+
+from shared.cluster import ClusterView
+from shared.events import NODES, PLACEMENTS, PODS, PodShardResult
+from shared.framework.cycle_state import CycleState
+from shared.framework.pod_info import PodInfo
+from shared.framework.runtime import Framework
+from shared.framework.snapshot import Snapshot
+from shared.model import Pod
+from shared.scheduler.sharded import (
+    MergedFilter,
+    filter_on_shard,
+    merge_filter,
+    raw_by_plugin,
+    raw_scores_on_shard,
+)
+
+from .history import History
+
+GATED = (NODES, PODS, PLACEMENTS)
+"""What the filter workers and the preemption service fold up to a request's watermark, in order."""
+
+
+class LogFolder:
+    """Folds a view forwards from the history, exactly up to each watermark it is given."""
+
+    def __init__(self, history: History, view: ClusterView | None = None) -> None:
+        self.history = history
+        self.view = view or ClusterView()
+        self._next: dict[tuple[str, int], int] = {}
+
+    def advance_to(self, watermark: Mapping[str, list[int]]) -> None:
+        for topic in GATED:
+            for partition, end in enumerate(watermark.get(topic, [])):
+                events = self.history.partitions.get((topic, partition), [])
+                i = self._next.get((topic, partition), 0)
+                while i < len(events) and events[i].position.offset < end:
+                    self.view.apply(events[i].envelope, events[i].position)
+                    i += 1
+                self._next[(topic, partition)] = i
+
+
+def install(profiles: Mapping[str, Framework], view: ClusterView) -> None:
+    """Point every profile at the view's snapshot and nominated pods."""
+    snapshot, nominator = view.snapshot(), view.nominator()
+    for fwk in profiles.values():
+        fwk.set_snapshot(snapshot)
+        fwk.set_nominator(nominator)
+
+
+@dataclass
+class Evaluation:
+    """One pod's attempt re-made: the walk's verdicts (as one shard's answer), its merge, raw scores."""
+
+    info: PodInfo
+    fwk: Framework | None
+    result: PodShardResult
+    merged: MergedFilter
+    raw: dict[str, dict[str, int]] = field(default_factory=dict)
+    state: CycleState = field(default_factory=CycleState)
+
+
+def evaluate(profiles: Mapping[str, Framework], pod: Pod, snapshot: Snapshot, start: int,
+             every_node: Collection[str]) -> Evaluation:
+    info = PodInfo(pod)
+    fwk = profiles.get(pod.spec.scheduler_name)
+    state = CycleState()
+    if fwk is None:
+        error = f"no profile serves scheduler {pod.spec.scheduler_name!r}"
+        return Evaluation(info, None, PodShardResult(pod_uid=info.uid, error=error), MergedFilter(error=error))
+    result = filter_on_shard(fwk, state, info, snapshot, start, every_node)
+    merged = merge_filter(fwk, info, snapshot, start, [result])
+    raw: dict[str, dict[str, int]] = {}
+    if len(merged.feasible) > 1 and not merged.error:
+        if result.scored:
+            raw, merged.error = raw_by_plugin([result])
+        else:
+            scored = raw_scores_on_shard(fwk, state, info, snapshot, merged.feasible, every_node)
+            raw, merged.error = raw_by_plugin([scored])
+    return Evaluation(info, fwk, result, merged, raw, state)
