@@ -212,6 +212,8 @@ class Scheduler:
             return
         new = PodInfo(with_nomination(old.pod, node_name))
         self.queued[uid] = new
+        if uid in self.parked or self.view.node_of(uid) is not None:
+            return  # decided, its bind in flight: the bind's outcome says what comes next, not this
         self.queue.nominator.delete_nominated_pod_if_exists(old)
         if node_name:
             self.queue.nominator.add_nominated_pod(new, node_name)

@@ -35,7 +35,7 @@ def verdicts(results: Iterable[PodShardResult], raw: Mapping[str, Mapping[str, i
             nodes.setdefault(name, ("", "fits"))
         for f in [*r.failures, *([r.nominated] if r.nominated else [])]:
             for name in f.nodes:
-                nodes[name] = (f.plugin, "; ".join(f.reasons) or f.code)
+                nodes[name] = (f.plugin, ", ".join(f.reasons) or f.code)
         if r.scored:
             for plugin, column in r.scores.items():
                 scores.setdefault(plugin, {}).update(zip(r.feasible, column))
@@ -85,7 +85,7 @@ def weighted_difference(a: Sequence[NodePluginScores], b: Sequence[NodePluginSco
 
 
 def _failure(f: NodeFailure | None) -> str:
-    return "passes" if f is None else f"{f.plugin}: {'; '.join(f.reasons) or f.code}"
+    return "passes" if f is None else f"{f.plugin}: {', '.join(f.reasons) or f.code}"
 
 
 def _verdict(v: tuple[str, str]) -> str:

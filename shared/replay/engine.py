@@ -279,6 +279,7 @@ class Replayer:
         evaluations, decided = self.decide(batch, view, self._what_if, record=True, seeds=seeds)
         snapshot = view.snapshot()
         changed = 0
+        earlier_changed = False
         for b, bd, e, d in zip(base, base_decided, evaluations, decided):
             recorded = batch.decisions.get(e.info.uid)
             was, now = self._outcome(b, bd, recorded), self._outcome(e, d, recorded)
@@ -290,6 +291,9 @@ class Replayer:
                                               [pl.name for pl in e.fwk.score_plugins] if e.fwk else [])
             if not plugin and not detail:
                 plugin, detail = weighted_difference(bd.scores, d.scores, [h for h in (bd.host, d.host) if h])
+            if not plugin and not detail and earlier_changed:
+                detail = "pods decided earlier in the cycle were placed differently"
+            earlier_changed = True
             self.divergences.append(self._divergence("what-if", batch, e, recorded, was, now, plugin, detail))
         return changed
 
