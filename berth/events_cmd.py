@@ -13,8 +13,9 @@ import json
 import sys
 from typing import Any, TextIO
 
+from shared.adapters.history import export_line
 from shared.errors import DecodeError
-from shared.events import TOPICS, Envelope, Position, TopicRegistry, encode_json, render_json
+from shared.events import TOPICS, Envelope, Position, ReceivedEvent, TopicRegistry, render_json
 from shared.settings import load_settings
 
 from .client import EXIT_INVALID_INPUT, CliError, add_cluster_args, find_cluster, run_guarded
@@ -80,6 +81,6 @@ def _render(position: Position, decoded: Envelope | DecodeError, raw: bytes, *, 
         record = {**where, "error": str(decoded), "raw": base64.b64encode(raw).decode()}
         return json.dumps(record) if compact else json.dumps(record, indent=2)
     if compact:
-        return json.dumps({**where, "event": json.loads(encode_json(decoded))})
+        return export_line(ReceivedEvent(decoded, position))  # what `berth replay --source FILE` reads
     # render_json is the envelope's canonical readable form; the position is added around it.
     return json.dumps({**where, "event": json.loads(render_json(decoded))}, indent=2)

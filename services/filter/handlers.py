@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from services.runtime import Handler
-from shared.cluster import ClusterView
+from shared.cluster import ClusterView, point_at
 from shared.events import (
     FILTER_REQUESTS,
     NODE_SHARDS,
@@ -105,11 +105,8 @@ class FilterHandler(Handler):
             log.warning("filter: batch %s evaluated before the view reached the queue's", req.batch_id)
         folded = self.view.past(req.watermark)
         self.view.set_assumed((a.pod_uid, a.node_name) for a in req.assumed)
+        point_at(self.profiles.values(), self.view)
         snapshot = self.view.snapshot()
-        nominator = self.view.nominator()
-        for fwk in self.profiles.values():
-            fwk.set_snapshot(snapshot)
-            fwk.set_nominator(nominator)
         mine = self.index.nodes_of(snapshot, shards)
         results = [self._evaluate(req, i, snapshot, mine) for i in range(len(req.pods))]
         self.evaluated += len(results)

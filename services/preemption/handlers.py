@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from prometheus_client import CollectorRegistry, Counter, Histogram
 
 from services.runtime import Handler
-from shared.cluster import ClusterView
+from shared.cluster import ClusterView, reach
 from shared.events import (
     PODS,
     PREEMPTION,
@@ -63,7 +63,7 @@ class PreemptionHandler(Handler):
         they came from: the view folds forwards only."""
         def made(event: ReceivedEvent) -> tuple[int, int]:
             p = event.payload
-            return (0, sum(map(sum, p.watermark.values()))) if isinstance(p, PreemptionRequested) else (1, 0)
+            return (0, reach(p.watermark)) if isinstance(p, PreemptionRequested) else (1, 0)
         out: list[OutgoingEvent] = []
         for event in sorted(events, key=made):
             out.extend(await self.handle(event))

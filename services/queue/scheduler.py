@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
-from shared.cluster import ClusterView, with_nomination
+from shared.cluster import ClusterView, point_at, with_nomination
 from shared.events import (
     BINDS,
     DECISIONS,
@@ -327,10 +327,8 @@ class Scheduler:
         started = time.perf_counter()
         attempts = [self._attempt(qpi) for qpi in batch]
         self.metrics.batch_pods.observe(len(attempts))
+        point_at(self.profiles.values(), self.view)  # nominations as the filter workers and replay see them
         snapshot = self.view.snapshot()
-        for fwk in self.profiles.values():
-            fwk.set_snapshot(snapshot)
-            fwk.set_nominator(self.view.nominator())  # as the filter workers and replay see nominations
         watermark = self.view.watermark(WATERMARK_TOPICS)
         assumed = [Assumed(pod_uid=u, node_name=n) for u, n in self.view.assumed.items()]
         start = self.next_start
@@ -424,8 +422,7 @@ class Scheduler:
     def _bind(self, a: _Attempt, host: str, batch_id: str) -> None:
         uid = a.info.uid
         self.view.assume(uid, host)
-        for fwk in self.profiles.values():
-            fwk.set_nominator(self.view.nominator())
+        point_at(self.profiles.values(), self.view)
         self.parked[uid] = a.qpi
         self.queue.nominator.delete_nominated_pod_if_exists(a.info)
         self.queue.done(uid)

@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-
-from sqlalchemy.ext.asyncio import AsyncEngine
+from typing import TYPE_CHECKING
 
 from shared.errors import DecodeError, InvalidInput
 from shared.events import TOPICS, Position, ReceivedEvent, TopicRegistry, decode_json, encode_json
 from shared.replay.history import History
 from shared.settings import Settings
+
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncEngine
 
 
 async def history_from_store(engine: AsyncEngine) -> History:

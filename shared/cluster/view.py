@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 import msgspec
 
@@ -41,6 +42,9 @@ from shared.framework.snapshot import Snapshot, index_images
 from shared.model import Pod, PodDisruptionBudget, PriorityClass
 from shared.queue.nominator import Nominator
 
+if TYPE_CHECKING:
+    from shared.framework.runtime import Framework
+
 TERMINAL_PHASES = ("Succeeded", "Failed")
 Watermark = dict[str, list[int]]
 """Logical topic → the next offset to fold, per partition."""
@@ -53,6 +57,21 @@ def bound_copy(pod: Pod, node_name: str) -> Pod:
         spec=msgspec.structs.replace(pod.spec, node_name=node_name),
         status=msgspec.structs.replace(pod.status, nominated_node_name=""),
     )
+
+
+def reach(watermark: Mapping[str, list[int]]) -> int:
+    """How far a watermark reaches, in events: a queue's watermarks only grow, so this orders its
+    requests as it made them."""
+    return sum(map(sum, watermark.values()))
+
+
+def point_at(profiles: Iterable[Framework], view: ClusterView) -> None:
+    """Point every framework at the view's snapshot and nominated pods (the nominator is rebuilt
+    after a placement changes, so callers point again after assuming a pod)."""
+    snapshot, nominator = view.snapshot(), view.nominator()
+    for fwk in profiles:
+        fwk.set_snapshot(snapshot)
+        fwk.set_nominator(nominator)
 
 
 def with_nomination(pod: Pod, node_name: str) -> Pod:

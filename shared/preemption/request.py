@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
-from shared.cluster import ClusterView
+from shared.cluster import ClusterView, point_at
 from shared.events import PreemptionRequested
 from shared.framework.cycle_state import CycleState
 from shared.framework.pod_info import PodInfo
@@ -32,8 +32,7 @@ def decide_preemption(fwk: Framework | None, view: ClusterView, req: PreemptionR
     if fwk is None:
         return PreemptionOutcome("", "no profile serves this pod", attempted=False)
     pod = PodInfo(req.pod)
-    fwk.set_snapshot(view.snapshot())
-    fwk.set_nominator(view.nominator())
+    point_at([fwk], view)
     fwk.set_pod_disruption_budgets(list(view.pdbs.values()))
     rng = random.Random(req.seed)
     for plugin in fwk.plugins.values():

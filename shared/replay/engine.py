@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import msgspec
 
-from shared.cluster import ClusterView
+from shared.cluster import ClusterView, point_at
 from shared.framework.profile import build_profiles
 from shared.framework.runtime import Framework
 from shared.model.config import KubeSchedulerConfiguration
@@ -29,7 +29,7 @@ from shared.scheduler.seeds import attempt_seed, config_hash
 
 from .diff import first_difference, verdicts, weighted_difference
 from .history import Batch, History, Recorded
-from .rebuild import Evaluation, LogFolder, evaluate, install
+from .rebuild import Evaluation, LogFolder, evaluate
 
 Progress = Callable[[int, int], None]
 
@@ -124,7 +124,7 @@ class Replayer:
         for record in preemptions:
             done += 1
             self._tick(done, total)
-            attempt = self._attempt_of(record.request.attempt_id)
+            attempt = h.by_attempt.get(record.request.attempt_id)
             if not self.window.holds(record.seq):
                 continue
             folder.advance_to(record.request.watermark)
@@ -173,11 +173,6 @@ class Replayer:
         if self.progress is not None:
             self.progress(done, total)
 
-    def _attempt_of(self, attempt_id: str) -> Recorded | None:
-        if not hasattr(self, "_by_attempt"):
-            self._by_attempt = {r.attempt_id: r for r in self.history.decisions if r.attempt_id}
-        return self._by_attempt.get(attempt_id)
-
     # --- one cycle ----------------------------------------------------------------------------
 
     def decide(self, batch: Batch, view: ClusterView, profiles: Mapping[str, Framework],
@@ -186,7 +181,7 @@ class Replayer:
         queue did; the view is left with the request's assumptions only."""
         req = batch.request
         view.set_assumed((a.pod_uid, a.node_name) for a in req.assumed)
-        install(profiles, view)
+        point_at(profiles.values(), view)
         snapshot = view.snapshot()
         every_node = set(snapshot.node_info_map)
         evaluations = [evaluate(profiles, pod, snapshot, req.starts[i] if i < len(req.starts) else 0, every_node)
@@ -198,7 +193,7 @@ class Replayer:
 
         def assume(uid: str, host: str) -> None:
             view.assume(uid, host)
-            install(profiles, view)
+            point_at(profiles.values(), view)
 
         decided = decide_batch([items[i] for i in runnable], view.snapshot, assume, record=record)
         out: list[Decision] = [Decision("error", error=e.merged.error) for e in evaluations]

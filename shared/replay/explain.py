@@ -14,7 +14,7 @@ from datetime import datetime
 
 import msgspec
 
-from shared.cluster import ClusterView
+from shared.cluster import ClusterView, point_at
 from shared.errors import NotFound
 from shared.events import BINDS, NODES, PLACEMENTS, PODS
 from shared.framework.cycle_state import CycleState
@@ -26,7 +26,7 @@ from shared.scheduler.seeds import attempt_seed
 
 from .engine import Replayer, outcome_text
 from .history import Batch, History, Recorded
-from .rebuild import Evaluation, LogFolder, evaluate, install
+from .rebuild import Evaluation, LogFolder, evaluate
 
 
 class FilterVerdict(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -150,7 +150,7 @@ def _explain(profiles: dict[str, Framework], view: ClusterView, pod: Pod, start:
     the batch's earlier pods are placed (what the queue saw when it decided this one)."""
     uid = pod.metadata.uid
     restore = list(view.assumed.items())
-    install(profiles, view)
+    point_at(profiles.values(), view)
     snapshot = view.snapshot()
     e = evaluate(profiles, pod, snapshot, start, set(snapshot.node_info_map))
     table = _filter_table(e, snapshot)
@@ -158,13 +158,10 @@ def _explain(profiles: dict[str, Framework], view: ClusterView, pod: Pod, start:
     if e.fwk is not None:
         for other, node in earlier:
             view.assume(other, node)
-        install(profiles, view)
-
-        def assume(pod_uid: str, host: str) -> None:
-            view.assume(pod_uid, host)
+        point_at(profiles.values(), view)
 
         item = BatchItem(e.fwk, e.info, e.merged, e.raw, seed)
-        decided = decide_batch([item], view.snapshot, assume, placed_before=bool(earlier), record=True)[0]
+        decided = decide_batch([item], view.snapshot, view.assume, placed_before=bool(earlier), record=True)[0]
         view.set_assumed(restore)
     walked = set(e.merged.feasible) | set(e.merged.diagnosis.node_to_status)
     weights = e.fwk.score_weights if e.fwk is not None else {}

@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from shared.cluster import reach
 from shared.events import (
     BindRejected,
     BindRequested,
@@ -51,7 +52,7 @@ class Batch:
     @property
     def order(self) -> tuple[int, int]:
         """Cycles in the order the queue ran them: watermarks only grow; ties in storage order."""
-        return (sum(map(sum, self.request.watermark.values())), self.seq)
+        return (reach(self.request.watermark), self.seq)
 
 
 @dataclass
@@ -62,7 +63,7 @@ class PreemptionRecord:
 
     @property
     def order(self) -> tuple[int, int]:
-        return (sum(map(sum, self.request.watermark.values())), self.seq)
+        return (reach(self.request.watermark), self.seq)
 
 
 class History:
@@ -77,6 +78,8 @@ class History:
         self.by_name: dict[str, list[str]] = {}
         """"namespace/name" → uids, in submission order (a name may be reused)."""
         self.decisions: list[Recorded] = []
+        self.by_attempt: dict[str, Recorded] = {}
+        """Attempt id (the decision's correlation id) → its decision."""
         self.bind_outcomes: dict[str, PodBound | BindRejected] = {}
         self.binds: dict[str, BindRequested] = {}
         seen: set[object] = set()
@@ -98,6 +101,8 @@ class History:
             if batch is not None:
                 batch.answers.append(answer)
         for recorded in self.decisions:
+            if recorded.attempt_id:
+                self.by_attempt.setdefault(recorded.attempt_id, recorded)
             batch = self.batches.get(recorded.decision.batch_id)
             if batch is not None:
                 batch.decisions.setdefault(recorded.decision.pod_uid, recorded)

@@ -52,14 +52,6 @@ class LogFolder:
                 self._next[(topic, partition)] = i
 
 
-def install(profiles: Mapping[str, Framework], view: ClusterView) -> None:
-    """Point every profile at the view's snapshot and nominated pods."""
-    snapshot, nominator = view.snapshot(), view.nominator()
-    for fwk in profiles.values():
-        fwk.set_snapshot(snapshot)
-        fwk.set_nominator(nominator)
-
-
 @dataclass
 class Evaluation:
     """One pod's attempt re-made: the walk's verdicts (as one shard's answer), its merge, raw scores."""
