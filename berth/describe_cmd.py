@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote
 
@@ -23,8 +24,47 @@ def register(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     pod = Gateway(find_cluster(args)).get(
         f"/api/v1/namespaces/{quote(args.namespace)}/pods/{quote(args.name)}?events=true")
-    sys.stdout.write(render(pod))
+    sys.stdout.write(render(pod, now=datetime.now(UTC)))
     return 0
+
+
+def human_duration(seconds: float) -> str:
+    """kubectl's age (apimachinery's HumanDuration): coarser the older it is."""
+    s = int(seconds)
+    if s < -1:
+        return "<invalid>"
+    if s < 0:
+        return "0s"
+    if s < 120:
+        return f"{s}s"
+    minutes = s // 60
+    if minutes < 10:
+        return f"{minutes}m{s % 60}s" if s % 60 else f"{minutes}m"
+    if minutes < 180:
+        return f"{minutes}m"
+    hours = minutes // 60
+    if hours < 8:
+        return f"{hours}h{minutes % 60}m" if minutes % 60 else f"{hours}h"
+    if hours < 48:
+        return f"{hours}h"
+    days = hours // 24
+    if hours < 24 * 8:
+        return f"{days}d{hours % 24}h" if hours % 24 else f"{days}d"
+    if hours < 24 * 365 * 2:
+        return f"{days}d"
+    years = days // 365
+    if hours < 24 * 365 * 8:
+        return f"{years}y{days % 365}d" if days % 365 else f"{years}y"
+    return f"{years}y"
+
+
+def _age(event: dict[str, Any], now: datetime) -> str:
+    """kubectl's Age column: the last sighting, and for a repeated event its count and first."""
+    last = human_duration((now - datetime.fromisoformat(event["lastTimestamp"])).total_seconds())
+    if event.get("count", 1) <= 1:
+        return last
+    first = human_duration((now - datetime.fromisoformat(event["firstTimestamp"])).total_seconds())
+    return f"{last} (x{event['count']} over {first})"
 
 
 def _requests(spec: dict[str, Any]) -> str:
@@ -35,7 +75,7 @@ def _requests(spec: dict[str, Any]) -> str:
     return ", ".join(totals) or "<none>"
 
 
-def render(pod: dict[str, Any]) -> str:
+def render(pod: dict[str, Any], *, now: datetime) -> str:
     meta, spec, status = pod.get("metadata", {}), pod.get("spec", {}), pod.get("status", {})
     fields = [
         ("Name", meta.get("name", "")),
@@ -60,13 +100,13 @@ def render(pod: dict[str, Any]) -> str:
     out.append("Conditions:")
     conds = [("Type", "Status", "Reason", "Message")]
     conds += [(c["type"], c["status"], c.get("reason", ""), c.get("message", "")) for c in status.get("conditions", [])]
-    out += ["  " + line for line in table(conds).splitlines()]
+    out += ["  " + line for line in table(conds, padding=2).splitlines()]
     events = pod.get("schedulingEvents", [])
     if events:
         out.append("Events:")
-        rows = [("Type", "Reason", "Time", "Message")]
-        rows += [(e["type"], e["reason"], e["time"], e["message"]) for e in events]
-        out += ["  " + line for line in table(rows).splitlines()]
+        rows = [("Type", "Reason", "Age", "From", "Message"), ("----", "------", "----", "----", "-------")]
+        rows += [(e["type"], e["reason"], _age(e, now), e["from"], e["message"].strip()) for e in events]
+        out += ["  " + line for line in table(rows, padding=2).splitlines()]
     else:
         out.append("Events:  <none>")
     return "\n".join(out) + "\n"

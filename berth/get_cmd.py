@@ -44,11 +44,13 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def table(rows: list[tuple[str, ...]]) -> str:
+def table(rows: list[tuple[str, ...]], padding: int = 3) -> str:
+    """Left-aligned columns as kubectl's tab writer lays them out (3 spaces for get, 2 for describe)."""
     if len(rows) == 1:
         return "No resources found.\n"
+    gap = " " * padding
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
-    lines = ["   ".join(r[i].ljust(w) for i, w in enumerate(widths)) + "   " + r[-1] for r in rows]
+    lines = [gap.join(r[i].ljust(w) for i, w in enumerate(widths)) + gap + r[-1] for r in rows]
     return "\n".join(line.rstrip() for line in lines) + "\n"
 
 

@@ -3,6 +3,7 @@
     GET /healthz   200 while the server runs
     GET /readyz    200 when Postgres answers (the broker connection is made before serving)
     GET /metrics   Prometheus text format
+    the Kubernetes-shaped API (handlers.py) and the event log and explain (debugging.py)
 
 Reads are unauthenticated; every mutating call needs `Authorization: Bearer $BERTH_API_TOKEN`.
 """
@@ -21,11 +22,12 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from shared.adapters.kafka import KafkaPublisher, make_producer
-from shared.adapters.postgres import ReadModelQueries, make_engine
+from shared.adapters.postgres import PostgresEventStore, ReadModelQueries, make_engine
 from shared.errors import BrokerUnavailable
 from shared.events import TopicRegistry
 from shared.ports import Publisher
 
+from .debugging import DebugRoutes
 from .handlers import Routes
 from .metrics import GatewayMetrics
 from .settings import GatewaySettings, load
@@ -39,7 +41,9 @@ def build_app(settings: GatewaySettings, publisher: Publisher, engine: AsyncEngi
     registry = registry or TopicRegistry(settings.base.topic_prefix)
     metrics = GatewayMetrics()
     app = web.Application(client_max_size=settings.max_body_bytes)
-    Routes(settings, publisher, ReadModelQueries(engine), registry, metrics).install(app)
+    queries = ReadModelQueries(engine)
+    Routes(settings, publisher, queries, registry, metrics).install(app)
+    DebugRoutes(PostgresEventStore(engine, page_size=5000), queries).install(app)
 
     async def healthz(request: web.Request) -> web.Response:
         return web.json_response({"ok": True, "service": settings.base.service_name})

@@ -23,6 +23,7 @@ from shared.ports import Publisher
 
 from . import objects
 from .metrics import GatewayMetrics
+from .pod_events import pod_events
 from .settings import GatewaySettings
 
 log = logging.getLogger(__name__)
@@ -173,25 +174,9 @@ class Routes:
             raise NotFound("pods", name)
         data = objects.render_pod_row(row)
         if request.query.get("events") in ("1", "true"):
-            data["schedulingEvents"] = await self._scheduling_events(row.uid)
+            data["schedulingEvents"] = pod_events(row, await self.queries.attempts(row.uid),
+                                                  await self.queries.bindings(row.uid))
         return web.json_response(data)
-
-    async def _scheduling_events(self, uid: str) -> list[dict[str, Any]]:
-        """Attempts, binds and preemptions of the pod, oldest first (what `berth describe` lists)."""
-        out: list[dict[str, Any]] = []
-        for a in await self.queries.attempts(uid):
-            out.append({"time": a.attempted_at.isoformat(), "type": "Normal" if a.node_name else "Warning",
-                        "reason": "Scheduled" if a.node_name else "FailedScheduling",
-                        "message": f"assigned to {a.node_name}" if a.node_name else (a.message or "")})
-        for b in await self.queries.bindings(uid):
-            when = b.decided_at or b.requested_at
-            out.append({"time": when.isoformat() if when else "", "type": "Warning" if b.state == "Rejected" else "Normal",
-                        "reason": f"Bind{b.state}", "message": f"node {b.node_name}" + (f": {b.reason}" if b.reason else "")})
-        for p in await self.queries.preemptions(uid):
-            victims = ", ".join(f"{v.namespace}/{v.name}" for v in p.victims)
-            out.append({"time": p.decided_at.isoformat(), "type": "Normal", "reason": "Preempting" if p.nominated_node else "PreemptionFailed",
-                        "message": p.message or f"nominated {p.nominated_node}; victims: {victims or 'none'}"})
-        return sorted(out, key=lambda e: str(e["time"]))
 
     async def create_pod(self, request: web.Request) -> web.Response:
         ns = request.match_info["ns"]

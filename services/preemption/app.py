@@ -25,7 +25,7 @@ def build(settings: PreemptionSettings, *, registry: TopicRegistry | None = None
     handler = PreemptionHandler(view, profiles_from(settings.config), lambda w, t: follower.wait_reached(w, t),
                                 PreemptionMetrics(service.metrics.registry), producer=settings.base.service_name,
                                 watermark_wait_s=settings.watermark_wait_s)
-    follower = LogFollower(settings.base, registry, FOLLOWED, view, lambda env, pos: handler.on_decision(env),
+    follower = LogFollower(settings.base, registry, FOLLOWED, view, lambda env, pos: handler.on_event(env),
                            gated=(NODES, PODS, PLACEMENTS))
     service.handler = handler
     return service, follower

@@ -6,12 +6,20 @@ as a filter worker does; the preemption's random candidate offset is drawn from 
 as the in-process simulator draws it. Each request is decided once: the decisions this service has
 published are folded too (`answered`), so a request redelivered after a crash gets no second,
 different decision: its first one stands.
+
+A request's watermark can predate this service's own recent decisions (the queue asked before their
+evictions and nominations reached it). Those decisions stay "in flight" until the view has folded
+every event they published, and each new decision is made with them overlaid: their victims gone,
+their nominations made. Without that, two preemptors would free room with the same victim. The
+overlay used is recorded in the decision (`evicting`, `nominating`), so replay applies the same.
 """
 
 from __future__ import annotations
 
 import logging
+import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
 
@@ -45,6 +53,30 @@ class PreemptionMetrics:
                                  buckets=(1, 2, 4, 8, 16, 32, 64), registry=registry)
 
 
+@dataclass(frozen=True)
+class InFlight:
+    """A decision's effects on the cluster, and the ids of the events that carry them."""
+
+    effects: frozenset[uuid.UUID]
+    evicting: tuple[str, ...]
+    nominating: tuple[tuple[str, str], ...]
+
+
+def in_flight(request_id: uuid.UUID, decided: PreemptionDecided) -> InFlight | None:
+    """What a decision published (the ids are derived from its request's), None when nothing."""
+    uid = decided.preemptor_uid
+    effects = [derived_id(request_id, "evict", v.uid) for v in decided.victims]
+    effects += [derived_id(request_id, "clear", c) for c in decided.cleared if c != uid]
+    nominating = [(c, "") for c in decided.cleared]
+    if decided.nominated_node or uid in decided.cleared:
+        effects.append(derived_id(request_id, "nominate"))
+    if decided.nominated_node:
+        nominating.append((uid, decided.nominated_node))
+    if not effects:
+        return None
+    return InFlight(frozenset(effects), tuple(v.uid for v in decided.victims), tuple(nominating))
+
+
 class PreemptionHandler(Handler):
     def __init__(self, view: ClusterView, profiles: Mapping[str, Framework],
                  wait_reached: Callable[[Mapping[str, list[int]], float], Awaitable[bool]],
@@ -52,11 +84,30 @@ class PreemptionHandler(Handler):
         self.view, self.profiles, self.wait_reached = view, profiles, wait_reached
         self.metrics, self.producer, self.watermark_wait_s = metrics, producer, watermark_wait_s
         self.answered: set[str] = set()
+        self.in_flight: dict[str, InFlight] = {}
+        """Attempt id → a decision whose effects the view has not folded yet, in decision order."""
+        self.folded_effects: set[uuid.UUID] = set()
 
-    def on_decision(self, env: Envelope) -> None:
-        """A PreemptionDecided read back from the log (the follower calls this)."""
-        if isinstance(env.payload, PreemptionDecided) and env.payload.attempt_id:
-            self.answered.add(env.payload.attempt_id)
+    def on_event(self, env: Envelope) -> None:
+        """An event the follower folded: a decision read back (after a restart, the only record of
+        what is in flight), or one of the evictions and nominations decisions publish."""
+        p = env.payload
+        if isinstance(p, PodEvicted | PodNominated):
+            self.folded_effects.add(env.event_id)
+        elif isinstance(p, PreemptionDecided) and p.attempt_id and p.attempt_id not in self.answered:
+            self.answered.add(p.attempt_id)
+            flight = in_flight(env.causation_id, p) if env.causation_id is not None else None
+            if flight is not None:
+                self.in_flight[p.attempt_id] = flight
+
+    def _overlay(self) -> tuple[list[str], dict[str, str]]:
+        """Drop the decisions the view now shows; overlay the rest (later ones win a nomination)."""
+        for attempt_id in [a for a, f in self.in_flight.items() if f.effects <= self.folded_effects]:
+            del self.in_flight[attempt_id]
+        evicting = sorted({v for f in self.in_flight.values() for v in f.evicting})
+        nominating = {uid: node for f in self.in_flight.values() for uid, node in f.nominating}
+        self.view.set_preempting(evicting, nominating)
+        return evicting, nominating
 
     async def handle_batch(self, events: Sequence[ReceivedEvent]) -> Sequence[OutgoingEvent]:
         """Requests in the order the queue made them (the watermarks grow), whichever partitions
@@ -84,6 +135,7 @@ class PreemptionHandler(Handler):
         return out
 
     def _decide(self, cause: Envelope, req: PreemptionRequested, folded: dict[str, list[int]]) -> list[OutgoingEvent]:
+        evicting, nominating = self._overlay()
         outcome = decide_preemption(self.profiles.get(req.pod.spec.scheduler_name), self.view, req)
         uid = req.pod.metadata.uid
         out: list[OutgoingEvent] = []
@@ -99,9 +151,15 @@ class PreemptionHandler(Handler):
             out.append(self._out(PODS, PodNominated(uid=uid, node_name=outcome.nominated), cause, "nominate"))
         elif outcome.clear_own:
             out.append(self._out(PODS, PodNominated(uid=uid, node_name=""), cause, "nominate"))
+        cleared = [o.uid for o in outcome.nominations_to_clear] if outcome.nominated else (
+            [uid] if outcome.clear_own else [])
         decided = PreemptionDecided(
             preemptor_uid=uid, nominated_node=outcome.nominated, attempt_id=req.attempt_id, message=outcome.message,
-            folded=folded, victims=[PodRef(uid=v.uid, namespace=v.namespace, name=v.name) for v in outcome.victims])
+            folded=folded, victims=[PodRef(uid=v.uid, namespace=v.namespace, name=v.name) for v in outcome.victims],
+            cleared=cleared, evicting=evicting, nominating=nominating)
+        flight = in_flight(cause.event_id, decided)
+        if flight is not None:
+            self.in_flight[req.attempt_id] = flight
         # The decision goes last: once the queue reads it, the evictions are on their way already.
         out.append(self._out(PREEMPTION, decided, cause, "decided"))
         return out

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from shared.errors import DecodeError, InvalidInput
 from shared.events import TOPICS, Position, ReceivedEvent, TopicRegistry, decode_json, encode_json
@@ -73,7 +73,12 @@ def history_from_export(path: str | Path) -> History:
     return History(events)
 
 
-def export_line(event: ReceivedEvent) -> str:
+def export_record(event: ReceivedEvent) -> dict[str, Any]:
+    """An event where it sits in the log: {"topic", "partition", "offset", "event"}."""
     p = event.position
-    return json.dumps({"topic": p.topic, "partition": p.partition, "offset": p.offset,
-                       "event": json.loads(encode_json(event.envelope))})
+    return {"topic": p.topic, "partition": p.partition, "offset": p.offset,
+            "event": json.loads(encode_json(event.envelope))}
+
+
+def export_line(event: ReceivedEvent) -> str:
+    return json.dumps(export_record(event))

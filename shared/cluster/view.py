@@ -100,6 +100,10 @@ class ClusterView:
         """A pod's place in its node's pod list: pods running at submission in submission order, then
         pods placed by scheduling in placement order (as the simulator lists them; preemption's
         victim order follows it)."""
+        self.evicting: set[str] = set()
+        self.nominating: dict[str, str] = {}
+        """Preemptions decided but not yet folded (`set_preempting`): victims taken as gone,
+        nominations (uid → node, "" for cleared) as made."""
         self._placements = 0
         self._snapshot: Snapshot | None = None
         self._nominator: Nominator | None = None
@@ -130,9 +134,9 @@ class ClusterView:
         """Pending pods with a nomination, for the filter's two-pass check and for preemption."""
         if self._nominator is None:
             nominator = Nominator()
-            for uid, node in self.nominated.items():
+            for uid, node in {**self.nominated, **self.nominating}.items():
                 pod = self.specs.get(uid)
-                if pod is not None and uid not in self._on_node:
+                if node and pod is not None and uid not in self._on_node and uid not in self.evicting:
                     nominator.add_nominated_pod(PodInfo(with_nomination(pod, node)), node)
             self._nominator = nominator
         return self._nominator
@@ -229,6 +233,16 @@ class ClusterView:
                 self.assumed[uid] = node
                 self._sync(uid)
 
+    def set_preempting(self, evicting: Iterable[str], nominating: Mapping[str, str]) -> None:
+        """Replace the overlay of preemptions decided but not yet in the log this view folded."""
+        wanted = set(evicting)
+        changed, self.evicting = wanted ^ self.evicting, wanted
+        for uid in changed:
+            self._sync(uid, renumber=False)  # a victim put back keeps its place in its node's list
+        if dict(nominating) != self.nominating:
+            self.nominating = dict(nominating)
+            self._nominator = None
+
     # --- internals ----------------------------------------------------------------------------
 
     def _upsert_node(self, p: NodeUpserted, at: datetime) -> None:
@@ -264,9 +278,10 @@ class ClusterView:
             self._nominator = None
         self._sync(uid)
 
-    def _sync(self, uid: str) -> None:
+    def _sync(self, uid: str, *, renumber: bool = True) -> None:
         """Make the NodeInfos agree with where the pod should count."""
-        target = None if uid in self.deleted else (self.placed.get(uid) or self.assumed.get(uid))
+        gone = uid in self.deleted or uid in self.evicting
+        target = None if gone else (self.placed.get(uid) or self.assumed.get(uid))
         pod = self.specs.get(uid)
         if pod is None:
             target = None
@@ -281,7 +296,7 @@ class ClusterView:
         if target is not None and pod is not None:
             info = PodInfo(bound_copy(pod, target))
             self._on_node[uid] = (target, info)
-            if uid not in self._order or self._order[uid][0] == 1:
+            if uid not in self._order or (self._order[uid][0] == 1 and renumber):
                 self._placements += 1
                 self._order[uid] = (1, self._placements, uid)
             node = self.nodes.get(target)

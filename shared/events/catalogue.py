@@ -313,6 +313,13 @@ class PreemptionDecided(Event, frozen=True):
     attempt_id: str = ""
     folded: dict[str, list[int]] = {}
     """As `ShardFiltered.folded`: set only when decided on a view past the request's watermark."""
+    cleared: list[str] = []
+    """Pods whose nomination this decision cleared (lower-priority pods nominated to the chosen node,
+    or the preemptor's own when no node helps)."""
+    evicting: list[str] = []
+    nominating: dict[str, str] = {}
+    """Earlier preemptions not yet visible at the request's watermark, as the decision accounted for
+    them: their victims taken as gone, their nominations (uid → node, "" for cleared) as made."""
 
     def partition_key(self) -> str:
         return self.preemptor_uid

@@ -121,14 +121,19 @@ class Replayer:
         total, done = len(batches) + len(preemptions), 0
         matched_preemptions = replayed_preemptions = 0
         folder = LogFolder(h)
+        # A decision's message carries its preemption's outcome, so a window's decisions need their
+        # preemptions replayed even when those were requested after the window closed.
+        needed = {r.attempt_id for b in batches if self.window.holds(b.seq) for r in b.decisions.values()}
         for record in preemptions:
             done += 1
             self._tick(done, total)
             attempt = h.by_attempt.get(record.request.attempt_id)
-            if not self.window.holds(record.seq):
+            if not (self.window.holds(record.seq) or record.request.attempt_id in needed):
                 continue
             folder.advance_to(record.request.watermark)
             folder.view.set_assumed((a.pod_uid, a.node_name) for a in record.request.assumed)
+            decided = record.decided
+            folder.view.set_preempting(decided.evicting if decided else (), decided.nominating if decided else {})
             profiles = self.profiles_for(attempt.decision.config_hash if attempt else "")
             fwk = profiles.get(record.request.pod.spec.scheduler_name)
             outcome = decide_preemption(fwk, folder.view, record.request)
@@ -155,6 +160,7 @@ class Replayer:
             done += 1
             self._tick(done, total)
             if not self.window.holds(batch.seq):
+                self._count_attempts(batch)  # the queue's attempt counters ran on outside the window
                 continue
             folder.advance_to(batch.request.watermark)
             n, m, c, finished = self._replay_batch(batch, view)

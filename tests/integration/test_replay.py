@@ -7,24 +7,41 @@ named after score plugins; explain must agree with what the distributed run deci
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import msgspec
 import pytest
+from aiohttp.test_utils import TestClient, TestServer
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from berth.bench.ledger import read_ledger
+from berth.cli import main
+from berth.describe_cmd import render as describe_render
+from services.gateway.app import build_app
+from services.gateway.settings import GatewaySettings
 from shared.adapters.history import export_line, history_from_export, history_from_kafka, history_from_store
 from shared.adapters.kafka import KafkaPublisher
-from shared.events import BindRejected, NodeUpserted, OutgoingEvent, PodEvicted, envelope
+from shared.events import (
+    BindRejected,
+    NodeUpserted,
+    OutgoingEvent,
+    PodBound,
+    PodDeleted,
+    PodEvicted,
+    PodSubmitted,
+    SchedulingAttempted,
+    envelope,
+)
 from shared.model.loader import load_objects
 from shared.replay.diff import verdicts
-from shared.replay.engine import Replayer
-from shared.replay.explain import explain_attempt
+from shared.replay.engine import Replayer, ReplayReport
+from shared.replay.explain import explain_attempt, explain_now
 from shared.replay.history import History
 
 from .cluster_run import attempted, fleet_for, projection_caught_up, run_fleet, settle, waves_of
@@ -88,11 +105,14 @@ async def _record(env: BerthTestEnv, publisher: KafkaPublisher, engine: AsyncEng
 
 
 async def test_a_recorded_run_replays_exactly(
-        berth_env: BerthTestEnv, publisher: KafkaPublisher, engine: AsyncEngine, tmp_path: Path) -> None:
+        berth_env: BerthTestEnv, publisher: KafkaPublisher, engine: AsyncEngine, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
     history = await _record(berth_env, publisher, engine, tmp_path)
     payloads = [e.envelope.payload for e in history.events]
     assert sum(isinstance(p, PodEvicted) for p in payloads) > 0, "preemption happened"
     assert sum(isinstance(p, BindRejected) for p in payloads) > 0, "the binder rejected binds"
+    victims = [p.uid for p in payloads if isinstance(p, PodEvicted)]
+    assert len(victims) == len(set(victims)), "a pod was chosen as a victim twice"
 
     report = Replayer(history).run()
     assert report.divergences == [], report.divergences[:5]
@@ -142,6 +162,171 @@ async def test_a_recorded_run_replays_exactly(
                 assert node.status == ("fits" if reason == "fits" else f"{plugin}: {reason}"), (x.pod, node.node)
         checked += 1
     assert checked >= 10
+
+    _check_windows(history, report, export, capsys)
+    _check_cluster_at(history, export, capsys)
+    await _check_gateway(berth_env, publisher, engine, history)
+
+
+def _cli_json(capsys: pytest.CaptureFixture[str], *argv: str) -> Any:
+    capsys.readouterr()
+    code = main(list(argv))
+    out = capsys.readouterr().out
+    assert code == 0, out
+    return json.loads(out)
+
+
+def _check_windows(history: History, full: ReplayReport, export: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--from/--to by log position and by time: only the cycles inside are checked, all as recorded."""
+    history = history_from_export(export)  # positions are the CLI's source's own order (timestamps here)
+    first, last = len(history) // 3, 2 * len(history) // 3
+    in_window = [b for b in history.batches.values() if first <= b.seq <= last]
+    expected = sum(len(b.decisions) for b in in_window)
+    windowed = _cli_json(capsys, "replay", "--source", str(export), "--from", str(first), "--to", str(last), "-o", "json")
+    assert windowed["divergences"] == [] and windowed["decisions"] == windowed["matched"]
+    assert expected <= windowed["decisions"] < full.decisions  # plus pods retried at once (no decision recorded)
+    assert windowed["preemptions"] >= sum(1 for p in history.preemptions.values()
+                                          if first <= p.seq <= last and p.decided is not None)
+    assert windowed["preemptions"] == windowed["preemptions_matched"]
+
+    stamps = sorted(e.envelope.timestamp for e in history.events)
+    start, end = stamps[first], stamps[last]
+    by_time = _cli_json(capsys, "replay", "--source", str(export), "--from", start.isoformat(), "--to", end.isoformat(),
+                        "-o", "json")
+    assert by_time["divergences"] == [] and 0 < by_time["decisions"] < full.decisions
+
+
+def _check_cluster_at(history: History, export: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--until T: what was bound where, what was queued, from the events stamped up to T only."""
+    when = sorted(e.envelope.timestamp for e in history.events)[len(history) // 2]
+    state = _cli_json(capsys, "replay", "--source", str(export), "--until", when.isoformat(), "-o", "json")
+    bound: dict[str, str] = {}
+    submitted: dict[str, str] = {}
+    for event in history.events:
+        if event.envelope.timestamp > when:
+            continue
+        match event.envelope.payload:
+            case PodSubmitted(pod=pod):
+                submitted[pod.metadata.uid] = f"{pod.metadata.namespace}/{pod.metadata.name}"
+                if pod.spec.node_name:  # submitted already running
+                    bound[pod.metadata.uid] = pod.spec.node_name
+            case PodBound(pod_uid=uid, node_name=node):
+                bound[uid] = node
+            case PodEvicted(uid=uid) | PodDeleted(uid=uid):
+                submitted.pop(uid, None)
+    live_bound = {submitted[u]: n for u, n in bound.items() if u in submitted}
+    assert {p["pod"]: p.get("node", "") for p in state["pods"] if p["phase"] == "Bound"} == live_bound
+    assert {p["pod"] for p in state["queue"]} == set(submitted.values()) - set(live_bound)
+    per_node: dict[str, int] = {}
+    for node in live_bound.values():
+        per_node[node] = per_node.get(node, 0) + 1
+    assert {n["name"]: n["pods"] for n in state["nodes"] if n["pods"]} == per_node
+    assert all(n["cpu_requested_milli"] <= n["cpu_allocatable_milli"] or n["cpu_allocatable_milli"] == 100
+               for n in state["nodes"])  # shrunk nodes keep the pods bound before they shrank
+
+
+async def _check_gateway(env: BerthTestEnv, publisher: KafkaPublisher, engine: AsyncEngine, history: History) -> None:
+    """The gateway's events and explain endpoints, and the pod events `berth describe` prints."""
+    settings = GatewaySettings(base=env.settings.for_service("gateway"), api_token="t")
+    client = TestClient(TestServer(build_app(settings, publisher, engine, registry=env.registry)))
+    await client.start_server()
+    try:
+        await _check_event_pages(client, history)
+        await _check_explain_endpoint(client, history)
+        await _check_describe_events(client, history)
+    finally:
+        await client.close()
+
+
+async def _get(client: TestClient, path: str, status: int = 200) -> Any:
+    resp = await client.get(path)
+    assert resp.status == status, await resp.text()
+    return await resp.json()
+
+
+async def _check_event_pages(client: TestClient, history: History) -> None:
+    url = "/apis/berth.dev/v1/events"
+    page = await _get(client, f"{url}?topic=decisions&type=SchedulingAttempted&limit=100")
+    assert len(page["items"]) == 100 and {i["event"]["type"] for i in page["items"]} == {"SchedulingAttempted"}
+    following = await _get(client, f"{url}?topic=decisions&type=SchedulingAttempted&limit=100&after={page['next']}")
+    seqs = [i["seq"] for i in page["items"] + following["items"]]
+    assert seqs == sorted(set(seqs)) and following["items"]
+    total = sum(isinstance(e.envelope.payload, SchedulingAttempted) for e in history.events)
+    everything = await _get(client, f"{url}?type=SchedulingAttempted&limit=5000")
+    assert len(everything["items"]) == total
+
+    evicted = _victim(history)
+    rejected = next(e.envelope.payload for e in history.events if isinstance(e.envelope.payload, BindRejected))
+    for uid, must_have in ((evicted.uid, "PodEvicted"), (rejected.pod_uid, "BindRejected")):
+        about = await _get(client, f"{url}?pod={history.pod_name(uid)}&limit=5000")
+        types = [i["event"]["type"] for i in about["items"]]
+        assert types[0] == "PodSubmitted" and must_have in types
+        expected = [e.envelope.event_id for e in history.events if _concerns(e.envelope, uid)]
+        assert [i["event"]["event_id"] for i in about["items"]] == [str(x) for x in expected]
+
+    # A watch from near the end: the remaining events as JSON Lines, then the stream ends on time.
+    seqs, after = [], 0
+    while chunk := (await _get(client, f"{url}?after={after}&limit=5000"))["items"]:
+        seqs += [i["seq"] for i in chunk]
+        after = chunk[-1]["seq"]
+    assert len(seqs) == len(history)
+    resp = await client.get(f"{url}?after={seqs[-4]}&follow=true&timeoutSeconds=1")
+    lines = [json.loads(line) for line in (await resp.text()).splitlines()]
+    assert resp.status == 200 and [line["seq"] for line in lines] == seqs[-3:]
+
+    bad = await _get(client, f"{url}?limit=0", status=422)
+    assert bad["details"]["field"] == "limit"
+    assert (await _get(client, f"{url}?topic=nope", status=422))["details"]["field"] == "topic"
+
+
+def _concerns(env: Any, uid: str) -> bool:
+    return env.key == uid or any(getattr(env.payload, f, None) == uid for f in ("pod_uid", "uid", "preemptor_uid"))
+
+
+async def _check_explain_endpoint(client: TestClient, history: History) -> None:
+    for recorded in history.decisions[:: max(1, len(history.decisions) // 5)]:
+        if recorded.decision.batch_id not in history.batches:
+            continue
+        ns, name = history.pod_name(recorded.decision.pod_uid).split("/")
+        got = await _get(client, f"/apis/berth.dev/v1/namespaces/{ns}/pods/{name}/explain"
+                                 f"?attempt={recorded.decision.attempt}")
+        want = explain_attempt(history, f"{ns}/{name}", recorded.decision.attempt)
+        assert got == json.loads(msgspec.json.encode(want))
+        assert got["replayed"] == got["recorded"]
+    pending = next(u for u in reversed(list(history.pods)) if not _was_bound(history, u))
+    ns, name = history.pod_name(pending).split("/")
+    now = await _get(client, f"/apis/berth.dev/v1/namespaces/{ns}/pods/{name}/explain?now=true")
+    assert now == json.loads(msgspec.json.encode(explain_now(history, f"{ns}/{name}")))
+    assert now["nodes"] and "at" not in now
+    await _get(client, "/apis/berth.dev/v1/namespaces/default/pods/no-such-pod/explain", status=404)
+
+
+def _victim(history: History) -> PodEvicted:
+    """An evicted pod, one the scheduler had bound if there is one."""
+    evicted = [e.envelope.payload for e in history.events if isinstance(e.envelope.payload, PodEvicted)]
+    return next((p for p in evicted if _was_bound(history, p.uid)), evicted[0])
+
+
+def _was_bound(history: History, uid: str) -> bool:
+    return any(isinstance(e.envelope.payload, PodBound) and e.envelope.payload.pod_uid == uid for e in history.events)
+
+
+async def _check_describe_events(client: TestClient, history: History) -> None:
+    payloads = [e.envelope.payload for e in history.events]
+    evicted = _victim(history)
+    rejected = next(p for p in payloads if isinstance(p, BindRejected))
+    ns, name = history.pod_name(evicted.uid).split("/")
+    victim = await _get(client, f"/api/v1/namespaces/{ns}/pods/{name}?events=true")
+    assert victim["schedulingEvents"][-1]["reason"] == "Preempted"
+    assert victim["schedulingEvents"][-1]["message"] == f"Preempted by pod {evicted.preemptor_uid} on node {evicted.node_name}"
+    assert {e["from"] for e in victim["schedulingEvents"]} == {"default-scheduler"}
+
+    ns, name = history.pod_name(rejected.pod_uid).split("/")
+    pod = await _get(client, f"/api/v1/namespaces/{ns}/pods/{name}?events=true")
+    failed = [e for e in pod["schedulingEvents"] if e["reason"] == "FailedScheduling"]
+    assert any(e["message"] == f'running Bind plugin "DefaultBinder": {rejected.reason}' for e in failed)
+    text = describe_render(pod, now=datetime.now(UTC))
+    assert "Type     Reason" in text and "From" in text and "running Bind plugin" in text
 
 
 def history_from_store_copy(history: History) -> History:

@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Table, func, select
+from sqlalchemy import Table, func, or_, select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
@@ -104,6 +104,28 @@ class PostgresEventStore:
             if len(rows) < self._page:
                 return
             last = rows[-1].seq
+
+    async def last_seq(self) -> int:
+        async with self._engine.connect() as conn:
+            return int((await conn.execute(select(func.coalesce(func.max(events_table.c.seq), 0)))).scalar_one())
+
+    async def page(self, *, after: int = 0, limit: int = 500, topics: Sequence[str] = (),
+                   types: Sequence[str] = (), pod_uid: str | None = None) -> list[tuple[int, ReceivedEvent]]:
+        """Up to `limit` events after `seq`, in storage order, narrowed to topics, event types, or
+        the events about one pod (keyed by it, or naming it as pod, victim's or preemptor's uid)."""
+        c = events_table.c
+        stmt = select(events_table).where(c.seq > after)
+        if topics:
+            stmt = stmt.where(c.topic.in_(list(topics)))
+        if types:
+            stmt = stmt.where(c.type.in_(list(types)))
+        if pod_uid is not None:
+            stmt = stmt.where(or_(c.key == pod_uid, c.payload["pod_uid"].astext == pod_uid,
+                                  c.payload["uid"].astext == pod_uid, c.payload["preemptor_uid"].astext == pod_uid))
+        with translated_errors("reading the event store"):
+            async with self._engine.connect() as conn:
+                rows = (await conn.execute(stmt.order_by(c.seq).limit(limit))).all()
+        return [(row.seq, from_record(row)) for row in rows]
 
     async def all(self) -> list[ReceivedEvent]:
         return [event async for _, event in self.read()]

@@ -1,0 +1,122 @@
+"""The preemption service's handler: requests whose watermark predates the service's own recent
+decisions are decided with those decisions overlaid, so no victim frees room twice."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import msgspec
+from prometheus_client import CollectorRegistry
+
+from services.preemption.handlers import PreemptionHandler, PreemptionMetrics
+from services.runtime.scheduler_config import profiles_from
+from shared.cluster import ClusterView
+from shared.events import (
+    NodeFailure,
+    NodeUpserted,
+    OutgoingEvent,
+    PodEvicted,
+    PodNominated,
+    PodSubmitted,
+    PreemptionDecided,
+    PreemptionRequested,
+    Position,
+    ReceivedEvent,
+    envelope,
+)
+from shared.model import Pod
+from tests.unit.events.samples import make_node
+from tests.unit.events.samples import make_pod as sample_pod
+
+FULL = [NodeFailure(code="Unschedulable", reasons=["Insufficient cpu"], plugin="NodeResourcesFit", nodes=["node-a"])]
+
+
+def make_pod(name: str, *, cpu: str, priority: int, node_name: str = "") -> Pod:
+    pod = sample_pod(name, cpu=cpu, priority=priority, node_name=node_name)
+    return msgspec.structs.replace(pod, spec=msgspec.structs.replace(pod.spec, scheduler_name="default-scheduler"))
+
+
+async def _reached(watermark: Mapping[str, list[int]], timeout: float) -> bool:
+    return True
+
+
+def _cluster() -> ClusterView:
+    """One 2-cpu node running two 1-cpu pods of priority 0."""
+    view = ClusterView()
+    view.apply(envelope(NodeUpserted(node=make_node("node-a", cpu="2")), producer="t"))
+    for name in ("low-a", "low-b"):
+        view.apply(envelope(PodSubmitted(pod=make_pod(name, cpu="1", priority=0, node_name="node-a")), producer="t"))
+    return view
+
+
+def _handler(view: ClusterView) -> PreemptionHandler:
+    return PreemptionHandler(view, profiles_from(None), _reached, PreemptionMetrics(CollectorRegistry()))
+
+
+def _request(name: str) -> ReceivedEvent:
+    req = PreemptionRequested(pod=make_pod(name, cpu="1", priority=100), node_statuses=FULL,
+                              attempt_id=f"uid-{name}/1", seed=1)
+    return ReceivedEvent(envelope(req, producer="queue"), Position("preemption", 0, 0))
+
+
+def _decided(out: Sequence[OutgoingEvent]) -> PreemptionDecided:
+    decided = [o.envelope.payload for o in out if isinstance(o.envelope.payload, PreemptionDecided)]
+    assert len(decided) == 1
+    return decided[0]
+
+
+def _fold(view: ClusterView, handler: PreemptionHandler, out: Sequence[OutgoingEvent]) -> None:
+    for o in out:
+        view.apply(o.envelope)
+        handler.on_event(o.envelope)
+
+
+async def test_a_second_request_on_a_stale_watermark_does_not_reuse_the_first_victim() -> None:
+    view = _cluster()
+    handler = _handler(view)
+    view.apply(envelope(PodSubmitted(pod=make_pod("hi-1", cpu="1", priority=100)), producer="t"))
+    view.apply(envelope(PodSubmitted(pod=make_pod("hi-2", cpu="1", priority=100)), producer="t"))
+
+    first = await handler.handle(_request("hi-1"))
+    one = _decided(first)
+    assert one.nominated_node == "node-a" and len(one.victims) == 1 and one.evicting == [] and one.nominating == {}
+
+    # The view has not folded the first decision's evictions and nomination (the queue asked for
+    # the second before they reached it): they are overlaid, so the other pod is the victim.
+    second = await handler.handle(_request("hi-2"))
+    two = _decided(second)
+    assert two.nominated_node == "node-a"
+    assert [v.uid for v in two.victims] != [v.uid for v in one.victims] and len(two.victims) == 1
+    assert two.evicting == [one.victims[0].uid] and two.nominating == {"uid-hi-1": "node-a"}
+    evicted = [o.envelope.payload.uid for o in first + second if isinstance(o.envelope.payload, PodEvicted)]
+    assert sorted(evicted) == ["uid-low-a", "uid-low-b"]
+
+    # Once the view shows both decisions, nothing is in flight any more.
+    _fold(view, handler, first + second)
+    handler._overlay()
+    assert handler.in_flight == {} and view.evicting == set() and view.nominating == {}
+
+
+async def test_in_flight_decisions_are_rebuilt_from_the_log_after_a_restart() -> None:
+    view = _cluster()
+    handler = _handler(view)
+    view.apply(envelope(PodSubmitted(pod=make_pod("hi-1", cpu="1", priority=100)), producer="t"))
+    first = await handler.handle(_request("hi-1"))
+
+    # A fresh process reads its past decision back before the evictions it published.
+    restarted_view = _cluster()
+    restarted_view.apply(envelope(PodSubmitted(pod=make_pod("hi-1", cpu="1", priority=100)), producer="t"))
+    restarted_view.apply(envelope(PodSubmitted(pod=make_pod("hi-2", cpu="1", priority=100)), producer="t"))
+    restarted = _handler(restarted_view)
+    for o in first:
+        if isinstance(o.envelope.payload, PreemptionDecided):
+            restarted.on_event(o.envelope)
+    assert list(restarted.in_flight) == ["uid-hi-1/1"]
+    again = await restarted.handle(_request("hi-1"))
+    assert again == []  # answered already
+    two = _decided(await restarted.handle(_request("hi-2")))
+    assert two.evicting == [_decided(first).victims[0].uid] and two.nominating == {"uid-hi-1": "node-a"}
+    assert [v.uid for v in two.victims] != [v.uid for v in _decided(first).victims]
+
+    nominations = [o for o in first if isinstance(o.envelope.payload, PodNominated)]
+    assert nominations and all(o.envelope.causation_id is not None for o in nominations)
