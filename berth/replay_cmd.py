@@ -24,6 +24,7 @@ from typing import Any
 import msgspec
 
 from shared.errors import InvalidInput
+from shared.memory import settle_heap
 from shared.model.loader import load_files
 from shared.replay.at_time import ClusterAt, cluster_at
 from shared.replay.engine import Replayer, ReplayReport, Window
@@ -54,6 +55,13 @@ def add_source_args(p: argparse.ArgumentParser) -> None:
 
 
 def load_history(args: argparse.Namespace) -> History:
+    """The history the arguments name; the heap is settled after it (a large, long-lived state)."""
+    history = _read_history(args)
+    settle_heap()
+    return history
+
+
+def _read_history(args: argparse.Namespace) -> History:
     from shared.adapters.history import history_from_export, history_from_kafka, history_from_store
 
     source = args.source

@@ -10,6 +10,7 @@ from typing import Any
 import msgspec
 
 from shared.errors import InvalidInput
+from shared.memory import settle_heap
 from shared.model.loader import load_files
 from shared.scheduler.outcome import SimulationReport
 
@@ -45,6 +46,7 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         cluster = load_files(files)
+        settle_heap()
         report = Simulator(cluster, seed=args.seed, on_progress=progress if show else None).run()
         if show:
             sys.stderr.write(f"\rscheduled in {time.monotonic() - started:.2f}s" + " " * 40 + "\n")

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from shared.framework.node_info import node_allocatable
 from shared.framework.pod_info import PodInfo
+from shared.memory import settle_heap
 from shared.scheduler.outcome import SimulationReport
 from shared.scheduler.simulator import Simulator
 from shared.workloads import Workload
@@ -71,6 +72,7 @@ def run_inprocess(workload: Workload, seed: int, progress: bool) -> BenchResult:
     bar = Progress(workload.measured, progress)
     cpu0 = time.process_time()
     sim = Simulator(workload.cluster, seed=seed)
+    settle_heap()
     start = time.perf_counter()
     last = [start]
 

@@ -28,6 +28,7 @@ from aiokafka.errors import KafkaError
 from shared.adapters.kafka import KafkaPublisher, make_consumer, make_producer, stop_consumer
 from shared.errors import BrokerUnavailable, is_retriable
 from shared.events import TopicRegistry
+from shared.memory import settle_heap
 from shared.ports import Publisher, TopicPartition as LogicalTP
 from shared.settings import Settings
 
@@ -290,6 +291,7 @@ async def run_service(service: Service) -> None:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, service.request_stop)
+    settle_heap()
     try:
         await service.run()
     finally:

@@ -3,9 +3,10 @@ JSON Lines export (`berth events --export`)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from shared.errors import DecodeError, InvalidInput
 from shared.events import TOPICS, Position, ReceivedEvent, TopicRegistry, decode_json, encode_json
@@ -52,21 +53,33 @@ async def export_log(settings: Settings, path: str | Path, registry: TopicRegist
     return len(events)
 
 
+class _ExportLine(msgspec.Struct, omit_defaults=True):
+    topic: str
+    partition: int
+    offset: int
+    event: msgspec.Raw = msgspec.Raw(b"null")
+    error: str | None = None
+
+
+_export_line = msgspec.json.Decoder(_ExportLine)
+
+
 def history_from_export(path: str | Path) -> History:
     """An export's lines, {"topic", "partition", "offset", "event"}; lines that record a message
-    that did not decode ("error") are skipped, as the services skip them."""
+    that did not decode ("error") are skipped, as the services skip them. The event is decoded once,
+    straight from the line's bytes."""
     events: list[ReceivedEvent] = []
-    with open(path, encoding="utf-8") as f:
+    with open(path, "rb") as f:
         for number, line in enumerate(f, 1):
             if not line.strip():
                 continue
             try:
-                record = json.loads(line)
-                if "error" in record:
+                record = _export_line.decode(line)
+                if record.error is not None:
                     continue
-                position = Position(record["topic"], int(record["partition"]), int(record["offset"]))
-                env = decode_json(json.dumps(record["event"]), topic=position.topic)
-            except (ValueError, KeyError, TypeError, DecodeError) as exc:
+                position = Position(record.topic, record.partition, record.offset)
+                env = decode_json(record.event, topic=position.topic)
+            except (msgspec.DecodeError, msgspec.ValidationError, DecodeError) as exc:
                 raise InvalidInput(f"{path}:{number}", "event", f"not an exported event: {exc}") from exc
             events.append(ReceivedEvent(env, position))
     events.sort(key=lambda e: e.envelope.timestamp)
@@ -77,8 +90,10 @@ def export_record(event: ReceivedEvent) -> dict[str, Any]:
     """An event where it sits in the log: {"topic", "partition", "offset", "event"}."""
     p = event.position
     return {"topic": p.topic, "partition": p.partition, "offset": p.offset,
-            "event": json.loads(encode_json(event.envelope))}
+            "event": msgspec.json.decode(encode_json(event.envelope))}
 
 
 def export_line(event: ReceivedEvent) -> str:
-    return json.dumps(export_record(event))
+    p = event.position
+    return msgspec.json.encode(_ExportLine(p.topic, p.partition, p.offset, msgspec.Raw(encode_json(event.envelope)))
+                               ).decode()

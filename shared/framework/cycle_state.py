@@ -15,7 +15,7 @@ class StateData(Protocol):
 
 class CycleState:
     __slots__ = ("_data", "skip_filter_plugins", "skip_score_plugins", "record_plugin_metrics", "filters",
-                 "record_scores", "extensions")
+                 "filter_chain", "record_scores", "extensions")
 
     def __init__(self) -> None:
         self._data: dict[str, Any] = {}
@@ -24,6 +24,8 @@ class CycleState:
         self.record_plugin_metrics = False
         # (name, bound Filter method) of the filters this cycle runs, fixed once PreFilter is done.
         self.filters: tuple[tuple[str, Any], ...] | None = None
+        # When every one of those filters is node-local: node -> (generation, the chain's verdict).
+        self.filter_chain: dict[str, tuple[int, Any]] | None = None
         # Keep every plugin's score per node (for explain); totals alone otherwise.
         self.record_scores = False
         # (name, PreFilterExtensions) of the plugins whose state follows added/removed pods.
@@ -48,6 +50,7 @@ class CycleState:
         copy.skip_filter_plugins = set(self.skip_filter_plugins)
         copy.skip_score_plugins = set(self.skip_score_plugins)
         copy.filters = self.filters
+        copy.filter_chain = self.filter_chain
         copy.record_scores = self.record_scores
         copy.extensions = self.extensions
         return copy

@@ -143,6 +143,9 @@ class Plugin:
     # (not on other nodes or cluster-wide counts): the framework may then reuse a result for an
     # identical pod on a node whose state has not changed since.
     NODE_LOCAL: ClassVar[bool] = False
+    # True when Score depends on the pod, the NodeInfo and indexes fixed for a snapshot's life
+    # (ImageLocality's image spread): a result is reused only within the same snapshot.
+    SNAPSHOT_LOCAL: ClassVar[bool] = False
 
     name: ClassVar[str] = ""
 

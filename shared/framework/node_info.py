@@ -27,6 +27,15 @@ def _next_generation() -> int:
     return g
 
 
+_affinity_changes = [0]
+
+
+def affinity_generation() -> int:
+    """Bumped whenever a pod with (anti-)affinity joins or leaves any NodeInfo: the snapshot's
+    lists of such nodes change only then, not with every placement."""
+    return _affinity_changes[0]
+
+
 class ImageStateSummary:
     """An image's size and how many nodes hold it (for ImageLocality's spread scaling)."""
 
@@ -78,8 +87,10 @@ class NodeInfo:
         self.pods.append(pi)
         if pi.has_affinity:
             self.pods_with_affinity.append(pi)
+            _affinity_changes[0] += 1
         if pi.has_required_anti_affinity:
             self.pods_with_required_anti_affinity.append(pi)
+            _affinity_changes[0] += 1
         self._update(pi, 1)
 
     def remove_pod(self, pi: PodInfo) -> bool:
@@ -90,8 +101,11 @@ class NodeInfo:
                 break
         else:
             return False
-        self.pods_with_affinity = [p for p in self.pods_with_affinity if p.uid != pi.uid]
-        self.pods_with_required_anti_affinity = [p for p in self.pods_with_required_anti_affinity if p.uid != pi.uid]
+        if existing.has_affinity or existing.has_required_anti_affinity:
+            self.pods_with_affinity = [p for p in self.pods_with_affinity if p.uid != pi.uid]
+            self.pods_with_required_anti_affinity = [p for p in self.pods_with_required_anti_affinity
+                                                     if p.uid != pi.uid]
+            _affinity_changes[0] += 1
         self._update(existing, -1)
         return True
 

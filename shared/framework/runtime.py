@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .cycle_state import CycleState
@@ -224,13 +224,35 @@ class Framework:
             for pl in self.filter_plugins if pl.name not in skip
         )
         state.filters = filters
+        if memo is not None and all(m is not None for _, _, m in filters):
+            # One lookup per node instead of one per plugin: the chain's verdict is as node-local
+            # as each of its links.
+            state.filter_chain = memo.setdefault("chain:" + ",".join(name for name, _, _ in filters), {})
         return filters
+
+    def node_filter(self) -> Callable[[CycleState, PodInfo, NodeInfo], Status | None]:
+        """What a walk over the nodes calls per node: Filter with nominated pods, or plain Filter
+        while no pod is nominated anywhere (the same verdicts, without asking per node)."""
+        return self.run_filter_plugins_with_nominated_pods if self._has_nominations() else self.run_filter_plugins
 
     def run_filter_plugins(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
         """The first plugin that rejects the node decides its status."""
         filters = state.filters
         if filters is None:
             filters = self._filters_for(state, pod)
+        chain = state.filter_chain
+        if chain is None or node_info.is_clone:
+            return self._run_filters(filters, state, pod, node_info)
+        hit = chain.get(node_info.name)
+        if hit is not None and hit[0] == node_info.generation:
+            return hit[1]  # type: ignore[no-any-return]
+        s = self._run_filters(filters, state, pod, node_info)
+        if s is None or s.is_rejected():
+            chain[node_info.name] = (node_info.generation, s)
+        return s
+
+    def _run_filters(self, filters: tuple[tuple[str, Any, Any], ...], state: CycleState, pod: PodInfo,
+                     node_info: NodeInfo) -> Status | None:
         real = not node_info.is_clone
         for name, run, memo in filters:
             if memo is not None and real:
@@ -337,50 +359,77 @@ class Framework:
 
     def run_raw_score_plugins(
         self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
-    ) -> tuple[list[tuple[str, list[NodeScore]]], Status | None]:
-        """Each unskipped score plugin's raw scores for `nodes` (before NormalizeScore): the part of
-        scoring that is per node, which filter shards compute for their own nodes."""
-        skip = state.skip_score_plugins
-        out: list[tuple[str, list[NodeScore]]] = []
+    ) -> tuple[list[tuple[str, list[int]]], Status | None]:
+        """Each unskipped score plugin's raw scores for `nodes` (before NormalizeScore), a column
+        per plugin in node order: the part of scoring that is per node, which filter shards compute
+        for their own nodes.
+
+        The plugins whose score depends only on the pod and the node (and, for the snapshot-local
+        ones, on the snapshot's fixed indexes) are remembered together per node, so a node whose
+        state has not changed since an identical pod was scored costs one lookup."""
+        active = [pl for pl in self.score_plugins if pl.name not in state.skip_score_plugins]
         memo_all = self._memo_for(pod)
-        for pl in self.score_plugins:
-            name = pl.name
-            if name in skip:
-                continue
-            score = pl.score
-            memo = memo_all.setdefault("score:" + name, {}) if memo_all is not None and pl.NODE_LOCAL else None
-            node_scores: list[NodeScore] = []
-            append = node_scores.append
+        cached = [pl for pl in active if pl.NODE_LOCAL or pl.SNAPSHOT_LOCAL] if memo_all is not None else []
+        rest = [pl for pl in active if not (cached and (pl.NODE_LOCAL or pl.SNAPSHOT_LOCAL))]
+        columns: dict[str, list[int]] = {}
+        if cached:
+            key = "scores:" + ",".join(pl.name for pl in cached)
+            serial = self._snapshot.serial if self._snapshot is not None else 0
+            chain: dict[str, tuple[int, tuple[int, ...]]]
+            if any(pl.SNAPSHOT_LOCAL for pl in cached):
+                kept = memo_all.get(key)  # type: ignore[union-attr]
+                if kept is None or kept[0] != serial:
+                    kept = memo_all[key] = (serial, {})  # type: ignore[index]
+                chain = kept[1]
+            else:
+                chain = memo_all.setdefault(key, {})  # type: ignore[union-attr,arg-type]
+            scorers = [(pl.name, pl.score) for pl in cached]
+            rows: list[tuple[int, ...]] = []
             for info in nodes:
-                if memo is not None and not info.is_clone:
-                    hit = memo.get(info.name)
-                    if hit is not None and hit[0] == info.generation:
-                        append(NodeScore(info.name, hit[1]))
-                        continue
-                value, s = score(state, pod, info)
-                if s is not None and s.code != Code.SUCCESS:
-                    return [], _wrap_error(f"running Score plugin {name!r}", s, name)
-                if memo is not None and not info.is_clone:
-                    memo[info.name] = (info.generation, value)
-                append(NodeScore(info.name, value))
-            out.append((name, node_scores))
-        return out, None
+                real = not info.is_clone
+                hit = chain.get(info.name) if real else None
+                if hit is not None and hit[0] == info.generation:
+                    rows.append(hit[1])
+                    continue
+                row = []
+                for name, score in scorers:
+                    value, st = score(state, pod, info)
+                    if st is not None and st.code != Code.SUCCESS:
+                        return [], _wrap_error(f"running Score plugin {name!r}", st, name)
+                    row.append(value)
+                values = tuple(row)
+                if real:
+                    chain[info.name] = (info.generation, values)
+                rows.append(values)
+            for (name, _), column in zip(scorers, zip(*rows) if rows else [() for _ in scorers]):
+                columns[name] = list(column)
+        for pl in rest:
+            name, score = pl.name, pl.score
+            column: list[int] = []
+            for info in nodes:
+                value, st = score(state, pod, info)
+                if st is not None and st.code != Code.SUCCESS:
+                    return [], _wrap_error(f"running Score plugin {name!r}", st, name)
+                column.append(value)
+            columns[name] = column
+        return [(pl.name, columns[pl.name]) for pl in active], None
 
     def finish_scores(
-        self, state: CycleState, pod: PodInfo, names: Sequence[str], raw: Sequence[tuple[str, list[NodeScore]]]
+        self, state: CycleState, pod: PodInfo, names: Sequence[str], raw: Sequence[tuple[str, list[int]]]
     ) -> tuple[list[NodePluginScores], Status | None]:
-        """NormalizeScore, the range check and weights over raw scores of `names` (in that order);
-        PreScore must have run on `state` for every node named."""
+        """NormalizeScore, the range check and weights over raw score columns of `names` (in that
+        order); PreScore must have run on `state` for every node named."""
         totals = [0] * len(names)
         per_plugin: list[tuple[str, list[int]]] = []
-        for name, node_scores in raw:
+        for name, values in raw:
             pl = self.plugins[name]
             ext = pl.score_extensions()  # type: ignore[attr-defined]
             if ext is not None:
+                node_scores = [NodeScore(n, v) for n, v in zip(names, values)]
                 s = ext.normalize_score(state, pod, node_scores)
                 if s is not None and not s.is_success():
                     return [], _wrap_error(f"running Normalize on Score plugin {name!r}", s, name)
-            values = [ns.score for ns in node_scores]
+                values = [ns.score for ns in node_scores]
             if values and (max(values) > MAX_NODE_SCORE or min(values) < MIN_NODE_SCORE):
                 bad = next(v for v in values if v > MAX_NODE_SCORE or v < MIN_NODE_SCORE)
                 msg = (f"plugin {name!r} returns an invalid score {bad}, it should in the range of "

@@ -7,8 +7,9 @@ from each zone in turn, so that evaluating a prefix of the list spreads across z
 from __future__ import annotations
 
 from collections.abc import Iterable
+from itertools import count
 
-from .node_info import ImageStateSummary, NodeInfo, latest_generation
+from .node_info import ImageStateSummary, NodeInfo, affinity_generation
 
 ZONE_LABEL = "topology.kubernetes.io/zone"
 REGION_LABEL = "topology.kubernetes.io/region"
@@ -63,12 +64,18 @@ def index_images(infos: list[NodeInfo]) -> None:
         info.image_states = {n: ImageStateSummary(s, holders[n]) for n, s in sizes.items()}
 
 
+_serials = count(1)
+
+
 class Snapshot:
     """The node infos in node-tree order plus the indexes plugins ask for."""
 
-    __slots__ = ("node_info_list", "node_info_map", "_with_affinity", "_with_required_anti_affinity", "_version")
+    __slots__ = ("node_info_list", "node_info_map", "_with_affinity", "_with_required_anti_affinity", "_version",
+                 "serial")
 
     def __init__(self, infos: Iterable[NodeInfo]) -> None:
+        self.serial = next(_serials)
+        """Unique per snapshot: results that depend on its fixed indexes are remembered under it."""
         self.node_info_list = node_tree_order(infos)
         self.node_info_map = {i.name: i for i in self.node_info_list}
         self._version = -1
@@ -82,7 +89,7 @@ class Snapshot:
         return self.node_info_map.get(name)
 
     def _refresh(self) -> None:
-        version = latest_generation()
+        version = affinity_generation()
         if version != self._version:
             self._with_affinity = [i for i in self.node_info_list if i.pods_with_affinity]
             self._with_required_anti_affinity = [i for i in self.node_info_list if i.pods_with_required_anti_affinity]

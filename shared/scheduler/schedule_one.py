@@ -156,7 +156,7 @@ class ScheduleAlgorithm:
         start = self.next_start_node_index % num_all if rotate else 0
         feasible: list[NodeInfo] = []
         statuses = diagnosis.node_to_status
-        filter_with_nominated = fwk.run_filter_plugins_with_nominated_pods
+        filter_with_nominated = fwk.node_filter()
         for i in range(num_all):
             info = nodes[(start + i) % num_all]
             status = filter_with_nominated(state, pod, info)

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from shared.events import NodeFailure, PodShardResult
 from shared.framework.cycle_state import CycleState
 from shared.framework.node_info import NodeInfo
-from shared.framework.interfaces import NodePluginScores, NodeScore
+from shared.framework.interfaces import NodePluginScores
 from shared.framework.pod_info import PodInfo
 from shared.framework.runtime import Framework
 from shared.framework.snapshot import Snapshot
@@ -117,11 +117,12 @@ def filter_on_shard(fwk: Framework, state: CycleState, pod: PodInfo, snapshot: S
     if n:
         to_find = feasible_target(fwk, n)
         first = start % n
+        walk = fwk.node_filter()
         for i in range(n):
             info = nodes[(first + i) % n]
             if info.name not in shard_nodes:
                 continue
-            s = run(state, pod, info)
+            s = walk(state, pod, info)
             if s is None or s.code == Code.SUCCESS:
                 feasible.append(info)
                 if len(feasible) >= to_find:
@@ -159,7 +160,7 @@ def _raw_scores(fwk: Framework, state: CycleState, pod: PodInfo, feasible: Seque
     raw, s = fwk.run_raw_score_plugins(state, pod, mine)
     if s is not None:
         return {}, s.message()
-    return {plugin: [ns.score for ns in node_scores] for plugin, node_scores in raw}, ""
+    return dict(raw), ""
 
 
 def raw_by_plugin(results: Iterable[PodShardResult]) -> tuple[dict[str, dict[str, int]], str]:
@@ -262,9 +263,9 @@ def finish_scores(fwk: Framework, state: CycleState, pod: PodInfo, snapshot: Sna
         return [], s.message()
     names = [info.name for info in infos]
     per_plugin = [
-        (pl.name, [NodeScore(n, column.get(n, 0)) for n in names])
+        (pl.name, [get(n, 0) for n in names])
         for pl in fwk.score_plugins if pl.name not in state.skip_score_plugins
-        for column in (raw.get(pl.name, {}),)
+        for get in (raw.get(pl.name, {}).get,)
     ]
     scores, s = fwk.finish_scores(state, pod, names, per_plugin)
     if s is not None:

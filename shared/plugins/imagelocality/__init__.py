@@ -55,6 +55,7 @@ def pod_images(pod: Pod) -> tuple[str, ...]:
 
 class ImageLocality(ScorePlugin):
     NAME = names.IMAGE_LOCALITY
+    SNAPSHOT_LOCAL = True  # the node's images, and how many nodes of the snapshot hold each
 
     __slots__ = ("_handle", "_pod", "_images")
 

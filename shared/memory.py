@@ -1,0 +1,23 @@
+"""Garbage-collector settings for long-running, allocation-heavy work (scheduling, replay).
+
+A scheduling attempt allocates thousands of short-lived objects (statuses, scores) while the
+cluster view and the event history hold millions of long-lived ones. With CPython's default
+thresholds, gen-0 collections run every 700 allocations and full collections keep re-walking
+that long-lived heap: measured on a 5,000-node replay, about half the time went to the
+collector. The objects are rarely cyclic, so collecting less often costs little memory.
+"""
+
+from __future__ import annotations
+
+import gc
+
+THRESHOLDS = (50_000, 20, 100)
+
+
+def settle_heap() -> None:
+    """Collect once, then move every object alive now out of the collector's sight (they are
+    the long-lived state) and raise the thresholds. Call again after loading a large state."""
+    gc.unfreeze()  # what an earlier call froze and has since died is collected too
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(*THRESHOLDS)
