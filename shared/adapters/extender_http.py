@@ -20,6 +20,8 @@ import msgspec
 
 from shared.errors import InvalidInput
 from shared.extender import (
+    ExtenderBindingArgs,
+    ExtenderBindingResult,
     ExtenderError,
     ExtenderFilterResult,
     ExtenderPreemptionResult,
@@ -147,6 +149,18 @@ class HTTPExtender:
     def supports_preemption(self) -> bool:
         return bool(self.config.preempt_verb)
 
+    def is_binder(self) -> bool:
+        return bool(self.config.bind_verb)
+
+    def bind(self, pod: PodInfo, node_name: str) -> None:
+        """Ask the extender to bind; its error (or an HTTP failure) is raised as ExtenderError."""
+        if not self.config.bind_verb:
+            raise ExtenderError(f"unexpected empty bindVerb in extender {self.name}")
+        args = ExtenderBindingArgs(pod_name=pod.name, pod_namespace=pod.namespace, pod_uid=pod.uid, node=node_name)
+        result = self._send(self.config.bind_verb, args, ExtenderBindingResult)
+        if result.error:
+            raise ExtenderError(result.error)
+
     def filter(self, pod: PodInfo, nodes: list[NodeInfo]) -> tuple[list[NodeInfo], dict[str, str], dict[str, str]]:
         if not self.config.filter_verb:
             return list(nodes), {}, {}
@@ -213,14 +227,15 @@ def build_extenders(config: KubeSchedulerConfiguration | None,
     out: list[HTTPExtender] = []
     if config is None:
         return out
+    binders = sum(1 for ext in config.extenders if ext.bind_verb)
+    if binders > 1:
+        raise InvalidInput("KubeSchedulerConfiguration", "extenders",
+                           f"found {binders} extenders implementing bind: only one extender can implement bind")
     for i, ext in enumerate(config.extenders):
         where = f"extenders[{i}]"
         if ext.prioritize_verb and ext.weight <= 0:
             raise InvalidInput("KubeSchedulerConfiguration", f"{where}.weight",
                                "must have a positive weight applied to it")
-        if ext.bind_verb:
-            raise InvalidInput("KubeSchedulerConfiguration", f"{where}.bindVerb",
-                               "binding extenders are not supported by berth")
         try:
             out.append(HTTPExtender(ext, node_info))
         except (ValueError, TypeError) as exc:
@@ -230,4 +245,22 @@ def build_extenders(config: KubeSchedulerConfiguration | None,
     return out
 
 
-__all__ = ["DEFAULT_TIMEOUT_SECONDS", "HTTPExtender", "build_extenders", "parse_duration", "ssl_context"]
+def extenders_binding(extenders: Sequence[HTTPExtender], pod: PodInfo, node_name: str) -> tuple[bool, str]:
+    """Upstream extendersBinding: the first interested binder binds (an ignorable one that fails
+    is passed over). (True, "") bound; (True, error) the binder refused; (False, "") no binder:
+    the framework's Bind plugins bind."""
+    for ext in extenders:
+        if not ext.is_binder() or not ext.is_interested(pod):
+            continue
+        try:
+            ext.bind(pod, node_name)
+        except ExtenderError as exc:
+            if ext.is_ignorable():
+                continue
+            return True, str(exc)
+        return True, ""
+    return False, ""
+
+
+__all__ = ["DEFAULT_TIMEOUT_SECONDS", "HTTPExtender", "build_extenders", "extenders_binding", "parse_duration",
+           "ssl_context"]

@@ -13,6 +13,8 @@ from .translate import (
 )
 from .types import (
     ExtenderArgs,
+    ExtenderBindingArgs,
+    ExtenderBindingResult,
     ExtenderFilterResult,
     ExtenderPreemptionArgs,
     ExtenderPreemptionResult,
@@ -24,7 +26,7 @@ from .types import (
 )
 
 __all__ = [
-    "ExtenderArgs", "ExtenderError", "ExtenderFilterResult", "ExtenderPreemptionArgs", "ExtenderPreemptionResult",
+    "ExtenderArgs", "ExtenderBindingArgs", "ExtenderBindingResult", "ExtenderError", "ExtenderFilterResult", "ExtenderPreemptionArgs", "ExtenderPreemptionResult",
     "HostPriority", "MetaPod", "MetaVictims", "NodeList", "Victims", "filter_args", "filter_result", "interested",
     "preemption_args", "preemption_result", "prioritize_result",
 ]

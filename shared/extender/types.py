@@ -62,7 +62,18 @@ class ExtenderPreemptionResult(_Wire):
     node_name_to_meta_victims: dict[str, MetaVictims | None] | None = None
 
 
+class ExtenderBindingArgs(_Wire):
+    pod_name: str = ""
+    pod_namespace: str = ""
+    pod_uid: str = msgspec.field(default="", name="PodUID")
+    node: str = ""
+
+
+class ExtenderBindingResult(_Wire):
+    error: str = ""
+
+
 __all__ = [
-    "ExtenderArgs", "ExtenderFilterResult", "ExtenderPreemptionArgs", "ExtenderPreemptionResult", "HostPriority",
+    "ExtenderArgs", "ExtenderBindingArgs", "ExtenderBindingResult", "ExtenderFilterResult", "ExtenderPreemptionArgs", "ExtenderPreemptionResult", "HostPriority",
     "MetaPod", "MetaVictims", "NodeList", "Victims",
 ]

@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 import msgspec
 
-from shared.adapters.extender_http import build_extenders
+from shared.adapters.extender_http import build_extenders, extenders_binding
 from shared.framework import events
 from shared.framework.cycle_state import CycleState
 from shared.framework.node_info import NodeInfo
@@ -22,7 +22,7 @@ from shared.framework.pod_info import PodInfo
 from shared.framework.profile import build_profiles
 from shared.framework.runtime import Framework
 from shared.framework.snapshot import Snapshot, index_images
-from shared.framework.status import Code
+from shared.framework.status import Code, Status
 from shared.model import Pod
 from shared.model.loader import ClusterInput
 from shared.queue import FakeClock, SchedulingQueue
@@ -90,6 +90,7 @@ class Simulator:
                 if hasattr(plugin, "rng"):
                     plugin.rng = self.rng  # type: ignore[attr-defined]
         self.algorithm = ScheduleAlgorithm(self.rng, extenders)
+        self.extenders = extenders
         self._load_pods(cluster.pods)
 
     def _load_pods(self, pods: list[Pod]) -> None:
@@ -181,7 +182,11 @@ class Simulator:
         if status is None or status.is_success():
             status = fwk.run_pre_bind_plugins(state, info, host)
         if status is None or status.is_success():
-            bind_status = fwk.run_bind_plugins(state, info, host)
+            bound, error = extenders_binding(self.extenders, info, host)
+            if bound:  # an extender with bindVerb binds instead of the Bind plugins
+                bind_status = Status(Code.ERROR, error) if error else None
+            else:
+                bind_status = fwk.run_bind_plugins(state, info, host)
             status = None if bind_status is None or bind_status.is_success() else bind_status
         if status is not None and not status.is_success():
             fwk.run_reserve_plugins_unreserve(state, info, host)

@@ -107,3 +107,33 @@ def test_preempt_extender_vetoes_a_node() -> None:
     assert outs["low-a"].phase == "Bound" and outs["low-b"].preemptedBy is not None
     assert outs["high"].nodeName == "b"
     assert any(verb == "preempt" for verb, _ in server.calls)
+
+
+def test_binder_extender_binds_instead_of_the_default_binder() -> None:
+    with running("binder") as server:
+        outs = _simulate([Extender(url_prefix=server.url, bind_verb="bind")], [_pod("p"), _pod("q")], _nodes("a"))
+    assert [(o.name, o.phase, o.nodeName) for o in outs] == [("p", "Bound", "a"), ("q", "Bound", "a")]
+    assert server.bound == {"default/p": "a", "default/q": "a"}
+    verb, body = server.calls[0]
+    assert verb == "bind" and body == {"PodName": "p", "PodNamespace": "default", "PodUID": "uid-p", "Node": "a"}
+
+
+def test_a_refused_bind_leaves_the_pod_pending_unless_the_binder_is_ignorable() -> None:
+    with running("binder", refuse={"a"}) as server:
+        [out] = _simulate([Extender(url_prefix=server.url, bind_verb="bind")], [_pod()], _nodes("a"))
+        [fallback] = _simulate([Extender(url_prefix=server.url, bind_verb="bind", ignorable=True)], [_pod()],
+                               _nodes("a"))
+    assert out.phase == "Pending" and out.message == "node a does not take pods from this binder"
+    assert fallback.phase == "Bound" and fallback.nodeName == "a"  # the default binder took over
+
+
+def test_only_one_extender_may_bind() -> None:
+    import pytest
+
+    from shared.errors import InvalidInput
+
+    two = [Extender(url_prefix="http://127.0.0.1:1", bind_verb="bind"),
+           Extender(url_prefix="http://127.0.0.1:2", bind_verb="bind")]
+    with pytest.raises(InvalidInput) as err:
+        _simulate(two, [_pod()], _nodes("a"))
+    assert err.value.field == "extenders" and "only one extender can implement bind" in str(err.value)
