@@ -10,6 +10,7 @@ import logging
 from services.runtime import Handler, Service, ServiceConfig, run_service
 from services.runtime.follower import LogFollower
 from services.runtime.scheduler_config import profiles_from
+from shared.adapters.extender_http import build_extenders
 from shared.adapters.kafka import KafkaPublisher, make_producer
 from shared.cluster import ClusterView
 from shared.events import PREEMPTION, SHARD_RESULTS, TopicRegistry
@@ -38,6 +39,7 @@ class QueueApp:
         self.scheduler = Scheduler(
             self.view, profiles_from(settings.config), self.gatherer, self.publisher.publish,
             SchedulerMetrics(self.service.metrics.registry), config=settings.config,
+            extenders=build_extenders(settings.config),
             batch_size=settings.batch_size, lockstep=settings.lockstep, seed=settings.seed,
             gather_timeout_s=settings.gather_timeout_s, unschedulable_timeout_s=settings.unschedulable_timeout_s,
             producer=settings.base.service_name)

@@ -20,6 +20,7 @@ import logging
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
@@ -38,6 +39,8 @@ from shared.events import (
     BindRejected,
     BindRequested,
     Envelope,
+    ExtenderAnswer,
+    ExtendersAnswered,
     FilterBatchRequested,
     NodeUpserted,
     OutgoingEvent,
@@ -58,13 +61,15 @@ from shared.events import (
 from shared.framework import events as cluster_events
 from shared.framework.pod_info import PodInfo
 from shared.framework.runtime import Framework
+from shared.framework.snapshot import Snapshot
 from shared.model.config import KubeSchedulerConfiguration
 from shared.queue import FakeClock, SchedulingQueue
 from shared.queue.clock import MonotonicClock
 from shared.scheduler.batch import BatchItem, Decision, decide_batch
+from shared.scheduler.extending import Extender, apply_filters, ask, wants
 from shared.scheduler.fit_error import NO_NODES_AVAILABLE, FitError
 from shared.scheduler.seeds import attempt_seed, config_hash
-from shared.scheduler.sharded import feasible_target, group_failures, merge_filter, raw_by_plugin
+from shared.scheduler.sharded import MergedFilter, feasible_target, group_failures, merge_filter, raw_by_plugin
 from shared.scheduler.simulator import CYCLE_SECONDS, event_map
 
 from .gather import Gatherer
@@ -76,6 +81,8 @@ WATERMARK_TOPICS = {NODES: NODE_SHARDS, PODS: 8, PLACEMENTS: NODE_SHARDS}
 """What filter workers and the preemption service fold; requests carry the queue's positions."""
 FOLLOWED = (NODES, PODS, PLACEMENTS, BINDS, DECISIONS)
 FEASIBLE_BUDGET = 200_000
+EXTENDER_CALLS = 64
+"""Extender calls in flight at once (threads: the HTTP client blocks)."""
 """Pods × feasible nodes sought per batch: an answer carries, per pod, the names and raw scores of
 the feasible nodes it found (about 20 bytes a node on the wire), so a batch's answers stay a few MB."""
 
@@ -105,8 +112,11 @@ class Scheduler:
     def __init__(self, view: ClusterView, profiles: dict[str, Framework], gatherer: Gatherer, publish: Publish,
                  metrics: SchedulerMetrics, *, config: KubeSchedulerConfiguration | None = None,
                  batch_size: int = 256, lockstep: bool = False, seed: int = 0, gather_timeout_s: float = 30.0,
-                 unschedulable_timeout_s: float = 300.0, producer: str = "queue", gate: Gate | None = None) -> None:
+                 unschedulable_timeout_s: float = 300.0, producer: str = "queue", gate: Gate | None = None,
+                 extenders: Sequence[Extender] = ()) -> None:
         self.view, self.profiles, self.gatherer, self.publish = view, profiles, gatherer, publish
+        self.extenders = list(extenders)
+        self._extender_pool: ThreadPoolExecutor | None = None
         self.config, self.gate = config, gate
         self.metrics = metrics
         self.batch_size = 1 if lockstep else batch_size
@@ -364,8 +374,10 @@ class Scheduler:
             for i in second:
                 uid = attempts[i].info.uid
                 raw[uid], merged[i].error = raw_by_plugin(scored.get(uid, []))
+        answers = await self._ask_extenders(attempts, merged, snapshot, batch_id)
         by_uid = {a.info.uid: a for a in attempts}
-        items = [BatchItem(a.fwk, a.info, m, raw.get(a.info.uid, {}), a.seed) for a, m in zip(attempts, merged)]
+        items = [BatchItem(a.fwk, a.info, m, raw.get(a.info.uid, {}), a.seed, answers.get(a.info.uid, ()))
+                 for a, m in zip(attempts, merged)]
         try:
             decisions = decide_batch(items, self.view.snapshot, lambda uid, host: self._bind(by_uid[uid], host, batch_id))
             for a, d in zip(attempts, decisions):
@@ -374,6 +386,29 @@ class Scheduler:
             await self._flush()
         log.debug("queue: cycle %d, %d pods in %.1f ms (%.1f ms until the shards answered)", self.cycle, len(attempts),
                   (time.perf_counter() - started) * 1000, (gathered - started) * 1000)
+
+    async def _ask_extenders(self, attempts: list[_Attempt], merged: list[MergedFilter], snapshot: Snapshot,
+                             batch_id: str) -> dict[str, list[ExtenderAnswer]]:
+        """Every interested pod's extenders, the pods at the same time (one waiting on a slow
+        extender does not hold up another's call); the answers are applied and recorded."""
+        asking = [(a, m) for a, m in zip(attempts, merged)
+                  if self.extenders and m.feasible and not m.error and wants(self.extenders, a.info)]
+        if not asking:
+            return {}
+        if self._extender_pool is None:
+            self._extender_pool = ThreadPoolExecutor(max_workers=EXTENDER_CALLS, thread_name_prefix="extender")
+        loop = asyncio.get_running_loop()
+        calls = [loop.run_in_executor(self._extender_pool, ask, self.extenders, a.info,
+                                      [info for info in (snapshot.get(n) for n in m.feasible) if info is not None])
+                 for a, m in asking]
+        out: dict[str, list[ExtenderAnswer]] = {}
+        for (a, m), answers in zip(asking, await asyncio.gather(*calls)):
+            apply_filters(m, answers)
+            out[a.info.uid] = answers
+            answered = ExtendersAnswered(batch_id=batch_id, pod_uid=a.info.uid, answers=answers)
+            self._outbox.append(OutgoingEvent(DECISIONS, envelope(answered, producer=self.producer,
+                                                                  correlation_id=a.attempt_id)))
+        return out
 
     def _attempt(self, qpi: object) -> _Attempt:
         info: PodInfo = self.queued.get(qpi.pod_info.uid, qpi.pod_info)  # type: ignore[attr-defined]

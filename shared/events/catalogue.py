@@ -349,6 +349,34 @@ class SchedulingAttempted(Event, frozen=True):
         return self.pod_uid
 
 
+class ExtenderAnswer(Part, frozen=True):
+    """What one extender answered for one pod: filter (the nodes it kept, failed, failed for good)
+    or prioritize (scores and the extender's weight); `error` when the call failed, `ignored` when
+    the extender is ignorable and the failure was passed over."""
+
+    extender: str
+    verb: str
+    kept: list[str] = []
+    failed: dict[str, str] = {}
+    unresolvable: dict[str, str] = {}
+    scores: dict[str, int] = {}
+    weight: int = 0
+    error: str = ""
+    ignored: bool = False
+
+
+class ExtendersAnswered(Event, frozen=True):
+    """The scheduler extenders' answers for a pod in a cycle, in the order they were asked; replay
+    applies these instead of calling the extenders again."""
+
+    batch_id: str
+    pod_uid: str
+    answers: list[ExtenderAnswer] = []
+
+    def partition_key(self) -> str:
+        return self.pod_uid
+
+
 class SchedulerStarted(Event, frozen=True):
     """A queue went live with this configuration: replay looks a decision's `config_hash` up here."""
 
@@ -391,7 +419,7 @@ ShardResultEvent: TypeAlias = ShardFiltered
 BindEvent: TypeAlias = BindRequested
 PlacementEvent: TypeAlias = PodBound | BindRejected
 PreemptionEvent: TypeAlias = PreemptionRequested | PreemptionDecided
-DecisionEvent: TypeAlias = SchedulingAttempted | SchedulerStarted
+DecisionEvent: TypeAlias = SchedulingAttempted | ExtendersAnswered | SchedulerStarted
 DeadLetterEvent: TypeAlias = DeadLettered
 
 AnyEvent: TypeAlias = (
@@ -399,7 +427,8 @@ AnyEvent: TypeAlias = (
     | PodSubmitted | PodDeleted | PodNominated | PodEvicted
     | PriorityClassUpserted | PriorityClassDeleted | PodDisruptionBudgetUpserted | PodDisruptionBudgetDeleted
     | FilterBatchRequested | ShardFiltered | BindRequested | PodBound | BindRejected
-    | PreemptionRequested | PreemptionDecided | SchedulingAttempted | SchedulerStarted | DeadLettered
+    | PreemptionRequested | PreemptionDecided | SchedulingAttempted | ExtendersAnswered | SchedulerStarted
+    | DeadLettered
 )
 """The union of every payload; an envelope's payload is one of these."""
 
@@ -409,7 +438,8 @@ EVENT_TYPES: dict[str, type[Event]] = {
         NodeUpserted, NodeDeleted, PodSubmitted, PodDeleted, PodNominated, PodEvicted,
         PriorityClassUpserted, PriorityClassDeleted, PodDisruptionBudgetUpserted, PodDisruptionBudgetDeleted,
         FilterBatchRequested, ShardFiltered, BindRequested, PodBound, BindRejected,
-        PreemptionRequested, PreemptionDecided, SchedulingAttempted, SchedulerStarted, DeadLettered,
+        PreemptionRequested, PreemptionDecided, SchedulingAttempted, ExtendersAnswered, SchedulerStarted,
+        DeadLettered,
     )
 }
 """Event type name (the tag) → payload class."""

@@ -37,6 +37,7 @@ from .catalogue import (
     SchedulerStarted,
     SchedulingAttempted,
     ShardFiltered,
+    ExtendersAnswered,
 )
 
 NODE_SHARDS = 16
@@ -78,7 +79,8 @@ TOPICS: tuple[TopicSpec, ...] = (
     TopicSpec(BINDS, NODE_SHARDS, "node name", (BindRequested,)),
     TopicSpec(PLACEMENTS, NODE_SHARDS, "node name", (PodBound, BindRejected)),
     TopicSpec(PREEMPTION, 4, "preemptor pod uid", (PreemptionRequested, PreemptionDecided)),
-    TopicSpec(DECISIONS, 8, "pod uid (SchedulerStarted: \"scheduler\")", (SchedulingAttempted, SchedulerStarted)),
+    TopicSpec(DECISIONS, 8, "pod uid (SchedulerStarted: \"scheduler\")", (SchedulingAttempted, ExtendersAnswered,
+                                                                       SchedulerStarted)),
     TopicSpec(DEAD_LETTERS, 1, "origin topic", (DeadLettered,)),
 )
 

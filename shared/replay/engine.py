@@ -25,6 +25,7 @@ from shared.framework.runtime import Framework
 from shared.model.config import KubeSchedulerConfiguration
 from shared.preemption.request import PreemptionOutcome, decide_preemption
 from shared.scheduler.batch import BatchItem, Decision, decide_batch
+from shared.scheduler.extending import apply_filters
 from shared.scheduler.seeds import attempt_seed, config_hash
 
 from .diff import first_difference, verdicts, weighted_difference
@@ -193,8 +194,10 @@ class Replayer:
         evaluations = [evaluate(profiles, pod, snapshot, req.starts[i] if i < len(req.starts) else 0, every_node)
                        for i, pod in enumerate(req.pods)]
         seeds = seeds if seeds is not None else self.seeds(batch)
-        items = [BatchItem(e.fwk, e.info, e.merged, e.raw, seeds[e.info.uid])  # type: ignore[arg-type]
-                 for e in evaluations]
+        for e in evaluations:  # the extenders' recorded answers, not a new call
+            apply_filters(e.merged, batch.extenders.get(e.info.uid, ()))
+        items = [BatchItem(e.fwk, e.info, e.merged, e.raw, seeds[e.info.uid],  # type: ignore[arg-type]
+                           batch.extenders.get(e.info.uid, ())) for e in evaluations]
         runnable = [i for i, e in enumerate(evaluations) if e.fwk is not None]
 
         def assume(uid: str, host: str) -> None:

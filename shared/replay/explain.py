@@ -10,18 +10,20 @@ fresh attempt against the state at the end of the log.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 
 import msgspec
 
 from shared.cluster import ClusterView, point_at
 from shared.errors import NotFound
-from shared.events import BINDS, NODES, PLACEMENTS, PODS
+from shared.events import BINDS, NODES, PLACEMENTS, PODS, ExtenderAnswer
 from shared.framework.cycle_state import CycleState
 from shared.framework.runtime import Framework
 from shared.framework.snapshot import Snapshot
 from shared.model import Pod
 from shared.scheduler.batch import BatchItem, Decision, decide_batch
+from shared.scheduler.extending import apply_filters
 from shared.scheduler.seeds import attempt_seed
 
 from .engine import Replayer, outcome_text
@@ -92,7 +94,7 @@ def explain_attempt(history: History, pod_name: str, attempt: int | None = None)
     pod = batch.request.pods[index]
     start = batch.request.starts[index] if index < len(batch.request.starts) else 0
     out = _explain(profiles, view, pod, start, target.decision.seed, _earlier(batch, index),
-                   preempted=_preemption_message(history, target))
+                   preempted=_preemption_message(history, target), extenders=batch.extenders.get(uid, ()))
     out.cycle, out.at, out.config_hash = batch.request.cycle, target.at, target.decision.config_hash
     out.attempt = target.decision.attempt
     out.recorded = outcome_text(target.decision.node_name, target.decision.message)
@@ -145,7 +147,8 @@ def _preemption_message(history: History, target: Recorded) -> str | None:
 
 
 def _explain(profiles: dict[str, Framework], view: ClusterView, pod: Pod, start: int, seed: int,
-             earlier: list[tuple[str, str]], *, preempted: str | None) -> Explanation:
+             earlier: list[tuple[str, str]], *, preempted: str | None,
+             extenders: Sequence[ExtenderAnswer] = ()) -> Explanation:
     """Filter verdicts on the cycle's start state (what the shards saw); scores and the pick after
     the batch's earlier pods are placed (what the queue saw when it decided this one)."""
     uid = pod.metadata.uid
@@ -154,13 +157,14 @@ def _explain(profiles: dict[str, Framework], view: ClusterView, pod: Pod, start:
     snapshot = view.snapshot()
     e = evaluate(profiles, pod, snapshot, start, set(snapshot.node_info_map))
     table = _filter_table(e, snapshot)
+    apply_filters(e.merged, extenders)  # the extenders' recorded answers
     decided = Decision("error", error=e.merged.error)
     if e.fwk is not None:
         for other, node in earlier:
             view.assume(other, node)
         point_at(profiles.values(), view)
 
-        item = BatchItem(e.fwk, e.info, e.merged, e.raw, seed)
+        item = BatchItem(e.fwk, e.info, e.merged, e.raw, seed, extenders)
         decided = decide_batch([item], view.snapshot, view.assume, placed_before=bool(earlier), record=True)[0]
         view.set_assumed(restore)
     walked = set(e.merged.feasible) | set(e.merged.diagnosis.node_to_status)

@@ -15,6 +15,8 @@ from shared.cluster import reach
 from shared.events import (
     BindRejected,
     BindRequested,
+    ExtenderAnswer,
+    ExtendersAnswered,
     FilterBatchRequested,
     PodBound,
     PodSubmitted,
@@ -48,6 +50,8 @@ class Batch:
     """Pod uid → the decision recorded for it in this batch (a pod retried at once has none)."""
     answers: list[ShardFiltered] = field(default_factory=list)
     """The shards' filter-phase and score-phase answers."""
+    extenders: dict[str, list[ExtenderAnswer]] = field(default_factory=dict)
+    """Pod uid → what the scheduler extenders answered for it in this cycle."""
 
     @property
     def order(self) -> tuple[int, int]:
@@ -84,6 +88,7 @@ class History:
         self.binds: dict[str, BindRequested] = {}
         seen: set[object] = set()
         answers: list[ShardFiltered] = []
+        self._extender_answers: list[ExtendersAnswered] = []
         for event in events:
             env = event.envelope
             if env.event_id in seen:
@@ -100,6 +105,10 @@ class History:
             batch = self.batches.get(answer.batch_id)
             if batch is not None:
                 batch.answers.append(answer)
+        for asked in self._extender_answers:
+            batch = self.batches.get(asked.batch_id)
+            if batch is not None:
+                batch.extenders.setdefault(asked.pod_uid, list(asked.answers))
         for recorded in self.decisions:
             if recorded.attempt_id:
                 self.by_attempt.setdefault(recorded.attempt_id, recorded)
@@ -114,6 +123,8 @@ class History:
                 self.batches.setdefault(p.batch_id, Batch(seq, env.timestamp, p))
             case ShardFiltered():
                 answers.append(p)
+            case ExtendersAnswered():
+                self._extender_answers.append(p)
             case SchedulingAttempted():
                 recorded = Recorded(seq, env.correlation_id or "", env.timestamp, p)
                 self.decisions.append(recorded)

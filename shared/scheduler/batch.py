@@ -14,12 +14,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from shared.events import ExtenderAnswer
 from shared.framework.cycle_state import CycleState
 from shared.framework.interfaces import NodePluginScores
 from shared.framework.pod_info import PodInfo
 from shared.framework.runtime import Framework
 from shared.framework.snapshot import Snapshot
 
+from .extending import add_priorities
 from .fit_error import FitError
 from .sharded import MergedFilter, finish_scores
 
@@ -36,6 +38,8 @@ class BatchItem:
     raw: Mapping[str, Mapping[str, int]]
     """Plugin → node → raw score, from the shards (or computed in-process)."""
     seed: int
+    extenders: Sequence[ExtenderAnswer] = ()
+    """The extenders' answers for this pod (their filters are applied to `merged` already)."""
 
 
 @dataclass
@@ -59,6 +63,7 @@ def rank(item: BatchItem, snapshot: Snapshot, *, record: bool = False) -> tuple[
     scores, error = finish_scores(item.fwk, state, item.info, snapshot, feasible, item.raw)
     if error:
         return [], [], error
+    add_priorities(scores, item.extenders, record=record)
     best = max(s.total_score for s in scores)
     ties = [s for s in scores if s.total_score == best]
     host = ties[0].name if len(ties) == 1 else ties[random.Random(item.seed).randrange(len(ties))].name

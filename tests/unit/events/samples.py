@@ -5,6 +5,8 @@ from __future__ import annotations
 import base64
 
 from shared.events import (
+    ExtenderAnswer,
+    ExtendersAnswered,
     EVENT_TYPES,
     AnyEvent,
     BindRejected,
@@ -104,6 +106,10 @@ def sample_payloads() -> list[AnyEvent]:
                             message="0/2 nodes are available: 2 Insufficient cpu.", seed=42, config_hash="abc123"),
         SchedulerStarted(config=KubeSchedulerConfiguration(percentage_of_nodes_to_score=50), config_hash="abc123",
                          seed=7, batch_size=256),
+        ExtendersAnswered(batch_id="b-1", pod_uid="uid-web-0", answers=[
+            ExtenderAnswer(extender="http://127.0.0.1:8888", verb="filter", kept=["node-a"],
+                           failed={"node-b": "full"}),
+            ExtenderAnswer(extender="http://127.0.0.1:8889", verb="prioritize", scores={"node-a": 7}, weight=2)]),
         DeadLettered(origin_topic="pods", partition=1, offset=7, key="k", reason="bad bytes",
                      raw=base64.b64encode(b"\x00\x01").decode()),
         PriorityClassUpserted(priority_class=PriorityClass(metadata=ObjectMeta(name="high"), value=1000)),
