@@ -252,23 +252,19 @@ async def _check_event_pages(client: TestClient, history: History) -> None:
     seqs = [i["seq"] for i in page["items"] + following["items"]]
     assert seqs == sorted(set(seqs)) and following["items"]
     total = sum(isinstance(e.envelope.payload, SchedulingAttempted) for e in history.events)
-    everything = await _get(client, f"{url}?type=SchedulingAttempted&limit=5000")
-    assert len(everything["items"]) == total
+    assert len(await _all(client, f"{url}?type=SchedulingAttempted")) == total
 
     evicted = _victim(history)
     rejected = next(e.envelope.payload for e in history.events if isinstance(e.envelope.payload, BindRejected))
     for uid, must_have in ((evicted.uid, "PodEvicted"), (rejected.pod_uid, "BindRejected")):
-        about = await _get(client, f"{url}?pod={history.pod_name(uid)}&limit=5000")
-        types = [i["event"]["type"] for i in about["items"]]
+        about = await _all(client, f"{url}?pod={history.pod_name(uid)}")
+        types = [i["event"]["type"] for i in about]
         assert types[0] == "PodSubmitted" and must_have in types
         expected = [e.envelope.event_id for e in history.events if _concerns(e.envelope, uid)]
-        assert [i["event"]["event_id"] for i in about["items"]] == [str(x) for x in expected]
+        assert [i["event"]["event_id"] for i in about] == [str(x) for x in expected]
 
     # A watch from near the end: the remaining events as JSON Lines, then the stream ends on time.
-    seqs, after = [], 0
-    while chunk := (await _get(client, f"{url}?after={after}&limit=5000"))["items"]:
-        seqs += [i["seq"] for i in chunk]
-        after = chunk[-1]["seq"]
+    seqs = [i["seq"] for i in await _all(client, url)]
     assert len(seqs) == len(history)
     resp = await client.get(f"{url}?after={seqs[-4]}&follow=true&timeoutSeconds=1")
     lines = [json.loads(line) for line in (await resp.text()).splitlines()]
@@ -277,6 +273,16 @@ async def _check_event_pages(client: TestClient, history: History) -> None:
     bad = await _get(client, f"{url}?limit=0", status=422)
     assert bad["details"]["field"] == "limit"
     assert (await _get(client, f"{url}?topic=nope", status=422))["details"]["field"] == "topic"
+
+
+async def _all(client: TestClient, url: str) -> list[Any]:
+    """Every item, page after page."""
+    items: list[Any] = []
+    after = 0
+    while page := (await _get(client, f"{url}{'&' if '?' in url else '?'}after={after}&limit=1000"))["items"]:
+        items += page
+        after = page[-1]["seq"]
+    return items
 
 
 def _concerns(env: Any, uid: str) -> bool:
