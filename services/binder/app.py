@@ -13,6 +13,8 @@ from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.errors import KafkaError
 
 from services.runtime import Service, ServiceConfig, run_service
+from services.runtime.scheduler_config import load_scheduler_config
+from shared.adapters.extender_http import build_extenders
 from shared.adapters.kafka import make_consumer
 from shared.errors import BrokerUnavailable, DecodeError
 from shared.events import PODS, Envelope, TopicRegistry, decode
@@ -134,7 +136,8 @@ def build(settings: BinderSettings, *, registry: TopicRegistry | None = None,
     """The binder wired to the broker; the caller starts the deletions reader, then runs the service."""
     registry = registry or TopicRegistry(settings.base.topic_prefix)
     handler = BinderHandler(KafkaShardLog(settings.base, registry), producer=settings.base.service_name,
-                            catch_up_timeout_s=settings.deletions_catch_up_s)
+                            catch_up_timeout_s=settings.deletions_catch_up_s,
+                            binders=build_extenders(load_scheduler_config()))
     deletions = PodDeletions(settings.base, registry, handler.pod_gone)
     handler.deletions_caught_up = deletions.caught_up.wait
     config = ServiceConfig(name=settings.base.service_name, group_id=settings.group_id, topics=settings.topics,

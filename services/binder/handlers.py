@@ -31,6 +31,7 @@ from datetime import UTC, datetime
 from typing import Protocol
 
 from services.runtime import Handler
+from shared.adapters.extender_http import HTTPExtender, extenders_binding
 from shared.binding import BinderState, rebuild_shard
 from shared.events import (
     BINDS,
@@ -45,6 +46,7 @@ from shared.events import (
     PodEvicted,
     ReceivedEvent,
 )
+from shared.framework.pod_info import PodInfo
 from shared.ports import TopicPartition
 
 log = logging.getLogger(__name__)
@@ -61,8 +63,11 @@ class BinderHandler(Handler):
     def __init__(self, shard_log: ShardLog, *, producer: str = "binder",
                  deletions_caught_up: Callable[[], Awaitable[object]] | None = None,
                  catch_up_timeout_s: float = 30.0,
-                 clock: Callable[[], datetime] = lambda: datetime.now(UTC)) -> None:
+                 clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+                 binders: Sequence[HTTPExtender] = ()) -> None:
         self.shard_log = shard_log
+        self.binders = [b for b in binders if b.is_binder()]
+        """Extenders with bindVerb: they bind a pod that fits instead of the binder alone."""
         self.state = BinderState(producer=producer)
         self.node_positions: dict[int, int] = {}
         """nodes partition → the next offset its shard's state has not folded yet."""
@@ -127,10 +132,21 @@ class BinderHandler(Handler):
             self.node_positions[pos.partition] = pos.offset + 1
             return []
         if pos.topic == BINDS and isinstance(payload, BindRequested):
-            outcome = self.state.decide(pos.partition, env, self._clock())
+            if self.binders and any(b.is_interested(PodInfo(payload.pod)) for b in self.binders):
+                # The extender's HTTP call blocks: the decision (fit check, call, record) runs on a
+                # thread; requests are handled one at a time, so nothing else touches the state.
+                outcome = await asyncio.to_thread(self.state.decide, pos.partition, env, self._clock(),
+                                                  self._extender_bind)
+            else:
+                outcome = self.state.decide(pos.partition, env, self._clock())
             return [OutgoingEvent(PLACEMENTS, outcome)]
         log.warning("binder: ignoring %s on %s", env.type, pos.topic)
         return []
+
+    def _extender_bind(self, bind: BindRequested) -> str:
+        """A binding extender binds the pod (upstream extendersBinding): its error, or ""."""
+        bound, error = extenders_binding(self.binders, PodInfo(bind.pod), bind.node_name)
+        return error if bound else ""
 
     def pod_gone(self, env: Envelope) -> None:
         """A PodDeleted or PodEvicted read from `pods`: the pod's room is free again."""

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -145,9 +145,11 @@ class BinderState:
             shard.forget(uid)
         self.shards[shard_no] = shard
 
-    def decide(self, shard_no: int, request: Envelope, now: datetime) -> Envelope:
+    def decide(self, shard_no: int, request: Envelope, now: datetime,
+               refused: Callable[[BindRequested], str] | None = None) -> Envelope:
         """The outcome of one BindRequested read from `binds` partition `shard_no` (recorded before
-        it is returned, so the next request sees the pod committed)."""
+        it is returned, so the next request sees the pod committed). `refused`, asked only when
+        the pod fits: a binding extender's error ("" when it bound the pod)."""
         bind = request.payload
         assert isinstance(bind, BindRequested), request.type
         shard = self.shards.setdefault(shard_no, NodeShard())
@@ -160,6 +162,10 @@ class BinderState:
             shard.outcomes[request.event_id] = already
             return already
         outcome = self._judge(shard, request, bind, now)
+        if refused is not None and isinstance(outcome.payload, PodBound):
+            error = refused(bind)
+            if error:
+                outcome = self._rejected(request, bind, error, now)
         shard.record(outcome, bind.pod, self.deleted)
         return outcome
 

@@ -41,18 +41,20 @@ def _cluster() -> ClusterInput:
     return ClusterInput(nodes=nodes, pods=pods)
 
 
-def _config(full_url: str, prio_url: str) -> dict[str, Any]:
+def _config(full_url: str, prio_url: str, binder_url: str) -> dict[str, Any]:
     return {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
             "extenders": [{"urlPrefix": full_url, "filterVerb": "filter"},
-                          {"urlPrefix": prio_url, "prioritizeVerb": "prioritize", "weight": 5}]}
+                          {"urlPrefix": prio_url, "prioritizeVerb": "prioritize", "weight": 5},
+                          {"urlPrefix": binder_url, "bindVerb": "bind"}]}
 
 
 async def test_services_ask_the_extenders_and_replay_uses_their_recorded_answers(
         berth_env: BerthTestEnv, publisher: KafkaPublisher, engine: AsyncEngine, tmp_path: Path) -> None:
     cluster = _cluster()
-    with running("full_node", full={"n1"}) as full, running("prioritizer", preferred={"n2"}) as prio:
+    with running("full_node", full={"n1"}) as full, running("prioritizer", preferred={"n2"}) as prio, \
+            running("binder") as binder:
         config = tmp_path / "scheduler.yaml"
-        config.write_text(yaml.safe_dump(_config(full.url, prio.url)))
+        config.write_text(yaml.safe_dump(_config(full.url, prio.url, binder.url)))
         fleet = fleet_for(berth_env, tmp_path / "logs", filter_workers=1)
         fleet.env["BERTH_SCHEDULER_CONFIG"] = str(config)
         async with run_fleet(fleet) as running_fleet:
@@ -69,6 +71,8 @@ async def test_services_ask_the_extenders_and_replay_uses_their_recorded_answers
                  if isinstance(p, PodBound)}
         assert len(bound) == 24 and "uid-pinned" not in bound
         assert "n1" not in bound.values(), "the extender's full node got a pod"
+        # The binding extender bound each of them, where the binder service then recorded it.
+        assert binder.bound == {f"default/p{uid[5:]}": node for uid, node in bound.items()}
         # The prioritizer's preferred node wins the ties of equally empty nodes at first.
         assert bound["uid-p00"] == "n2"
         number, message = ledger.messages["uid-pinned"]

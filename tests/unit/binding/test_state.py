@@ -181,3 +181,20 @@ def test_derived_ids_are_stable() -> None:
     a, b = state_with(node()).decide(0, req, NOW), state_with(node()).decide(0, req, NOW)
     assert a.event_id == b.event_id != req.event_id
     assert a.event_id != uuid.UUID(int=0)
+
+
+def test_a_binding_extender_is_asked_only_for_a_pod_that_fits_and_its_refusal_rejects() -> None:
+    state = state_with(node(cpu="2"))
+    asked: list[str] = []
+
+    def refuse_p2(b: BindRequested) -> str:
+        asked.append(b.pod_uid)
+        return "the extender refused" if b.pod_uid == "p2" else ""
+
+    assert isinstance(state.decide(0, bind(pod("p1")), NOW, refuse_p2).payload, PodBound)
+    refused = state.decide(0, bind(pod("p2"), attempt="a2"), NOW, refuse_p2).payload
+    assert isinstance(refused, BindRejected) and refused.reason == "the extender refused"
+    too_big = state.decide(0, bind(pod("p3", cpu="2"), attempt="a3"), NOW, refuse_p2).payload
+    assert isinstance(too_big, BindRejected) and too_big.reason == "Insufficient cpu"
+    assert asked == ["p1", "p2"]  # never asked about a pod that does not fit
+    assert state.shards[0].nodes["n1"].requested.milli_cpu == 1000  # the refused pod takes no room
