@@ -6,6 +6,7 @@ from __future__ import annotations
 from services.runtime import Handler, Service, ServiceConfig, run_service
 from services.runtime.follower import LogFollower
 from services.runtime.scheduler_config import profiles_from
+from shared.adapters.extender_http import build_extenders
 from shared.cluster import ClusterView
 from shared.events import NODES, PLACEMENTS, PODS, PREEMPTION, TopicRegistry
 
@@ -24,7 +25,8 @@ def build(settings: PreemptionSettings, *, registry: TopicRegistry | None = None
     service = Service(settings.base, config, Handler(), registry=registry)
     handler = PreemptionHandler(view, profiles_from(settings.config), lambda w, t: follower.wait_reached(w, t),
                                 PreemptionMetrics(service.metrics.registry), producer=settings.base.service_name,
-                                watermark_wait_s=settings.watermark_wait_s)
+                                watermark_wait_s=settings.watermark_wait_s,
+                                extenders=build_extenders(settings.config, lambda name: view.snapshot().get(name)))
     follower = LogFollower(settings.base, registry, FOLLOWED, view, lambda env, pos: handler.on_event(env),
                            gated=(NODES, PODS, PLACEMENTS))
     service.handler = handler

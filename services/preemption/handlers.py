@@ -16,6 +16,7 @@ overlay used is recorded in the decision (`evicting`, `nominating`), so replay a
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -29,6 +30,7 @@ from shared.events import (
     PODS,
     PREEMPTION,
     Envelope,
+    ExtenderAnswer,
     OutgoingEvent,
     PodEvicted,
     PodNominated,
@@ -40,6 +42,8 @@ from shared.events import (
     envelope,
 )
 from shared.framework.runtime import Framework
+from shared.preemption.evaluator import PreemptionExtender
+from shared.preemption.extenders import RecordingExtender
 from shared.preemption.request import decide_preemption
 
 log = logging.getLogger(__name__)
@@ -80,8 +84,14 @@ def in_flight(request_id: uuid.UUID, decided: PreemptionDecided) -> InFlight | N
 class PreemptionHandler(Handler):
     def __init__(self, view: ClusterView, profiles: Mapping[str, Framework],
                  wait_reached: Callable[[Mapping[str, list[int]], float], Awaitable[bool]],
-                 metrics: PreemptionMetrics, *, producer: str = "preemption", watermark_wait_s: float = 10.0) -> None:
+                 metrics: PreemptionMetrics, *, producer: str = "preemption", watermark_wait_s: float = 10.0,
+                 extenders: Sequence[PreemptionExtender] = ()) -> None:
         self.view, self.profiles, self.wait_reached = view, profiles, wait_reached
+        self.extender_answers: list[ExtenderAnswer] = []
+        """What the preempt-verb extenders answered for the request being decided."""
+        recording = [RecordingExtender(e, self.extender_answers) for e in extenders if e.supports_preemption()]
+        for fwk in profiles.values():
+            fwk.set_extenders(list(recording))
         self.metrics, self.producer, self.watermark_wait_s = metrics, producer, watermark_wait_s
         self.answered: set[str] = set()
         self.in_flight: dict[str, InFlight] = {}
@@ -130,13 +140,21 @@ class PreemptionHandler(Handler):
             log.warning("preemption: %s decided before the view reached the queue's", req.attempt_id)
         folded = self.view.past(req.watermark)
         self.view.set_assumed((a.pod_uid, a.node_name) for a in req.assumed)
-        out = self._decide(event.envelope, req, folded)
+        out = await self._decide(event.envelope, req, folded)
         self.answered.add(req.attempt_id)
         return out
 
-    def _decide(self, cause: Envelope, req: PreemptionRequested, folded: dict[str, list[int]]) -> list[OutgoingEvent]:
+    async def _decide(self, cause: Envelope, req: PreemptionRequested,
+                      folded: dict[str, list[int]]) -> list[OutgoingEvent]:
         evicting, nominating = self._overlay()
-        outcome = decide_preemption(self.profiles.get(req.pod.spec.scheduler_name), self.view, req)
+        self.extender_answers.clear()
+        fwk = self.profiles.get(req.pod.spec.scheduler_name)
+        if fwk is not None and fwk.extenders():
+            # An extender's HTTP call blocks: decide on a thread (requests are decided one at a
+            # time, and the follower folds nothing while a request is being decided).
+            outcome = await asyncio.to_thread(decide_preemption, fwk, self.view, req)
+        else:
+            outcome = decide_preemption(fwk, self.view, req)
         uid = req.pod.metadata.uid
         out: list[OutgoingEvent] = []
         if outcome.attempted:
@@ -156,7 +174,7 @@ class PreemptionHandler(Handler):
         decided = PreemptionDecided(
             preemptor_uid=uid, nominated_node=outcome.nominated, attempt_id=req.attempt_id, message=outcome.message,
             folded=folded, victims=[PodRef(uid=v.uid, namespace=v.namespace, name=v.name) for v in outcome.victims],
-            cleared=cleared, evicting=evicting, nominating=nominating)
+            cleared=cleared, evicting=evicting, nominating=nominating, extenders=list(self.extender_answers))
         flight = in_flight(cause.event_id, decided)
         if flight is not None:
             self.in_flight[req.attempt_id] = flight

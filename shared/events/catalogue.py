@@ -303,6 +303,25 @@ class PreemptionRequested(Event, frozen=True):
         return self.pod.metadata.uid
 
 
+class ExtenderAnswer(Part, frozen=True):
+    """What one extender answered for one pod: filter (the nodes it kept, failed, failed for good)
+    or prioritize (scores and the extender's weight); `error` when the call failed, `ignored` when
+    the extender is ignorable and the failure was passed over."""
+
+    extender: str
+    verb: str
+    kept: list[str] = []
+    failed: dict[str, str] = {}
+    unresolvable: dict[str, str] = {}
+    scores: dict[str, int] = {}
+    weight: int = 0
+    victims: dict[str, list[str]] = {}
+    """preempt: node → the uids of the victims the extender kept there (in its order)."""
+    pdb_violations: dict[str, int] = {}
+    error: str = ""
+    ignored: bool = False
+
+
 class PreemptionDecided(Event, frozen=True):
     """The outcome of preemption: a nominated node and its victims, or none ("" and a message)."""
 
@@ -316,6 +335,8 @@ class PreemptionDecided(Event, frozen=True):
     cleared: list[str] = []
     """Pods whose nomination this decision cleared (lower-priority pods nominated to the chosen node,
     or the preemptor's own when no node helps)."""
+    extenders: list[ExtenderAnswer] = []
+    """What extenders with preemptVerb answered (replay hands these back instead of calling)."""
     evicting: list[str] = []
     nominating: dict[str, str] = {}
     """Earlier preemptions not yet visible at the request's watermark, as the decision accounted for
@@ -347,22 +368,6 @@ class SchedulingAttempted(Event, frozen=True):
 
     def partition_key(self) -> str:
         return self.pod_uid
-
-
-class ExtenderAnswer(Part, frozen=True):
-    """What one extender answered for one pod: filter (the nodes it kept, failed, failed for good)
-    or prioritize (scores and the extender's weight); `error` when the call failed, `ignored` when
-    the extender is ignorable and the failure was passed over."""
-
-    extender: str
-    verb: str
-    kept: list[str] = []
-    failed: dict[str, str] = {}
-    unresolvable: dict[str, str] = {}
-    scores: dict[str, int] = {}
-    weight: int = 0
-    error: str = ""
-    ignored: bool = False
 
 
 class ExtendersAnswered(Event, frozen=True):

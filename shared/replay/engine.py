@@ -23,6 +23,7 @@ from shared.cluster import ClusterView, point_at
 from shared.framework.profile import build_profiles
 from shared.framework.runtime import Framework
 from shared.model.config import KubeSchedulerConfiguration
+from shared.preemption.extenders import replayed
 from shared.preemption.request import PreemptionOutcome, decide_preemption
 from shared.scheduler.batch import BatchItem, Decision, decide_batch
 from shared.scheduler.extending import apply_filters
@@ -137,6 +138,8 @@ class Replayer:
             folder.view.set_preempting(decided.evicting if decided else (), decided.nominating if decided else {})
             profiles = self.profiles_for(attempt.decision.config_hash if attempt else "")
             fwk = profiles.get(record.request.pod.spec.scheduler_name)
+            if fwk is not None:  # the preempt-verb extenders' recorded answers, not new calls
+                fwk.set_extenders(replayed(decided.extenders if decided else [], folder.view.snapshot().get))
             outcome = decide_preemption(fwk, folder.view, record.request)
             self.preempted[record.request.attempt_id] = outcome
             if record.decided is None:

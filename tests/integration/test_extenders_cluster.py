@@ -15,7 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from shared.adapters.history import history_from_store
 from shared.adapters.kafka import KafkaPublisher
-from shared.events import ExtendersAnswered, PodBound
+from shared.events import ExtendersAnswered, PodBound, PodEvicted, PreemptionDecided
 from shared.model.loader import ClusterInput
 from shared.replay.engine import Replayer
 from tests.builders import MakeNode, MakePod
@@ -86,3 +86,38 @@ async def test_services_ask_the_extenders_and_replay_uses_their_recorded_answers
         report = Replayer(history).run()
         assert report.divergences == [] and report.decisions >= 25 and report.matched == report.decisions
         assert (len(full.calls), len(prio.calls)) == calls_during_run, "replay called an extender"
+
+
+async def test_preemption_service_asks_the_preempt_extender_and_replay_uses_its_answers(
+        berth_env: BerthTestEnv, publisher: KafkaPublisher, engine: AsyncEngine, tmp_path: Path) -> None:
+    nodes = [MakeNode().name(n).capacity(cpu="1", memory="8Gi", pods="10").obj() for n in ("a", "b")]
+    low = [MakePod().name(f"low-{n}").uid(f"uid-low-{n}").node(n).priority(1).req(cpu="1").obj() for n in ("a", "b")]
+    high = MakePod().name("high").uid("uid-high").priority(100).req(cpu="1").obj()
+    with running("preempt", protected={"a"}) as server:
+        config = tmp_path / "scheduler.yaml"
+        config.write_text(yaml.safe_dump({
+            "apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+            "extenders": [{"urlPrefix": server.url, "preemptVerb": "preempt", "nodeCacheCapable": True}]}))
+        fleet = fleet_for(berth_env, tmp_path / "logs", filter_workers=1)
+        fleet.env["BERTH_SCHEDULER_CONFIG"] = str(config)
+        async with run_fleet(fleet) as running_fleet:
+            await publish_cluster(publisher, ClusterInput(nodes=nodes, pods=[*low, high]))
+            await settle(berth_env, timeout=120)
+            assert running_fleet.first_dead() is None, running_fleet.first_dead()
+            for label in [m for m in reversed(list(running_fleet.members)) if m != "projector"]:
+                await asyncio.to_thread(running_fleet.stop, label)
+            await projection_caught_up(berth_env, engine, timeout=60)
+        calls_during_run = len(server.calls)
+        history = await history_from_store(engine)
+
+    payloads = [e.envelope.payload for e in history.events]
+    evicted = [p.uid for p in payloads if isinstance(p, PodEvicted)]
+    bound = {p.pod_uid: p.node_name for p in payloads if isinstance(p, PodBound)}
+    assert evicted == ["uid-low-b"] and bound == {"uid-high": "b"}  # node a is protected by the extender
+    decided = [p for p in payloads if isinstance(p, PreemptionDecided) and p.nominated_node]
+    assert decided and decided[0].extenders and decided[0].extenders[0].victims == {"b": ["uid-low-b"]}
+    assert calls_during_run >= 1
+
+    report = Replayer(history).run()
+    assert report.divergences == [] and report.preemptions >= 1
+    assert report.preemptions_matched == report.preemptions
