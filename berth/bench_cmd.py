@@ -12,7 +12,7 @@ from typing import Any
 from shared.workloads import WORKLOADS, generate
 
 from .bench.inprocess import run_inprocess
-from .bench.plot import plot_throughput
+from .bench.plot import plot_scaling, plot_throughput
 from .client import CliError, run_guarded
 
 
@@ -29,6 +29,9 @@ def register(sub: Any) -> None:
                    help="inprocess: the core alone; cluster: every service as a process on the embedded stack "
                         "(or KAFKA_BOOTSTRAP_SERVERS / DATABASE_URL), pods fed through Kafka")
     p.add_argument("--filter-workers", type=int, default=1, metavar="K", help="filter replicas (cluster mode)")
+    p.add_argument("--scale-sweep", metavar="K,K,...", type=_worker_counts,
+                   help="cluster mode once per filter-worker count (e.g. 1,2,4,8): pods/s, parallel efficiency "
+                        "against the first count, a JSON result and a scaling-curve PNG")
     p.add_argument("--logs", metavar="DIR", help="keep each service's log in DIR (cluster mode)")
     p.add_argument("--record", metavar="FILE", help="write the run's event log to FILE as JSON Lines, for "
                    "`berth replay --source FILE` (cluster mode)")
@@ -40,9 +43,21 @@ def register(sub: Any) -> None:
     p.set_defaults(run=run_guarded(run))
 
 
+def _worker_counts(text: str) -> list[int]:
+    try:
+        counts = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected worker counts like 1,2,4,8, got {text!r}") from None
+    if not counts or min(counts) < 1 or counts != sorted(set(counts)):
+        raise argparse.ArgumentTypeError(f"expected increasing worker counts of at least 1, got {text!r}")
+    return counts
+
+
 def run(args: argparse.Namespace) -> int:
     workload = generate(args.workload, args.nodes, args.pods, args.seed)
     progress = sys.stderr.isatty() if args.progress is None else args.progress
+    if args.scale_sweep:
+        return _sweep(args, workload, progress)
     if args.mode == "cluster":
         if args.filter_workers < 1:
             raise CliError("--filter-workers must be at least 1", 2)
@@ -76,3 +91,45 @@ def run(args: argparse.Namespace) -> int:
     for problem in result.problems:
         print(f"error: {problem}", file=sys.stderr)
     return 1 if result.problems else 0
+
+
+def _sweep(args: argparse.Namespace, workload: Any, progress: bool) -> int:
+    """The cluster bench at each worker count, in turn (each on a fresh stack)."""
+    from .bench.cluster import run_cluster
+
+    out_dir = Path(args.out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    points: list[dict[str, Any]] = []
+    problems: list[str] = []
+    for k in args.scale_sweep:
+        if progress:
+            print(f"scale sweep: {k} filter worker(s)", file=sys.stderr)
+        result = run_cluster(workload, filter_workers=k, progress=progress, timeout_s=args.timeout,
+                             logs=Path(args.logs) / f"{k}w" if args.logs else None)
+        problems += [f"{k} workers: {p}" for p in result.problems]
+        points.append({"filter_workers": k, "pods_per_second": result.pods_per_second,
+                       "e2e_latency_p99_ms": result.e2e_latency_p99_ms,
+                       "cpu_seconds": sum(result.cpu_seconds.values())})
+    base = points[0]
+    for point in points:
+        speedup = point["pods_per_second"] / base["pods_per_second"] if base["pods_per_second"] else 0.0
+        point["speedup"] = speedup
+        point["efficiency"] = speedup * base["filter_workers"] / point["filter_workers"]
+    stem = f"{workload.name}-cluster-sweep-{args.nodes}n-{args.pods}p"
+    summary = {"workload": workload.name, "mode": "cluster", "nodes": args.nodes, "pods": args.pods,
+               "sweep": points, "problems": problems}
+    (out_dir / f"{stem}.json").write_text(json.dumps(summary, indent=2) + "\n")
+    plot = plot_scaling([(p["filter_workers"], p["pods_per_second"]) for p in points],
+                        f"{workload.name}, {args.nodes} nodes: filter-worker scaling", out_dir / f"{stem}.png")
+    if args.output == "json":
+        print(json.dumps(summary))
+    else:
+        print(f"{workload.name} cluster scale sweep: {args.nodes} nodes, {args.pods} pods")
+        print(f"  {'workers':>7}  {'pods/s':>9}  {'speedup':>7}  {'efficiency':>10}  {'e2e p99':>9}")
+        for p in points:
+            print(f"  {p['filter_workers']:>7}  {p['pods_per_second']:>9.1f}  {p['speedup']:>7.2f}  "
+                  f"{p['efficiency']:>10.2f}  {p['e2e_latency_p99_ms'] / 1000:>8.1f}s")
+        print(f"  result {out_dir / (stem + '.json')}" + (f", plot {plot}" if plot else ""))
+    for problem in problems:
+        print(f"error: {problem}", file=sys.stderr)
+    return 1 if problems else 0

@@ -25,3 +25,30 @@ def plot_throughput(series: Sequence[tuple[float, float]], title: str, path: Pat
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
+
+
+def plot_scaling(points: Sequence[tuple[int, float]], title: str, path: Path) -> Path | None:
+    """Pods/s against filter workers, with linear scaling from the first point for reference."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    workers = [k for k, _ in points]
+    rates = [r for _, r in points]
+    k0, r0 = points[0]
+    fig, ax = plt.subplots(figsize=(6, 4))
+    ax.plot(workers, rates, marker="o", label="measured")
+    ax.plot(workers, [r0 * k / k0 for k in workers], linestyle="--", color="grey", label="linear")
+    ax.set_xlabel("filter workers")
+    ax.set_ylabel("pods bound per second")
+    ax.set_xticks(workers)
+    ax.set_title(title)
+    ax.legend()
+    ax.grid(True, alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path

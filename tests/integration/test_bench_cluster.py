@@ -35,3 +35,20 @@ async def test_cluster_bench_smoke(berth_env: BerthTestEnv, tmp_path: Path, work
     assert result["bound"] + result["pending"] == result["pods"] == 40
     assert set(result["cpu_seconds"]) >= {"queue", "filter", "binder", "preemption", "projector"}
     assert list(tmp_path.glob("*.json")) and list(tmp_path.glob("*.png"))
+
+
+async def test_scale_sweep_smoke(berth_env: BerthTestEnv, tmp_path: Path) -> None:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "berth", "bench", "--nodes", "12", "--pods", "30", "--scale-sweep", "1,2",
+        "--out-dir", str(tmp_path), "-o", "json", "--no-progress", "--timeout", "120",
+        env=_env(berth_env), cwd=ROOT, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(proc.communicate(), 300)
+    assert proc.returncode == 0, err.decode()[-3000:]
+    summary = json.loads(out)
+    assert summary["mode"] == "cluster" and summary["problems"] == []
+    assert [p["filter_workers"] for p in summary["sweep"]] == [1, 2]
+    first, second = summary["sweep"]
+    assert first["speedup"] == 1.0 and first["efficiency"] == 1.0
+    assert second["efficiency"] == second["speedup"] / 2 and second["pods_per_second"] > 0
+    assert list(tmp_path.glob("*sweep*.json")) and list(tmp_path.glob("*sweep*.png"))

@@ -35,3 +35,10 @@ def test_percentile_nearest_rank() -> None:
 
 def test_throughput_series_buckets_completions() -> None:
     assert throughput_series([0.1, 0.2, 1.5], bucket=1.0) == [(1.0, 2.0), (2.0, 1.0)]
+
+
+@pytest.mark.parametrize("sweep", ["2,1", "0,1", "1,x", ""])
+def test_scale_sweep_needs_increasing_positive_counts(sweep: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main(["bench", "--scale-sweep", sweep])
+    assert exit_.value.code == 2 and "--scale-sweep" in capsys.readouterr().err
