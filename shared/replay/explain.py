@@ -116,6 +116,7 @@ def explain_now(history: History, pod_name: str) -> Explanation:
     number = max((r.decision.attempt for r in history.decisions if r.decision.pod_uid == uid), default=0) + 1
     seed = attempt_seed(started.seed if started else 0, f"{pod.metadata.namespace}/{pod.metadata.name}", number)
     view.forget(uid)
+    view.set_preempting([uid], {})  # a bound pod is asked about as if it were not there yet
     out = _explain(profiles, view, pod, 0, seed, [], preempted=None)
     out.attempt = number
     return out

@@ -97,6 +97,18 @@ def test_berth_up_apply_get_and_stop(state: Path, tmp_path: Path) -> None:
                       for p in items) == [("default", "p1", "Bound", "n1"), ("team", "p2", "Bound", "n1")]
         described = _berth("describe", "pod", "p2", "-n", "team", env=env)
         assert described.returncode == 0 and "Nominated Node:" in described.stdout
+        assert "Successfully assigned team/p2 to n1" in described.stdout
+        assert "Type    Reason     Age" in described.stdout and "default-scheduler" in described.stdout
+        export = tmp_path / "log.jsonl"
+        exported = _berth("events", "--export", str(export), env=env)
+        assert exported.returncode == 0 and export.stat().st_size > 0
+        replayed = _berth("replay", "--source", str(export), "-o", "json", env=env)
+        assert replayed.returncode == 0, replayed.stdout + replayed.stderr
+        assert json.loads(replayed.stdout)["matched"] >= 2
+        explained = _berth("explain", "pod", "p2", "-n", "team", env=env)  # from the event store
+        assert explained.returncode == 0 and "<- picked" in explained.stdout and "n1" in explained.stdout
+        now = _berth("explain", "pod", "team/p2", "--now", "-o", "json", env=env)
+        assert now.returncode == 0 and json.loads(now.stdout)["pod"] == "team/p2"
         missing = _berth("delete", "pod", "nope", env=env)
         assert missing.returncode == 1 and 'pods "nope" not found' in missing.stderr
         events = _berth("events", "pods", env=env)
