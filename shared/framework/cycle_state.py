@@ -24,8 +24,9 @@ class CycleState:
         self.record_plugin_metrics = False
         # (name, bound Filter method) of the filters this cycle runs, fixed once PreFilter is done.
         self.filters: tuple[tuple[str, Any], ...] | None = None
-        # When every one of those filters is node-local: node -> (generation, the chain's verdict).
-        self.filter_chain: dict[str, tuple[int, Any]] | None = None
+        # The leading node-local filters as one: (node -> (generation, their verdict), those
+        # filters, the filters after them).
+        self.filter_chain: tuple[dict[str, tuple[int, Any]], tuple[Any, ...], tuple[Any, ...]] | None = None
         # Keep every plugin's score per node (for explain); totals alone otherwise.
         self.record_scores = False
         # (name, PreFilterExtensions) of the plugins whose state follows added/removed pods.

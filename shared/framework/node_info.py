@@ -29,6 +29,32 @@ def _next_generation() -> int:
 
 _affinity_changes = [0]
 
+_journal: list[NodeInfo] = []
+"""Every real (not cloned) NodeInfo whose pods changed, in the order of the changes; with
+`_journal_base`, positions in it are absolute, so a reader resumes where it stopped."""
+_journal_base = [0]
+JOURNAL_KEEP = 100_000
+
+
+def journal_end() -> int:
+    return _journal_base[0] + len(_journal)
+
+
+def changed_since(position: int) -> list[NodeInfo] | None:
+    """The NodeInfos changed after `position` (repeats included), None when that part of the
+    journal has been dropped: the reader then starts over from the nodes themselves."""
+    start = position - _journal_base[0]
+    if start < 0:
+        return None
+    return _journal[start:]
+
+
+def _log_change(info: NodeInfo) -> None:
+    _journal.append(info)
+    if len(_journal) > 2 * JOURNAL_KEEP:
+        del _journal[:JOURNAL_KEEP]
+        _journal_base[0] += JOURNAL_KEEP
+
 
 def affinity_generation() -> int:
     """Bumped whenever a pod with (anti-)affinity joins or leaves any NodeInfo: the snapshot's
@@ -125,6 +151,8 @@ class NodeInfo:
             else:
                 self.used_ports.remove(ip, protocol, port)
         self.generation = _next_generation()
+        if not self.is_clone:
+            _log_change(self)
 
     def clone(self) -> NodeInfo:
         copy = NodeInfo.__new__(NodeInfo)

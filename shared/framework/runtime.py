@@ -224,10 +224,15 @@ class Framework:
             for pl in self.filter_plugins if pl.name not in skip
         )
         state.filters = filters
-        if memo is not None and all(m is not None for _, _, m in filters):
-            # One lookup per node instead of one per plugin: the chain's verdict is as node-local
-            # as each of its links.
-            state.filter_chain = memo.setdefault("chain:" + ",".join(name for name, _, _ in filters), {})
+        local = 0
+        while local < len(filters) and filters[local][2] is not None:
+            local += 1
+        if local >= 2 or (local and local == len(filters)):
+            # The node-local filters that come first are remembered as one: a node costs one
+            # lookup for them (their verdict is as node-local as each of them), then the rest run.
+            prefix = filters[:local]
+            remembered = memo.setdefault("chain:" + ",".join(name for name, _, _ in prefix), {})  # type: ignore[union-attr]
+            state.filter_chain = (remembered, prefix, filters[local:])
         return filters
 
     def node_filter(self) -> Callable[[CycleState, PodInfo, NodeInfo], Status | None]:
@@ -243,13 +248,17 @@ class Framework:
         chain = state.filter_chain
         if chain is None or node_info.is_clone:
             return self._run_filters(filters, state, pod, node_info)
-        hit = chain.get(node_info.name)
+        remembered, prefix, rest = chain
+        hit = remembered.get(node_info.name)
         if hit is not None and hit[0] == node_info.generation:
-            return hit[1]  # type: ignore[no-any-return]
-        s = self._run_filters(filters, state, pod, node_info)
-        if s is None or s.is_rejected():
-            chain[node_info.name] = (node_info.generation, s)
-        return s
+            s = hit[1]
+        else:
+            s = self._run_filters(prefix, state, pod, node_info)
+            if s is None or s.is_rejected():
+                remembered[node_info.name] = (node_info.generation, s)
+        if s is not None or not rest:
+            return s  # type: ignore[no-any-return]
+        return self._run_filters(rest, state, pod, node_info)
 
     def _run_filters(self, filters: tuple[tuple[str, Any, Any], ...], state: CycleState, pod: PodInfo,
                      node_info: NodeInfo) -> Status | None:

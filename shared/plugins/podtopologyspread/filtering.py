@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from shared.framework.node_info import NodeInfo
+from shared.framework.node_info import NodeInfo, changed_since, journal_end
 from shared.framework.pod_info import PodInfo
 
 from .common import (
@@ -96,34 +96,90 @@ class PreFilterState:
         return copy
 
 
-# Per node: (NodeInfo generation, [(constraint index, topology value, matching pods)]).
-NodeCounts = dict[str, tuple[int, list[tuple[int, str, int]]]]
+Contributions = list[tuple[int, str, int]]
+"""A node's share of the counts: (constraint index, topology value, matching pods)."""
+
+
+class NodeCounts:
+    """What pods that count alike (same spec, labels, namespace) share between cycles: each node's
+    contribution as of its NodeInfo generation, and the sum over one node list as of a position in
+    the NodeInfo change journal. The next cycle folds in only the nodes changed since."""
+
+    __slots__ = ("per_node", "nodes", "members", "position", "counts")
+
+    def __init__(self) -> None:
+        self.per_node: dict[str, tuple[int, Contributions]] = {}
+        self.nodes: Sequence[NodeInfo] | None = None
+        self.members: dict[str, NodeInfo] = {}
+        self.position = 0
+        self.counts: list[dict[str, int]] = []
+
+    def contributions(self, pod: PodInfo, constraints: list[Constraint], node: NodeInfo,
+                      required: RequiredNodeAffinity) -> Contributions:
+        hit = self.per_node.get(node.name)
+        if hit is not None and hit[0] == node.generation:
+            return hit[1]
+        out = _node_contributions(pod, constraints, node, required)
+        self.per_node[node.name] = (node.generation, out)
+        return out
+
+    def catch_up(self, pod: PodInfo, constraints: list[Constraint], nodes: Sequence[NodeInfo],
+                 required: RequiredNodeAffinity) -> bool:
+        """Fold the nodes changed since the sum was taken into it; False when it cannot be (another
+        node list, the journal moved on, or a node's domains changed: the order of the domains
+        then follows a full count)."""
+        if self.nodes is not nodes:
+            return False
+        changed = changed_since(self.position)
+        if changed is None:
+            return False
+        end = journal_end()
+        seen: set[str] = set()
+        for node in changed:
+            name = node.name
+            if name in seen or self.members.get(name) is not node:
+                continue  # counted already, or not one of these nodes (an older NodeInfo)
+            seen.add(name)
+            old = self.per_node.get(name)
+            if old is None:
+                return False
+            if old[0] == node.generation:
+                continue
+            new = _node_contributions(pod, constraints, node, required)
+            if len(new) != len(old[1]) or any(a[:2] != b[:2] for a, b in zip(new, old[1])):
+                return False
+            for (i, value, n_new), (_, _, n_old) in zip(new, old[1]):
+                self.counts[i][value] += n_new - n_old
+            self.per_node[name] = (node.generation, new)
+        self.position = end
+        return True
 
 
 def cal_pre_filter_state(pod: PodInfo, constraints: list[Constraint], nodes: Sequence[NodeInfo],
                          memo: NodeCounts | None = None) -> PreFilterState:
     """Count matching pods per topology value over every node that passes the inclusion policies.
 
-    `memo` keeps each node's contribution for pods that count alike (same spec, labels, namespace);
-    a node whose NodeInfo generation is unchanged reuses it instead of scanning its pods again."""
+    `memo` keeps each node's contribution and their sum for pods that count alike; only nodes
+    changed since are counted again. The domains keep the order a full count gives them (the
+    critical paths are taken in that order)."""
     required = RequiredNodeAffinity(pod.pod)
     self_match = [1 if c.selector.matches(pod.labels) else 0 for c in constraints]
     s = PreFilterState(constraints, required, self_match)
-    counts = s.tp_value_to_match_num
-    for node in nodes:
+    if memo is not None and memo.catch_up(pod, constraints, nodes, required):
+        s.tp_value_to_match_num = [dict(c) for c in memo.counts]
+    else:
+        position = journal_end()
+        counts = s.tp_value_to_match_num
+        for node in nodes:
+            contributions = (memo.contributions(pod, constraints, node, required) if memo is not None
+                             else _node_contributions(pod, constraints, node, required))
+            for i, value, n in contributions:
+                tp_counts = counts[i]
+                tp_counts[value] = tp_counts.get(value, 0) + n
         if memo is not None:
-            hit = memo.get(node.name)
-            if hit is not None and hit[0] == node.generation:
-                contributions = hit[1]
-            else:
-                contributions = _node_contributions(pod, constraints, node, required)
-                memo[node.name] = (node.generation, contributions)
-        else:
-            contributions = _node_contributions(pod, constraints, node, required)
-        for i, value, n in contributions:
-            tp_counts = counts[i]
-            tp_counts[value] = tp_counts.get(value, 0) + n
-    for i, tp_counts in enumerate(counts):
+            memo.nodes, memo.members, memo.position = nodes, {n.name: n for n in nodes}, position
+            memo.counts = [dict(c) for c in counts]
+    for i, tp_counts in enumerate(s.tp_value_to_match_num):
         paths = s.critical_paths[i]
         for value, num in tp_counts.items():
             paths.update(value, num)

@@ -125,7 +125,7 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
         key = (pod.namespace, pod.signature(), tuple(sorted(pod.labels.items())))
         memo = self._counts_memo.get(key)
         if memo is None:
-            memo = self._counts_memo[key] = {}
+            memo = self._counts_memo[key] = NodeCounts()
             if len(self._counts_memo) > COUNTS_MEMO_SIZE:
                 self._counts_memo.popitem(last=False)
         else:
