@@ -66,8 +66,9 @@ from shared.model.config import KubeSchedulerConfiguration
 from shared.queue import FakeClock, SchedulingQueue
 from shared.queue.clock import MonotonicClock
 from shared.scheduler.batch import BatchItem, Decision, decide_batch
-from shared.scheduler.extending import Extender, apply_filters, ask, wants
+from shared.scheduler.extending import apply_filters, ask, wants
 from shared.scheduler.fit_error import NO_NODES_AVAILABLE, FitError
+from shared.scheduler.schedule_one import FilterExtender
 from shared.scheduler.seeds import attempt_seed, config_hash
 from shared.scheduler.sharded import MergedFilter, feasible_target, group_failures, merge_filter, raw_by_plugin
 from shared.scheduler.simulator import CYCLE_SECONDS, event_map
@@ -113,7 +114,7 @@ class Scheduler:
                  metrics: SchedulerMetrics, *, config: KubeSchedulerConfiguration | None = None,
                  batch_size: int = 256, lockstep: bool = False, seed: int = 0, gather_timeout_s: float = 30.0,
                  unschedulable_timeout_s: float = 300.0, producer: str = "queue", gate: Gate | None = None,
-                 extenders: Sequence[Extender] = ()) -> None:
+                 extenders: Sequence[FilterExtender] = ()) -> None:
         self.view, self.profiles, self.gatherer, self.publish = view, profiles, gatherer, publish
         self.extenders = list(extenders)
         self._extender_pool: ThreadPoolExecutor | None = None

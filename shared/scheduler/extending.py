@@ -10,7 +10,6 @@ findNodesThatPassExtenders and prioritizeNodes, as the in-process `ScheduleAlgor
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Protocol
 
 from shared.events import ExtenderAnswer
 from shared.framework.interfaces import NodePluginScores, PluginScore
@@ -18,30 +17,19 @@ from shared.framework.node_info import NodeInfo
 from shared.framework.pod_info import PodInfo
 from shared.framework.status import Code, Status
 
-from .schedule_one import EXTENDER_NAME
+from .schedule_one import EXTENDER_NAME, FilterExtender
 from .sharded import MergedFilter
 
 MAX_NODE_SCORE = 100
 MAX_EXTENDER_PRIORITY = 10
 
 
-class Extender(Protocol):
-    name: str
-
-    def is_interested(self, pod: PodInfo) -> bool: ...
-    def is_ignorable(self) -> bool: ...
-    def supports_filter(self) -> bool: ...
-    def supports_prioritize(self) -> bool: ...
-    def filter(self, pod: PodInfo, nodes: list[NodeInfo]) -> tuple[list[NodeInfo], dict[str, str], dict[str, str]]: ...
-    def prioritize(self, pod: PodInfo, nodes: list[NodeInfo]) -> tuple[dict[str, int], int]: ...
-
-
-def wants(extenders: Sequence[Extender], pod: PodInfo) -> bool:
+def wants(extenders: Sequence[FilterExtender], pod: PodInfo) -> bool:
     """Whether any extender filters or prioritizes this pod."""
     return any((e.supports_filter() or e.supports_prioritize()) and e.is_interested(pod) for e in extenders)
 
 
-def ask(extenders: Sequence[Extender], pod: PodInfo, feasible: list[NodeInfo]) -> list[ExtenderAnswer]:
+def ask(extenders: Sequence[FilterExtender], pod: PodInfo, feasible: list[NodeInfo]) -> list[ExtenderAnswer]:
     """Filter through each interested extender in order (a node one rejects is not sent to the
     next), then, when more than one node is left, ask every interested prioritizer."""
     answers: list[ExtenderAnswer] = []
