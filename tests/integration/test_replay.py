@@ -73,7 +73,7 @@ async def _binds_waiting(env: BerthTestEnv, at_least: int, timeout: float = 60.0
 
 
 async def _record(env: BerthTestEnv, publisher: KafkaPublisher, engine: AsyncEngine, tmp: Path) -> History:
-    cluster = with_uids(load_objects(("scenario", d) for d in scenario_docs(nodes=40, pods=2400, seed=21)))
+    cluster = with_uids(load_objects(("scenario", d) for d in scenario_docs(nodes=40, pods=3000, seed=21)))
     waves = waves_of(cluster, 3)
     fleet = fleet_for(env, tmp / "logs", filter_workers=2)
     async with run_fleet(fleet) as running:
