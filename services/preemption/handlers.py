@@ -150,8 +150,9 @@ class PreemptionHandler(Handler):
         self.extender_answers.clear()
         fwk = self.profiles.get(req.pod.spec.scheduler_name)
         if fwk is not None and fwk.extenders():
-            # An extender's HTTP call blocks: decide on a thread (requests are decided one at a
-            # time, and the follower folds nothing while a request is being decided).
+            # An extender's HTTP call blocks: decide on a thread. Requests are decided one at a
+            # time, and the view's gated topics fold only when the next request's watermark is
+            # waited for, so the view holds still meanwhile.
             outcome = await asyncio.to_thread(decide_preemption, fwk, self.view, req)
         else:
             outcome = decide_preemption(fwk, self.view, req)
