@@ -238,7 +238,17 @@ class Framework:
     def node_filter(self) -> Callable[[CycleState, PodInfo, NodeInfo], Status | None]:
         """What a walk over the nodes calls per node: Filter with nominated pods, or plain Filter
         while no pod is nominated anywhere (the same verdicts, without asking per node)."""
-        return self.run_filter_plugins_with_nominated_pods if self._has_nominations() else self.run_filter_plugins
+        if not self._has_nominations():
+            return self.run_filter_plugins
+        nodes_with = getattr(self._nominator, "nodes_with_nominations", None)
+        if nodes_with is None:
+            return self.run_filter_plugins_with_nominated_pods
+        nominated, plain, twice = nodes_with(), self.run_filter_plugins, self.run_filter_plugins_with_nominated_pods
+
+        def walk(state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
+            # Only a node something is nominated to needs the two-pass check.
+            return twice(state, pod, node_info) if node_info.name in nominated else plain(state, pod, node_info)
+        return walk
 
     def run_filter_plugins(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
         """The first plugin that rejects the node decides its status."""

@@ -7,6 +7,8 @@ that account for nominated pods see them in that order.
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from shared.framework.pod_info import PodInfo
 
 
@@ -57,6 +59,10 @@ class Nominator:
 
     def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
         return list(self._pods_by_node.get(node_name, {}).values())
+
+    def nodes_with_nominations(self) -> Collection[str]:
+        """The nodes some pod is nominated to (a live view: it follows later nominations)."""
+        return self._pods_by_node.keys()
 
     def nominated_node_of(self, uid: str) -> str | None:
         return self._node_of.get(uid)
