@@ -159,6 +159,8 @@ def render_report(r: ReplayReport) -> str:
         lines.append(f"what-if ({r.what_if}): {r.changed} decisions would change")
     if r.not_replayable:
         lines.append(f"{r.not_replayable} decisions were made with no nodes (nothing to rebuild)")
+    if r.awaiting_preemption:
+        lines.append(f"{r.awaiting_preemption} decisions were still waiting on preemption when the log ended")
     if r.unfinished_cycles:
         lines.append(f"{r.unfinished_cycles} cycles were never decided (the queue stopped mid-cycle)")
     if r.unknown_configs:

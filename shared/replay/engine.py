@@ -66,6 +66,9 @@ class ReplayReport(msgspec.Struct, kw_only=True):
     """Decisions recorded without a cycle to rebuild (no nodes at the time)."""
     unfinished_cycles: int = 0
     """Cycles whose decisions were never published (the queue stopped mid-cycle)."""
+    awaiting_preemption: int = 0
+    """Decisions the log ends without: the queue had asked for preemption and stopped before
+    publishing the decision (it publishes one once the preemption is decided)."""
     unknown_configs: list[str] = []
     """Recorded config hashes with no SchedulerStarted in the log (replayed under defaults)."""
 
@@ -97,6 +100,7 @@ class Replayer:
         self._unknown: set[str] = set()
         self.preempted: dict[str, PreemptionOutcome] = {}
         self.divergences: list[Divergence] = []
+        self.awaiting_preemption = 0
         self._attempts: dict[str, int] = {}
         """Pod uid → the last attempt number the queue used (as its own counter runs)."""
 
@@ -177,7 +181,8 @@ class Replayer:
             events=len(h), cycles=len(batches), decisions=decisions, matched=matched,
             preemptions=replayed_preemptions, preemptions_matched=matched_preemptions,
             divergences=self.divergences, what_if=self.what_if_name, changed=changed,
-            not_replayable=not_replayable, unfinished_cycles=unfinished, unknown_configs=sorted(self._unknown))
+            not_replayable=not_replayable, unfinished_cycles=unfinished, unknown_configs=sorted(self._unknown),
+            awaiting_preemption=self.awaiting_preemption)
 
     def _tick(self, done: int, total: int) -> None:
         if self.progress is not None:
@@ -248,6 +253,10 @@ class Replayer:
             recorded = batch.decisions.get(e.info.uid)
             replayed = self._outcome(e, d, recorded)
             expected = outcome_text(recorded.decision.node_name, recorded.decision.message) if recorded else None
+            if recorded is None and d.verdict == "fit-error" and self.history.preempting(
+                    e.info.uid, batch.request.watermark):
+                self.awaiting_preemption += 1
+                continue
             n += 1
             if replayed == expected or (recorded is None and d.verdict == "retry"):
                 m += 1

@@ -160,5 +160,11 @@ class History:
     def ordered_batches(self) -> list[Batch]:
         return sorted(self.batches.values(), key=lambda b: b.order)
 
+    def preempting(self, uid: str, watermark: dict[str, list[int]]) -> bool:
+        """Whether the cycle with this watermark asked preemption for the pod (its decision waits
+        for the preemption's outcome, and is missing when the log ends first)."""
+        return any(r.request.pod.metadata.uid == uid and r.request.watermark == watermark
+                   for r in self.preemptions.values())
+
     def ordered_preemptions(self) -> list[PreemptionRecord]:
         return sorted(self.preemptions.values(), key=lambda r: r.order)
