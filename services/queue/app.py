@@ -24,6 +24,9 @@ from .settings import QueueSettings, load
 log = logging.getLogger(__name__)
 
 
+STOP_GRACE_S = 3.0
+
+
 class QueueApp:
     def __init__(self, settings: QueueSettings, *, registry: TopicRegistry | None = None,
                  serve_http: bool = True) -> None:
@@ -63,6 +66,9 @@ class QueueApp:
         finally:
             self._stopping.set()
             self.service.request_stop()
+            # A cycle under way may finish, so its decisions are published whole; one still
+            # waiting on the shards (whose answers no longer arrive) is cancelled.
+            await asyncio.wait([loop], timeout=STOP_GRACE_S)
             loop.cancel()
             for task in (consume, loop):
                 with contextlib.suppress(asyncio.CancelledError, Exception):
