@@ -132,21 +132,20 @@ class BinderHandler(Handler):
             self.node_positions[pos.partition] = pos.offset + 1
             return []
         if pos.topic == BINDS and isinstance(payload, BindRequested):
-            if self.binders and any(b.is_interested(PodInfo(payload.pod)) for b in self.binders):
+            pod = PodInfo(payload.pod) if self.binders else None
+            if pod is not None and any(b.is_interested(pod) for b in self.binders):
                 # The extender's HTTP call blocks: the decision (fit check, call, record) runs on a
                 # thread; requests are handled one at a time, so nothing else touches the state.
-                outcome = await asyncio.to_thread(self.state.decide, pos.partition, env, self._clock(),
-                                                  self._extender_bind)
+                def refused(bind: BindRequested) -> str:
+                    """A binding extender binds the pod (upstream extendersBinding): its error, or ""."""
+                    bound, error = extenders_binding(self.binders, pod, bind.node_name)
+                    return error if bound else ""
+                outcome = await asyncio.to_thread(self.state.decide, pos.partition, env, self._clock(), refused)
             else:
                 outcome = self.state.decide(pos.partition, env, self._clock())
             return [OutgoingEvent(PLACEMENTS, outcome)]
         log.warning("binder: ignoring %s on %s", env.type, pos.topic)
         return []
-
-    def _extender_bind(self, bind: BindRequested) -> str:
-        """A binding extender binds the pod (upstream extendersBinding): its error, or ""."""
-        bound, error = extenders_binding(self.binders, PodInfo(bind.pod), bind.node_name)
-        return error if bound else ""
 
     def pod_gone(self, env: Envelope) -> None:
         """A PodDeleted or PodEvicted read from `pods`: the pod's room is free again."""

@@ -113,7 +113,8 @@ class PreemptionHandler(Handler):
     def _overlay(self) -> tuple[list[str], dict[str, str]]:
         """Drop the decisions the view now shows; overlay the rest (later ones win a nomination)."""
         for attempt_id in [a for a, f in self.in_flight.items() if f.effects <= self.folded_effects]:
-            del self.in_flight[attempt_id]
+            # Its effects are needed no more: each event id is folded once, for one decision.
+            self.folded_effects -= self.in_flight.pop(attempt_id).effects
         evicting = sorted({v for f in self.in_flight.values() for v in f.evicting})
         nominating = {uid: node for f in self.in_flight.values() for uid, node in f.nominating}
         self.view.set_preempting(evicting, nominating)

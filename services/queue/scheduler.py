@@ -82,10 +82,10 @@ WATERMARK_TOPICS = {NODES: NODE_SHARDS, PODS: 8, PLACEMENTS: NODE_SHARDS}
 """What filter workers and the preemption service fold; requests carry the queue's positions."""
 FOLLOWED = (NODES, PODS, PLACEMENTS, BINDS, DECISIONS)
 FEASIBLE_BUDGET = 200_000
-EXTENDER_CALLS = 64
-"""Extender calls in flight at once (threads: the HTTP client blocks)."""
 """Pods × feasible nodes sought per batch: an answer carries, per pod, the names and raw scores of
 the feasible nodes it found (about 20 bytes a node on the wire), so a batch's answers stay a few MB."""
+EXTENDER_CALLS = 64
+"""Extender calls in flight at once (threads: the HTTP client blocks)."""
 
 Publish = Callable[[Sequence[OutgoingEvent]], Awaitable[None]]
 

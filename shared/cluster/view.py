@@ -154,7 +154,7 @@ class ClusterView:
         for topic, offsets in watermark.items():
             mine = self.positions.get(topic, {})
             if any(mine.get(p, 0) > offset for p, offset in enumerate(offsets)):
-                return {t: [self.positions.get(t, {}).get(p, 0) for p in range(len(o))] for t, o in watermark.items()}
+                return self.watermark({t: len(o) for t, o in watermark.items()})
         return {}
 
     def watermark(self, partitions: Mapping[str, int]) -> Watermark:

@@ -13,18 +13,10 @@ from .resource import PODS, Resource
 DEFAULT_MAX_PODS = 110
 
 _generation = count(1)
-_latest = [0]
-
-
-def latest_generation() -> int:
-    """The generation of the most recent change to any NodeInfo (a cheap "anything changed?")."""
-    return _latest[0]
 
 
 def _next_generation() -> int:
-    g = next(_generation)
-    _latest[0] = g
-    return g
+    return next(_generation)
 
 
 _affinity_changes = [0]

@@ -13,12 +13,9 @@ from datetime import datetime
 
 from shared.cluster import reach
 from shared.events import (
-    BindRejected,
-    BindRequested,
     ExtenderAnswer,
     ExtendersAnswered,
     FilterBatchRequested,
-    PodBound,
     PodSubmitted,
     PreemptionDecided,
     PreemptionRequested,
@@ -84,11 +81,9 @@ class History:
         self.decisions: list[Recorded] = []
         self.by_attempt: dict[str, Recorded] = {}
         """Attempt id (the decision's correlation id) → its decision."""
-        self.bind_outcomes: dict[str, PodBound | BindRejected] = {}
-        self.binds: dict[str, BindRequested] = {}
         seen: set[object] = set()
         answers: list[ShardFiltered] = []
-        self._extender_answers: list[ExtendersAnswered] = []
+        asked: list[ExtendersAnswered] = []
         for event in events:
             env = event.envelope
             if env.event_id in seen:
@@ -98,17 +93,17 @@ class History:
             self.events.append(event)
             pos = event.position
             self.partitions.setdefault((pos.topic, pos.partition), []).append(event)
-            self._index(seq, event, answers)
+            self._index(seq, event, answers, asked)
         for events_of in self.partitions.values():
             events_of.sort(key=lambda e: e.position.offset)
         for answer in answers:
             batch = self.batches.get(answer.batch_id)
             if batch is not None:
                 batch.answers.append(answer)
-        for asked in self._extender_answers:
-            batch = self.batches.get(asked.batch_id)
+        for extenders in asked:
+            batch = self.batches.get(extenders.batch_id)
             if batch is not None:
-                batch.extenders.setdefault(asked.pod_uid, list(asked.answers))
+                batch.extenders.setdefault(extenders.pod_uid, list(extenders.answers))
         for recorded in self.decisions:
             if recorded.attempt_id:
                 self.by_attempt.setdefault(recorded.attempt_id, recorded)
@@ -116,7 +111,8 @@ class History:
             if batch is not None:
                 batch.decisions.setdefault(recorded.decision.pod_uid, recorded)
 
-    def _index(self, seq: int, event: ReceivedEvent, answers: list[ShardFiltered]) -> None:
+    def _index(self, seq: int, event: ReceivedEvent, answers: list[ShardFiltered],
+               asked: list[ExtendersAnswered]) -> None:
         env, p = event.envelope, event.envelope.payload
         match p:
             case FilterBatchRequested(phase="filter"):
@@ -124,7 +120,7 @@ class History:
             case ShardFiltered():
                 answers.append(p)
             case ExtendersAnswered():
-                self._extender_answers.append(p)
+                asked.append(p)
             case SchedulingAttempted():
                 recorded = Recorded(seq, env.correlation_id or "", env.timestamp, p)
                 self.decisions.append(recorded)
@@ -141,10 +137,6 @@ class History:
                 if uid not in self.pods:
                     self.pods[uid] = p
                     self.by_name.setdefault(f"{p.pod.metadata.namespace}/{p.pod.metadata.name}", []).append(uid)
-            case BindRequested():
-                self.binds.setdefault(p.attempt_id, p)
-            case PodBound() | BindRejected():
-                self.bind_outcomes.setdefault(p.attempt_id, p)
 
     def __len__(self) -> int:
         return len(self.events)

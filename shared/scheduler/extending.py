@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from shared.events import ExtenderAnswer
-from shared.framework.interfaces import NodePluginScores, PluginScore
+from shared.framework.interfaces import MAX_NODE_SCORE, NodePluginScores, PluginScore
 from shared.framework.node_info import NodeInfo
 from shared.framework.pod_info import PodInfo
 from shared.framework.status import Code, Status
@@ -20,7 +20,6 @@ from shared.framework.status import Code, Status
 from .schedule_one import EXTENDER_NAME, FilterExtender
 from .sharded import MergedFilter
 
-MAX_NODE_SCORE = 100
 MAX_EXTENDER_PRIORITY = 10
 
 
