@@ -15,11 +15,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from shared.adapters.processes import ManagedProcess, free_port
+from shared.adapters.processes import ManagedProcess
 
 from .services import SERVICES, ServiceSpec, UpOptions, filter_workers_env
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def _read_port(path: Path) -> int:
+    """The port a service wrote once listening, or 0 while it has not yet."""
+    try:
+        return int(path.read_text().strip() or 0)
+    except (OSError, ValueError):
+        return 0
 
 
 class ServiceFailed(RuntimeError):
@@ -88,9 +96,14 @@ class Fleet:
         old = self.members.get(label)
         if old is not None and old.process.running():
             raise ValueError(f"{label} is already running")
-        port = port or free_port()
+        # Without a fixed port the service binds any free one and writes it to its port file: a port
+        # picked here could be taken by another process before the service binds it, and a health
+        # check would then reach that process instead.
+        port_file = self.logs / f"{label}.port"
+        port_file.unlink(missing_ok=True)
         env = {**self.env, **filter_workers_env(self.options), **spec.env(self.options),
-               "BERTH_SERVICE": label, "BERTH_HTTP_HOST": "127.0.0.1", "BERTH_HTTP_PORT": str(port)}
+               "BERTH_SERVICE": label, "BERTH_HTTP_HOST": "127.0.0.1", "BERTH_HTTP_PORT": str(port),
+               "BERTH_PORT_FILE": str(port_file)}
         # SIGTERM on parent death: a SIGKILLed parent still lets each service stop cleanly.
         process = ManagedProcess(label, [sys.executable, "-m", spec.module], log_path=self.logs / f"{label}.log",
                                  stop_signal=signal.SIGTERM, death_signal=signal.SIGTERM, env=env, cwd=REPO_ROOT)
@@ -120,12 +133,26 @@ class Fleet:
     def first_dead(self) -> Member | None:
         return next((m for m in self.members.values() if not m.process.running()), None)
 
+    def dead_report(self) -> str | None:
+        """None while every member runs; else the first dead one's exit code and log tail."""
+        member = self.first_dead()
+        if member is None:
+            return None
+        return (f"{member.label} exited with code {member.process.exit_code()}:\n"
+                f"{member.process.log_tail(40)}")
+
     def wait_healthy(self, member: Member, timeout: float) -> None:
         deadline = time.monotonic() + timeout
+        port_file = self.logs / f"{member.label}.port"
         while time.monotonic() < deadline:
             if not member.process.running():
                 raise ServiceFailed(f"{member.label} exited with code {member.process.exit_code()}:\n"
                                     f"{member.process.log_tail()}")
+            if not member.port:
+                member.port = _read_port(port_file)
+                if not member.port:
+                    time.sleep(0.1)
+                    continue
             try:
                 with urllib.request.urlopen(member.url + "/healthz", timeout=1) as resp:
                     if resp.status == 200:

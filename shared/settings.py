@@ -13,6 +13,7 @@ external broker or database instead, and nothing embedded is started for it.
 | BERTH_SERVICE                  | ``berth``      | service name: client id, consumer group, metrics  |
 | BERTH_HTTP_HOST                | ``127.0.0.1``  | health and metrics listen address                 |
 | BERTH_HTTP_PORT                | ``0``          | health and metrics port (0 = any free port)       |
+| BERTH_PORT_FILE                | (none)         | where to write the port bound, once listening     |
 | BERTH_LOG_LEVEL                | ``INFO``       | Python logging level                              |
 | BERTH_KAFKA_SESSION_TIMEOUT_MS | ``6000``       | consumer group session timeout                    |
 | BERTH_KAFKA_HEARTBEAT_MS       | ``1000``       | consumer group heartbeat interval                 |
@@ -57,6 +58,9 @@ class Settings:
     """Largest message produced or fetched (a shard's answer for a big batch on many nodes can pass
     Kafka's 1 MB default; the broker's message.max.bytes must allow it too)."""
     pg_os_user: str | None = None
+    port_file: Path | None = None
+    """Written with the HTTP port once the service listens: a launcher that lets the service pick
+    a free port (BERTH_HTTP_PORT=0) learns it here, with no window for another process to take it."""
 
     @property
     def embedded_kafka(self) -> bool:
@@ -71,6 +75,14 @@ class Settings:
     def with_endpoints(self, *, kafka_bootstrap_servers: str, database_url: str) -> Settings:
         """The same settings pointed at concrete endpoints (those of a started embedded stack)."""
         return replace(self, kafka_bootstrap_servers=kafka_bootstrap_servers, database_url=database_url)
+
+    def announce_port(self, port: int) -> None:
+        """Tell the launcher the port bound (see `port_file`); written whole, never half."""
+        if self.port_file is None:
+            return
+        partial = self.port_file.with_name(self.port_file.name + ".partial")
+        partial.write_text(f"{port}\n")
+        os.replace(partial, self.port_file)
 
     def for_service(self, service_name: str) -> Settings:
         return replace(self, service_name=service_name)
@@ -130,6 +142,7 @@ def load_settings(env: Mapping[str, str] | None = None, **overrides: object) -> 
             env, "BERTH_KAFKA_MAX_MESSAGE_BYTES", default.kafka_max_message_bytes, minimum=1 << 20
         ),
         pg_os_user=_str(env, "BERTH_PG_OS_USER"),
+        port_file=Path(port_file) if (port_file := _str(env, "BERTH_PORT_FILE")) else None,
     )
     if settings.http_port > 65535:
         raise ConfigurationError(f"BERTH_HTTP_PORT={settings.http_port}: not a TCP port")

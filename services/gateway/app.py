@@ -87,6 +87,7 @@ async def main(settings: GatewaySettings | None = None) -> None:
         await site.start()
         sockets = getattr(site._server, "sockets", None)  # aiohttp tells the bound port only here
         port = sockets[0].getsockname()[1] if sockets else settings.base.http_port
+        settings.base.announce_port(port)
         log.info("gateway: serving on http://%s:%s", settings.base.http_host, port)
         await stop.wait()
     finally:

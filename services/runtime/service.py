@@ -124,6 +124,8 @@ class Service:
                 live=lambda: self._running, ready=self.ready.is_set, describe=self._describe,
             )
             await self.http.start()
+            assert self.http.port is not None
+            self.settings.announce_port(self.http.port)
             log.info("%s: health and metrics on %s", self.config.name, self.http.url)
         self._running = True
 

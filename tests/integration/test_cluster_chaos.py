@@ -57,7 +57,7 @@ async def test_filter_workers_scale_out_and_in_while_pods_flow(
         await asyncio.to_thread(running.stop, "filter-1")
         await publish_cluster(publisher, waves[2])
         ledger = await settle(berth_env, timeout=240)
-        assert running.first_dead() is None, running.first_dead()
+        assert (dead := running.dead_report()) is None, dead
     _check(ledger, cluster)
     assert len(ledger.gone) > 0, "preemption happened along the way"
 
@@ -77,7 +77,7 @@ async def test_each_service_killed_and_restarted_mid_run(
             await asyncio.sleep(1.0)
             await asyncio.to_thread(running.restart, victim)
         ledger = await settle(berth_env, timeout=150)
-        assert running.first_dead() is None, running.first_dead()
+        assert (dead := running.dead_report()) is None, dead
         # Stop everything that publishes (pending pods are retried every few seconds), so the
         # projection and the log can be compared at one cut.
         for label in [m for m in reversed(list(running.members)) if m != "projector"]:

@@ -60,7 +60,7 @@ async def test_services_ask_the_extenders_and_replay_uses_their_recorded_answers
         async with run_fleet(fleet) as running_fleet:
             await publish_cluster(publisher, cluster)
             ledger = await settle(berth_env, timeout=120)
-            assert running_fleet.first_dead() is None, running_fleet.first_dead()
+            assert (dead := running_fleet.dead_report()) is None, dead
             for label in [m for m in reversed(list(running_fleet.members)) if m != "projector"]:
                 await asyncio.to_thread(running_fleet.stop, label)
             await projection_caught_up(berth_env, engine, timeout=60)
@@ -103,7 +103,7 @@ async def test_preemption_service_asks_the_preempt_extender_and_replay_uses_its_
         async with run_fleet(fleet) as running_fleet:
             await publish_cluster(publisher, ClusterInput(nodes=nodes, pods=[*low, high]))
             await settle(berth_env, timeout=120)
-            assert running_fleet.first_dead() is None, running_fleet.first_dead()
+            assert (dead := running_fleet.dead_report()) is None, dead
             for label in [m for m in reversed(list(running_fleet.members)) if m != "projector"]:
                 await asyncio.to_thread(running_fleet.stop, label)
             await projection_caught_up(berth_env, engine, timeout=60)

@@ -97,7 +97,7 @@ async def _record(env: BerthTestEnv, publisher: KafkaPublisher, engine: AsyncEng
                 await publish_cluster(publisher, wave)
             await attempted(env, wave, fraction=0.5, timeout=180)
         await settle(env, timeout=300)
-        assert running.first_dead() is None, running.first_dead()
+        assert (dead := running.dead_report()) is None, dead
         for label in [m for m in reversed(list(running.members)) if m != "projector"]:
             await asyncio.to_thread(running.stop, label)
         await projection_caught_up(env, engine, timeout=90)

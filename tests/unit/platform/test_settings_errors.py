@@ -89,3 +89,14 @@ def test_error_tree(error: BerthError, retriable: bool, family: type) -> None:
 def test_foreign_errors_are_not_retriable() -> None:
     assert not is_retriable(RuntimeError("bug"))
     assert str(NotFound("pod", "default/p")) == 'pod "default/p" not found'
+
+
+def test_a_service_announces_its_bound_port_in_its_port_file(tmp_path: Path) -> None:
+    port_file = tmp_path / "queue.port"
+    settings = load_settings({"BERTH_PORT_FILE": str(port_file)})
+    assert settings.port_file == port_file
+    settings.announce_port(43123)
+    assert port_file.read_text() == "43123\n"
+    assert not list(tmp_path.glob("*.partial"))
+    load_settings({}).announce_port(43123)  # no port file asked for: nothing written anywhere
+    assert [p.name for p in tmp_path.iterdir()] == ["queue.port"]
