@@ -148,15 +148,16 @@ class PreemptionHandler(Handler):
     async def _decide(self, cause: Envelope, req: PreemptionRequested,
                       folded: dict[str, list[int]]) -> list[OutgoingEvent]:
         evicting, nominating = self._overlay()
+        moved = bool(folded or evicting or nominating)
         self.extender_answers.clear()
         fwk = self.profiles.get(req.pod.spec.scheduler_name)
         if fwk is not None and fwk.extenders():
             # An extender's HTTP call blocks: decide on a thread. Requests are decided one at a
             # time, and the view's gated topics fold only when the next request's watermark is
             # waited for, so the view holds still meanwhile.
-            outcome = await asyncio.to_thread(decide_preemption, fwk, self.view, req)
+            outcome = await asyncio.to_thread(decide_preemption, fwk, self.view, req, moved=moved)
         else:
-            outcome = decide_preemption(fwk, self.view, req)
+            outcome = decide_preemption(fwk, self.view, req, moved=moved)
         uid = req.pod.metadata.uid
         out: list[OutgoingEvent] = []
         if outcome.attempted:
@@ -176,7 +177,8 @@ class PreemptionHandler(Handler):
         decided = PreemptionDecided(
             preemptor_uid=uid, nominated_node=outcome.nominated, attempt_id=req.attempt_id, message=outcome.message,
             folded=folded, victims=[PodRef(uid=v.uid, namespace=v.namespace, name=v.name) for v in outcome.victims],
-            cleared=cleared, evicting=evicting, nominating=nominating, extenders=list(self.extender_answers))
+            cleared=cleared, evicting=evicting, nominating=nominating, extenders=list(self.extender_answers),
+            fits=outcome.fits)
         flight = in_flight(cause.event_id, decided)
         if flight is not None:
             self.in_flight[req.attempt_id] = flight

@@ -502,6 +502,9 @@ class Scheduler:
             node = p.nominated_node
             self._awaiting = lambda: victims <= self.view.deleted and (
                 not node or self.view.nominated.get(a.info.uid) == node)
+        if p.fits:
+            # Room was made for the pod after its attempt (by other evictions): it goes again now.
+            self.queue.activate([a.info])
         self._wake.set()
         return [self._attempted(a, fit.message(), "unschedulable", batch_id, caused_by=env)]
 

@@ -337,6 +337,9 @@ class PreemptionDecided(Event, frozen=True):
     or the preemptor's own when no node helps)."""
     extenders: list[ExtenderAnswer] = []
     """What extenders with preemptVerb answered (replay hands these back instead of calling)."""
+    fits: str = ""
+    """Set when the view had moved on since the attempt and the pod fits this node now: nobody is
+    evicted, and the queue retries the pod at once."""
     evicting: list[str] = []
     nominating: dict[str, str] = {}
     """Earlier preemptions not yet visible at the request's watermark, as the decision accounted for

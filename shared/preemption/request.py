@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from shared.cluster import ClusterView, point_at
 from shared.events import PreemptionRequested
 from shared.framework.cycle_state import CycleState
+from shared.framework.interfaces import PreFilterResult
 from shared.framework.pod_info import PodInfo
 from shared.framework.runtime import Framework
 from shared.framework.status import Code
@@ -24,11 +25,23 @@ class PreemptionOutcome:
     clear_own: bool = False
     """No node was nominated and the preemptor had a nomination: it is cleared."""
     attempted: bool = True
+    fits: str = ""
+    """A node the pod fits on now, on a view that moved on since the attempt: nobody is evicted."""
 
 
-def decide_preemption(fwk: Framework | None, view: ClusterView, req: PreemptionRequested) -> PreemptionOutcome:
+def fits_now_message(node: str) -> str:
+    return f'preemption: not needed, the pod fits on node "{node}" now'
+
+
+def decide_preemption(fwk: Framework | None, view: ClusterView, req: PreemptionRequested,
+                      *, moved: bool = False) -> PreemptionOutcome:
     """PostFilter (DefaultPreemption) for the request's pod over `view`, its candidate offset drawn
-    from the attempt's seed; the request's per-node statuses are the failed attempt's."""
+    from the attempt's seed; the request's per-node statuses are the failed attempt's.
+
+    `moved`: the view is not the attempt's (events past its watermark, or other preemptions still
+    in flight, are in it). Pods freed or nominations made since may have made room for this pod
+    already; a scheduler deciding one pod at a time would then place it without evicting anyone,
+    so nobody is evicted for it: the pod is retried instead."""
     if fwk is None:
         return PreemptionOutcome("", "no profile serves this pod", attempted=False)
     pod = PodInfo(req.pod)
@@ -39,10 +52,26 @@ def decide_preemption(fwk: Framework | None, view: ClusterView, req: PreemptionR
         if hasattr(plugin, "rng"):
             plugin.rng = rng  # type: ignore[attr-defined]
     state = CycleState()
-    fwk.run_pre_filter_plugins(state, pod)
+    pre, pre_status, _ = fwk.run_pre_filter_plugins(state, pod)
+    if moved and (pre_status is None or pre_status.is_success()):
+        node = _first_fitting(fwk, state, pod, pre)
+        if node:
+            return PreemptionOutcome("", fits_now_message(node), attempted=False, fits=node)
     result, status = fwk.run_post_filter_plugins(state, pod, ungroup_failures(req.node_statuses))
     nominated = result.nominated_node_name if result is not None and status.code == Code.SUCCESS else ""
     if nominated and result is not None:
         return PreemptionOutcome(nominated, status.message(), list(result.victims), list(result.nominations_to_clear))
     clear_own = result is not None and not result.nominated_node_name and bool(req.pod.status.nominated_node_name)
     return PreemptionOutcome("", status.message(), clear_own=clear_own)
+
+
+def _first_fitting(fwk: Framework, state: CycleState, pod: PodInfo, pre: PreFilterResult | None) -> str:
+    """The first node (in snapshot order) that passes Filter with the nominated pods, or ""."""
+    run = fwk.node_filter()
+    for info in fwk.snapshot().node_info_list:
+        if pre is not None and not pre.all_nodes() and info.name not in pre.node_names:
+            continue
+        status = run(state, pod, info)
+        if status is None or status.is_success():
+            return info.name
+    return ""

@@ -136,15 +136,17 @@ class Replayer:
             attempt = h.by_attempt.get(record.request.attempt_id)
             if not (self.window.holds(record.seq) or record.request.attempt_id in needed):
                 continue
-            folder.advance_to(record.request.watermark)
-            folder.view.set_assumed((a.pod_uid, a.node_name) for a in record.request.assumed)
             decided = record.decided
+            # The service decided on its view as it was then: past the watermark when `folded` says so.
+            folder.advance_to(decided.folded if decided is not None and decided.folded else record.request.watermark)
+            folder.view.set_assumed((a.pod_uid, a.node_name) for a in record.request.assumed)
             folder.view.set_preempting(decided.evicting if decided else (), decided.nominating if decided else {})
             profiles = self.profiles_for(attempt.decision.config_hash if attempt else "")
             fwk = profiles.get(record.request.pod.spec.scheduler_name)
             if fwk is not None:  # the preempt-verb extenders' recorded answers, not new calls
                 fwk.set_extenders(replayed(decided.extenders if decided else [], folder.view.snapshot().get))
-            outcome = decide_preemption(fwk, folder.view, record.request)
+            outcome = decide_preemption(fwk, folder.view, record.request, moved=decided is not None and bool(
+                decided.folded or decided.evicting or decided.nominating))
             self.preempted[record.request.attempt_id] = outcome
             if record.decided is None:
                 continue

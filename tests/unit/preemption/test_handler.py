@@ -120,3 +120,36 @@ async def test_in_flight_decisions_are_rebuilt_from_the_log_after_a_restart() ->
 
     nominations = [o for o in first if isinstance(o.envelope.payload, PodNominated)]
     assert nominations and all(o.envelope.causation_id is not None for o in nominations)
+
+
+async def test_a_request_whose_pod_fits_once_in_flight_evictions_land_evicts_nobody() -> None:
+    # A 4-cpu node running one 3-cpu pod of priority 0: two 1-cpu preemptors failed in one cycle.
+    view = ClusterView()
+    view.apply(envelope(NodeUpserted(node=make_node("node-a", cpu="4")), producer="t"))
+    view.apply(envelope(PodSubmitted(pod=make_pod("big", cpu="3", priority=0, node_name="node-a")), producer="t"))
+    view.apply(envelope(PodSubmitted(pod=make_pod("filler", cpu="1", priority=200, node_name="node-a")),
+                        producer="t"))
+    handler = _handler(view)
+    for name in ("hi-1", "hi-2"):
+        view.apply(envelope(PodSubmitted(pod=make_pod(name, cpu="1", priority=100)), producer="t"))
+
+    one = _decided(await handler.handle(_request("hi-1")))
+    assert one.nominated_node == "node-a" and [v.uid for v in one.victims] == ["uid-big"]
+
+    # The first eviction frees 3 cpus and the first preemptor is to take 1 of them: the second
+    # preemptor fits beside it, so nobody more is evicted and it is retried instead.
+    second = await handler.handle(_request("hi-2"))
+    two = _decided(second)
+    assert two.nominated_node == "" and two.victims == [] and two.evicting == ["uid-big"]
+    assert two.message == 'preemption: not needed, the pod fits on node "node-a" now'
+    assert two.fits == "node-a"
+    assert not [o for o in second if isinstance(o.envelope.payload, (PodEvicted, PodNominated))]
+
+
+async def test_a_request_decided_on_its_own_view_tries_preemption_as_upstream() -> None:
+    # Nothing in flight and no events past the watermark: the pod did not fit, preemption runs.
+    view = _cluster()
+    handler = _handler(view)
+    view.apply(envelope(PodSubmitted(pod=make_pod("hi-1", cpu="1", priority=100)), producer="t"))
+    one = _decided(await handler.handle(_request("hi-1")))
+    assert one.nominated_node == "node-a" and len(one.victims) == 1
