@@ -13,8 +13,9 @@ from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.errors import KafkaError
 
 from services.runtime import Service, ServiceConfig, run_service
-from services.runtime.scheduler_config import load_scheduler_config
+from services.runtime.scheduler_config import load_scheduler_config, profiles_from
 from shared.adapters.extender_http import build_extenders
+from shared.binding import ignored_by_profile
 from shared.adapters.kafka import make_consumer
 from shared.errors import BrokerUnavailable, DecodeError
 from shared.events import PODS, Envelope, TopicRegistry, decode
@@ -135,9 +136,11 @@ def build(settings: BinderSettings, *, registry: TopicRegistry | None = None,
           serve_http: bool = True) -> tuple[Service, PodDeletions]:
     """The binder wired to the broker; the caller starts the deletions reader, then runs the service."""
     registry = registry or TopicRegistry(settings.base.topic_prefix)
+    scheduler_config = load_scheduler_config()
     handler = BinderHandler(KafkaShardLog(settings.base, registry), producer=settings.base.service_name,
                             catch_up_timeout_s=settings.deletions_catch_up_s,
-                            binders=build_extenders(load_scheduler_config()))
+                            binders=build_extenders(scheduler_config),
+                            ignored=ignored_by_profile(profiles_from(scheduler_config)))
     deletions = PodDeletions(settings.base, registry, handler.pod_gone)
     handler.deletions_caught_up = deletions.caught_up.wait
     config = ServiceConfig(name=settings.base.service_name, group_id=settings.group_id, topics=settings.topics,

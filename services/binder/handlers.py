@@ -26,13 +26,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Protocol
 
 from services.runtime import Handler
 from shared.adapters.extender_http import HTTPExtender, extenders_binding
-from shared.binding import BinderState, rebuild_shard
+from shared.binding import BinderState, Ignored, rebuild_shard
 from shared.events import (
     BINDS,
     NODES,
@@ -64,11 +64,11 @@ class BinderHandler(Handler):
                  deletions_caught_up: Callable[[], Awaitable[object]] | None = None,
                  catch_up_timeout_s: float = 30.0,
                  clock: Callable[[], datetime] = lambda: datetime.now(UTC),
-                 binders: Sequence[HTTPExtender] = ()) -> None:
+                 binders: Sequence[HTTPExtender] = (), ignored: Mapping[str, Ignored] | None = None) -> None:
         self.shard_log = shard_log
         self.binders = [b for b in binders if b.is_binder()]
         """Extenders with bindVerb: they bind a pod that fits instead of the binder alone."""
-        self.state = BinderState(producer=producer)
+        self.state = BinderState(producer=producer, ignored=ignored or {})
         self.node_positions: dict[int, int] = {}
         """nodes partition → the next offset its shard's state has not folded yet."""
         self.deletions_caught_up = deletions_caught_up

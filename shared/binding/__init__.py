@@ -3,12 +3,15 @@
 from .state import (
     NODE_NOT_FOUND,
     POD_DELETED,
+    NOTHING_IGNORED,
     BinderState,
+    Ignored,
     NodeShard,
+    ignored_by_profile,
     rebuild_shard,
     shard_counts,
     unfit_reasons,
 )
 
-__all__ = ["NODE_NOT_FOUND", "POD_DELETED", "BinderState", "NodeShard", "rebuild_shard", "shard_counts",
-           "unfit_reasons"]
+__all__ = ["NODE_NOT_FOUND", "NOTHING_IGNORED", "POD_DELETED", "BinderState", "Ignored", "NodeShard",
+           "ignored_by_profile", "rebuild_shard", "shard_counts", "unfit_reasons"]

@@ -29,8 +29,11 @@ from shared.events import BindRejected, BindRequested, Envelope, NodeDeleted, No
 from shared.framework.node_info import NodeInfo
 from shared.framework.pod_info import PodInfo
 from shared.model import Pod
+from shared.model.config import DEFAULT_SCHEDULER_NAME
 from shared.plugins.nodeports import ERR_REASON as PORTS_REASON
-from shared.plugins.noderesources.fit import fits_request
+from shared.framework.runtime import Framework
+from shared.plugins.names import NODE_RESOURCES_FIT
+from shared.plugins.noderesources.fit import Fit, fits_request
 
 log = logging.getLogger(__name__)
 
@@ -111,9 +114,33 @@ def rebuild_shard(nodes: Iterable[Envelope], binds: Iterable[Envelope], placemen
     return shard
 
 
-def unfit_reasons(pod: PodInfo, node: NodeInfo) -> list[str]:
+@dataclass(frozen=True)
+class Ignored:
+    """Resources the scheduler's NodeResourcesFit does not count for a profile (its ignoredResources
+    and ignoredResourceGroups, and extenders' managedResources with ignoredByScheduler): the
+    binder's check must not reject what the scheduler placed for the extenders to account."""
+
+    resources: frozenset[str] = frozenset()
+    groups: frozenset[str] = frozenset()
+
+
+NOTHING_IGNORED = Ignored()
+
+
+def ignored_by_profile(profiles: Mapping[str, Framework]) -> dict[str, Ignored]:
+    """Each profile's (scheduler name's) ignored resources; a profile without NodeResourcesFit
+    ignores nothing here, so the binder still keeps every node within its allocatable."""
+    out: dict[str, Ignored] = {}
+    for name, fwk in profiles.items():
+        fit = fwk.plugins.get(NODE_RESOURCES_FIT)
+        if isinstance(fit, Fit) and (fit.ignored_resources or fit.ignored_resource_groups):
+            out[name] = Ignored(fit.ignored_resources, fit.ignored_resource_groups)
+    return out
+
+
+def unfit_reasons(pod: PodInfo, node: NodeInfo, ignored: Ignored = NOTHING_IGNORED) -> list[str]:
     """Why the pod cannot join the node now (resources, pod count, host ports); empty when it fits."""
-    reasons = [r.reason for r in fits_request(pod.requests, node)]
+    reasons = [r.reason for r in fits_request(pod.requests, node, ignored.resources, ignored.groups)]
     if any(node.used_ports.check_conflict(ip, protocol, port) for ip, protocol, port in pod.host_ports):
         reasons.append(PORTS_REASON)
     return reasons
@@ -126,6 +153,8 @@ class BinderState:
     producer: str = "binder"
     shards: dict[int, NodeShard] = field(default_factory=dict)
     deleted: set[str] = field(default_factory=set)
+    ignored: Mapping[str, Ignored] = field(default_factory=dict)
+    """Scheduler name → the resources its profile does not count (`ignored_by_profile`)."""
 
     def bound_pod(self, uid: str) -> Envelope | None:
         for shard in self.shards.values():
@@ -175,7 +204,9 @@ class BinderState:
         node = shard.nodes.get(bind.node_name)
         if node is None:
             return self._rejected(request, bind, NODE_NOT_FOUND, now)
-        reasons = unfit_reasons(PodInfo(bind.pod), node)
+        pod = bind.pod
+        ignored = self.ignored.get(pod.spec.scheduler_name or DEFAULT_SCHEDULER_NAME, NOTHING_IGNORED)
+        reasons = unfit_reasons(PodInfo(pod), node, ignored)
         if reasons:
             return self._rejected(request, bind, ", ".join(reasons), now)
         bound = PodBound(pod_uid=bind.pod_uid, node_name=bind.node_name, attempt_id=bind.attempt_id)

@@ -121,3 +121,66 @@ async def test_preemption_service_asks_the_preempt_extender_and_replay_uses_its_
     report = Replayer(history).run()
     assert report.divergences == [] and report.preemptions >= 1
     assert report.preemptions_matched == report.preemptions
+
+
+def _failure_config(slow: str, cache: str, after_cache: str, broken: str) -> dict[str, Any]:
+    gpu = [{"name": "example.com/gpu", "ignoredByScheduler": True}]
+    return {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration", "extenders": [
+        # Every pod is sent; it answers too late, and being ignorable it is passed over.
+        {"urlPrefix": slow, "filterVerb": "filter", "httpTimeout": "200ms", "ignorable": True},
+        # Only pods asking for the managed resource are sent, then on to the next extender.
+        {"urlPrefix": cache, "filterVerb": "filter", "nodeCacheCapable": True, "managedResources": gpu},
+        {"urlPrefix": after_cache, "filterVerb": "filter", "managedResources": gpu},
+        # Too late and not ignorable: its pods' attempts fail.
+        {"urlPrefix": broken, "filterVerb": "filter", "httpTimeout": "200ms",
+         "managedResources": [{"name": "example.com/fpga", "ignoredByScheduler": True}]},
+    ]}
+
+
+async def test_services_pass_over_an_ignorable_timeout_send_managed_pods_only_and_fail_on_a_strict_timeout(
+        berth_env: BerthTestEnv, publisher: KafkaPublisher, engine: AsyncEngine, tmp_path: Path) -> None:
+    nodes = [MakeNode().name(f"n{i}").label("kubernetes.io/hostname", f"n{i}").capacity(cpu="8", memory="16Gi",
+                                                                                        pods="110").obj()
+             for i in range(4)]
+    plain = [MakePod().name(f"p{i}").uid(f"uid-p{i}").req(cpu="100m").obj() for i in range(6)]
+    # No node offers these resources: the extenders manage them, and NodeResourcesFit ignores them.
+    gpu = [MakePod().name(f"gpu{i}").uid(f"uid-gpu{i}").res({"cpu": "100m", "example.com/gpu": 1}).obj()
+           for i in range(3)]
+    fpga = [MakePod().name(f"fpga{i}").uid(f"uid-fpga{i}").res({"cpu": "100m", "example.com/fpga": 1}).obj()
+            for i in range(2)]
+    with running("full_node", full={"n0"}, delay=1.0) as slow, running("node_cache", blocked={"n1"}) as cache, \
+            running("full_node", full={"n2"}) as after_cache, running("full_node", delay=1.0) as broken:
+        config = tmp_path / "scheduler.yaml"
+        config.write_text(yaml.safe_dump(_failure_config(slow.url, cache.url, after_cache.url, broken.url)))
+        fleet = fleet_for(berth_env, tmp_path / "logs", filter_workers=1)
+        fleet.env["BERTH_SCHEDULER_CONFIG"] = str(config)
+        async with run_fleet(fleet) as running_fleet:
+            await publish_cluster(publisher, ClusterInput(nodes=nodes, pods=[*plain, *gpu, *fpga]))
+            ledger = await settle(berth_env, timeout=120)
+            assert (dead := running_fleet.dead_report()) is None, dead
+            for label in [m for m in reversed(list(running_fleet.members)) if m != "projector"]:
+                await asyncio.to_thread(running_fleet.stop, label)
+            await projection_caught_up(berth_env, engine, timeout=60)
+        calls_during_run = [len(s.calls) for s in (slow, cache, after_cache, broken)]
+        history = await history_from_store(engine)
+
+    bound = {p.pod_uid: p.node_name for p in (e.envelope.payload for e in history.events) if isinstance(p, PodBound)}
+    # The slow extender's answer (n0 is full) came too late and was ignored: n0 took pods.
+    assert set(bound) == {p.metadata.uid for p in [*plain, *gpu]}
+    assert "n0" in bound.values()
+    assert {body["Pod"]["metadata"]["name"] for _, body in slow.calls} >= {p.metadata.name for p in [*plain, *gpu]}
+    # managedResources: only the gpu pods reach the gpu extenders, in order, and a node the first
+    # one rejected is not sent to the second.
+    assert {body["Pod"]["metadata"]["name"] for _, body in cache.calls} == {"gpu0", "gpu1", "gpu2"}
+    assert {body["Pod"]["metadata"]["name"] for _, body in after_cache.calls} == {"gpu0", "gpu1", "gpu2"}
+    assert all("n1" not in [n["metadata"]["name"] for n in body["Nodes"]["items"]] for _, body in after_cache.calls)
+    assert all(bound[p.metadata.uid] not in {"n1", "n2"} for p in gpu)
+    # The strict extender timed out: its pods' attempts failed with an error naming it.
+    for p in fpga:
+        number, message = ledger.messages[p.metadata.uid]
+        assert number >= 1 and message is not None and broken.url in message, message
+    assert {body["Pod"]["metadata"]["name"] for _, body in broken.calls} == {"fpga0", "fpga1"}
+
+    report = Replayer(history).run()
+    assert report.divergences == [] and report.matched == report.decisions >= len(bound) + len(fpga)
+    assert [len(s.calls) for s in (slow, cache, after_cache, broken)] == calls_during_run, "replay called one"

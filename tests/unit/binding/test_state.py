@@ -8,7 +8,9 @@ from datetime import UTC, datetime
 
 import pytest
 
-from shared.binding import NODE_NOT_FOUND, POD_DELETED, BinderState, rebuild_shard
+from shared.binding import NODE_NOT_FOUND, POD_DELETED, BinderState, Ignored, ignored_by_profile, rebuild_shard
+from shared.framework.profile import build_profiles
+from shared.model.config import Extender, ExtenderManagedResource, KubeSchedulerConfiguration
 from shared.events import BindRejected, BindRequested, Envelope, NodeDeleted, NodeUpserted, PodBound, envelope
 from shared.model import Node, Pod
 from shared.plugins.nodeports import ERR_REASON as PORTS
@@ -198,3 +200,26 @@ def test_a_binding_extender_is_asked_only_for_a_pod_that_fits_and_its_refusal_re
     assert isinstance(too_big, BindRejected) and too_big.reason == "Insufficient cpu"
     assert asked == ["p1", "p2"]  # never asked about a pod that does not fit
     assert state.shards[0].nodes["n1"].requested.milli_cpu == 1000  # the refused pod takes no room
+
+
+def test_resources_the_scheduler_ignores_are_not_checked_but_the_rest_still_is() -> None:
+    config = KubeSchedulerConfiguration(extenders=[Extender(
+        url_prefix="http://127.0.0.1:1", filter_verb="filter",
+        managed_resources=[ExtenderManagedResource(name="example.com/gpu", ignored_by_scheduler=True),
+                           ExtenderManagedResource(name="example.com/fpga")])])
+    ignored = ignored_by_profile(build_profiles(config))
+    assert ignored == {"default-scheduler": Ignored(frozenset({"example.com/gpu"}), frozenset())}
+    state = state_with(node(cpu="2"))
+    state.ignored = ignored
+    gpu = MakePod().name("gpu").uid("gpu").res({"cpu": "1", "example.com/gpu": 1}).obj()
+    assert isinstance(outcome(state, bind(gpu)), PodBound)  # no node offers example.com/gpu
+    fpga = MakePod().name("fpga").uid("fpga").res({"cpu": "1", "example.com/fpga": 1}).obj()
+    got = outcome(state, bind(fpga))
+    assert isinstance(got, BindRejected) and got.reason == "Insufficient example.com/fpga"
+    big = MakePod().name("big").uid("big").res({"cpu": "2", "example.com/gpu": 1}).obj()
+    got = outcome(state, bind(big))
+    assert isinstance(got, BindRejected) and got.reason == "Insufficient cpu"
+    # Without the scheduler's configuration, nothing is ignored.
+    plain = state_with(node(cpu="2"))
+    got = outcome(plain, bind(MakePod().name("g2").uid("g2").res({"cpu": "1", "example.com/gpu": 1}).obj()))
+    assert isinstance(got, BindRejected) and got.reason == "Insufficient example.com/gpu"
