@@ -42,6 +42,7 @@ from shared.events import (
     ExtenderAnswer,
     ExtendersAnswered,
     FilterBatchRequested,
+    LateBatchDecided,
     NodeUpserted,
     OutgoingEvent,
     PodBound,
@@ -99,6 +100,18 @@ class Gate(Protocol):
 
 
 @dataclass
+class _Evaluated:
+    """A cycle's pods as the shards answered: merged filter results and raw scores."""
+
+    batch_id: str
+    snapshot: Snapshot
+    watermark: dict[str, list[int]]
+    assumed: list[Assumed]
+    merged: list[MergedFilter]
+    raw: dict[str, dict[str, dict[str, int]]]
+
+
+@dataclass
 class _Attempt:
     qpi: object
     info: PodInfo
@@ -151,6 +164,12 @@ class Scheduler:
         self._wake = asyncio.Event()
         self._pending_updated = 0.0
         self._outbox: list[OutgoingEvent] = []
+        self.waiting: set[str] = set()
+        """Pods whose cycle waits for their extenders' answers, by uid."""
+        self._late: set[asyncio.Future[None]] = set()
+        """Cycles waiting for their extenders' answers."""
+        self._answered: list[tuple[list[_Attempt], _Evaluated, dict[str, list[ExtenderAnswer]]]] = []
+        """Cycles whose extenders answered, waiting to be decided between two cycles."""
         self.last_message: dict[str, str | None] = {}
         """Each pod's latest attempt outcome: None once decided onto a node, else the reason."""
 
@@ -258,7 +277,16 @@ class Scheduler:
         started = SchedulerStarted(config=self.config, config_hash=self.config_hash, seed=self.seed,
                                    batch_size=self.batch_size)
         await self.publish([OutgoingEvent(DECISIONS, envelope(started, producer=self.producer))])
+        try:
+            await self._loop(stopping)
+        finally:
+            for task in list(self._late):
+                task.cancel()
+
+    async def _loop(self, stopping: asyncio.Event) -> None:
         while not stopping.is_set():
+            if self._answered:
+                await self._decide_late()
             batch = self._pop_batch()
             if not batch:
                 self._wake.clear()
@@ -276,6 +304,8 @@ class Scheduler:
                 log.exception("queue: cycle %d failed; its pods go back to the queue", self.cycle)
                 for qpi in batch:
                     info = qpi.pod_info  # type: ignore[attr-defined]
+                    if info.uid in self.waiting:
+                        continue  # its extenders' cycle goes on
                     self.queue.done(info.uid)
                     self.queue.add(info)
                 await asyncio.sleep(0.5)
@@ -334,10 +364,33 @@ class Scheduler:
     # --- one cycle ----------------------------------------------------------------------------
 
     async def _cycle(self, batch: list[object], stopping: asyncio.Event) -> None:
-        self.cycle += 1
         started = time.perf_counter()
         attempts = [self._attempt(qpi) for qpi in batch]
         self.metrics.batch_pods.observe(len(attempts))
+        if self.extenders and not self.lockstep:
+            # Pods an extender filters or prioritizes get a cycle of their own, decided once the
+            # extenders answered: the cycles of the others go on meanwhile.
+            asking = [wants(self.extenders, a.info) for a in attempts]
+            if any(asking):
+                self._start_late([a for a, w in zip(attempts, asking) if w], stopping)
+                attempts = [a for a, w in zip(attempts, asking) if not w]
+                if not attempts:
+                    return
+        evaluated = await self._evaluate(attempts, stopping)
+        if evaluated is None:
+            return
+        answers = await self._ask_extenders(attempts, evaluated.merged, evaluated.snapshot, evaluated.batch_id)
+        try:
+            self._decide(attempts, evaluated, answers, evaluated.watermark, evaluated.assumed)
+        finally:
+            await self._flush()
+        log.debug("queue: cycle %d, %d pods in %.1f ms", self.cycle, len(attempts),
+                  (time.perf_counter() - started) * 1000)
+
+    async def _evaluate(self, attempts: list[_Attempt], stopping: asyncio.Event) -> _Evaluated | None:
+        """Scatter the pods to the shards at the view's watermark and merge their answers (None when
+        there are no nodes: the pods failed, published already)."""
+        self.cycle += 1
         point_at(self.profiles.values(), self.view)  # nominations as the filter workers and replay see them
         snapshot = self.view.snapshot()
         watermark = self.view.watermark(WATERMARK_TOPICS)
@@ -347,12 +400,12 @@ class Scheduler:
             for a in attempts:
                 self._unschedulable(a, NO_NODES_AVAILABLE, set(), "")
             await self._flush()
-            return
+            return None
         batch_id = str(uuid.uuid4())
+        cycle = self.cycle
         filtered = await self._scatter(FilterBatchRequested(
-            batch_id=batch_id, cycle=self.cycle, phase="filter", pods=[a.info.pod for a in attempts],
+            batch_id=batch_id, cycle=cycle, phase="filter", pods=[a.info.pod for a in attempts],
             starts=[start] * len(attempts), watermark=watermark, assumed=assumed), stopping)
-        gathered = time.perf_counter()
         merged = [merge_filter(a.fwk, a.info, snapshot, start, filtered.get(a.info.uid, [])) for a in attempts]
         for m in merged:
             if m.advance and not m.error:
@@ -369,24 +422,74 @@ class Scheduler:
                 second.append(i)
         if second:
             scored = await self._scatter(FilterBatchRequested(
-                batch_id=str(uuid.uuid4()), cycle=self.cycle, phase="score",
+                batch_id=str(uuid.uuid4()), cycle=cycle, phase="score",
                 pods=[attempts[i].info.pod for i in second], feasible=[merged[i].feasible for i in second],
                 watermark=watermark, assumed=assumed), stopping)
             for i in second:
                 uid = attempts[i].info.uid
                 raw[uid], merged[i].error = raw_by_plugin(scored.get(uid, []))
-        answers = await self._ask_extenders(attempts, merged, snapshot, batch_id)
+        return _Evaluated(batch_id, snapshot, watermark, assumed, merged, raw)
+
+    def _decide(self, attempts: list[_Attempt], evaluated: _Evaluated, answers: dict[str, list[ExtenderAnswer]],
+                watermark: dict[str, list[int]], assumed: list[Assumed], *, placed_before: bool = False) -> None:
+        """Decide the evaluated pods in order on the view as it is now (binds happen inside)."""
+        batch_id = evaluated.batch_id
         by_uid = {a.info.uid: a for a in attempts}
-        items = [BatchItem(a.fwk, a.info, m, raw.get(a.info.uid, {}), a.seed, answers.get(a.info.uid, ()))
-                 for a, m in zip(attempts, merged)]
+        items = [BatchItem(a.fwk, a.info, m, evaluated.raw.get(a.info.uid, {}), a.seed, answers.get(a.info.uid, ()))
+                 for a, m in zip(attempts, evaluated.merged)]
+        decisions = decide_batch(items, self.view.snapshot, lambda uid, host: self._bind(by_uid[uid], host, batch_id),
+                                 placed_before=placed_before)
+        for a, d in zip(attempts, decisions):
+            self._decided(a, d, batch_id, watermark, assumed)
+
+    # --- cycles waiting for extenders -----------------------------------------------------------
+
+    def _start_late(self, attempts: list[_Attempt], stopping: asyncio.Event) -> None:
+        self.waiting.update(a.info.uid for a in attempts)
+        task = asyncio.ensure_future(self._late_cycle(attempts, stopping))
+        self._late.add(task)
+        task.add_done_callback(self._late.discard)
+
+    async def _late_cycle(self, attempts: list[_Attempt], stopping: asyncio.Event) -> None:
+        """Filter the pods now and ask their extenders; they are decided by the loop, between two
+        cycles, once every answer is in (`_decide_late`)."""
         try:
-            decisions = decide_batch(items, self.view.snapshot, lambda uid, host: self._bind(by_uid[uid], host, batch_id))
-            for a, d in zip(attempts, decisions):
-                self._decided(a, d, batch_id, watermark, assumed)
-        finally:
-            await self._flush()
-        log.debug("queue: cycle %d, %d pods in %.1f ms (%.1f ms until the shards answered)", self.cycle, len(attempts),
-                  (time.perf_counter() - started) * 1000, (gathered - started) * 1000)
+            evaluated = await self._evaluate(attempts, stopping)
+            if evaluated is None:
+                return
+            answers = await self._ask_extenders(attempts, evaluated.merged, evaluated.snapshot, evaluated.batch_id)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("queue: a cycle waiting for extenders failed; its pods go back to the queue")
+            for a in attempts:
+                self.waiting.discard(a.info.uid)
+                self.queue.done(a.info.uid)
+                self.queue.add(a.info)
+            return
+        self._answered.append((attempts, evaluated, answers))
+        self._wake.set()
+
+    async def _decide_late(self) -> None:
+        """Decide the cycles whose extenders answered, in the order they did, on the view as it is
+        now; the watermark and assumptions used are recorded first, so replay decides on the same."""
+        ready, self._answered = self._answered, []
+        for attempts, evaluated, answers in ready:
+            point_at(self.profiles.values(), self.view)
+            watermark = self.view.watermark(WATERMARK_TOPICS)
+            assumed = [Assumed(pod_uid=u, node_name=n) for u, n in self.view.assumed.items()]
+            late = LateBatchDecided(batch_id=evaluated.batch_id, watermark=watermark, assumed=assumed)
+            self._outbox.append(OutgoingEvent(DECISIONS, envelope(late, producer=self.producer)))
+            # The view moved on since the shards filtered: every pod is re-checked where it goes.
+            self.waiting.difference_update(a.info.uid for a in attempts)
+            try:
+                self._decide(attempts, evaluated, answers, watermark, assumed, placed_before=True)
+            except Exception:
+                log.exception("queue: deciding a cycle that waited for extenders failed; its pods go back")
+                for a in attempts:
+                    self.queue.done(a.info.uid)
+                    self.queue.add(a.info)
+        await self._flush()
 
     async def _ask_extenders(self, attempts: list[_Attempt], merged: list[MergedFilter], snapshot: Snapshot,
                              batch_id: str) -> dict[str, list[ExtenderAnswer]]:

@@ -385,6 +385,19 @@ class ExtendersAnswered(Event, frozen=True):
         return self.pod_uid
 
 
+class LateBatchDecided(Event, frozen=True):
+    """A cycle whose pods waited for scheduler extenders: filtered at its request's watermark, it was
+    decided later, between other cycles, on the queue's view at this watermark and assumptions
+    (every pod re-checked there, as a pod placed after others in a batch is). Its decisions follow."""
+
+    batch_id: str
+    watermark: dict[str, list[int]] = {}
+    assumed: list[Assumed] = []
+
+    def partition_key(self) -> str:
+        return self.batch_id
+
+
 class SchedulerStarted(Event, frozen=True):
     """A queue went live with this configuration: replay looks a decision's `config_hash` up here."""
 
@@ -427,7 +440,7 @@ ShardResultEvent: TypeAlias = ShardFiltered
 BindEvent: TypeAlias = BindRequested
 PlacementEvent: TypeAlias = PodBound | BindRejected
 PreemptionEvent: TypeAlias = PreemptionRequested | PreemptionDecided
-DecisionEvent: TypeAlias = SchedulingAttempted | ExtendersAnswered | SchedulerStarted
+DecisionEvent: TypeAlias = SchedulingAttempted | ExtendersAnswered | LateBatchDecided | SchedulerStarted
 DeadLetterEvent: TypeAlias = DeadLettered
 
 AnyEvent: TypeAlias = (
@@ -435,7 +448,8 @@ AnyEvent: TypeAlias = (
     | PodSubmitted | PodDeleted | PodNominated | PodEvicted
     | PriorityClassUpserted | PriorityClassDeleted | PodDisruptionBudgetUpserted | PodDisruptionBudgetDeleted
     | FilterBatchRequested | ShardFiltered | BindRequested | PodBound | BindRejected
-    | PreemptionRequested | PreemptionDecided | SchedulingAttempted | ExtendersAnswered | SchedulerStarted
+    | PreemptionRequested | PreemptionDecided | SchedulingAttempted | ExtendersAnswered | LateBatchDecided
+    | SchedulerStarted
     | DeadLettered
 )
 """The union of every payload; an envelope's payload is one of these."""
@@ -446,8 +460,8 @@ EVENT_TYPES: dict[str, type[Event]] = {
         NodeUpserted, NodeDeleted, PodSubmitted, PodDeleted, PodNominated, PodEvicted,
         PriorityClassUpserted, PriorityClassDeleted, PodDisruptionBudgetUpserted, PodDisruptionBudgetDeleted,
         FilterBatchRequested, ShardFiltered, BindRequested, PodBound, BindRejected,
-        PreemptionRequested, PreemptionDecided, SchedulingAttempted, ExtendersAnswered, SchedulerStarted,
-        DeadLettered,
+        PreemptionRequested, PreemptionDecided, SchedulingAttempted, ExtendersAnswered, LateBatchDecided,
+        SchedulerStarted, DeadLettered,
     )
 }
 """Event type name (the tag) → payload class."""

@@ -38,6 +38,7 @@ from .catalogue import (
     SchedulingAttempted,
     ShardFiltered,
     ExtendersAnswered,
+    LateBatchDecided,
 )
 
 NODE_SHARDS = 16
@@ -80,7 +81,7 @@ TOPICS: tuple[TopicSpec, ...] = (
     TopicSpec(PLACEMENTS, NODE_SHARDS, "node name", (PodBound, BindRejected)),
     TopicSpec(PREEMPTION, 4, "preemptor pod uid", (PreemptionRequested, PreemptionDecided)),
     TopicSpec(DECISIONS, 8, "pod uid (SchedulerStarted: \"scheduler\")", (SchedulingAttempted, ExtendersAnswered,
-                                                                       SchedulerStarted)),
+                                                                       LateBatchDecided, SchedulerStarted)),
     TopicSpec(DEAD_LETTERS, 1, "origin topic", (DeadLettered,)),
 )
 

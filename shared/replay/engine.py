@@ -166,14 +166,26 @@ class Replayer:
         view = ClusterView()
         folder = LogFolder(h, view)
         decisions = matched = unfinished = changed = 0
-        for batch in batches:
-            done += 1
-            self._tick(done, total)
+        # A cycle that waited for its extenders is evaluated where it was filtered and decided
+        # where the queue decided it, between the cycles that ran meanwhile.
+        steps = sorted([(b.order, False, b) for b in batches] + [(b.decided_order, True, b) for b in batches
+                                                                 if b.late is not None],
+                       key=lambda step: (step[0], step[1]))
+        waiting: dict[str, tuple[list[Evaluation], list[Evaluation] | None]] = {}
+        for _, decided_late, batch in steps:
+            if not decided_late:
+                done += 1
+                self._tick(done, total)
             if not self.window.holds(batch.seq):
-                self._count_attempts(batch)  # the queue's attempt counters ran on outside the window
+                if not decided_late:
+                    self._count_attempts(batch)  # the queue's attempt counters ran on outside the window
                 continue
-            folder.advance_to(batch.request.watermark)
-            n, m, c, finished = self._replay_batch(batch, view)
+            if batch.late is not None and not decided_late:
+                folder.advance_to(batch.request.watermark)
+                waiting[batch.request.batch_id] = self._evaluate_both(batch, view)
+                continue
+            folder.advance_to(batch.decided_watermark)
+            n, m, c, finished = self._replay_batch(batch, view, waiting.pop(batch.request.batch_id, None))
             decisions, matched, changed = decisions + n, matched + m, changed + c
             unfinished += not finished
         in_batches = {r.decision.batch_id for r in h.decisions if r.decision.batch_id in h.batches}
@@ -192,10 +204,10 @@ class Replayer:
 
     # --- one cycle ----------------------------------------------------------------------------
 
-    def decide(self, batch: Batch, view: ClusterView, profiles: Mapping[str, Framework],
-               *, record: bool = False, seeds: Mapping[str, int] | None = None) -> tuple[list[Evaluation], list[Decision]]:
-        """Re-make the batch's attempts on `view` (folded to its watermark) and decide them as the
-        queue did; the view is left with the request's assumptions only."""
+    def evaluate(self, batch: Batch, view: ClusterView, profiles: Mapping[str, Framework]) -> list[Evaluation]:
+        """Re-make the batch's attempts on `view` folded to its request's watermark (what the
+        shards saw), the extenders' recorded answers applied; the view keeps the request's
+        assumptions."""
         req = batch.request
         view.set_assumed((a.pod_uid, a.node_name) for a in req.assumed)
         point_at(profiles.values(), view)
@@ -203,9 +215,18 @@ class Replayer:
         every_node = set(snapshot.node_info_map)
         evaluations = [evaluate(profiles, pod, snapshot, req.starts[i] if i < len(req.starts) else 0, every_node)
                        for i, pod in enumerate(req.pods)]
-        seeds = seeds if seeds is not None else self.seeds(batch)
         for e in evaluations:  # the extenders' recorded answers, not a new call
             apply_filters(e.merged, batch.extenders.get(e.info.uid, ()))
+        return evaluations
+
+    def decide_evaluated(self, batch: Batch, evaluations: list[Evaluation], view: ClusterView,
+                         profiles: Mapping[str, Framework], seeds: Mapping[str, int], *,
+                         record: bool = False) -> list[Decision]:
+        """Decide evaluated attempts as the queue did, on `view` folded to where it decided them
+        (the request's watermark, or a late decision's); the view is left with those assumptions."""
+        assumed = batch.decided_assumed
+        view.set_assumed((a.pod_uid, a.node_name) for a in assumed)
+        point_at(profiles.values(), view)
         items = [BatchItem(e.fwk, e.info, e.merged, e.raw, seeds[e.info.uid],  # type: ignore[arg-type]
                            batch.extenders.get(e.info.uid, ())) for e in evaluations]
         runnable = [i for i, e in enumerate(evaluations) if e.fwk is not None]
@@ -214,12 +235,27 @@ class Replayer:
             view.assume(uid, host)
             point_at(profiles.values(), view)
 
-        decided = decide_batch([items[i] for i in runnable], view.snapshot, assume, record=record)
+        decided = decide_batch([items[i] for i in runnable], view.snapshot, assume, record=record,
+                               placed_before=batch.late is not None)
         out: list[Decision] = [Decision("error", error=e.merged.error) for e in evaluations]
         for i, d in zip(runnable, decided):
             out[i] = d
-        view.set_assumed((a.pod_uid, a.node_name) for a in req.assumed)
-        return evaluations, out
+        view.set_assumed((a.pod_uid, a.node_name) for a in assumed)
+        return out
+
+    def decide(self, batch: Batch, view: ClusterView, profiles: Mapping[str, Framework],
+               *, record: bool = False, seeds: Mapping[str, int] | None = None,
+               evaluations: list[Evaluation] | None = None) -> tuple[list[Evaluation], list[Decision]]:
+        """Evaluate (unless given) and decide the batch as the queue did."""
+        if evaluations is None:
+            evaluations = self.evaluate(batch, view, profiles)
+        seeds = seeds if seeds is not None else self.seeds(batch)
+        return evaluations, self.decide_evaluated(batch, evaluations, view, profiles, seeds, record=record)
+
+    def _evaluate_both(self, batch: Batch, view: ClusterView) -> tuple[list[Evaluation], list[Evaluation] | None]:
+        """A late cycle's evaluations where it was filtered: as recorded, and under the what-if."""
+        base = self.evaluate(batch, view, self.profiles_for(self._hash_of(batch)))
+        return base, self.evaluate(batch, view, self._what_if) if self._what_if is not None else None
 
     def seeds(self, batch: Batch) -> dict[str, int]:
         """Each pod's attempt seed: the recorded one, or for a pod the queue retried at once (no
@@ -241,10 +277,13 @@ class Replayer:
             recorded = batch.decisions.get(uid)
             self._attempts[uid] = recorded.decision.attempt if recorded is not None else self._attempts.get(uid, 0) + 1
 
-    def _replay_batch(self, batch: Batch, view: ClusterView) -> tuple[int, int, int, bool]:
+    def _replay_batch(self, batch: Batch, view: ClusterView,
+                      evaluated: tuple[list[Evaluation], list[Evaluation] | None] | None = None,
+                      ) -> tuple[int, int, int, bool]:
         profiles = self.profiles_for(self._hash_of(batch))
         seeds = self.seeds(batch)
-        evaluations, decided = self.decide(batch, view, profiles, record=self._what_if is not None, seeds=seeds)
+        evaluations, decided = self.decide(batch, view, profiles, record=self._what_if is not None, seeds=seeds,
+                                           evaluations=evaluated[0] if evaluated else None)
         finished = bool(batch.decisions) or all(d.verdict == "retry" for d in decided)
         if not finished:
             return 0, 0, 0, False
@@ -256,7 +295,7 @@ class Replayer:
             replayed = self._outcome(e, d, recorded)
             expected = outcome_text(recorded.decision.node_name, recorded.decision.message) if recorded else None
             if recorded is None and d.verdict == "fit-error" and self.history.preempting(
-                    e.info.uid, batch.request.watermark):
+                    e.info.uid, batch.decided_watermark):
                 self.awaiting_preemption += 1
                 continue
             n += 1
@@ -276,7 +315,8 @@ class Replayer:
                 detail = (detail + "; " if detail else "") + "a shard evaluated a view past the watermark"
             self.divergences.append(self._divergence("decision", batch, e, recorded, expected or "no decision recorded",
                                                      replayed, plugin, detail))
-        changed = self._what_if_batch(batch, view, evaluations, decided, seeds) if self._what_if is not None else 0
+        changed = self._what_if_batch(batch, view, evaluations, decided, seeds,
+                                      evaluated[1] if evaluated else None) if self._what_if is not None else 0
         return n, m, changed, True
 
     def _outcome(self, e: Evaluation, d: Decision, recorded: Recorded | None) -> str:
@@ -292,9 +332,11 @@ class Replayer:
         return outcome_text(None, None)
 
     def _what_if_batch(self, batch: Batch, view: ClusterView, base: list[Evaluation],
-                       base_decided: list[Decision], seeds: Mapping[str, int]) -> int:
+                       base_decided: list[Decision], seeds: Mapping[str, int],
+                       evaluated: list[Evaluation] | None = None) -> int:
         assert self._what_if is not None
-        evaluations, decided = self.decide(batch, view, self._what_if, record=True, seeds=seeds)
+        evaluations, decided = self.decide(batch, view, self._what_if, record=True, seeds=seeds,
+                                           evaluations=evaluated)
         snapshot = view.snapshot()
         changed = 0
         earlier_changed = False

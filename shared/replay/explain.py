@@ -10,7 +10,7 @@ fresh attempt against the state at the end of the log.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 
 import msgspec
@@ -93,8 +93,17 @@ def explain_attempt(history: History, pod_name: str, attempt: int | None = None)
     index = next(i for i, p in enumerate(batch.request.pods) if p.metadata.uid == uid)
     pod = batch.request.pods[index]
     start = batch.request.starts[index] if index < len(batch.request.starts) else 0
+    late = batch.late
+
+    def decided_later() -> None:
+        # The cycle waited for its extenders: the queue decided it on the view of that moment.
+        assert late is not None
+        folder.advance_to(late.watermark)
+        view.set_assumed((a.pod_uid, a.node_name) for a in late.assumed)
+
     out = _explain(profiles, view, pod, start, target.decision.seed, _earlier(batch, index),
-                   preempted=_preemption_message(history, target), extenders=batch.extenders.get(uid, ()))
+                   preempted=_preemption_message(history, target), extenders=batch.extenders.get(uid, ()),
+                   decide_on=decided_later if late is not None else None)
     out.cycle, out.at, out.config_hash = batch.request.cycle, target.at, target.decision.config_hash
     out.attempt = target.decision.attempt
     out.recorded = outcome_text(target.decision.node_name, target.decision.message)
@@ -149,9 +158,10 @@ def _preemption_message(history: History, target: Recorded) -> str | None:
 
 def _explain(profiles: dict[str, Framework], view: ClusterView, pod: Pod, start: int, seed: int,
              earlier: list[tuple[str, str]], *, preempted: str | None,
-             extenders: Sequence[ExtenderAnswer] = ()) -> Explanation:
+             extenders: Sequence[ExtenderAnswer] = (), decide_on: Callable[[], None] | None = None) -> Explanation:
     """Filter verdicts on the cycle's start state (what the shards saw); scores and the pick after
-    the batch's earlier pods are placed (what the queue saw when it decided this one)."""
+    the batch's earlier pods are placed (what the queue saw when it decided this one). `decide_on`
+    moves the view to where a cycle decided later was decided, before the pick."""
     uid = pod.metadata.uid
     restore = list(view.assumed.items())
     point_at(profiles.values(), view)
@@ -161,12 +171,15 @@ def _explain(profiles: dict[str, Framework], view: ClusterView, pod: Pod, start:
     apply_filters(e.merged, extenders)  # the extenders' recorded answers
     decided = Decision("error", error=e.merged.error)
     if e.fwk is not None:
+        if decide_on is not None:
+            decide_on()
         for other, node in earlier:
             view.assume(other, node)
         point_at(profiles.values(), view)
 
         item = BatchItem(e.fwk, e.info, e.merged, e.raw, seed, extenders)
-        decided = decide_batch([item], view.snapshot, view.assume, placed_before=bool(earlier), record=True)[0]
+        decided = decide_batch([item], view.snapshot, view.assume, placed_before=bool(earlier) or decide_on is not None,
+                               record=True)[0]
         view.set_assumed(restore)
     walked = set(e.merged.feasible) | set(e.merged.diagnosis.node_to_status)
     weights = e.fwk.score_weights if e.fwk is not None else {}

@@ -13,9 +13,11 @@ from datetime import datetime
 
 from shared.cluster import reach
 from shared.events import (
+    Assumed,
     ExtenderAnswer,
     ExtendersAnswered,
     FilterBatchRequested,
+    LateBatchDecided,
     PodSubmitted,
     PreemptionDecided,
     PreemptionRequested,
@@ -49,11 +51,27 @@ class Batch:
     """The shards' filter-phase and score-phase answers."""
     extenders: dict[str, list[ExtenderAnswer]] = field(default_factory=dict)
     """Pod uid → what the scheduler extenders answered for it in this cycle."""
+    late: LateBatchDecided | None = None
+    """Set when the cycle waited for its extenders and was decided later, on this view."""
+    late_seq: int = 0
 
     @property
     def order(self) -> tuple[int, int]:
         """Cycles in the order the queue ran them: watermarks only grow; ties in storage order."""
         return (reach(self.request.watermark), self.seq)
+
+    @property
+    def decided_order(self) -> tuple[int, int]:
+        """Where its decisions come among the cycles: `order`, or the late decision's place."""
+        return (reach(self.late.watermark), self.late_seq) if self.late is not None else self.order
+
+    @property
+    def decided_watermark(self) -> dict[str, list[int]]:
+        return self.late.watermark if self.late is not None else self.request.watermark
+
+    @property
+    def decided_assumed(self) -> list[Assumed]:
+        return self.late.assumed if self.late is not None else self.request.assumed
 
 
 @dataclass
@@ -84,6 +102,7 @@ class History:
         seen: set[object] = set()
         answers: list[ShardFiltered] = []
         asked: list[ExtendersAnswered] = []
+        late: list[tuple[int, LateBatchDecided]] = []
         for event in events:
             env = event.envelope
             if env.event_id in seen:
@@ -94,12 +113,18 @@ class History:
             pos = event.position
             self.partitions.setdefault((pos.topic, pos.partition), []).append(event)
             self._index(seq, event, answers, asked)
+            if isinstance(env.payload, LateBatchDecided):
+                late.append((seq, env.payload))
         for events_of in self.partitions.values():
             events_of.sort(key=lambda e: e.position.offset)
         for answer in answers:
             batch = self.batches.get(answer.batch_id)
             if batch is not None:
                 batch.answers.append(answer)
+        for seq, decided_late in late:
+            batch = self.batches.get(decided_late.batch_id)
+            if batch is not None and batch.late is None:
+                batch.late, batch.late_seq = decided_late, seq
         for extenders in asked:
             batch = self.batches.get(extenders.batch_id)
             if batch is not None:

@@ -15,7 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from shared.adapters.history import history_from_store
 from shared.adapters.kafka import KafkaPublisher
-from shared.events import ExtendersAnswered, PodBound, PodEvicted, PreemptionDecided
+from shared.events import ExtendersAnswered, LateBatchDecided, PodBound, PodEvicted, PreemptionDecided
 from shared.model.loader import ClusterInput
 from shared.replay.engine import Replayer
 from tests.builders import MakeNode, MakePod
@@ -184,3 +184,53 @@ async def test_services_pass_over_an_ignorable_timeout_send_managed_pods_only_an
     report = Replayer(history).run()
     assert report.divergences == [] and report.matched == report.decisions >= len(bound) + len(fpga)
     assert [len(s.calls) for s in (slow, cache, after_cache, broken)] == calls_during_run, "replay called one"
+
+
+async def test_a_slow_extender_holds_up_only_the_pods_it_is_asked_about(
+        berth_env: BerthTestEnv, publisher: KafkaPublisher, engine: AsyncEngine, tmp_path: Path) -> None:
+    nodes = [MakeNode().name(f"n{i}").label("kubernetes.io/hostname", f"n{i}").capacity(cpu="8", memory="16Gi",
+                                                                                        pods="110").obj()
+             for i in range(4)]
+    gpu = [MakePod().name(f"gpu{i}").uid(f"uid-gpu{i}").res({"cpu": "100m", "example.com/gpu": 1}).obj()
+           for i in range(3)]
+    plain = [MakePod().name(f"p{i:02}").uid(f"uid-p{i:02}").req(cpu="100m").obj() for i in range(30)]
+    # Each call takes 3 s (well within the timeout), and only gpu pods are sent to it.
+    with running("full_node", full={"n0"}, delay=3.0) as slow:
+        config = tmp_path / "scheduler.yaml"
+        config.write_text(yaml.safe_dump({
+            "apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+            "extenders": [{"urlPrefix": slow.url, "filterVerb": "filter", "httpTimeout": "20s",
+                           "managedResources": [{"name": "example.com/gpu", "ignoredByScheduler": True}]}]}))
+        fleet = fleet_for(berth_env, tmp_path / "logs", filter_workers=1)
+        fleet.env["BERTH_SCHEDULER_CONFIG"] = str(config)
+        async with run_fleet(fleet) as running_fleet:
+            # The gpu pods come first: each waits on the extender while the plain pods behind it flow.
+            await publish_cluster(publisher, ClusterInput(nodes=nodes, pods=gpu))
+            await asyncio.sleep(0.5)
+            await publish_cluster(publisher, ClusterInput(pods=plain))
+            await settle(berth_env, timeout=120)
+            assert (dead := running_fleet.dead_report()) is None, dead
+            for label in [m for m in reversed(list(running_fleet.members)) if m != "projector"]:
+                await asyncio.to_thread(running_fleet.stop, label)
+            await projection_caught_up(berth_env, engine, timeout=60)
+        calls_during_run = len(slow.calls)
+        history = await history_from_store(engine)
+
+    at: dict[str, Any] = {}
+    bound: dict[str, str] = {}
+    for e in history.events:
+        p = e.envelope.payload
+        if isinstance(p, PodBound):
+            bound[p.pod_uid] = p.node_name
+            at.setdefault(p.pod_uid, e.envelope.timestamp)
+    assert set(bound) == {p.metadata.uid for p in [*gpu, *plain]}
+    assert all(bound[p.metadata.uid] != "n0" for p in gpu)  # the extender's full node
+    # Every plain pod was bound while the gpu pods still waited on the extender.
+    first_gpu = min(at[p.metadata.uid] for p in gpu)
+    assert max(at[p.metadata.uid] for p in plain) < first_gpu
+    late = [p for p in (e.envelope.payload for e in history.events) if isinstance(p, LateBatchDecided)]
+    assert late, "the gpu pods' cycle was decided after the plain pods' cycles"
+
+    report = Replayer(history).run()
+    assert report.divergences == [] and report.matched == report.decisions >= len(bound)
+    assert len(slow.calls) == calls_during_run

@@ -5,8 +5,10 @@ from __future__ import annotations
 import base64
 
 from shared.events import (
+    Assumed,
     ExtenderAnswer,
     ExtendersAnswered,
+    LateBatchDecided,
     EVENT_TYPES,
     AnyEvent,
     BindRejected,
@@ -110,6 +112,8 @@ def sample_payloads() -> list[AnyEvent]:
             ExtenderAnswer(extender="http://127.0.0.1:8888", verb="filter", kept=["node-a"],
                            failed={"node-b": "full"}),
             ExtenderAnswer(extender="http://127.0.0.1:8889", verb="prioritize", scores={"node-a": 7}, weight=2)]),
+        LateBatchDecided(batch_id="b-1", watermark={"nodes": [3, 0], "pods": [5]},
+                         assumed=[Assumed(pod_uid="uid-web-1", node_name="node-b")]),
         DeadLettered(origin_topic="pods", partition=1, offset=7, key="k", reason="bad bytes",
                      raw=base64.b64encode(b"\x00\x01").decode()),
         PriorityClassUpserted(priority_class=PriorityClass(metadata=ObjectMeta(name="high"), value=1000)),
