@@ -17,7 +17,8 @@ from shared.adapters.history import history_from_store
 from shared.adapters.kafka import KafkaPublisher
 from shared.events import ExtendersAnswered, LateBatchDecided, PodBound, PodEvicted, PreemptionDecided
 from shared.model.loader import ClusterInput
-from shared.replay.engine import Replayer
+from shared.replay.engine import Replayer, outcome_text
+from shared.replay.explain import explain_attempt
 from tests.builders import MakeNode, MakePod
 from tests.unit.extender.servers import running
 
@@ -233,4 +234,7 @@ async def test_a_slow_extender_holds_up_only_the_pods_it_is_asked_about(
 
     report = Replayer(history).run()
     assert report.divergences == [] and report.matched == report.decisions >= len(bound)
+    for p in gpu:  # explain re-makes a late cycle's pick on the view it was decided on
+        explained = explain_attempt(history, f"default/{p.metadata.name}")
+        assert explained.replayed == explained.recorded == outcome_text(bound[p.metadata.uid], None)
     assert len(slow.calls) == calls_during_run
