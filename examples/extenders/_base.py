@@ -47,10 +47,10 @@ class _Handler(BaseHTTPRequestHandler):
         route = self.server.routes.get(verb)
         length = int(self.headers.get("Content-Length") or 0)
         body = json.loads(self.rfile.read(length) or b"{}")
+        self.server.calls.append((verb, body))
         if route is None:
             self.send_error(404, f"unknown verb {verb!r}")
             return
-        self.server.calls.append((verb, body))
         if self.server.delay:
             time.sleep(self.server.delay)
         payload = json.dumps(route(body)).encode()

@@ -20,7 +20,7 @@ REASON = "node(s) are full according to the extender"
 
 
 def make_server(host: str = "127.0.0.1", port: int = 0, full: Collection[str] = (), reason: str = REASON,
-                unresolvable: bool = False, delay: float = 0.0) -> ExtenderServer:
+                unresolvable: bool = False, delay: float = 0.0, error: str = "") -> ExtenderServer:
     def filter_(args: dict[str, Any]) -> dict[str, Any]:
         nodes = (args.get("Nodes") or {}).get("items") or []
         labels = node_labels(args)
@@ -31,7 +31,7 @@ def make_server(host: str = "127.0.0.1", port: int = 0, full: Collection[str] = 
             "Nodes": {"apiVersion": "v1", "kind": "NodeList", "items": kept},
             "FailedNodes": {} if unresolvable else failed,
             "FailedAndUnresolvableNodes": failed if unresolvable else {},
-            "Error": "",
+            "Error": error,  # a non-empty Error fails the call, whatever else the answer says
         }
     return ExtenderServer((host, port), {"filter": filter_}, delay)
 

@@ -137,3 +137,27 @@ def test_only_one_extender_may_bind() -> None:
     with pytest.raises(InvalidInput) as err:
         _simulate(two, [_pod()], _nodes("a"))
     assert err.value.field == "extenders" and "only one extender can implement bind" in str(err.value)
+
+
+def test_an_error_answer_or_an_http_failure_fails_the_attempt_unless_ignorable() -> None:
+    with running("full_node", error="the inventory service is down") as server:
+        strict = Extender(url_prefix=server.url, filter_verb="filter")
+        [failed] = _simulate([strict], [_pod()], _nodes("a", "b"))
+        [skipped] = _simulate([Extender(url_prefix=server.url, filter_verb="filter", ignorable=True)], [_pod()],
+                              _nodes("a", "b"))
+        # An unknown verb: the server answers 404.
+        [not_found] = _simulate([Extender(url_prefix=server.url, filter_verb="nosuchverb")], [_pod()], _nodes("a"))
+    assert failed.phase == "Pending" and failed.message is not None
+    assert "the inventory service is down" in failed.message
+    assert skipped.phase == "Bound"
+    assert not_found.phase == "Pending"
+    assert not_found.message == f"failed nosuchverb with extender at URL {server.url}/nosuchverb, code 404"
+
+
+def test_a_prioritizer_error_is_ignored() -> None:
+    with running("full_node") as server:
+        # full_node has no prioritize verb: the call fails (404), and the pod is scheduled anyway.
+        [out] = _simulate([Extender(url_prefix=server.url, prioritize_verb="prioritize", weight=1)],
+                          [_pod()], _nodes("a", "b"))
+    assert out.phase == "Bound"
+    assert [verb for verb, _ in server.calls] == ["prioritize"]
