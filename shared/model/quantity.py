@@ -35,7 +35,7 @@ class QuantityError(ValueError):
     """The text is not a Kubernetes quantity."""
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=4096, typed=True)  # typed: True must not hit the cache entry of 1
 def parse_quantity(text: str | int | float) -> Fraction:
     """The exact value of a quantity such as "500m", "1Gi", "1e3" or "0.1"."""
     if isinstance(text, bool):
@@ -63,11 +63,13 @@ def _ceil(value: Fraction) -> int:
     return -((-value.numerator) // value.denominator)
 
 
+@lru_cache(maxsize=4096, typed=True)
 def value(text: str | int | float) -> int:
     """Whole units, rounded up (Quantity.Value)."""
     return _ceil(parse_quantity(text))
 
 
+@lru_cache(maxsize=4096, typed=True)
 def milli_value(text: str | int | float) -> int:
     """Thousandths of a unit, rounded up (Quantity.MilliValue): how cpu is counted."""
     return _ceil(parse_quantity(text) * 1000)

@@ -132,9 +132,15 @@ class Evaluator:
         violating: list[Candidate] = []
         node_statuses: dict[str, Status] = {}
         errors: list[str] = []
+        remembered = getattr(self.policy, "remembered_victims", None)
         for i in range(len(potential)):
-            info = potential[(offset + i) % len(potential)].clone()
-            victims, num_violations, status = self.policy.select_victims_on_node(state.clone(), pod, info, pdbs)
+            info = potential[(offset + i) % len(potential)]
+            known = remembered(state, pod, info, pdbs) if remembered is not None else None
+            if known is not None:
+                victims, num_violations, status = known  # the same node state asked already: no clone needed
+            else:
+                info = info.clone()
+                victims, num_violations, status = self.policy.select_victims_on_node(state.clone(), pod, info, pdbs)
             succeeded = status is None or status.is_success()
             if succeeded and victims:
                 bucket = non_violating if num_violations == 0 else violating
