@@ -13,7 +13,10 @@ from shared.framework.pod_info import PodInfo
 from shared.framework.status import Code, Status
 from shared.preemption import Victims
 from tests.builders import MakeNode, MakePod
-from tests.unit.preemption.harness import EXCLUSIVE, filter_statuses, make_framework, pdb, pod
+from shared.framework.runtime import Framework
+from shared.framework.snapshot import Snapshot
+from shared.plugins.defaultpreemption import DefaultPreemption
+from tests.unit.preemption.harness import EXCLUSIVE, CpuFit, FakeNominator, filter_statuses, make_framework, pdb, pod
 
 T1, T2, T3 = "2024-01-01T00:00:01Z", "2024-01-01T00:00:02Z", "2024-01-01T00:00:03Z"
 
@@ -251,3 +254,65 @@ def test_extender_failures(ext: Ext, want: tuple[Code, str]) -> None:
     else:
         assert result is None and status.message() == want[1]
 
+
+
+class _NodeLocalCpuFit(CpuFit):
+    NAME = "TestNodeLocalCpuFit"
+    NODE_LOCAL = True
+
+
+def _node_local_framework(nodes: list[NodeInfo]) -> tuple[Framework, Any]:
+    fwk = Framework("test", {}, {})
+    plugin = DefaultPreemption.new(None, fwk)
+    fwk.install({"filter": [_NodeLocalCpuFit()], "postFilter": [plugin]}, {})
+    fwk.set_snapshot(Snapshot(nodes))
+    fwk.set_nominator(FakeNominator())
+    fwk.set_pod_disruption_budgets([])
+    return fwk, plugin
+
+
+def _candidates(fwk: Framework, plugin: Any, preemptor: PodInfo) -> dict[str, list[str]]:
+    state, statuses = filter_statuses(fwk, preemptor)
+    candidates, _, errors = plugin.evaluator.find_candidates(state, fwk.snapshot().node_info_list, preemptor, statuses)
+    assert not errors
+    return {c.name: [p.name for p in c.victims.pods] for c in candidates}
+
+
+def test_a_node_dry_run_is_remembered_until_the_node_changes() -> None:
+    node1 = node("node1", "2", pod("p1", 1, "2", node="node1"))
+    node2 = node("node2", "2", pod("p2", 1, "1", node="node2"), pod("p3", 1, "1", node="node2"))
+    fwk, plugin = _node_local_framework([node1, node2])
+    computed: list[str] = []
+    select = plugin._select_victims_on_node
+
+    def counting(state: CycleState, p: PodInfo, info: NodeInfo, pdbs: Any) -> Any:
+        computed.append(info.name)
+        return select(state, p, info, pdbs)
+    plugin._select_victims_on_node = counting
+
+    first = _candidates(fwk, plugin, pod("a", 100, "2"))
+    assert first == {"node1": ["p1"], "node2": ["p2", "p3"]} and sorted(computed) == ["node1", "node2"]
+    # Another preemptor with the same spec: both answers are reused, nothing is run again.
+    assert _candidates(fwk, plugin, pod("b", 100, "2")) == first and len(computed) == 2
+    # A different spec is a different question.
+    assert _candidates(fwk, plugin, pod("c", 100, "1")) == {"node1": ["p1"], "node2": ["p3"]}
+    assert len(computed) == 4
+    # node2 changes (a pod leaves): only node2 is asked again, and its answer follows the change.
+    node2.remove_pod(next(p for p in node2.pods if p.name == "p3"))
+    assert _candidates(fwk, plugin, pod("d", 100, "2")) == {"node1": ["p1"], "node2": ["p2"]}
+    assert computed[4:] == ["node2"]
+
+
+def test_nothing_is_remembered_when_more_than_the_node_decides() -> None:
+    nodes = [node("node1", "2", pod("p1", 1, "2", node="node1"))]
+    fwk, plugin = make_framework(nodes)  # its exclusive-pod filter reads cluster-wide PreFilter state
+    _candidates(fwk, plugin, pod("a", 100, "2"))
+    assert plugin._victims_memo == {}
+    fwk, plugin = _node_local_framework([node("node1", "2", pod("p1", 1, "2", node="node1", labels={"app": "x"}))])
+    fwk.set_pod_disruption_budgets([pdb("keep", {"app": "x"}, allowed=0)])
+    _candidates(fwk, plugin, pod("a", 100, "2"))
+    assert plugin._victims_memo == {}
+    fwk, plugin = _node_local_framework([node("node1", "2", pod("p1", 1, "2", node="node1"))])
+    fwk.set_nominator(FakeNominator({"node1": [pod("n", 200, "1")]}))
+    _candidates(fwk, plugin, pod("a", 100, "1"))
+    assert plugin._victims_memo == {}
