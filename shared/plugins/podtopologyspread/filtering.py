@@ -70,7 +70,7 @@ class PreFilterState:
     `self_match` records, per constraint, whether the incoming pod matches its own selector.
     """
 
-    __slots__ = ("constraints", "critical_paths", "tp_value_to_match_num", "self_match", "required")
+    __slots__ = ("constraints", "critical_paths", "tp_value_to_match_num", "self_match", "required", "verdicts")
 
     def __init__(self, constraints: list[Constraint], required: RequiredNodeAffinity | None = None,
                  self_match: list[int] | None = None) -> None:
@@ -79,6 +79,9 @@ class PreFilterState:
         self.tp_value_to_match_num: list[dict[str, int]] = [{} for _ in constraints]
         self.self_match: list[int] = self_match if self_match is not None else [0] * len(constraints)
         self.required = required
+        self.verdicts: dict[object, object] = {}
+        """Filter's verdict by the node's topology values (all a verdict depends on, given these
+        counts); emptied whenever the counts change."""
 
     def min_match_num(self, i: int) -> int:
         """The global minimum, taken as 0 while there are fewer eligible domains than minDomains."""
@@ -93,6 +96,7 @@ class PreFilterState:
         copy.required = self.required
         copy.critical_paths = [p.clone() for p in self.critical_paths]
         copy.tp_value_to_match_num = [dict(m) for m in self.tp_value_to_match_num]
+        copy.verdicts = {}
         return copy
 
 
@@ -221,3 +225,4 @@ def update_with_pod(s: PreFilterState, updated: PodInfo, preemptor: PodInfo, nod
         tp_counts = s.tp_value_to_match_num[i]
         tp_counts[value] = tp_counts.get(value, 0) + delta
         s.critical_paths[i].update(value, tp_counts[value])
+        s.verdicts.clear()

@@ -179,14 +179,16 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
         if not isinstance(s, PreFilterState):
             return _missing(PRE_FILTER_STATE_KEY)
         labels = node_info.labels
-        for i, c in enumerate(s.constraints):
-            value = labels.get(c.topology_key)
-            if value is None:
-                return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_NODE_LABEL_NOT_MATCH)
-            skew = s.tp_value_to_match_num[i].get(value, 0) + s.self_match[i] - s.min_match_num(i)
-            if skew > c.max_skew:
-                return Status(Code.UNSCHEDULABLE, ERR_REASON_CONSTRAINTS_NOT_MATCH)
-        return None
+        constraints = s.constraints
+        if not constraints:
+            return None
+        # Nodes with the same topology values get the same verdict: decide each once.
+        key: object = labels.get(constraints[0].topology_key) if len(constraints) == 1 else tuple(
+            labels.get(c.topology_key) for c in constraints)
+        verdict = s.verdicts.get(key, _UNDECIDED)
+        if verdict is _UNDECIDED:
+            verdict = s.verdicts[key] = _verdict(s, labels)
+        return verdict  # type: ignore[return-value]
 
     # -- PreScore / Score --------------------------------------------------------------------
     def pre_score_reads_nodes(self, pod: PodInfo) -> bool:
@@ -223,6 +225,20 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
             return _missing(PRE_SCORE_STATE_KEY, "error reading")
         normalize_scores(s, scores)
         return None
+
+
+_UNDECIDED = object()
+
+
+def _verdict(s: PreFilterState, labels: Mapping[str, str]) -> Status | None:
+    for i, c in enumerate(s.constraints):
+        value = labels.get(c.topology_key)
+        if value is None:
+            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_NODE_LABEL_NOT_MATCH)
+        skew = s.tp_value_to_match_num[i].get(value, 0) + s.self_match[i] - s.min_match_num(i)
+        if skew > c.max_skew:
+            return Status(Code.UNSCHEDULABLE, ERR_REASON_CONSTRAINTS_NOT_MATCH)
+    return None
 
 
 def _missing(key: str, verb: str = "reading") -> Status:
