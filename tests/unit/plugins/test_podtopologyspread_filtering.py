@@ -350,6 +350,20 @@ def test_preemption_what_if_on_a_cloned_state() -> None:
     assert state.read(PRE_FILTER_STATE_KEY).tp_value_to_match_num[0]["node-y"] == 3
 
 
+def test_a_verdict_remembered_per_zone_follows_the_counts_when_a_pod_is_added() -> None:
+    # Zones 3/3: everything fits; nodes of one zone share one verdict until the counts change.
+    nodes = infos(FOUR, SPREAD_2103)
+    pod = spread(1, "zone").info()
+    pl, state = _state(pod, nodes)
+    assert [pl.filter(state, pod, n) for n in nodes] == [None] * 4
+    assert state.read(PRE_FILTER_STATE_KEY).verdicts == {"zone1": None, "zone2": None}
+    node_x = next(n for n in nodes if n.name == "node-x")
+    pl.add_pod(state, pod, PodInfo(existing("new", "node-x", foo="")), node_x)
+    # zone2 has 4 now: adding the pod there makes the skew 2, zone1 still fits.
+    got = {n.name: pl.filter(state, pod, n) for n in nodes}
+    assert got == {"node-a": None, "node-b": None, "node-x": EXPECTED[UNSCHED], "node-y": EXPECTED[UNSCHED]}
+
+
 # -- building blocks ----------------------------------------------------------------------
 
 @pytest.mark.parametrize(("updates", "want"), [
