@@ -180,7 +180,8 @@ def _signal_group(pgid: int, sig: int) -> None:
 def _group_members(pgid: int) -> list[psutil.Process]:
     members = []
     for proc in psutil.process_iter():
-        with contextlib.suppress(psutil.Error):
+        # A process listed a moment ago may be gone by now: os.getpgid then raises, not psutil.
+        with contextlib.suppress(psutil.Error, ProcessLookupError, PermissionError):
             if os.getpgid(proc.pid) == pgid and proc.status() != psutil.STATUS_ZOMBIE:
                 members.append(proc)
     return members

@@ -98,3 +98,16 @@ def test_children_of_a_dead_launcher_die_with_it(tmp_path: Path) -> None:
     while _alive(child) and time.monotonic() < deadline:
         time.sleep(0.02)
     assert not _alive(child)
+
+
+def test_a_process_gone_since_it_was_listed_is_not_a_group_member(monkeypatch: pytest.MonkeyPatch) -> None:
+    from shared.adapters import processes
+
+    child = subprocess.Popen(["true"])
+    child.wait()  # reaped: its pid names no process any more
+
+    class Gone:
+        pid = child.pid
+
+    monkeypatch.setattr(psutil, "process_iter", lambda: iter([Gone()]))
+    assert processes._group_members(os.getpgid(0)) == []
