@@ -25,9 +25,10 @@ def register(sub: Any) -> None:
     p.add_argument("--workload", choices=sorted(WORKLOADS), default="SchedulingBasic")
     p.add_argument("--nodes", type=int, default=5000)
     p.add_argument("--pods", type=int, default=10000)
-    p.add_argument("--mode", choices=("inprocess", "cluster"), default="inprocess",
-                   help="inprocess: the core alone; cluster: every service as a process on the embedded stack "
-                        "(or KAFKA_BOOTSTRAP_SERVERS / DATABASE_URL), pods fed through Kafka")
+    p.add_argument("--mode", choices=("inprocess", "cluster"), default=None,
+                   help="inprocess (the default): the core alone; cluster: every service as a process on the "
+                        "embedded stack (or KAFKA_BOOTSTRAP_SERVERS / DATABASE_URL), pods fed through Kafka; "
+                        "--scale-sweep is cluster mode")
     p.add_argument("--filter-workers", type=int, default=1, metavar="K", help="filter replicas (cluster mode)")
     p.add_argument("--scale-sweep", metavar="K,K,...", type=_worker_counts,
                    help="cluster mode once per filter-worker count (e.g. 1,2,4,8): pods/s, parallel efficiency "
@@ -57,6 +58,10 @@ def run(args: argparse.Namespace) -> int:
     workload = generate(args.workload, args.nodes, args.pods, args.seed)
     progress = sys.stderr.isatty() if args.progress is None else args.progress
     if args.scale_sweep:
+        if args.record:
+            raise CliError("--record records one run: it cannot be combined with --scale-sweep", 2)
+        if args.mode == "inprocess":
+            raise CliError("--scale-sweep measures the cluster's filter workers: not with --mode inprocess", 2)
         return _sweep(args, workload, progress)
     if args.mode == "cluster":
         if args.filter_workers < 1:

@@ -282,6 +282,10 @@ class Scheduler:
         finally:
             for task in list(self._late):
                 task.cancel()
+            if self._extender_pool is not None:
+                # Calls under way finish on their own (bounded by httpTimeout); none waits here.
+                self._extender_pool.shutdown(wait=False, cancel_futures=True)
+                self._extender_pool = None
 
     async def _loop(self, stopping: asyncio.Event) -> None:
         while not stopping.is_set():

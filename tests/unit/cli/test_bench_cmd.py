@@ -42,3 +42,13 @@ def test_scale_sweep_needs_increasing_positive_counts(sweep: str, capsys: pytest
     with pytest.raises(SystemExit) as exit_:
         main(["bench", "--scale-sweep", sweep])
     assert exit_.value.code == 2 and "--scale-sweep" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("extra", "says"), [
+    (["--record", "run.jsonl"], "--record"),
+    (["--mode", "inprocess"], "--mode inprocess"),
+])
+def test_scale_sweep_refuses_options_it_cannot_honour(extra: list[str], says: str,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["bench", "--nodes", "4", "--pods", "4", "--scale-sweep", "1,2", *extra])
+    assert code == 2 and says in capsys.readouterr().err
