@@ -21,3 +21,21 @@ def settle_heap() -> None:
     gc.collect()
     gc.freeze()
     gc.set_threshold(*THRESHOLDS)
+
+
+class HeapKeeper:
+    """Settles the heap again each time the long-lived state has doubled since the last time: a
+    service's state grows after it starts (pods and nodes keep arriving), and what is not frozen
+    is walked by every full collection. Doubling keeps the collections' total cost linear."""
+
+    def __init__(self, minimum: int = 5_000) -> None:
+        self.minimum = minimum
+        self.settled_at = 0
+
+    def grown(self, size: int) -> bool:
+        """`size`: a measure of the long-lived state (objects held, pods known); True when settled now."""
+        if size < max(self.minimum, 2 * self.settled_at):
+            return False
+        settle_heap()
+        self.settled_at = size
+        return True

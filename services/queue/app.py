@@ -14,6 +14,7 @@ from shared.adapters.extender_http import build_extenders
 from shared.adapters.kafka import KafkaPublisher, make_producer
 from shared.cluster import ClusterView
 from shared.events import PREEMPTION, SHARD_RESULTS, TopicRegistry
+from shared.memory import settle_heap
 
 from .gather import Gatherer
 from .handlers import QueueHandler
@@ -98,4 +99,5 @@ async def main(settings: QueueSettings | None = None) -> None:
 
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, app.request_stop)
+    settle_heap()  # the collector's thresholds for an allocation-heavy loop; the scheduler re-settles as it grows
     await app.run()

@@ -63,6 +63,7 @@ from shared.framework import events as cluster_events
 from shared.framework.pod_info import PodInfo
 from shared.framework.runtime import Framework
 from shared.framework.snapshot import Snapshot
+from shared.memory import HeapKeeper
 from shared.model.config import KubeSchedulerConfiguration
 from shared.queue import FakeClock, SchedulingQueue
 from shared.queue.clock import MonotonicClock
@@ -164,6 +165,7 @@ class Scheduler:
         self._wake = asyncio.Event()
         self._pending_updated = 0.0
         self._outbox: list[OutgoingEvent] = []
+        self._heap = HeapKeeper()
         self.waiting: set[str] = set()
         """Pods whose cycle waits for their extenders' answers, by uid."""
         self._late: set[asyncio.Future[None]] = set()
@@ -289,6 +291,8 @@ class Scheduler:
 
     async def _loop(self, stopping: asyncio.Event) -> None:
         while not stopping.is_set():
+            # The view's nodes and pods are the long-lived heap; keep the collector off them.
+            self._heap.grown(len(self.view.specs) + len(self.view.nodes))
             if self._answered:
                 await self._decide_late()
             batch = self._pop_batch()
