@@ -438,8 +438,23 @@ class Framework:
     ) -> tuple[list[NodePluginScores], Status | None]:
         """NormalizeScore, the range check and weights over raw score columns of `names` (in that
         order); PreScore must have run on `state` for every node named."""
+        per_plugin: list[tuple[str, list[int]]] | None = [] if state.record_scores else None
+        totals, s = self.finish_totals(state, pod, names, raw, per_plugin)
+        if s is not None:
+            return [], s
+        result = [NodePluginScores(name, [], total) for name, total in zip(names, totals)]
+        for name, values in per_plugin or ():
+            for entry, v in zip(result, values):
+                entry.scores.append(PluginScore(name, v))
+        return result, None
+
+    def finish_totals(
+        self, state: CycleState, pod: PodInfo, names: Sequence[str], raw: Sequence[tuple[str, list[int]]],
+        per_plugin: list[tuple[str, list[int]]] | None = None,
+    ) -> tuple[list[int], Status | None]:
+        """`finish_scores`' totals alone, in `names` order (a caller that only ranks needs no
+        per-node objects); each plugin's weighted column goes to `per_plugin` when given."""
         totals = [0] * len(names)
-        per_plugin: list[tuple[str, list[int]]] = []
         for name, values in raw:
             pl = self.plugins[name]
             ext = pl.score_extensions()  # type: ignore[attr-defined]
@@ -458,13 +473,9 @@ class Framework:
             if weight != 1:
                 values = [v * weight for v in values]
             totals = [t + v for t, v in zip(totals, values)]
-            if state.record_scores:
+            if per_plugin is not None:
                 per_plugin.append((name, values))
-        result = [NodePluginScores(name, [], total) for name, total in zip(names, totals)]
-        for name, values in per_plugin:
-            for entry, v in zip(result, values):
-                entry.scores.append(PluginScore(name, v))
-        return result, None
+        return totals, None
 
     # -- Reserve .. PostBind ----------------------------------------------------------------
     def run_reserve_plugins_reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:

@@ -9,6 +9,7 @@ Filter on that view) and falls back down its ranking; when every candidate is ta
 
 from __future__ import annotations
 
+import heapq
 import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -21,9 +22,9 @@ from shared.framework.pod_info import PodInfo
 from shared.framework.runtime import Framework
 from shared.framework.snapshot import Snapshot
 
-from .extending import add_priorities
+from .extending import add_priorities, add_priority_totals
 from .fit_error import FitError
-from .sharded import MergedFilter, finish_scores
+from .sharded import MergedFilter, finish_scores, finish_totals
 
 MAX_FALLBACKS = 3
 
@@ -60,6 +61,8 @@ def rank(item: BatchItem, snapshot: Snapshot, *, record: bool = False) -> tuple[
         return list(feasible), [], ""
     state = CycleState()
     state.record_scores = record
+    if not record:
+        return _rank_totals(item, state, snapshot)
     scores, error = finish_scores(item.fwk, state, item.info, snapshot, feasible, item.raw)
     if error:
         return [], [], error
@@ -67,8 +70,22 @@ def rank(item: BatchItem, snapshot: Snapshot, *, record: bool = False) -> tuple[
     best = max(s.total_score for s in scores)
     ties = [s for s in scores if s.total_score == best]
     host = ties[0].name if len(ties) == 1 else ties[random.Random(item.seed).randrange(len(ties))].name
-    rest = sorted((s for s in scores if s.name != host), key=lambda s: -s.total_score)
-    return [host, *(s.name for s in rest[:MAX_FALLBACKS])], scores, ""
+    rest = heapq.nsmallest(MAX_FALLBACKS, (s for s in scores if s.name != host), key=lambda s: -s.total_score)
+    return [host, *(s.name for s in rest)], scores, ""
+
+
+def _rank_totals(item: BatchItem, state: CycleState, snapshot: Snapshot) -> tuple[list[str], list[NodePluginScores], str]:
+    """`rank` without the per-node score objects: the same pick and fallbacks, from plain totals."""
+    names, totals, error = finish_totals(item.fwk, state, item.info, snapshot, item.merged.feasible, item.raw)
+    if error:
+        return [], [], error
+    add_priority_totals(names, totals, item.extenders)
+    best = max(totals)
+    ties = [i for i, t in enumerate(totals) if t == best]
+    host = ties[0] if len(ties) == 1 else ties[random.Random(item.seed).randrange(len(ties))]
+    # nsmallest is sorted(...)[:n], stable as sorted is: equal totals keep their walk order.
+    rest = heapq.nsmallest(MAX_FALLBACKS, (i for i in range(len(names)) if i != host), key=lambda i: -totals[i])
+    return [names[host], *(names[i] for i in rest)], [], ""
 
 
 def still_fits(fwk: Framework, info: PodInfo, snapshot: Snapshot, node_name: str) -> bool:

@@ -89,6 +89,20 @@ def apply_filters(merged: MergedFilter, answers: Sequence[ExtenderAnswer]) -> No
         d.unschedulable_plugins.add(EXTENDER_NAME)
 
 
+def add_priority_totals(names: Sequence[str], totals: list[int], answers: Sequence[ExtenderAnswer]) -> None:
+    """`add_priorities` on plain totals (`totals[i]` belongs to `names[i]`)."""
+    index: dict[str, int] | None = None
+    for a in answers:
+        if a.verb != "prioritize" or a.error:
+            continue
+        if index is None:
+            index = {n: i for i, n in enumerate(names)}
+        for name, score in a.scores.items():
+            i = index.get(name)
+            if i is not None:
+                totals[i] += score * a.weight * (MAX_NODE_SCORE // MAX_EXTENDER_PRIORITY)
+
+
 def add_priorities(scores: list[NodePluginScores], answers: Sequence[ExtenderAnswer], *, record: bool) -> None:
     """Each prioritizer's score × its weight × (MaxNodeScore / MaxExtenderPriority), added to the
     nodes' totals."""

@@ -257,17 +257,36 @@ def finish_scores(fwk: Framework, state: CycleState, pod: PodInfo, snapshot: Sna
     """Totals for `feasible` (in walk order) from the shards' raw scores (plugin → node → score)."""
     if not fwk.has_score_plugins():
         return [NodePluginScores(n, [], 1) for n in feasible], ""
+    names, columns, error = _score_columns(fwk, state, pod, snapshot, feasible, raw)
+    if error:
+        return [], error
+    scores, s = fwk.finish_scores(state, pod, names, columns)
+    return (scores, "") if s is None else ([], s.message())
+
+
+def finish_totals(fwk: Framework, state: CycleState, pod: PodInfo, snapshot: Snapshot, feasible: list[str],
+                  raw: Mapping[str, Mapping[str, int]]) -> tuple[list[str], list[int], str]:
+    """`finish_scores` as plain totals, with the names they belong to (ranking needs no more)."""
+    if not fwk.has_score_plugins():
+        return list(feasible), [1] * len(feasible), ""
+    names, columns, error = _score_columns(fwk, state, pod, snapshot, feasible, raw)
+    if error:
+        return [], [], error
+    totals, s = fwk.finish_totals(state, pod, names, columns)
+    return (names, totals, "") if s is None else ([], [], s.message())
+
+
+def _score_columns(fwk: Framework, state: CycleState, pod: PodInfo, snapshot: Snapshot, feasible: list[str],
+                   raw: Mapping[str, Mapping[str, int]]) -> tuple[list[str], list[tuple[str, list[int]]], str]:
+    """PreScore on the nodes the snapshot knows, then each active score plugin's raw column."""
     infos = [info for info in (snapshot.get(n) for n in feasible) if info is not None]
     s = fwk.run_pre_score_plugins(state, pod, infos)
     if s is not None and not s.is_success():
-        return [], s.message()
+        return [], [], s.message()
     names = [info.name for info in infos]
-    per_plugin = [
+    columns = [
         (pl.name, [get(n, 0) for n in names])
         for pl in fwk.score_plugins if pl.name not in state.skip_score_plugins
         for get in (raw.get(pl.name, {}).get,)
     ]
-    scores, s = fwk.finish_scores(state, pod, names, per_plugin)
-    if s is not None:
-        return [], s.message()
-    return scores, ""
+    return names, columns, ""
