@@ -6,6 +6,7 @@ recorded answers without calling them again."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -13,11 +14,13 @@ import pytest
 import yaml
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from berth.bench.ledger import Ledger
 from shared.adapters.history import history_from_store
 from shared.adapters.kafka import KafkaPublisher
 from shared.events import ExtendersAnswered, LateBatchDecided, PodBound, PodEvicted, PreemptionDecided
 from shared.model.loader import ClusterInput
 from shared.replay.engine import Replayer, outcome_text
+from shared.replay.history import History
 from shared.replay.explain import explain_attempt
 from tests.builders import MakeNode, MakePod
 from tests.unit.extender.servers import running
@@ -49,24 +52,32 @@ def _config(full_url: str, prio_url: str, binder_url: str) -> dict[str, Any]:
                           {"urlPrefix": binder_url, "bindVerb": "bind"}]}
 
 
+async def _run(env: BerthTestEnv, engine: AsyncEngine, tmp_path: Path, config: dict[str, Any],
+               feed: Callable[[], Awaitable[None]]) -> tuple[Ledger, History]:
+    """The services with `config`, fed by `feed`, run until settled and stopped (the projector
+    last, so the store holds every event); the run's ledger and the stored history."""
+    path = tmp_path / "scheduler.yaml"
+    path.write_text(yaml.safe_dump(config))
+    fleet = fleet_for(env, tmp_path / "logs", filter_workers=1)
+    fleet.env["BERTH_SCHEDULER_CONFIG"] = str(path)
+    async with run_fleet(fleet) as running_fleet:
+        await feed()
+        ledger = await settle(env, timeout=120)
+        assert (dead := running_fleet.dead_report()) is None, dead
+        for label in [m for m in reversed(list(running_fleet.members)) if m != "projector"]:
+            await asyncio.to_thread(running_fleet.stop, label)
+        await projection_caught_up(env, engine, timeout=60)
+    return ledger, await history_from_store(engine)
+
+
 async def test_services_ask_the_extenders_and_replay_uses_their_recorded_answers(
         berth_env: BerthTestEnv, publisher: KafkaPublisher, engine: AsyncEngine, tmp_path: Path) -> None:
     cluster = _cluster()
     with running("full_node", full={"n1"}) as full, running("prioritizer", preferred={"n2"}) as prio, \
             running("binder") as binder:
-        config = tmp_path / "scheduler.yaml"
-        config.write_text(yaml.safe_dump(_config(full.url, prio.url, binder.url)))
-        fleet = fleet_for(berth_env, tmp_path / "logs", filter_workers=1)
-        fleet.env["BERTH_SCHEDULER_CONFIG"] = str(config)
-        async with run_fleet(fleet) as running_fleet:
-            await publish_cluster(publisher, cluster)
-            ledger = await settle(berth_env, timeout=120)
-            assert (dead := running_fleet.dead_report()) is None, dead
-            for label in [m for m in reversed(list(running_fleet.members)) if m != "projector"]:
-                await asyncio.to_thread(running_fleet.stop, label)
-            await projection_caught_up(berth_env, engine, timeout=60)
+        ledger, history = await _run(berth_env, engine, tmp_path, _config(full.url, prio.url, binder.url),
+                                     lambda: publish_cluster(publisher, cluster))
         calls_during_run = (len(full.calls), len(prio.calls))
-        history = await history_from_store(engine)
 
         bound = {p.pod_uid: p.node_name for p in (e.envelope.payload for e in history.events)
                  if isinstance(p, PodBound)}
@@ -95,21 +106,11 @@ async def test_preemption_service_asks_the_preempt_extender_and_replay_uses_its_
     low = [MakePod().name(f"low-{n}").uid(f"uid-low-{n}").node(n).priority(1).req(cpu="1").obj() for n in ("a", "b")]
     high = MakePod().name("high").uid("uid-high").priority(100).req(cpu="1").obj()
     with running("preempt", protected={"a"}) as server:
-        config = tmp_path / "scheduler.yaml"
-        config.write_text(yaml.safe_dump({
+        _, history = await _run(berth_env, engine, tmp_path, {
             "apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
-            "extenders": [{"urlPrefix": server.url, "preemptVerb": "preempt", "nodeCacheCapable": True}]}))
-        fleet = fleet_for(berth_env, tmp_path / "logs", filter_workers=1)
-        fleet.env["BERTH_SCHEDULER_CONFIG"] = str(config)
-        async with run_fleet(fleet) as running_fleet:
-            await publish_cluster(publisher, ClusterInput(nodes=nodes, pods=[*low, high]))
-            await settle(berth_env, timeout=120)
-            assert (dead := running_fleet.dead_report()) is None, dead
-            for label in [m for m in reversed(list(running_fleet.members)) if m != "projector"]:
-                await asyncio.to_thread(running_fleet.stop, label)
-            await projection_caught_up(berth_env, engine, timeout=60)
+            "extenders": [{"urlPrefix": server.url, "preemptVerb": "preempt", "nodeCacheCapable": True}]},
+            lambda: publish_cluster(publisher, ClusterInput(nodes=nodes, pods=[*low, high])))
         calls_during_run = len(server.calls)
-        history = await history_from_store(engine)
 
     payloads = [e.envelope.payload for e in history.events]
     evicted = [p.uid for p in payloads if isinstance(p, PodEvicted)]
@@ -140,9 +141,9 @@ def _failure_config(slow: str, cache: str, after_cache: str, broken: str) -> dic
 
 async def test_services_pass_over_an_ignorable_timeout_send_managed_pods_only_and_fail_on_a_strict_timeout(
         berth_env: BerthTestEnv, publisher: KafkaPublisher, engine: AsyncEngine, tmp_path: Path) -> None:
-    nodes = [MakeNode().name(f"n{i}").label("kubernetes.io/hostname", f"n{i}").capacity(cpu="8", memory="16Gi",
-                                                                                        pods="110").obj()
-             for i in range(4)]
+    # n0 is the largest node, so it scores best for every pod unless an extender rules it out.
+    nodes = [MakeNode().name(f"n{i}").label("kubernetes.io/hostname", f"n{i}").capacity(
+        cpu="64" if i == 0 else "8", memory="128Gi" if i == 0 else "16Gi", pods="110").obj() for i in range(4)]
     plain = [MakePod().name(f"p{i}").uid(f"uid-p{i}").req(cpu="100m").obj() for i in range(6)]
     # No node offers these resources: the extenders manage them, and NodeResourcesFit ignores them.
     gpu = [MakePod().name(f"gpu{i}").uid(f"uid-gpu{i}").res({"cpu": "100m", "example.com/gpu": 1}).obj()
@@ -151,19 +152,10 @@ async def test_services_pass_over_an_ignorable_timeout_send_managed_pods_only_an
             for i in range(2)]
     with running("full_node", full={"n0"}, delay=1.0) as slow, running("node_cache", blocked={"n1"}) as cache, \
             running("full_node", full={"n2"}) as after_cache, running("full_node", delay=1.0) as broken:
-        config = tmp_path / "scheduler.yaml"
-        config.write_text(yaml.safe_dump(_failure_config(slow.url, cache.url, after_cache.url, broken.url)))
-        fleet = fleet_for(berth_env, tmp_path / "logs", filter_workers=1)
-        fleet.env["BERTH_SCHEDULER_CONFIG"] = str(config)
-        async with run_fleet(fleet) as running_fleet:
-            await publish_cluster(publisher, ClusterInput(nodes=nodes, pods=[*plain, *gpu, *fpga]))
-            ledger = await settle(berth_env, timeout=120)
-            assert (dead := running_fleet.dead_report()) is None, dead
-            for label in [m for m in reversed(list(running_fleet.members)) if m != "projector"]:
-                await asyncio.to_thread(running_fleet.stop, label)
-            await projection_caught_up(berth_env, engine, timeout=60)
+        ledger, history = await _run(
+            berth_env, engine, tmp_path, _failure_config(slow.url, cache.url, after_cache.url, broken.url),
+            lambda: publish_cluster(publisher, ClusterInput(nodes=nodes, pods=[*plain, *gpu, *fpga])))
         calls_during_run = [len(s.calls) for s in (slow, cache, after_cache, broken)]
-        history = await history_from_store(engine)
 
     bound = {p.pod_uid: p.node_name for p in (e.envelope.payload for e in history.events) if isinstance(p, PodBound)}
     # The slow extender's answer (n0 is full) came too late and was ignored: n0 took pods.
@@ -197,25 +189,17 @@ async def test_a_slow_extender_holds_up_only_the_pods_it_is_asked_about(
     plain = [MakePod().name(f"p{i:02}").uid(f"uid-p{i:02}").req(cpu="100m").obj() for i in range(30)]
     # Each call takes 3 s (well within the timeout), and only gpu pods are sent to it.
     with running("full_node", full={"n0"}, delay=3.0) as slow:
-        config = tmp_path / "scheduler.yaml"
-        config.write_text(yaml.safe_dump({
-            "apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
-            "extenders": [{"urlPrefix": slow.url, "filterVerb": "filter", "httpTimeout": "20s",
-                           "managedResources": [{"name": "example.com/gpu", "ignoredByScheduler": True}]}]}))
-        fleet = fleet_for(berth_env, tmp_path / "logs", filter_workers=1)
-        fleet.env["BERTH_SCHEDULER_CONFIG"] = str(config)
-        async with run_fleet(fleet) as running_fleet:
+        async def feed() -> None:
             # The gpu pods come first: each waits on the extender while the plain pods behind it flow.
             await publish_cluster(publisher, ClusterInput(nodes=nodes, pods=gpu))
             await asyncio.sleep(0.5)
             await publish_cluster(publisher, ClusterInput(pods=plain))
-            await settle(berth_env, timeout=120)
-            assert (dead := running_fleet.dead_report()) is None, dead
-            for label in [m for m in reversed(list(running_fleet.members)) if m != "projector"]:
-                await asyncio.to_thread(running_fleet.stop, label)
-            await projection_caught_up(berth_env, engine, timeout=60)
+
+        _, history = await _run(berth_env, engine, tmp_path, {
+            "apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+            "extenders": [{"urlPrefix": slow.url, "filterVerb": "filter", "httpTimeout": "20s",
+                           "managedResources": [{"name": "example.com/gpu", "ignoredByScheduler": True}]}]}, feed)
         calls_during_run = len(slow.calls)
-        history = await history_from_store(engine)
 
     at: dict[str, Any] = {}
     bound: dict[str, str] = {}
