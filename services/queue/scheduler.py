@@ -86,6 +86,8 @@ FOLLOWED = (NODES, PODS, PLACEMENTS, BINDS, DECISIONS)
 FEASIBLE_BUDGET = 200_000
 """Pods × feasible nodes sought per batch: an answer carries, per pod, the names and raw scores of
 the feasible nodes it found (about 20 bytes a node on the wire), so a batch's answers stay a few MB."""
+DECIDE_SLICE = 32
+"""Pods decided between two yields to the event loop while a batch is decided."""
 EXTENDER_CALLS = 64
 """Extender calls in flight at once (threads: the HTTP client blocks)."""
 
@@ -302,6 +304,10 @@ class Scheduler:
                     continue
                 await self._idle(stopping)
                 continue
+            if not self.lockstep:
+                await self._pipeline(batch, stopping)
+                self._update_pending()
+                continue
             if self.gate is not None:
                 self.gate.pause()  # the cycle decides on the view its requests' watermark names
             try:
@@ -373,17 +379,9 @@ class Scheduler:
 
     async def _cycle(self, batch: list[object], stopping: asyncio.Event) -> None:
         started = time.perf_counter()
-        attempts = [self._attempt(qpi) for qpi in batch]
-        self.metrics.batch_pods.observe(len(attempts))
-        if self.extenders and not self.lockstep:
-            # Pods an extender filters or prioritizes get a cycle of their own, decided once the
-            # extenders answered: the cycles of the others go on meanwhile.
-            asking = [wants(self.extenders, a.info) for a in attempts]
-            if any(asking):
-                self._start_late([a for a, w in zip(attempts, asking) if w], stopping)
-                attempts = [a for a, w in zip(attempts, asking) if not w]
-                if not attempts:
-                    return
+        attempts = self._split_off_extender_pods(self._attempts_of(batch), stopping)
+        if not attempts:
+            return
         evaluated = await self._evaluate(attempts, stopping)
         if evaluated is None:
             return
@@ -394,6 +392,100 @@ class Scheduler:
             await self._flush()
         log.debug("queue: cycle %d, %d pods in %.1f ms", self.cycle, len(attempts),
                   (time.perf_counter() - started) * 1000)
+
+    # --- pipelined cycles ----------------------------------------------------------------------
+
+    async def _pipeline(self, batch: list[object], stopping: asyncio.Event) -> None:
+        """Cycles one after another, each batch's shards at work while the batch before it is
+        decided (the queue's CPU and the shards' overlap). A batch whose view moved on after its
+        request (the batch before it placed pods, events were folded) is decided on the view as
+        it is then, recorded by LateBatchDecided, every pod re-checked where it goes."""
+        ahead = self._begin(batch, stopping)
+        try:
+            while ahead is not None and not stopping.is_set():
+                attempts, task = ahead
+                ahead = None
+                try:
+                    evaluated = await task
+                except asyncio.CancelledError:
+                    raise
+                except Exception:
+                    log.exception("queue: cycle %d failed; its pods go back to the queue", self.cycle)
+                    self._requeue(attempts)
+                    await asyncio.sleep(0.5)
+                    return
+                following = self._pop_batch()
+                if following:
+                    ahead = self._begin(following, stopping)
+                    await asyncio.sleep(0)  # let its request go out before this batch is decided
+                if evaluated is not None:
+                    await self._decide_now(attempts, evaluated)
+                if self._answered:
+                    await self._decide_late()
+                self._heap.grown(len(self.view.specs) + len(self.view.nodes))
+                self._update_pending()
+        finally:
+            if ahead is not None:
+                ahead[1].cancel()
+                self._requeue(ahead[0])
+
+    def _begin(self, batch: list[object], stopping: asyncio.Event,
+               ) -> tuple[list[_Attempt], asyncio.Future[_Evaluated | None]] | None:
+        attempts = self._split_off_extender_pods(self._attempts_of(batch), stopping)
+        if not attempts:
+            return None
+        return attempts, asyncio.ensure_future(self._evaluate(attempts, stopping))
+
+    def _requeue(self, attempts: list[_Attempt]) -> None:
+        for a in attempts:
+            if a.info.uid not in self.waiting and a.info.uid not in self.parked:
+                self.queue.done(a.info.uid)
+                self.queue.add(a.info)
+
+    async def _decide_now(self, attempts: list[_Attempt], evaluated: _Evaluated) -> None:
+        """Decide an evaluated batch on the view as it is, the log follower held back meanwhile;
+        the loop is given back every few pods, so the next batch's shard answers keep arriving."""
+        if self.gate is not None:
+            self.gate.pause()
+        try:
+            point_at(self.profiles.values(), self.view)
+            watermark = self.view.watermark(WATERMARK_TOPICS)
+            assumed = [Assumed(pod_uid=u, node_name=n) for u, n in self.view.assumed.items()]
+            moved = watermark != evaluated.watermark or assumed != evaluated.assumed
+            if moved:
+                late = LateBatchDecided(batch_id=evaluated.batch_id, watermark=watermark, assumed=assumed)
+                self._outbox.append(OutgoingEvent(DECISIONS, envelope(late, producer=self.producer)))
+            placed_before = moved
+            for i in range(0, len(attempts), DECIDE_SLICE):
+                part = slice(i, i + DECIDE_SLICE)
+                piece = _Evaluated(evaluated.batch_id, evaluated.snapshot, evaluated.watermark, evaluated.assumed,
+                                   evaluated.merged[part], evaluated.raw)
+                decided = self._decide(attempts[part], piece, {}, watermark, assumed, placed_before=placed_before)
+                placed_before = placed_before or any(d.verdict == "bind" for d in decided)
+                await asyncio.sleep(0)
+        except Exception:
+            log.exception("queue: deciding cycle %s failed; its undecided pods go back", evaluated.batch_id)
+            self._requeue(attempts)
+        finally:
+            if self.gate is not None:
+                self.gate.resume()
+            await self._flush()
+
+    def _attempts_of(self, batch: list[object]) -> list[_Attempt]:
+        attempts = [self._attempt(qpi) for qpi in batch]
+        self.metrics.batch_pods.observe(len(attempts))
+        return attempts
+
+    def _split_off_extender_pods(self, attempts: list[_Attempt], stopping: asyncio.Event) -> list[_Attempt]:
+        """Pods an extender filters or prioritizes get a cycle of their own, decided once the
+        extenders answered: the cycles of the others go on meanwhile (lockstep asks in the cycle)."""
+        if not self.extenders or self.lockstep:
+            return attempts
+        asking = [wants(self.extenders, a.info) for a in attempts]
+        if any(asking):
+            self._start_late([a for a, w in zip(attempts, asking) if w], stopping)
+            attempts = [a for a, w in zip(attempts, asking) if not w]
+        return attempts
 
     async def _evaluate(self, attempts: list[_Attempt], stopping: asyncio.Event) -> _Evaluated | None:
         """Scatter the pods to the shards at the view's watermark and merge their answers (None when
@@ -439,7 +531,8 @@ class Scheduler:
         return _Evaluated(batch_id, snapshot, watermark, assumed, merged, raw)
 
     def _decide(self, attempts: list[_Attempt], evaluated: _Evaluated, answers: dict[str, list[ExtenderAnswer]],
-                watermark: dict[str, list[int]], assumed: list[Assumed], *, placed_before: bool = False) -> None:
+                watermark: dict[str, list[int]], assumed: list[Assumed], *, placed_before: bool = False,
+                ) -> list[Decision]:
         """Decide the evaluated pods in order on the view as it is now (binds happen inside)."""
         batch_id = evaluated.batch_id
         by_uid = {a.info.uid: a for a in attempts}
@@ -449,6 +542,7 @@ class Scheduler:
                                  placed_before=placed_before)
         for a, d in zip(attempts, decisions):
             self._decided(a, d, batch_id, watermark, assumed)
+        return decisions
 
     # --- cycles waiting for extenders -----------------------------------------------------------
 

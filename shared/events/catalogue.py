@@ -386,9 +386,10 @@ class ExtendersAnswered(Event, frozen=True):
 
 
 class LateBatchDecided(Event, frozen=True):
-    """A cycle whose pods waited for scheduler extenders: filtered at its request's watermark, it was
-    decided later, between other cycles, on the queue's view at this watermark and assumptions
-    (every pod re-checked there, as a pod placed after others in a batch is). Its decisions follow."""
+    """A cycle decided on a view other than its request's: filtered at the request's watermark, it
+    was decided later on the queue's view at this watermark and assumptions (every pod re-checked
+    there, as a pod placed after others in a batch is). Cycles whose pods waited for scheduler
+    extenders, and cycles filtered while the cycle before them was being decided, are such cycles."""
 
     batch_id: str
     watermark: dict[str, list[int]] = {}

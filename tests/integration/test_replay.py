@@ -57,8 +57,15 @@ WEIGHTED: dict[str, Any] = {
 }
 
 
+SHRUNK_CPU_MILLI = 250
+
+
 def _shrunk(node: Any) -> Any:
-    status = msgspec.structs.replace(node.status, allocatable={**node.status.allocatable, "cpu": "100m"})
+    """A quarter of a cpu: too little for most binds waiting for it, while evicting the two
+    low-priority pods running on it still makes room for a 250m pod (the run goes on preempting
+    however few pods were decided before the shrink)."""
+    allocatable = {**node.status.allocatable, "cpu": f"{SHRUNK_CPU_MILLI}m"}
+    status = msgspec.structs.replace(node.status, allocatable=allocatable)
     return msgspec.structs.replace(node, status=status)
 
 
@@ -221,8 +228,8 @@ def _check_cluster_at(history: History, export: Path, capsys: pytest.CaptureFixt
     for node in live_bound.values():
         per_node[node] = per_node.get(node, 0) + 1
     assert {n["name"]: n["pods"] for n in state["nodes"] if n["pods"]} == per_node
-    assert all(n["cpu_requested_milli"] <= n["cpu_allocatable_milli"] or n["cpu_allocatable_milli"] == 100
-               for n in state["nodes"])  # shrunk nodes keep the pods bound before they shrank
+    assert all(n["cpu_requested_milli"] <= n["cpu_allocatable_milli"]
+               or n["cpu_allocatable_milli"] == SHRUNK_CPU_MILLI for n in state["nodes"])  # shrunk nodes keep the pods bound before they shrank
 
 
 async def _check_gateway(env: BerthTestEnv, publisher: KafkaPublisher, engine: AsyncEngine, history: History) -> None:
