@@ -99,7 +99,7 @@ class Fleet:
         # Without a fixed port the service binds any free one and writes it to its port file: a port
         # picked here could be taken by another process before the service binds it, and a health
         # check would then reach that process instead.
-        port_file = self.logs / f"{label}.port"
+        port_file = self._port_file(label)
         port_file.unlink(missing_ok=True)
         env = {**self.env, **filter_workers_env(self.options), **spec.env(self.options),
                "BERTH_SERVICE": label, "BERTH_HTTP_HOST": "127.0.0.1", "BERTH_HTTP_PORT": str(port),
@@ -141,9 +141,12 @@ class Fleet:
         return (f"{member.label} exited with code {member.process.exit_code()}:\n"
                 f"{member.process.log_tail(40)}")
 
+    def _port_file(self, label: str) -> Path:
+        return self.logs / f"{label}.port"
+
     def wait_healthy(self, member: Member, timeout: float) -> None:
         deadline = time.monotonic() + timeout
-        port_file = self.logs / f"{member.label}.port"
+        port_file = self._port_file(member.label)
         while time.monotonic() < deadline:
             if not member.process.running():
                 raise ServiceFailed(f"{member.label} exited with code {member.process.exit_code()}:\n"

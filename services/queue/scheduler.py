@@ -291,12 +291,17 @@ class Scheduler:
                 self._extender_pool.shutdown(wait=False, cancel_futures=True)
                 self._extender_pool = None
 
+    async def _between_cycles(self) -> None:
+        """Upkeep after each cycle: cycles whose extenders answered are decided, the heap settled."""
+        if self._answered:
+            await self._decide_late()
+        # The view's nodes and pods are the long-lived heap; keep the collector off them.
+        self._heap.grown(len(self.view.specs) + len(self.view.nodes))
+        self._update_pending()
+
     async def _loop(self, stopping: asyncio.Event) -> None:
         while not stopping.is_set():
-            # The view's nodes and pods are the long-lived heap; keep the collector off them.
-            self._heap.grown(len(self.view.specs) + len(self.view.nodes))
-            if self._answered:
-                await self._decide_late()
+            await self._between_cycles()
             batch = self._pop_batch()
             if not batch:
                 self._wake.clear()
@@ -306,7 +311,6 @@ class Scheduler:
                 continue
             if not self.lockstep:
                 await self._pipeline(batch, stopping)
-                self._update_pending()
                 continue
             if self.gate is not None:
                 self.gate.pause()  # the cycle decides on the view its requests' watermark names
@@ -318,15 +322,12 @@ class Scheduler:
                 log.exception("queue: cycle %d failed; its pods go back to the queue", self.cycle)
                 for qpi in batch:
                     info = qpi.pod_info  # type: ignore[attr-defined]
-                    if info.uid in self.waiting:
-                        continue  # its extenders' cycle goes on
                     self.queue.done(info.uid)
                     self.queue.add(info)
                 await asyncio.sleep(0.5)
             finally:
                 if self.gate is not None:
                     self.gate.resume()
-            self._update_pending()
 
     async def _idle(self, stopping: asyncio.Event) -> None:
         self._update_pending()
@@ -378,16 +379,15 @@ class Scheduler:
     # --- one cycle ----------------------------------------------------------------------------
 
     async def _cycle(self, batch: list[object], stopping: asyncio.Event) -> None:
+        """Lockstep: one pod, its extenders asked inside the cycle, as `berth simulate` does."""
         started = time.perf_counter()
-        attempts = self._split_off_extender_pods(self._attempts_of(batch), stopping)
-        if not attempts:
-            return
+        attempts = self._attempts_of(batch)
         evaluated = await self._evaluate(attempts, stopping)
         if evaluated is None:
             return
         answers = await self._ask_extenders(attempts, evaluated.merged, evaluated.snapshot, evaluated.batch_id)
         try:
-            self._decide(attempts, evaluated, answers, evaluated.watermark, evaluated.assumed)
+            self._decide(attempts, evaluated.merged, evaluated, answers, evaluated.watermark, evaluated.assumed)
         finally:
             await self._flush()
         log.debug("queue: cycle %d, %d pods in %.1f ms", self.cycle, len(attempts),
@@ -420,10 +420,7 @@ class Scheduler:
                     await asyncio.sleep(0)  # let its request go out before this batch is decided
                 if evaluated is not None:
                     await self._decide_now(attempts, evaluated)
-                if self._answered:
-                    await self._decide_late()
-                self._heap.grown(len(self.view.specs) + len(self.view.nodes))
-                self._update_pending()
+                await self._between_cycles()
         finally:
             if ahead is not None:
                 ahead[1].cancel()
@@ -448,19 +445,15 @@ class Scheduler:
         if self.gate is not None:
             self.gate.pause()
         try:
-            point_at(self.profiles.values(), self.view)
-            watermark = self.view.watermark(WATERMARK_TOPICS)
-            assumed = [Assumed(pod_uid=u, node_name=n) for u, n in self.view.assumed.items()]
+            watermark, assumed = self._view_mark()
             moved = watermark != evaluated.watermark or assumed != evaluated.assumed
             if moved:
-                late = LateBatchDecided(batch_id=evaluated.batch_id, watermark=watermark, assumed=assumed)
-                self._outbox.append(OutgoingEvent(DECISIONS, envelope(late, producer=self.producer)))
+                self._record_late(evaluated.batch_id, watermark, assumed)
             placed_before = moved
             for i in range(0, len(attempts), DECIDE_SLICE):
                 part = slice(i, i + DECIDE_SLICE)
-                piece = _Evaluated(evaluated.batch_id, evaluated.snapshot, evaluated.watermark, evaluated.assumed,
-                                   evaluated.merged[part], evaluated.raw)
-                decided = self._decide(attempts[part], piece, {}, watermark, assumed, placed_before=placed_before)
+                decided = self._decide(attempts[part], evaluated.merged[part], evaluated, {}, watermark, assumed,
+                                       placed_before=placed_before)
                 placed_before = placed_before or any(d.verdict == "bind" for d in decided)
                 await asyncio.sleep(0)
         except Exception:
@@ -478,8 +471,8 @@ class Scheduler:
 
     def _split_off_extender_pods(self, attempts: list[_Attempt], stopping: asyncio.Event) -> list[_Attempt]:
         """Pods an extender filters or prioritizes get a cycle of their own, decided once the
-        extenders answered: the cycles of the others go on meanwhile (lockstep asks in the cycle)."""
-        if not self.extenders or self.lockstep:
+        extenders answered: the cycles of the others go on meanwhile."""
+        if not self.extenders:
             return attempts
         asking = [wants(self.extenders, a.info) for a in attempts]
         if any(asking):
@@ -487,14 +480,23 @@ class Scheduler:
             attempts = [a for a, w in zip(attempts, asking) if not w]
         return attempts
 
+    def _view_mark(self) -> tuple[dict[str, list[int]], list[Assumed]]:
+        """The view's watermark and assumptions, the profiles pointed at it (nominations as the
+        filter workers and replay see them)."""
+        point_at(self.profiles.values(), self.view)
+        return (self.view.watermark(WATERMARK_TOPICS),
+                [Assumed(pod_uid=u, node_name=n) for u, n in self.view.assumed.items()])
+
+    def _record_late(self, batch_id: str, watermark: dict[str, list[int]], assumed: list[Assumed]) -> None:
+        late = LateBatchDecided(batch_id=batch_id, watermark=watermark, assumed=assumed)
+        self._outbox.append(OutgoingEvent(DECISIONS, envelope(late, producer=self.producer)))
+
     async def _evaluate(self, attempts: list[_Attempt], stopping: asyncio.Event) -> _Evaluated | None:
         """Scatter the pods to the shards at the view's watermark and merge their answers (None when
         there are no nodes: the pods failed, published already)."""
         self.cycle += 1
-        point_at(self.profiles.values(), self.view)  # nominations as the filter workers and replay see them
+        watermark, assumed = self._view_mark()
         snapshot = self.view.snapshot()
-        watermark = self.view.watermark(WATERMARK_TOPICS)
-        assumed = [Assumed(pod_uid=u, node_name=n) for u, n in self.view.assumed.items()]
         start = self.next_start
         if snapshot.num_nodes() == 0:
             for a in attempts:
@@ -530,14 +532,15 @@ class Scheduler:
                 raw[uid], merged[i].error = raw_by_plugin(scored.get(uid, []))
         return _Evaluated(batch_id, snapshot, watermark, assumed, merged, raw)
 
-    def _decide(self, attempts: list[_Attempt], evaluated: _Evaluated, answers: dict[str, list[ExtenderAnswer]],
-                watermark: dict[str, list[int]], assumed: list[Assumed], *, placed_before: bool = False,
-                ) -> list[Decision]:
-        """Decide the evaluated pods in order on the view as it is now (binds happen inside)."""
+    def _decide(self, attempts: list[_Attempt], merged: list[MergedFilter], evaluated: _Evaluated,
+                answers: dict[str, list[ExtenderAnswer]], watermark: dict[str, list[int]], assumed: list[Assumed],
+                *, placed_before: bool = False) -> list[Decision]:
+        """Decide the pods (`merged[i]` is `attempts[i]`'s) in order on the view as it is now (binds
+        happen inside); `watermark` and `assumed` name that view."""
         batch_id = evaluated.batch_id
         by_uid = {a.info.uid: a for a in attempts}
         items = [BatchItem(a.fwk, a.info, m, evaluated.raw.get(a.info.uid, {}), a.seed, answers.get(a.info.uid, ()))
-                 for a, m in zip(attempts, evaluated.merged)]
+                 for a, m in zip(attempts, merged)]
         decisions = decide_batch(items, self.view.snapshot, lambda uid, host: self._bind(by_uid[uid], host, batch_id),
                                  placed_before=placed_before)
         for a, d in zip(attempts, decisions):
@@ -564,10 +567,8 @@ class Scheduler:
             raise
         except Exception:
             log.exception("queue: a cycle waiting for extenders failed; its pods go back to the queue")
-            for a in attempts:
-                self.waiting.discard(a.info.uid)
-                self.queue.done(a.info.uid)
-                self.queue.add(a.info)
+            self.waiting.difference_update(a.info.uid for a in attempts)
+            self._requeue(attempts)
             return
         self._answered.append((attempts, evaluated, answers))
         self._wake.set()
@@ -577,15 +578,12 @@ class Scheduler:
         now; the watermark and assumptions used are recorded first, so replay decides on the same."""
         ready, self._answered = self._answered, []
         for attempts, evaluated, answers in ready:
-            point_at(self.profiles.values(), self.view)
-            watermark = self.view.watermark(WATERMARK_TOPICS)
-            assumed = [Assumed(pod_uid=u, node_name=n) for u, n in self.view.assumed.items()]
-            late = LateBatchDecided(batch_id=evaluated.batch_id, watermark=watermark, assumed=assumed)
-            self._outbox.append(OutgoingEvent(DECISIONS, envelope(late, producer=self.producer)))
+            watermark, assumed = self._view_mark()
+            self._record_late(evaluated.batch_id, watermark, assumed)
             # The view moved on since the shards filtered: every pod is re-checked where it goes.
             self.waiting.difference_update(a.info.uid for a in attempts)
             try:
-                self._decide(attempts, evaluated, answers, watermark, assumed, placed_before=True)
+                self._decide(attempts, evaluated.merged, evaluated, answers, watermark, assumed, placed_before=True)
             except Exception:
                 log.exception("queue: deciding a cycle that waited for extenders failed; its pods go back")
                 for a in attempts:

@@ -7,8 +7,8 @@ and describes the evictions and nomination changes in a PostFilterResult for the
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any, Protocol
+from collections.abc import Hashable, Mapping, Sequence
+from typing import Any, Protocol, runtime_checkable
 
 from shared.framework.cycle_state import CycleState
 from shared.framework.interfaces import Handle, PostFilterResult
@@ -38,6 +38,18 @@ class PreemptionPolicy(Protocol):
     ) -> tuple[list[PodInfo], int, Status | None]: ...
 
     def ordered_score_funcs(self, nodes_to_victims: Mapping[str, Victims]) -> list[ScoreFunc] | None: ...
+
+
+@runtime_checkable
+class RemembersVictims(Protocol):
+    """A policy that remembers a node's dry-run answer for as long as only the node decides it."""
+
+    def victims_memo_key(self, state: CycleState, pod: PodInfo, node_info: NodeInfo,
+                         pdbs: Sequence[Any]) -> Hashable | None: ...
+
+    def remembered_victims(self, key: Any) -> tuple[list[PodInfo], int, Status | None] | None: ...
+
+    def remember_victims(self, key: Any, answer: tuple[list[PodInfo], int, Status | None]) -> None: ...
 
 
 class PreemptionExtender(Protocol):
@@ -132,15 +144,18 @@ class Evaluator:
         violating: list[Candidate] = []
         node_statuses: dict[str, Status] = {}
         errors: list[str] = []
-        remembered = getattr(self.policy, "remembered_victims", None)
+        memo = self.policy if isinstance(self.policy, RemembersVictims) else None
         for i in range(len(potential)):
             info = potential[(offset + i) % len(potential)]
-            known = remembered(state, pod, info, pdbs) if remembered is not None else None
+            key = memo.victims_memo_key(state, pod, info, pdbs) if memo is not None else None
+            known = memo.remembered_victims(key) if memo is not None and key is not None else None
             if known is not None:
                 victims, num_violations, status = known  # the same node state asked already: no clone needed
             else:
                 info = info.clone()
                 victims, num_violations, status = self.policy.select_victims_on_node(state.clone(), pod, info, pdbs)
+                if memo is not None and key is not None:
+                    memo.remember_victims(key, (victims, num_violations, status))
             succeeded = status is None or status.is_success()
             if succeeded and victims:
                 bucket = non_violating if num_violations == 0 else violating

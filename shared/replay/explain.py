@@ -93,17 +93,14 @@ def explain_attempt(history: History, pod_name: str, attempt: int | None = None)
     index = next(i for i, p in enumerate(batch.request.pods) if p.metadata.uid == uid)
     pod = batch.request.pods[index]
     start = batch.request.starts[index] if index < len(batch.request.starts) else 0
-    late = batch.late
-
     def decided_later() -> None:
-        # The cycle waited for its extenders: the queue decided it on the view of that moment.
-        assert late is not None
-        folder.advance_to(late.watermark)
-        view.set_assumed((a.pod_uid, a.node_name) for a in late.assumed)
+        # The queue decided the cycle later, on the view of that moment.
+        folder.advance_to(batch.decided_watermark)
+        view.set_assumed((a.pod_uid, a.node_name) for a in batch.decided_assumed)
 
     out = _explain(profiles, view, pod, start, target.decision.seed, _earlier(batch, index),
                    preempted=_preemption_message(history, target), extenders=batch.extenders.get(uid, ()),
-                   decide_on=decided_later if late is not None else None)
+                   decide_on=decided_later if batch.late is not None else None)
     out.cycle, out.at, out.config_hash = batch.request.cycle, target.at, target.decision.config_hash
     out.attempt = target.decision.attempt
     out.recorded = outcome_text(target.decision.node_name, target.decision.message)

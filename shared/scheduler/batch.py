@@ -67,11 +67,7 @@ def rank(item: BatchItem, snapshot: Snapshot, *, record: bool = False) -> tuple[
     if error:
         return [], [], error
     add_priorities(scores, item.extenders, record=record)
-    best = max(s.total_score for s in scores)
-    ties = [s for s in scores if s.total_score == best]
-    host = ties[0].name if len(ties) == 1 else ties[random.Random(item.seed).randrange(len(ties))].name
-    rest = heapq.nsmallest(MAX_FALLBACKS, (s for s in scores if s.name != host), key=lambda s: -s.total_score)
-    return [host, *(s.name for s in rest)], scores, ""
+    return _pick([s.name for s in scores], [s.total_score for s in scores], item.seed), scores, ""
 
 
 def _rank_totals(item: BatchItem, state: CycleState, snapshot: Snapshot) -> tuple[list[str], list[NodePluginScores], str]:
@@ -80,12 +76,17 @@ def _rank_totals(item: BatchItem, state: CycleState, snapshot: Snapshot) -> tupl
     if error:
         return [], [], error
     add_priority_totals(names, totals, item.extenders)
+    return _pick(names, totals, item.seed), [], ""
+
+
+def _pick(names: list[str], totals: list[int], seed: int) -> list[str]:
+    """The seeded pick among the best totals, then up to MAX_FALLBACKS more, best first."""
     best = max(totals)
     ties = [i for i, t in enumerate(totals) if t == best]
-    host = ties[0] if len(ties) == 1 else ties[random.Random(item.seed).randrange(len(ties))]
+    host = ties[0] if len(ties) == 1 else ties[random.Random(seed).randrange(len(ties))]
     # nsmallest is sorted(...)[:n], stable as sorted is: equal totals keep their walk order.
     rest = heapq.nsmallest(MAX_FALLBACKS, (i for i in range(len(names)) if i != host), key=lambda i: -totals[i])
-    return [names[host], *(names[i] for i in rest)], [], ""
+    return [names[host], *(names[i] for i in rest)]
 
 
 def still_fits(fwk: Framework, info: PodInfo, snapshot: Snapshot, node_name: str) -> bool:

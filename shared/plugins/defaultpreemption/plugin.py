@@ -142,46 +142,35 @@ class DefaultPreemption(PostFilterPlugin):
         more = self.more_important_pod
         return sorted(pods, key=cmp_to_key(lambda a, b: -1 if more(a, b) else (1 if more(b, a) else 0)))
 
-    def select_victims_on_node(
-        self, state: CycleState, pod: PodInfo, node_info: NodeInfo, pdbs: Sequence[Any]
-    ) -> tuple[list[PodInfo], int, Status | None]:
-        """The fewest, least important pods to evict from node_info (a clone) so that pod fits,
-        and how many of them violate a PDB. state is a clone as well.
+    # -- remembered dry runs (the evaluator asks before it clones a node) ---------------------
+    def victims_memo_key(self, state: CycleState, pod: PodInfo, node_info: NodeInfo,
+                         pdbs: Sequence[Any]) -> tuple[str, int, bytes] | None:
+        """Where a node's dry-run answer is remembered, or None when it must not be.
 
-        The answer is remembered per (node state, pod spec) when nothing but the node itself can
-        change it: every Filter plugin that runs is node-local, no PDB applies, nothing is
-        nominated to the node and the victim hooks are the defaults. Preemptors alike in spec
-        then pay for each node's dry run once until that node changes (a workload preempting
-        over 5,000 nodes re-ran about 500 per preemptor)."""
-        known = self.remembered_victims(state, pod, node_info, pdbs)
-        if known is not None:
-            return known
-        key = self._memo_key(state, pod, node_info, pdbs)
-        victims, violating, status = self._select_victims_on_node(state, pod, node_info, pdbs)
-        if key is not None:
-            if len(self._victims_memo) >= VICTIMS_MEMO_SIZE:
-                self._victims_memo.clear()
-            self._victims_memo[key] = (tuple(victims), violating, status)
-        return victims, violating, status
-
-    def remembered_victims(self, state: CycleState, pod: PodInfo, node_info: NodeInfo,
-                           pdbs: Sequence[Any]) -> tuple[list[PodInfo], int, Status | None] | None:
-        """The answer given already for this node state and pod spec, if it can be reused."""
-        key = self._memo_key(state, pod, node_info, pdbs)
-        hit = self._victims_memo.get(key) if key is not None else None
-        return (list(hit[0]), hit[1], hit[2]) if hit is not None else None
-
-    def _memo_key(self, state: CycleState, pod: PodInfo, node_info: NodeInfo,
-                  pdbs: Sequence[Any]) -> tuple[str, int, bytes] | None:
+        It is remembered per (node state, pod spec) when nothing but the node itself can change
+        it: every Filter plugin that runs is node-local, no PDB applies, nothing is nominated to
+        the node and the victim hooks are the defaults. Preemptors alike in spec then pay for each
+        node's dry run once until that node changes (a workload preempting over 5,000 nodes
+        re-ran about 500 per preemptor)."""
         if not self._memo_allowed(state, pod, pdbs):
             return None
         if self.handle.nominator().nominated_pods_for_node(node_info.name):
             return None
         return node_info.name, node_info.generation, pod.signature()
 
+    def remembered_victims(self, key: tuple[str, int, bytes]) -> tuple[list[PodInfo], int, Status | None] | None:
+        hit = self._victims_memo.get(key)
+        return (list(hit[0]), hit[1], hit[2]) if hit is not None else None
+
+    def remember_victims(self, key: tuple[str, int, bytes],
+                         answer: tuple[list[PodInfo], int, Status | None]) -> None:
+        if len(self._victims_memo) >= VICTIMS_MEMO_SIZE:
+            self._victims_memo.clear()
+        self._victims_memo[key] = (tuple(answer[0]), answer[1], answer[2])
+
     def _memo_allowed(self, state: CycleState, pod: PodInfo, pdbs: Sequence[Any]) -> bool:
-        """Whether only the node's own state decides (asked once per dry run: `state` is the
-        same object for each node until the dry run clones it)."""
+        """Whether only the node's own state decides (asked once per dry run: the evaluator asks
+        with the same `state` for every node)."""
         last = self._memo_allowed_for
         if last is not None and last[0] is state and last[1] is pod:
             return last[2]
@@ -193,9 +182,11 @@ class DefaultPreemption(PostFilterPlugin):
         self._memo_allowed_for = (state, pod, allowed)
         return allowed
 
-    def _select_victims_on_node(
+    def select_victims_on_node(
         self, state: CycleState, pod: PodInfo, node_info: NodeInfo, pdbs: Sequence[Any]
     ) -> tuple[list[PodInfo], int, Status | None]:
+        """The fewest, least important pods to evict from node_info (a clone) so that pod fits,
+        and how many of them violate a PDB. state is a clone as well."""
         handle = self.handle
 
         def remove(victim: PodInfo) -> Status | None:

@@ -216,6 +216,7 @@ def update_with_pod(s: PreFilterState, updated: PodInfo, preemptor: PodInfo, nod
     if not node_labels_match_spread_constraints(node.labels, s.constraints):
         return
     required = s.required if s.required is not None else RequiredNodeAffinity(preemptor.pod)
+    changed = False
     for i, c in enumerate(s.constraints):
         if not c.selector.matches(updated.labels):
             continue
@@ -225,4 +226,6 @@ def update_with_pod(s: PreFilterState, updated: PodInfo, preemptor: PodInfo, nod
         tp_counts = s.tp_value_to_match_num[i]
         tp_counts[value] = tp_counts.get(value, 0) + delta
         s.critical_paths[i].update(value, tp_counts[value])
+        changed = True
+    if changed:
         s.verdicts.clear()

@@ -283,12 +283,12 @@ def test_a_node_dry_run_is_remembered_until_the_node_changes() -> None:
     node2 = node("node2", "2", pod("p2", 1, "1", node="node2"), pod("p3", 1, "1", node="node2"))
     fwk, plugin = _node_local_framework([node1, node2])
     computed: list[str] = []
-    select = plugin._select_victims_on_node
+    select = plugin.select_victims_on_node
 
     def counting(state: CycleState, p: PodInfo, info: NodeInfo, pdbs: Any) -> Any:
         computed.append(info.name)
         return select(state, p, info, pdbs)
-    plugin._select_victims_on_node = counting
+    plugin.select_victims_on_node = counting
 
     first = _candidates(fwk, plugin, pod("a", 100, "2"))
     assert first == {"node1": ["p1"], "node2": ["p2", "p3"]} and sorted(computed) == ["node1", "node2"]
