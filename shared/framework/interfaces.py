@@ -213,6 +213,10 @@ class PreScorePlugin(Plugin):
 
 
 class ScoreExtensions:
+    # (max priority, reverse) when normalize_score is upstream's helper.DefaultNormalizeScore:
+    # callers holding scores in arrays may then normalize them without NodeScore objects.
+    DEFAULT_NORMALIZE: ClassVar[tuple[int, bool] | None] = None
+
     def normalize_score(self, state: CycleState, pod: PodInfo, scores: list[NodeScore]) -> Status | None:
         raise NotImplementedError
 

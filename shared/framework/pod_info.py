@@ -185,6 +185,17 @@ class PodInfo:
              for w in paa.preferred_during_scheduling_ignored_during_execution] if paa else []
         )
 
+    def placed(self, pod: Pod) -> PodInfo:
+        """This pod as `pod`, which differs from it only in spec.nodeName and status (bound,
+        nominated): the derived data, which depends on neither, is kept instead of recomputed."""
+        copy = PodInfo.__new__(PodInfo)
+        for slot in PodInfo.__slots__:
+            setattr(copy, slot, getattr(self, slot))
+        copy.pod = pod
+        copy._signature = None
+        copy.start_time = pod.status.start_time
+        return copy
+
     def signature(self) -> bytes:
         """The pod's spec, encoded: equal for pods that node-local plugins cannot tell apart."""
         sig = self._signature

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .cycle_state import CycleState
@@ -160,7 +160,7 @@ class Framework:
                     # Keep running the others: preemption later in this cycle needs their state.
                     returned = s
                     continue
-                return None, _wrap_error(f"running PreFilter plugin {pl.name!r}", s, pl.name), set()
+                return None, wrap_error(f"running PreFilter plugin {pl.name!r}", s, pl.name), set()
             if r is not None and not r.all_nodes():
                 with_nodes.add(pl.name)
             result = r if result is None else result.merge(r)
@@ -198,7 +198,7 @@ class Framework:
             run = ext.add_pod if op == "AddPod" else ext.remove_pod
             s = run(state, pod, other, node_info)
             if s is not None and not s.is_success():
-                return _wrap_error(f"running {op} on PreFilter plugin {name!r}", s, name)
+                return wrap_error(f"running {op} on PreFilter plugin {name!r}", s, name)
         return None
 
     # -- Filter -----------------------------------------------------------------------------
@@ -234,6 +234,34 @@ class Framework:
             remembered = memo.setdefault("chain:" + ",".join(name for name, _, _ in prefix), {})  # type: ignore[union-attr]
             state.filter_chain = (remembered, prefix, filters[local:])
         return filters
+
+    def filters_are_node_local(self, state: CycleState, pod: PodInfo) -> bool:
+        """Whether every Filter plugin this cycle runs is node-local and remembered: a node's
+        verdict then changes only with the node (PreFilter must have run on `state`)."""
+        if not self.memoize:
+            return False
+        if state.filters is None:
+            self._filters_for(state, pod)
+        chain = state.filter_chain
+        return chain is not None and not chain[2]
+
+    def score_plugins_if_node_local(self, state: CycleState, pod: PodInfo) -> list[ScorePlugin] | None:
+        """The score plugins this cycle runs when each one's raw score depends only on the pod and
+        the node (or the snapshot's fixed indexes), and PreScore does not read the feasible set;
+        None otherwise (PreScore must have run on `state`)."""
+        if not self.memoize or self.pre_score_reads_nodes(pod):
+            return None
+        active = [pl for pl in self.score_plugins if pl.name not in state.skip_score_plugins]
+        if not all(pl.NODE_LOCAL or pl.SNAPSHOT_LOCAL for pl in active):
+            return None
+        return active
+
+    def nominated_node_names(self) -> Collection[str] | None:
+        """The nodes some pod is nominated to; None when the nominator cannot list them."""
+        if not self._has_nominations():
+            return ()
+        nodes_with = getattr(self._nominator, "nodes_with_nominations", None)
+        return None if nodes_with is None else nodes_with()
 
     def node_filter(self) -> Callable[[CycleState, PodInfo, NodeInfo], Status | None]:
         """What a walk over the nodes calls per node: Filter with nominated pods, or plain Filter
@@ -286,7 +314,7 @@ class Framework:
                 s = run(state, pod, node_info)
             if s is not None and s.code != Code.SUCCESS:
                 if not s.is_rejected():
-                    s = _wrap_error(f"running {name!r} filter plugin", s, name)
+                    s = wrap_error(f"running {name!r} filter plugin", s, name)
                 s.plugin = name
                 return s
         return None
@@ -364,7 +392,7 @@ class Framework:
                 skip.add(pl.name)
                 continue
             if s is not None and not s.is_success():
-                return _wrap_error(f"running PreScore plugin {pl.name!r}", s, pl.name)
+                return wrap_error(f"running PreScore plugin {pl.name!r}", s, pl.name)
         state.skip_score_plugins = skip
         return None
 
@@ -414,7 +442,7 @@ class Framework:
                 for name, score in scorers:
                     value, st = score(state, pod, info)
                     if st is not None and st.code != Code.SUCCESS:
-                        return [], _wrap_error(f"running Score plugin {name!r}", st, name)
+                        return [], wrap_error(f"running Score plugin {name!r}", st, name)
                     row.append(value)
                 values = tuple(row)
                 if real:
@@ -428,7 +456,7 @@ class Framework:
             for info in nodes:
                 value, st = score(state, pod, info)
                 if st is not None and st.code != Code.SUCCESS:
-                    return [], _wrap_error(f"running Score plugin {name!r}", st, name)
+                    return [], wrap_error(f"running Score plugin {name!r}", st, name)
                 column.append(value)
             columns[name] = column
         return [(pl.name, columns[pl.name]) for pl in active], None
@@ -462,13 +490,10 @@ class Framework:
                 node_scores = [NodeScore(n, v) for n, v in zip(names, values)]
                 s = ext.normalize_score(state, pod, node_scores)
                 if s is not None and not s.is_success():
-                    return [], _wrap_error(f"running Normalize on Score plugin {name!r}", s, name)
+                    return [], wrap_error(f"running Normalize on Score plugin {name!r}", s, name)
                 values = [ns.score for ns in node_scores]
             if values and (max(values) > MAX_NODE_SCORE or min(values) < MIN_NODE_SCORE):
-                bad = next(v for v in values if v > MAX_NODE_SCORE or v < MIN_NODE_SCORE)
-                msg = (f"plugin {name!r} returns an invalid score {bad}, it should in the range of "
-                       f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing")
-                return [], Status(Code.ERROR, msg, plugin=name)
+                return [], invalid_score(name, values)
             weight = self.score_weights.get(name, 1)
             if weight != 1:
                 values = [v * weight for v in values]
@@ -526,9 +551,17 @@ def _go_list(items: Sequence[str]) -> str:
     return "[" + " ".join(items) + "]"
 
 
-def _wrap_error(context: str, s: Status, plugin: str) -> Status:
+def invalid_score(plugin: str, values: Iterable[int]) -> Status:
+    """The Error for a normalized score column with a value outside [MIN_NODE_SCORE, MAX_NODE_SCORE]."""
+    bad = next(v for v in values if v > MAX_NODE_SCORE or v < MIN_NODE_SCORE)
+    msg = (f"plugin {plugin!r} returns an invalid score {bad}, it should in the range of "
+           f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing")
+    return Status(Code.ERROR, msg, plugin=plugin)
+
+
+def wrap_error(context: str, s: Status, plugin: str) -> Status:
     error = s.error or RuntimeError(s.message())
     return Status(Code.ERROR, f"{context}: {s.message()}", plugin=plugin, error=error)
 
 
-__all__ = ["Framework", "as_status"]
+__all__ = ["Framework", "as_status", "invalid_score", "wrap_error"]

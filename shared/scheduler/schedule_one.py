@@ -5,11 +5,15 @@ the best. Pure: the caller hands in the framework, the snapshot and the random s
 from __future__ import annotations
 
 import random
+from operator import itemgetter
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Protocol
 
+import numpy as np
+
 from shared.framework.cycle_state import CycleState
-from shared.framework.interfaces import NodePluginScores, PluginScore
+from shared.framework.interfaces import NodePluginScores, PluginScore, ScorePlugin
 from shared.framework.node_info import NodeInfo
 from shared.framework.pod_info import PodInfo
 from shared.framework.runtime import Framework
@@ -17,10 +21,12 @@ from shared.framework.snapshot import Snapshot
 from shared.framework.status import Code, Status
 
 from .fit_error import Diagnosis, FitError, NoNodesAvailable
+from .node_index import Indexes, NodeIndex, WalkError
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
 EXTENDER_NAME = "Extender"
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+INDEXED_SIGNATURES = 8  # distinct pod specs whose per-node results are kept in arrays
 
 
 class SchedulingError(Exception):
@@ -83,9 +89,13 @@ class ScheduleAlgorithm:
         self.rng = rng
         self.next_start_node_index = 0
         self.extenders = list(extenders)
+        self._indexes: OrderedDict[tuple[str, bytes], tuple[Framework, NodeIndex]] = OrderedDict()
+        # The last indexed walk: its feasible list, the index, and their positions in it.
+        self._walked: tuple[list[NodeInfo], NodeIndex, Indexes] | None = None
 
     def schedule_pod(self, fwk: Framework, state: CycleState, pod: PodInfo, snapshot: Snapshot) -> ScheduleResult:
         """The chosen node, or raises FitError / NoNodesAvailable / SchedulingError."""
+        self._walked = None
         if snapshot.num_nodes() == 0:
             raise NoNodesAvailable()
         feasible, diagnosis = self.find_nodes_that_fit_pod(fwk, state, pod, snapshot)
@@ -93,8 +103,19 @@ class ScheduleAlgorithm:
             raise FitError(pod.key, snapshot.num_nodes(), diagnosis)
         if len(feasible) == 1:
             return ScheduleResult(feasible[0].name, 1 + len(diagnosis.node_to_status), 1, [], diagnosis)
-        scores = self.prioritize_nodes(fwk, state, pod, feasible)
-        host = self.select_host(scores)
+        walked, self._walked = self._walked, None
+        scores: list[NodePluginScores] = []
+        if walked is not None and walked[0] is feasible and fwk.has_score_plugins():
+            self._pre_score(fwk, state, pod, feasible)
+            scorers = fwk.score_plugins_if_node_local(state, pod)
+            if scorers is not None:
+                host = self._select_indexed(fwk, state, pod, scorers, walked[1], walked[2])
+            else:
+                scores = self._score(fwk, state, pod, feasible)
+                host = self.select_host(scores)
+        else:
+            scores = self.prioritize_nodes(fwk, state, pod, feasible)
+            host = self.select_host(scores)
         return ScheduleResult(host, len(feasible) + len(diagnosis.node_to_status), len(feasible), scores, diagnosis)
 
     def find_nodes_that_fit_pod(
@@ -132,7 +153,10 @@ class ScheduleAlgorithm:
                 Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
                 f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(rejectors))}]",
             )
-        feasible = self._pass_filters(fwk, state, pod, diagnosis, nodes, rotate=True)
+        if nodes is all_nodes and self._indexable(fwk, state, pod):
+            feasible = self._walk_index(fwk, state, pod, diagnosis, snapshot)
+        else:
+            feasible = self._pass_filters(fwk, state, pod, diagnosis, nodes, rotate=True)
         processed = len(feasible) + len(diagnosis.node_to_status)
         self.next_start_node_index = (self.next_start_node_index + processed) % len(all_nodes)
         before = len(feasible)
@@ -150,9 +174,7 @@ class ScheduleAlgorithm:
         num_all = len(nodes)
         if num_all == 0:
             return []
-        to_find = num_feasible_nodes_to_find(fwk.percentage_of_nodes_to_score, num_all)
-        if not self._has_extender_filters() and not self._has_scoring(fwk):
-            to_find = 1
+        to_find = self._to_find(fwk, num_all)
         start = self.next_start_node_index % num_all if rotate else 0
         feasible: list[NodeInfo] = []
         statuses = diagnosis.node_to_status
@@ -170,6 +192,59 @@ class ScheduleAlgorithm:
                 statuses[info.name] = status
                 diagnosis.add_plugin_status(status)
         return feasible
+
+    def _to_find(self, fwk: Framework, num_nodes: int) -> int:
+        if not self._has_extender_filters() and not self._has_scoring(fwk):
+            return 1
+        return num_feasible_nodes_to_find(fwk.percentage_of_nodes_to_score, num_nodes)
+
+    # -- the indexed walk: identical pods over unchanged nodes cost array reads --------------------
+    def _indexable(self, fwk: Framework, state: CycleState, pod: PodInfo) -> bool:
+        return (not self.extenders and fwk.filters_are_node_local(state, pod)
+                and fwk.nominated_node_names() is not None)
+
+    def _index_for(self, fwk: Framework, pod: PodInfo, snapshot: Snapshot) -> NodeIndex:
+        key = (fwk.profile_name, pod.signature())
+        kept = self._indexes.get(key)
+        if kept is None or kept[0] is not fwk or kept[1].snapshot is not snapshot:
+            kept = self._indexes[key] = (fwk, NodeIndex(snapshot))
+            if len(self._indexes) > INDEXED_SIGNATURES:
+                self._indexes.popitem(last=False)
+        else:
+            self._indexes.move_to_end(key)
+        kept[1].catch_up()
+        return kept[1]
+
+    def _walk_index(self, fwk: Framework, state: CycleState, pod: PodInfo, diagnosis: Diagnosis,
+                    snapshot: Snapshot) -> list[NodeInfo]:
+        """`_pass_filters` over every node, read from the pod signature's NodeIndex."""
+        index = self._index_for(fwk, pod, snapshot)
+        num_all = len(index.nodes)
+        try:
+            walk = index.walk(fwk.run_filter_plugins, state, pod, self.next_start_node_index % num_all,
+                              self._to_find(fwk, num_all), fwk.nominated_node_names() or (),
+                              fwk.run_filter_plugins_with_nominated_pods)
+        except WalkError as exc:
+            raise SchedulingError(exc.status) from exc
+        statuses = diagnosis.node_to_status
+        for name, status in walk.rejected:
+            statuses[name] = status
+            diagnosis.add_plugin_status(status)
+        positions = walk.feasible.tolist()
+        feasible = [index.nodes[positions[0]]] if len(positions) == 1 else (
+            list(itemgetter(*positions)(index.nodes)) if positions else [])
+        self._walked = (feasible, index, walk.feasible)
+        return feasible
+
+    def _select_indexed(self, fwk: Framework, state: CycleState, pod: PodInfo, scorers: list[ScorePlugin],
+                        index: NodeIndex, positions: Indexes) -> str:
+        """`select_host` over totals the index computes for the walked nodes."""
+        totals = index.totals(state, pod, scorers, fwk.score_weights, positions)
+        if isinstance(totals, Status):
+            raise SchedulingError(totals)
+        ties = np.flatnonzero(totals == totals.max())
+        pick = ties[0] if len(ties) == 1 else ties[self.rng.randrange(len(ties))]
+        return index.names[int(positions[pick])]
 
     def _has_extender_filters(self) -> bool:
         return any(ext.supports_filter() for ext in self.extenders)
@@ -202,9 +277,15 @@ class ScheduleAlgorithm:
     ) -> list[NodePluginScores]:
         if not self.extenders and not fwk.has_score_plugins():
             return [NodePluginScores(n.name, [], 1) for n in nodes]
+        self._pre_score(fwk, state, pod, nodes)
+        return self._score(fwk, state, pod, nodes)
+
+    def _pre_score(self, fwk: Framework, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> None:
         s = fwk.run_pre_score_plugins(state, pod, nodes)
         if s is not None and not s.is_success():
             raise SchedulingError(s)
+
+    def _score(self, fwk: Framework, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> list[NodePluginScores]:
         scores, s = fwk.run_score_plugins(state, pod, nodes)
         if s is not None and not s.is_success():
             raise SchedulingError(s)

@@ -230,7 +230,7 @@ class Simulator:
             spec=msgspec.structs.replace(info.pod.spec, node_name=host),
             status=msgspec.structs.replace(info.pod.status, nominated_node_name=""),
         )
-        record.info = PodInfo(bound)
+        record.info = info.placed(bound)
         node.add_pod(record.info)
         self.queue.nominator.delete_nominated_pod_if_exists(info)
         record.phase, record.node_name, record.message = "Bound", host, None
@@ -260,7 +260,7 @@ class Simulator:
         pod = record.info.pod
         updated = msgspec.structs.replace(pod, status=msgspec.structs.replace(pod.status, nominated_node_name=node_name))
         old = record.info
-        record.info = PodInfo(updated)
+        record.info = old.placed(updated)
         self.queue.nominator.delete_nominated_pod_if_exists(old)
         if node_name:
             self.queue.nominator.add_nominated_pod(record.info, node_name)

@@ -222,6 +222,8 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, S
     def score_extensions(self) -> ScoreExtensions:
         return self
 
+    DEFAULT_NORMALIZE = (MAX_NODE_SCORE, False)
+
     def normalize_score(self, state: CycleState, pod: PodInfo, scores: list[NodeScore]) -> Status | None:
         default_normalize_score(MAX_NODE_SCORE, False, scores)
         return None

@@ -131,12 +131,12 @@ def no_default_selector(pod: PodInfo) -> Selector | None:
 def build_default_constraints(defaults: Sequence[TopologySpreadConstraint], pod: PodInfo, action: str,
                               default_selector: DefaultSelectorFn) -> list[Constraint]:
     """Default constraints for a pod without its own, selecting the pods of its controllers."""
-    constraints = filter_constraints(defaults, pod.labels, action)
-    if not constraints:
+    if not defaults:
         return []
     selector = default_selector(pod)
     if selector is None or selector.empty or selector.nothing:
         return []
+    constraints = filter_constraints(defaults, pod.labels, action)
     return [c.with_selector(selector) for c in constraints]
 
 

@@ -105,6 +105,8 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, ScoreExtensions
     def score_extensions(self) -> ScoreExtensions:
         return self
 
+    DEFAULT_NORMALIZE = (MAX_NODE_SCORE, True)
+
     def normalize_score(self, state: CycleState, pod: PodInfo, scores: list[NodeScore]) -> Status | None:
         default_normalize_score(MAX_NODE_SCORE, True, scores)
         return None

@@ -1,0 +1,237 @@
+"""A pod signature's per-node results in arrays: the Filter verdict of node-local plugins and the
+raw score of node-local Score plugins, for every node of one snapshot.
+
+A node's entries are recomputed only after the NodeInfo change journal names it, so the
+round-robin walk for the thousandth identical pod reads arrays where it would call every plugin
+on every node. The walk itself is upstream's findNodesThatPassFilters taken in slices: each slice
+is exactly as long as the feasible nodes still wanted, so no node past the sequential walk's stop
+is ever evaluated and the outcome (feasible nodes, statuses, how many nodes were processed) is the
+sequential walk's.
+
+Pure apart from the plugins it calls; the caller decides when the index applies (every Filter and
+Score plugin of the cycle node-local, see `Framework.filters_are_node_local`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from shared.framework.cycle_state import CycleState
+from shared.framework.interfaces import MAX_NODE_SCORE, MIN_NODE_SCORE, NodeScore, ScoreExtensions, ScorePlugin
+from shared.framework.node_info import NodeInfo, changed_since, journal_end
+from shared.framework.pod_info import PodInfo
+from shared.framework.runtime import invalid_score, wrap_error
+from shared.framework.snapshot import Snapshot
+from shared.framework.status import Code, Status
+
+NodeCheck = Callable[[CycleState, PodInfo, NodeInfo], "Status | None"]
+Indexes = npt.NDArray[np.intp]
+
+
+class WalkError(Exception):
+    """A Filter plugin answered Error on a node the walk reached."""
+
+    def __init__(self, status: Status) -> None:
+        super().__init__(status.message())
+        self.status = status
+
+
+class Walk:
+    """What a walk found: feasible node positions in walk order, and the rejected nodes' statuses."""
+
+    __slots__ = ("feasible", "rejected", "processed")
+
+    def __init__(self, feasible: Indexes, rejected: list[tuple[str, Status]], processed: int) -> None:
+        self.feasible = feasible
+        self.rejected = rejected
+        self.processed = processed
+
+
+class NodeIndex:
+    """One pod signature's node-local results over one snapshot's nodes."""
+
+    def __init__(self, snapshot: Snapshot) -> None:
+        self.snapshot = snapshot
+        self.nodes = snapshot.node_info_list
+        self.names = [info.name for info in self.nodes]
+        self.position = {name: i for i, name in enumerate(self.names)}
+        n = len(self.nodes)
+        self._cursor = journal_end()
+        self._known = np.zeros(n, dtype=bool)
+        self._fits = np.zeros(n, dtype=bool)
+        self._statuses: list[Status | None] = [None] * n
+        self._scored = np.zeros(n, dtype=bool)
+        self._scorers: tuple[tuple[str, int], ...] = ()
+        self._raw = np.zeros((0, n), dtype=np.int64)
+        self._base = np.zeros(n, dtype=np.int64)
+        self._out_of_range = np.zeros(n, dtype=bool)
+        self._normalizers: list[tuple[int, ScoreExtensions | None]] = []
+
+    def catch_up(self) -> None:
+        """Forget what the journal says changed since the last call."""
+        changed = changed_since(self._cursor)
+        self._cursor = journal_end()
+        if changed is None:
+            self._known[:] = False
+            self._scored[:] = False
+            return
+        position, nodes = self.position, self.nodes
+        for info in changed:
+            i = position.get(info.name)
+            if i is not None and nodes[i] is info:
+                self._known[i] = False
+                self._scored[i] = False
+
+    # -- Filter -----------------------------------------------------------------------------------
+    def walk(self, check: NodeCheck, state: CycleState, pod: PodInfo, start: int, to_find: int,
+             nominated: Collection[str], check_nominated: NodeCheck) -> Walk:
+        """The round-robin walk from `start` until `to_find` nodes fit; `check` decides a node
+        whose verdict is not known, `check_nominated` a node in `nominated` (its verdict depends
+        on the nominated pods as well, so it is never kept)."""
+        n = len(self.nodes)
+        asked = {i: name for name in nominated if (i := self.position.get(name)) is not None}
+        found: list[Indexes] = []
+        count = 0
+        rejected: list[tuple[str, Status]] = []
+        # The walk order is two runs of positions: [start, n), then [0, start).
+        for run_start, run_end in ((start, n), (0, start)):
+            lo = run_start
+            while lo < run_end and count < to_find:
+                hi = min(lo + to_find - count, run_end)
+                stale = np.flatnonzero(~self._known[lo:hi])
+                if len(stale):
+                    self._learn(check, state, pod, (stale + lo).tolist())
+                fits = self._fits[lo:hi]
+                verdicts: dict[int, Status | None] = {}
+                if asked:
+                    fits = fits.copy()
+                    for i in asked:
+                        if lo <= i < hi:
+                            s = check_nominated(state, pod, self.nodes[i])
+                            if s is not None and s.code == Code.ERROR:
+                                raise WalkError(s)
+                            verdicts[i] = s
+                            fits[i - lo] = s is None or s.code == Code.SUCCESS
+                ok = np.flatnonzero(fits)
+                found.append(ok + lo)
+                count += len(ok)
+                if len(ok) < hi - lo:
+                    statuses, names = self._statuses, self.names
+                    for j in np.flatnonzero(~fits).tolist():
+                        i = j + lo
+                        s = verdicts[i] if i in verdicts else statuses[i]
+                        assert s is not None
+                        rejected.append((names[i], s))
+                lo = hi
+        feasible = np.concatenate(found) if len(found) > 1 else found[0] if found else np.zeros(0, dtype=np.intp)
+        return Walk(feasible, rejected, count + len(rejected))
+
+    def _learn(self, check: NodeCheck, state: CycleState, pod: PodInfo, stale: list[int]) -> None:
+        for i in stale:
+            s = check(state, pod, self.nodes[i])
+            if s is not None and s.code == Code.ERROR:
+                raise WalkError(s)
+            ok = s is None or s.code == Code.SUCCESS
+            self._fits[i] = ok
+            self._statuses[i] = None if ok else s
+            self._known[i] = True
+
+    # -- Score ---------------------------------------------------------------------------------------
+    def totals(self, state: CycleState, pod: PodInfo, scorers: Sequence[ScorePlugin],
+               weights: dict[str, int], feasible: Indexes) -> npt.NDArray[np.int64] | Status:
+        """Each feasible node's weighted total over `scorers` (NormalizeScore over the feasible
+        nodes, as upstream), or the Error status a plugin gave; PreScore must have run on `state`.
+
+        The plugins without NormalizeScore are kept summed and weighted per node (`_base`), with
+        a flag for a node where one of them scored out of range; the others keep raw columns."""
+        key = tuple((pl.name, weights.get(pl.name, 1)) for pl in scorers)
+        if key != self._scorers:
+            self._scorers = key
+            self._raw = np.zeros((len(scorers), len(self.nodes)), dtype=np.int64)
+            self._base = np.zeros(len(self.nodes), dtype=np.int64)
+            self._out_of_range = np.zeros(len(self.nodes), dtype=bool)
+            self._normalizers = [(p, pl.score_extensions()) for p, pl in enumerate(scorers)]
+            self._scored[:] = False
+        stale = feasible[~self._scored[feasible]]
+        if len(stale):
+            error = self._score(state, pod, scorers, key, stale.tolist())
+            if error is not None:
+                return error
+        if self._out_of_range[feasible].any():
+            return self._totals_by_plugin(state, pod, scorers, key, feasible)
+        totals = self._base[feasible]
+        for p, ext in self._normalizers:
+            if ext is None:
+                continue
+            column = self._normalized(ext, state, pod, feasible, self._raw[p, feasible])
+            if isinstance(column, Status):
+                name = scorers[p].name
+                return wrap_error(f"running Normalize on Score plugin {name!r}", column, name)
+            if column.max() > MAX_NODE_SCORE or column.min() < MIN_NODE_SCORE:
+                return invalid_score(scorers[p].name, column.tolist())
+            weight = key[p][1]
+            totals = totals + (column * weight if weight != 1 else column)
+        return totals
+
+    def _score(self, state: CycleState, pod: PodInfo, scorers: Sequence[ScorePlugin],
+               key: tuple[tuple[str, int], ...], stale: list[int]) -> Status | None:
+        raw, base, out_of_range, plain = self._raw, self._base, self._out_of_range, self._normalizers
+        for i in stale:
+            info = self.nodes[i]
+            total = 0
+            bad = False
+            for p, pl in enumerate(scorers):
+                value, st = pl.score(state, pod, info)
+                if st is not None and st.code != Code.SUCCESS:
+                    return wrap_error(f"running Score plugin {pl.name!r}", st, pl.name)
+                raw[p, i] = value
+                if plain[p][1] is None:
+                    total += value * key[p][1]
+                    bad = bad or value > MAX_NODE_SCORE or value < MIN_NODE_SCORE
+            base[i] = total
+            out_of_range[i] = bad
+            self._scored[i] = True
+        return None
+
+    def _totals_by_plugin(self, state: CycleState, pod: PodInfo, scorers: Sequence[ScorePlugin],
+                          key: tuple[tuple[str, int], ...], feasible: Indexes) -> npt.NDArray[np.int64] | Status:
+        """Totals plugin by plugin, in the framework's order, so that the first column out of range
+        is the one reported."""
+        totals = np.zeros(len(feasible), dtype=np.int64)
+        for p, ext in self._normalizers:
+            column = self._raw[p, feasible]
+            name = scorers[p].name
+            if ext is not None:
+                normalized = self._normalized(ext, state, pod, feasible, column)
+                if isinstance(normalized, Status):
+                    return wrap_error(f"running Normalize on Score plugin {name!r}", normalized, name)
+                column = normalized
+            if column.max() > MAX_NODE_SCORE or column.min() < MIN_NODE_SCORE:
+                return invalid_score(name, column.tolist())
+            totals += column * key[p][1]
+        return totals
+
+    def _normalized(self, ext: ScoreExtensions, state: CycleState, pod: PodInfo, feasible: Indexes,
+                    column: npt.NDArray[np.int64]) -> npt.NDArray[np.int64] | Status:
+        default = ext.DEFAULT_NORMALIZE
+        if default is not None:
+            return default_normalize(default[0], default[1], column)
+        scores = [NodeScore(self.names[i], v) for i, v in zip(feasible.tolist(), column.tolist())]
+        s = ext.normalize_score(state, pod, scores)
+        if s is not None and not s.is_success():
+            return s
+        return np.fromiter((ns.score for ns in scores), dtype=np.int64, count=len(scores))
+
+
+def default_normalize(max_priority: int, reverse: bool, column: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    """helper.DefaultNormalizeScore over an array (see tainttoleration.helpers.default_normalize_score):
+    scale by the highest positive score with Go's truncating division; a zero maximum leaves the
+    scores alone, or gives every node max_priority when reversed."""
+    highest = int(column.max()) if len(column) else 0
+    if highest <= 0:
+        return np.full(len(column), max_priority, dtype=np.int64) if reverse else column
+    scaled = np.sign(column) * (np.abs(max_priority * column) // highest)
+    return max_priority - scaled if reverse else scaled
