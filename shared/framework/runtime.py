@@ -344,13 +344,21 @@ class Framework:
         except TypeError:
             return True
 
+    def counted_nominations(self, pod: PodInfo, node_name: str) -> list[PodInfo]:
+        """The pods nominated to the node that Filter counts as running when it checks `pod`:
+        those of equal or higher priority, the pod itself excepted."""
+        if not self._has_nominations():
+            return []
+        return [pi for pi in self._nominator.nominated_pods_for_node(node_name)
+                if pi.priority >= pod.priority and pi.uid != pod.uid]
+
     def _add_ge_nominated_pods(
         self, state: CycleState, pod: PodInfo, node_info: NodeInfo, nominated: list[PodInfo]
     ) -> tuple[bool | Status, CycleState, NodeInfo]:
         info_out: NodeInfo | None = None
         state_out: CycleState | None = None
         for pi in nominated:
-            if pi.priority >= pod.priority and pi.uid != pod.uid:
+            if pi.priority >= pod.priority and pi.uid != pod.uid:  # as counted_nominations
                 if info_out is None or state_out is None:
                     info_out, state_out = node_info.clone(), state.clone()
                 info_out.add_pod(pi)

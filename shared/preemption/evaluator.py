@@ -126,7 +126,9 @@ class Evaluator:
         self, state: CycleState, all_nodes: Sequence[NodeInfo], pod: PodInfo, statuses: Mapping[str, Status]
     ) -> tuple[list[Candidate], dict[str, Status], list[str]]:
         # Only nodes a filter rejected as Unschedulable may be helped by removing pods.
-        potential = [n for n in all_nodes if _absent_unresolvable(statuses, n.name).code == Code.UNSCHEDULABLE]
+        # (A node absent from the statuses counts as UnschedulableAndUnresolvable.)
+        helpable = Code.UNSCHEDULABLE
+        potential = [n for n in all_nodes if (s := statuses.get(n.name)) is not None and s.code == helpable]
         if not potential:
             return [], {}, []
         pdbs = self.handle.pod_disruption_budgets()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 from shared.framework.status import Status
 
 NO_NODE_AVAILABLE_MSG = "0/{} nodes are available"
@@ -21,6 +23,12 @@ class Diagnosis:
         self.pending_plugins: set[str] = set()
         self.pre_filter_msg = ""
         self.post_filter_msg = ""
+
+    def add_node_statuses(self, statuses: list[tuple[str, Status]]) -> None:
+        """Each node's failing Filter status, in walk order, with `add_plugin_status` for each."""
+        self.node_to_status.update(statuses)
+        kinds = {(s.plugin, s.code) for _, s in statuses}  # few, however many nodes
+        self.unschedulable_plugins.update(p for p, code in kinds if p and Status(code).is_rejected())
 
     def add_plugin_status(self, status: Status) -> None:
         if not status.plugin:
@@ -50,9 +58,9 @@ class FitError(Exception):
             msg += f" {d.pre_filter_msg}."
         else:
             histogram: dict[str, int] = {}
-            for status in d.node_to_status.values():
-                for reason in status.reasons:
-                    histogram[reason] = histogram.get(reason, 0) + 1
+            for reasons, n in Counter(status.reasons for status in d.node_to_status.values()).items():
+                for reason in reasons:
+                    histogram[reason] = histogram.get(reason, 0) + n
             absent = self.num_all_nodes - len(d.node_to_status)
             if absent > 0 and d.absent_nodes_status is not None:
                 for reason in d.absent_nodes_status.reasons:

@@ -14,7 +14,8 @@ Score plugin of the cycle node-local, see `Framework.filters_are_node_local`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Collection, Sequence
+from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -27,8 +28,20 @@ from shared.framework.runtime import invalid_score, wrap_error
 from shared.framework.snapshot import Snapshot
 from shared.framework.status import Code, Status
 
-NodeCheck = Callable[[CycleState, PodInfo, NodeInfo], "Status | None"]
 Indexes = npt.NDArray[np.intp]
+
+
+class FilterChecks(Protocol):
+    """The framework's Filter entry points the walk calls."""
+
+    def run_filter_plugins(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None: ...
+
+    def run_filter_plugins_with_nominated_pods(self, state: CycleState, pod: PodInfo,
+                                               node_info: NodeInfo) -> Status | None: ...
+
+    def nominated_node_names(self) -> Collection[str] | None: ...
+
+    def counted_nominations(self, pod: PodInfo, node_name: str) -> list[PodInfo]: ...
 
 
 class WalkError(Exception):
@@ -63,6 +76,8 @@ class NodeIndex:
         self._known = np.zeros(n, dtype=bool)
         self._fits = np.zeros(n, dtype=bool)
         self._statuses: list[Status | None] = [None] * n
+        # Verdicts with nominated pods counted: position -> ((generation, those pods), status).
+        self._with_nominated: dict[int, tuple[tuple[int, tuple[tuple[str, bytes], ...]], Status | None]] = {}
         self._scored = np.zeros(n, dtype=bool)
         self._scorers: tuple[tuple[str, int], ...] = ()
         self._raw = np.zeros((0, n), dtype=np.int64)
@@ -86,13 +101,13 @@ class NodeIndex:
                 self._scored[i] = False
 
     # -- Filter -----------------------------------------------------------------------------------
-    def walk(self, check: NodeCheck, state: CycleState, pod: PodInfo, start: int, to_find: int,
-             nominated: Collection[str], check_nominated: NodeCheck) -> Walk:
-        """The round-robin walk from `start` until `to_find` nodes fit; `check` decides a node
-        whose verdict is not known, `check_nominated` a node in `nominated` (its verdict depends
-        on the nominated pods as well, so it is never kept)."""
+    def walk(self, checks: FilterChecks, state: CycleState, pod: PodInfo, start: int, to_find: int) -> Walk:
+        """The round-robin walk from `start` until `to_find` nodes fit. A node some pod is
+        nominated to is checked with the nominated pods it must count, a verdict kept only while
+        the node and those pods stay the same."""
         n = len(self.nodes)
-        asked = {i: name for name in nominated if (i := self.position.get(name)) is not None}
+        asked = {i: name for name in checks.nominated_node_names() or ()
+                 if (i := self.position.get(name)) is not None}
         found: list[Indexes] = []
         count = 0
         rejected: list[tuple[str, Status]] = []
@@ -103,35 +118,49 @@ class NodeIndex:
                 hi = min(lo + to_find - count, run_end)
                 stale = np.flatnonzero(~self._known[lo:hi])
                 if len(stale):
-                    self._learn(check, state, pod, (stale + lo).tolist())
+                    self._learn(checks, state, pod, (stale + lo).tolist())
                 fits = self._fits[lo:hi]
                 verdicts: dict[int, Status | None] = {}
                 if asked:
                     fits = fits.copy()
                     for i in asked:
                         if lo <= i < hi:
-                            s = check_nominated(state, pod, self.nodes[i])
-                            if s is not None and s.code == Code.ERROR:
-                                raise WalkError(s)
-                            verdicts[i] = s
+                            s = verdicts[i] = self._check_nominated(checks, state, pod, i)
                             fits[i - lo] = s is None or s.code == Code.SUCCESS
                 ok = np.flatnonzero(fits)
                 found.append(ok + lo)
                 count += len(ok)
                 if len(ok) < hi - lo:
                     statuses, names = self._statuses, self.names
-                    for j in np.flatnonzero(~fits).tolist():
-                        i = j + lo
-                        s = verdicts[i] if i in verdicts else statuses[i]
-                        assert s is not None
-                        rejected.append((names[i], s))
+                    failed = (np.flatnonzero(~fits) + lo).tolist()
+                    if verdicts:
+                        rejected.extend((names[i], verdicts[i] if i in verdicts else statuses[i]) for i in failed)
+                    else:
+                        rejected.extend([(names[i], statuses[i]) for i in failed])
                 lo = hi
         feasible = np.concatenate(found) if len(found) > 1 else found[0] if found else np.zeros(0, dtype=np.intp)
         return Walk(feasible, rejected, count + len(rejected))
 
-    def _learn(self, check: NodeCheck, state: CycleState, pod: PodInfo, stale: list[int]) -> None:
+    def _check_nominated(self, checks: FilterChecks, state: CycleState, pod: PodInfo, i: int) -> Status | None:
+        info = self.nodes[i]
+        counted = checks.counted_nominations(pod, info.name)
+        if not counted:
+            if not self._known[i]:
+                self._learn(checks, state, pod, [i])
+            return self._statuses[i]
+        key = (info.generation, tuple((p.uid, p.signature()) for p in counted))
+        kept = self._with_nominated.get(i)
+        if kept is not None and kept[0] == key:
+            return kept[1]
+        s = checks.run_filter_plugins_with_nominated_pods(state, pod, info)
+        if s is not None and s.code == Code.ERROR:
+            raise WalkError(s)
+        self._with_nominated[i] = (key, s)
+        return s
+
+    def _learn(self, checks: FilterChecks, state: CycleState, pod: PodInfo, stale: list[int]) -> None:
         for i in stale:
-            s = check(state, pod, self.nodes[i])
+            s = checks.run_filter_plugins(state, pod, self.nodes[i])
             if s is not None and s.code == Code.ERROR:
                 raise WalkError(s)
             ok = s is None or s.code == Code.SUCCESS

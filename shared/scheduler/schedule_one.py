@@ -221,15 +221,11 @@ class ScheduleAlgorithm:
         index = self._index_for(fwk, pod, snapshot)
         num_all = len(index.nodes)
         try:
-            walk = index.walk(fwk.run_filter_plugins, state, pod, self.next_start_node_index % num_all,
-                              self._to_find(fwk, num_all), fwk.nominated_node_names() or (),
-                              fwk.run_filter_plugins_with_nominated_pods)
+            walk = index.walk(fwk, state, pod, self.next_start_node_index % num_all, self._to_find(fwk, num_all))
         except WalkError as exc:
             raise SchedulingError(exc.status) from exc
-        statuses = diagnosis.node_to_status
-        for name, status in walk.rejected:
-            statuses[name] = status
-            diagnosis.add_plugin_status(status)
+        if walk.rejected:
+            diagnosis.add_node_statuses(walk.rejected)
         positions = walk.feasible.tolist()
         feasible = [index.nodes[positions[0]]] if len(positions) == 1 else (
             list(itemgetter(*positions)(index.nodes)) if positions else [])
