@@ -235,15 +235,33 @@ class Framework:
             state.filter_chain = (remembered, prefix, filters[local:])
         return filters
 
-    def filters_are_node_local(self, state: CycleState, pod: PodInfo) -> bool:
-        """Whether every Filter plugin this cycle runs is node-local and remembered: a node's
-        verdict then changes only with the node (PreFilter must have run on `state`)."""
+    def filters_after_node_local(self, state: CycleState, pod: PodInfo) -> tuple[Any, ...] | None:
+        """The Filter plugins this cycle runs after its leading node-local ones, which are
+        remembered together (`run_node_local_filters`): empty when every filter is node-local,
+        None when there is no such leading group (PreFilter must have run on `state`)."""
         if not self.memoize:
-            return False
+            return None
         if state.filters is None:
             self._filters_for(state, pod)
         chain = state.filter_chain
-        return chain is not None and not chain[2]
+        return None if chain is None else chain[2]
+
+    def run_node_local_filters(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
+        """The leading node-local filters' verdict (`filters_after_node_local` must not be None)."""
+        assert state.filter_chain is not None
+        remembered, prefix, _ = state.filter_chain
+        hit = remembered.get(node_info.name)
+        if hit is not None and hit[0] == node_info.generation:
+            return hit[1]  # type: ignore[no-any-return]
+        s = self._run_filters(prefix, state, pod, node_info)
+        if s is None or s.is_rejected():
+            remembered[node_info.name] = (node_info.generation, s)
+        return s
+
+    def run_filters(self, filters: tuple[Any, ...], state: CycleState, pod: PodInfo,
+                    node_info: NodeInfo) -> Status | None:
+        """Some of this cycle's filters, in order (those `filters_after_node_local` names)."""
+        return self._run_filters(filters, state, pod, node_info)
 
     def score_plugins_if_node_local(self, state: CycleState, pod: PodInfo) -> list[ScorePlugin] | None:
         """The score plugins this cycle runs when each one's raw score depends only on the pod and
@@ -286,14 +304,8 @@ class Framework:
         chain = state.filter_chain
         if chain is None or node_info.is_clone:
             return self._run_filters(filters, state, pod, node_info)
-        remembered, prefix, rest = chain
-        hit = remembered.get(node_info.name)
-        if hit is not None and hit[0] == node_info.generation:
-            s = hit[1]
-        else:
-            s = self._run_filters(prefix, state, pod, node_info)
-            if s is None or s.is_rejected():
-                remembered[node_info.name] = (node_info.generation, s)
+        rest = chain[2]
+        s = self.run_node_local_filters(state, pod, node_info)
         if s is not None or not rest:
             return s  # type: ignore[no-any-return]
         return self._run_filters(rest, state, pod, node_info)

@@ -15,7 +15,7 @@ Score plugin of the cycle node-local, see `Framework.filters_are_node_local`).
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -35,6 +35,11 @@ class FilterChecks(Protocol):
     """The framework's Filter entry points the walk calls."""
 
     def run_filter_plugins(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None: ...
+
+    def run_node_local_filters(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None: ...
+
+    def run_filters(self, filters: tuple[Any, ...], state: CycleState, pod: PodInfo,
+                    node_info: NodeInfo) -> Status | None: ...
 
     def run_filter_plugins_with_nominated_pods(self, state: CycleState, pod: PodInfo,
                                                node_info: NodeInfo) -> Status | None: ...
@@ -101,13 +106,14 @@ class NodeIndex:
                 self._scored[i] = False
 
     # -- Filter -----------------------------------------------------------------------------------
-    def walk(self, checks: FilterChecks, state: CycleState, pod: PodInfo, start: int, to_find: int) -> Walk:
-        """The round-robin walk from `start` until `to_find` nodes fit. A node some pod is
-        nominated to is checked with the nominated pods it must count, a verdict kept only while
-        the node and those pods stay the same."""
+    def walk(self, checks: FilterChecks, state: CycleState, pod: PodInfo, start: int, to_find: int,
+             rest: tuple[Any, ...] = ()) -> Walk:
+        """The round-robin walk from `start` until `to_find` nodes fit. The index keeps the
+        leading node-local filters' verdicts; `rest`, the filters after them, runs on each node
+        those pass. A node some pod is nominated to is checked with the nominated pods it must
+        count, a verdict kept (when `rest` is empty) while the node and those pods stay the same."""
         n = len(self.nodes)
-        asked = {i: name for name in checks.nominated_node_names() or ()
-                 if (i := self.position.get(name)) is not None}
+        asked = {i for name in checks.nominated_node_names() or () if (i := self.position.get(name)) is not None}
         found: list[Indexes] = []
         count = 0
         rejected: list[tuple[str, Status]] = []
@@ -116,17 +122,7 @@ class NodeIndex:
             lo = run_start
             while lo < run_end and count < to_find:
                 hi = min(lo + to_find - count, run_end)
-                stale = np.flatnonzero(~self._known[lo:hi])
-                if len(stale):
-                    self._learn(checks, state, pod, (stale + lo).tolist())
-                fits = self._fits[lo:hi]
-                verdicts: dict[int, Status | None] = {}
-                if asked:
-                    fits = fits.copy()
-                    for i in asked:
-                        if lo <= i < hi:
-                            s = verdicts[i] = self._check_nominated(checks, state, pod, i)
-                            fits[i - lo] = s is None or s.code == Code.SUCCESS
+                fits, verdicts = self._segment(checks, state, pod, lo, hi, asked, rest)
                 ok = np.flatnonzero(fits)
                 found.append(ok + lo)
                 count += len(ok)
@@ -141,32 +137,63 @@ class NodeIndex:
         feasible = np.concatenate(found) if len(found) > 1 else found[0] if found else np.zeros(0, dtype=np.intp)
         return Walk(feasible, rejected, count + len(rejected))
 
-    def _check_nominated(self, checks: FilterChecks, state: CycleState, pod: PodInfo, i: int) -> Status | None:
+    def _segment(self, checks: FilterChecks, state: CycleState, pod: PodInfo, lo: int, hi: int,
+                 asked: set[int], rest: tuple[Any, ...]) -> tuple[npt.NDArray[np.bool_], dict[int, Status | None]]:
+        """Positions [lo, hi): which fit, and the statuses not kept in the index. A filter's Error
+        is raised for the first node in walk order that has one, as the sequential walk would."""
+        stale = np.flatnonzero(~self._known[lo:hi])
+        error = self._learn(checks, state, pod, (stale + lo).tolist()) if len(stale) else None
+        limit = error[0] if error is not None else hi
+        fits = self._fits[lo:hi]
+        verdicts: dict[int, Status | None] = {}
+        mine = [i for i in asked if lo <= i < limit]
+        if rest:
+            mine.extend(j + lo for j in np.flatnonzero(fits[:limit - lo]).tolist() if j + lo not in asked)
+        if mine:
+            mine.sort()
+            fits = fits.copy()
+            for i in mine:
+                if i in asked:
+                    s = self._check_nominated(checks, state, pod, i, cache=not rest)
+                else:
+                    s = checks.run_filters(rest, state, pod, self.nodes[i])
+                if s is not None and s.code == Code.ERROR:
+                    raise WalkError(s)
+                verdicts[i] = s
+                fits[i - lo] = s is None or s.code == Code.SUCCESS
+        if error is not None:
+            raise WalkError(error[1])
+        return fits, verdicts
+
+    def _check_nominated(self, checks: FilterChecks, state: CycleState, pod: PodInfo, i: int,
+                         *, cache: bool) -> Status | None:
         info = self.nodes[i]
+        if not cache:
+            return checks.run_filter_plugins_with_nominated_pods(state, pod, info)
         counted = checks.counted_nominations(pod, info.name)
         if not counted:
-            if not self._known[i]:
-                self._learn(checks, state, pod, [i])
-            return self._statuses[i]
+            return self._statuses[i] if self._known[i] else checks.run_filter_plugins(state, pod, info)
         key = (info.generation, tuple((p.uid, p.signature()) for p in counted))
         kept = self._with_nominated.get(i)
         if kept is not None and kept[0] == key:
             return kept[1]
         s = checks.run_filter_plugins_with_nominated_pods(state, pod, info)
-        if s is not None and s.code == Code.ERROR:
-            raise WalkError(s)
-        self._with_nominated[i] = (key, s)
+        if s is None or s.code != Code.ERROR:
+            self._with_nominated[i] = (key, s)
         return s
 
-    def _learn(self, checks: FilterChecks, state: CycleState, pod: PodInfo, stale: list[int]) -> None:
+    def _learn(self, checks: FilterChecks, state: CycleState, pod: PodInfo,
+               stale: list[int]) -> tuple[int, Status] | None:
+        """Keep the node-local verdicts of `stale` (ascending); stop at the first Error."""
         for i in stale:
-            s = checks.run_filter_plugins(state, pod, self.nodes[i])
+            s = checks.run_node_local_filters(state, pod, self.nodes[i])
             if s is not None and s.code == Code.ERROR:
-                raise WalkError(s)
+                return i, s
             ok = s is None or s.code == Code.SUCCESS
             self._fits[i] = ok
             self._statuses[i] = None if ok else s
             self._known[i] = True
+        return None
 
     # -- Score ---------------------------------------------------------------------------------------
     def totals(self, state: CycleState, pod: PodInfo, scorers: Sequence[ScorePlugin],

@@ -8,7 +8,7 @@ import random
 from operator import itemgetter
 from collections import OrderedDict
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -153,8 +153,9 @@ class ScheduleAlgorithm:
                 Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
                 f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(rejectors))}]",
             )
-        if nodes is all_nodes and self._indexable(fwk, state, pod):
-            feasible = self._walk_index(fwk, state, pod, diagnosis, snapshot)
+        rest = self._indexable(fwk, state, pod) if nodes is all_nodes else None
+        if rest is not None:
+            feasible = self._walk_index(fwk, state, pod, diagnosis, snapshot, rest)
         else:
             feasible = self._pass_filters(fwk, state, pod, diagnosis, nodes, rotate=True)
         processed = len(feasible) + len(diagnosis.node_to_status)
@@ -199,9 +200,11 @@ class ScheduleAlgorithm:
         return num_feasible_nodes_to_find(fwk.percentage_of_nodes_to_score, num_nodes)
 
     # -- the indexed walk: identical pods over unchanged nodes cost array reads --------------------
-    def _indexable(self, fwk: Framework, state: CycleState, pod: PodInfo) -> bool:
-        return (not self.extenders and fwk.filters_are_node_local(state, pod)
-                and fwk.nominated_node_names() is not None)
+    def _indexable(self, fwk: Framework, state: CycleState, pod: PodInfo) -> tuple[Any, ...] | None:
+        """The filters to run after the index's node-local ones, or None when no index applies."""
+        if self.extenders or fwk.nominated_node_names() is None:
+            return None
+        return fwk.filters_after_node_local(state, pod)
 
     def _index_for(self, fwk: Framework, pod: PodInfo, snapshot: Snapshot) -> NodeIndex:
         key = (fwk.profile_name, pod.signature())
@@ -216,12 +219,12 @@ class ScheduleAlgorithm:
         return kept[1]
 
     def _walk_index(self, fwk: Framework, state: CycleState, pod: PodInfo, diagnosis: Diagnosis,
-                    snapshot: Snapshot) -> list[NodeInfo]:
+                    snapshot: Snapshot, rest: tuple[Any, ...]) -> list[NodeInfo]:
         """`_pass_filters` over every node, read from the pod signature's NodeIndex."""
         index = self._index_for(fwk, pod, snapshot)
         num_all = len(index.nodes)
         try:
-            walk = index.walk(fwk, state, pod, self.next_start_node_index % num_all, self._to_find(fwk, num_all))
+            walk = index.walk(fwk, state, pod, self.next_start_node_index % num_all, self._to_find(fwk, num_all), rest)
         except WalkError as exc:
             raise SchedulingError(exc.status) from exc
         if walk.rejected:

@@ -1,5 +1,5 @@
 """The node index (per pod signature, each node's node-local Filter verdict and raw scores in
-arrays) never changes a decision: clusters large enough that each attempt walks only part of the
+arrays, the other filters run after them) never changes a decision: clusters large enough that each attempt walks only part of the
 nodes, from a rotating start, give the same report with and without it, preemptions, nominations
 and messages included."""
 
@@ -42,6 +42,8 @@ def clusters(draw: st.DrawFn) -> list[dict]:
         "port": st.sampled_from([0, 0, 80]),
         "tolerate": st.booleans(),
         "zone": st.sampled_from([None, None, "z0", "z1"]),
+        "spread": st.sampled_from([None, None, "DoNotSchedule", "ScheduleAnyway"]),
+        "app": st.sampled_from(["a", "b"]),
     })
     shapes = [draw(specs) for _ in range(3)]  # few shapes: many identical pods
     for i in range(draw(st.integers(20, 70))):
@@ -56,7 +58,11 @@ def clusters(draw: st.DrawFn) -> list[dict]:
             pod_spec["affinity"] = {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
                 {"weight": 5, "preference": {"matchExpressions": [
                     {"key": "zone", "operator": "In", "values": [spec["zone"]]}]}}]}}
-        docs.append({"kind": "Pod", "metadata": {"name": f"p{i:03d}"}, "spec": pod_spec})
+        if spec["spread"]:
+            pod_spec["topologySpreadConstraints"] = [{"maxSkew": 1, "topologyKey": "zone",
+                                                      "whenUnsatisfiable": spec["spread"],
+                                                      "labelSelector": {"matchLabels": {"app": spec["app"]}}}]
+        docs.append({"kind": "Pod", "metadata": {"name": f"p{i:03d}", "labels": {"app": spec["app"]}}, "spec": pod_spec})
     return docs
 
 
