@@ -19,7 +19,7 @@ import asyncio
 import logging
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
@@ -319,11 +319,8 @@ class Scheduler:
             except asyncio.CancelledError:
                 raise
             except Exception:
-                log.exception("queue: cycle %d failed; its pods go back to the queue", self.cycle)
-                for qpi in batch:
-                    info = qpi.pod_info  # type: ignore[attr-defined]
-                    self.queue.done(info.uid)
-                    self.queue.add(info)
+                log.exception("queue: cycle %d failed; its undecided pods go back to the queue", self.cycle)
+                self._put_back(qpi.pod_info for qpi in batch)  # type: ignore[attr-defined]
                 await asyncio.sleep(0.5)
             finally:
                 if self.gate is not None:
@@ -434,10 +431,15 @@ class Scheduler:
         return attempts, asyncio.ensure_future(self._evaluate(attempts, stopping))
 
     def _requeue(self, attempts: list[_Attempt]) -> None:
-        for a in attempts:
-            if a.info.uid not in self.waiting and a.info.uid not in self.parked:
-                self.queue.done(a.info.uid)
-                self.queue.add(a.info)
+        self._put_back(a.info for a in attempts)
+
+    def _put_back(self, infos: Iterable[PodInfo]) -> None:
+        """Queue again the pods of a failed cycle, except those it placed (parked until their bind
+        is answered) and those still waiting for extenders: they must not be attempted twice."""
+        for info in infos:
+            if info.uid not in self.waiting and info.uid not in self.parked:
+                self.queue.done(info.uid)
+                self.queue.add(info)
 
     async def _decide_now(self, attempts: list[_Attempt], evaluated: _Evaluated) -> None:
         """Decide an evaluated batch on the view as it is, the log follower held back meanwhile;
@@ -585,10 +587,8 @@ class Scheduler:
             try:
                 self._decide(attempts, evaluated.merged, evaluated, answers, watermark, assumed, placed_before=True)
             except Exception:
-                log.exception("queue: deciding a cycle that waited for extenders failed; its pods go back")
-                for a in attempts:
-                    self.queue.done(a.info.uid)
-                    self.queue.add(a.info)
+                log.exception("queue: deciding a cycle that waited for extenders failed; its undecided pods go back")
+                self._requeue(attempts)
         await self._flush()
 
     async def _ask_extenders(self, attempts: list[_Attempt], merged: list[MergedFilter], snapshot: Snapshot,
