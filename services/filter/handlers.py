@@ -39,6 +39,7 @@ from shared.framework.pod_info import PodInfo
 from shared.framework.runtime import Framework
 from shared.framework.snapshot import Snapshot
 from shared.model import Pod
+from shared.scheduler.node_index import NodeIndexes
 from shared.scheduler.sharded import filter_on_shard, raw_scores_on_shard
 
 log = logging.getLogger(__name__)
@@ -73,6 +74,7 @@ class FilterHandler(Handler):
         self.producer = producer
         self.watermark_wait_s = watermark_wait_s
         self.index = ShardIndex()
+        self.node_indexes = NodeIndexes()
         self.owned: set[int] = set(range(NODE_SHARDS))
         self._states: OrderedDict[str, dict[str, _PodState]] = OrderedDict()
         self.evaluated = 0
@@ -128,7 +130,7 @@ class FilterHandler(Handler):
                 fwk.run_pre_filter_plugins(entry.state, entry.info)
             return raw_scores_on_shard(fwk, entry.state, entry.info, snapshot, req.feasible[i], mine)
         start = req.starts[i] if i < len(req.starts) else 0
-        result = filter_on_shard(fwk, entry.state, entry.info, snapshot, start, mine)
+        result = filter_on_shard(fwk, entry.state, entry.info, snapshot, start, mine, self.node_indexes)
         entry.prefiltered = True
         return result
 

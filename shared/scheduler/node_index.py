@@ -14,6 +14,7 @@ Score plugin of the cycle node-local, see `Framework.filters_are_node_local`).
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Collection, Sequence
 from typing import Any, Protocol
 
@@ -24,11 +25,13 @@ from shared.framework.cycle_state import CycleState
 from shared.framework.interfaces import MAX_NODE_SCORE, MIN_NODE_SCORE, NodeScore, ScoreExtensions, ScorePlugin
 from shared.framework.node_info import NodeInfo, changed_since, journal_end
 from shared.framework.pod_info import PodInfo
-from shared.framework.runtime import invalid_score, wrap_error
+from shared.framework.runtime import Framework, invalid_score, wrap_error
 from shared.framework.snapshot import Snapshot
 from shared.framework.status import Code, Status
 
+INDEXED_SIGNATURES = 8  # distinct pod specs whose per-node results are kept
 Indexes = npt.NDArray[np.intp]
+Mask = npt.NDArray[np.bool_]
 
 
 class FilterChecks(Protocol):
@@ -89,6 +92,19 @@ class NodeIndex:
         self._base = np.zeros(n, dtype=np.int64)
         self._out_of_range = np.zeros(n, dtype=bool)
         self._normalizers: list[tuple[int, ScoreExtensions | None]] = []
+        self._mask_of: Collection[str] | None = None
+        self._mask = np.zeros(0, dtype=bool)
+
+    def mask(self, names: Collection[str]) -> Mask:
+        """The positions of `names`, remembered for the collection last asked about."""
+        if self._mask_of is not names:
+            mask = np.zeros(len(self.nodes), dtype=bool)
+            for name in names:
+                i = self.position.get(name)
+                if i is not None:
+                    mask[i] = True
+            self._mask_of, self._mask = names, mask
+        return self._mask
 
     def catch_up(self) -> None:
         """Forget what the journal says changed since the last call."""
@@ -107,13 +123,15 @@ class NodeIndex:
 
     # -- Filter -----------------------------------------------------------------------------------
     def walk(self, checks: FilterChecks, state: CycleState, pod: PodInfo, start: int, to_find: int,
-             rest: tuple[Any, ...] = ()) -> Walk:
+             rest: tuple[Any, ...] = (), within: Mask | None = None) -> Walk:
         """The round-robin walk from `start` until `to_find` nodes fit. The index keeps the
         leading node-local filters' verdicts; `rest`, the filters after them, runs on each node
         those pass. A node some pod is nominated to is checked with the nominated pods it must
-        count, a verdict kept (when `rest` is empty) while the node and those pods stay the same."""
+        count, a verdict kept (when `rest` is empty) while the node and those pods stay the same.
+        `within` (a filter shard's nodes, see `mask`): the other nodes are passed over."""
         n = len(self.nodes)
-        asked = {i for name in checks.nominated_node_names() or () if (i := self.position.get(name)) is not None}
+        asked = {i for name in checks.nominated_node_names() or () if (i := self.position.get(name)) is not None
+                 and (within is None or within[i])}
         found: list[Indexes] = []
         count = 0
         rejected: list[tuple[str, Status]] = []
@@ -122,13 +140,14 @@ class NodeIndex:
             lo = run_start
             while lo < run_end and count < to_find:
                 hi = min(lo + to_find - count, run_end)
-                fits, verdicts = self._segment(checks, state, pod, lo, hi, asked, rest)
+                inside = within[lo:hi] if within is not None else None
+                fits, verdicts = self._segment(checks, state, pod, lo, hi, asked, rest, inside)
                 ok = np.flatnonzero(fits)
                 found.append(ok + lo)
                 count += len(ok)
-                if len(ok) < hi - lo:
+                if len(ok) < (hi - lo if inside is None else np.count_nonzero(inside)):
                     statuses, names = self._statuses, self.names
-                    failed = (np.flatnonzero(~fits) + lo).tolist()
+                    failed = (np.flatnonzero(~fits if inside is None else inside & ~fits) + lo).tolist()
                     if verdicts:
                         rejected.extend((names[i], verdicts[i] if i in verdicts else statuses[i]) for i in failed)
                     else:
@@ -138,13 +157,15 @@ class NodeIndex:
         return Walk(feasible, rejected, count + len(rejected))
 
     def _segment(self, checks: FilterChecks, state: CycleState, pod: PodInfo, lo: int, hi: int,
-                 asked: set[int], rest: tuple[Any, ...]) -> tuple[npt.NDArray[np.bool_], dict[int, Status | None]]:
-        """Positions [lo, hi): which fit, and the statuses not kept in the index. A filter's Error
-        is raised for the first node in walk order that has one, as the sequential walk would."""
-        stale = np.flatnonzero(~self._known[lo:hi])
+                 asked: set[int], rest: tuple[Any, ...], inside: Mask | None) -> tuple[Mask, dict[int, Status | None]]:
+        """Positions [lo, hi) (those `inside` when given): which fit, and the statuses not kept in
+        the index. A filter's Error is raised for the first node in walk order that has one, as
+        the sequential walk would."""
+        unknown = ~self._known[lo:hi]
+        stale = np.flatnonzero(unknown if inside is None else unknown & inside)
         error = self._learn(checks, state, pod, (stale + lo).tolist()) if len(stale) else None
         limit = error[0] if error is not None else hi
-        fits = self._fits[lo:hi]
+        fits = self._fits[lo:hi] if inside is None else self._fits[lo:hi] & inside
         verdicts: dict[int, Status | None] = {}
         mine = [i for i in asked if lo <= i < limit]
         if rest:
@@ -203,19 +224,9 @@ class NodeIndex:
 
         The plugins without NormalizeScore are kept summed and weighted per node (`_base`), with
         a flag for a node where one of them scored out of range; the others keep raw columns."""
-        key = tuple((pl.name, weights.get(pl.name, 1)) for pl in scorers)
-        if key != self._scorers:
-            self._scorers = key
-            self._raw = np.zeros((len(scorers), len(self.nodes)), dtype=np.int64)
-            self._base = np.zeros(len(self.nodes), dtype=np.int64)
-            self._out_of_range = np.zeros(len(self.nodes), dtype=bool)
-            self._normalizers = [(p, pl.score_extensions()) for p, pl in enumerate(scorers)]
-            self._scored[:] = False
-        stale = feasible[~self._scored[feasible]]
-        if len(stale):
-            error = self._score(state, pod, scorers, key, stale.tolist())
-            if error is not None:
-                return error
+        key, error = self._scores_for(state, pod, scorers, weights, feasible)
+        if error is not None:
+            return error
         if self._out_of_range[feasible].any():
             return self._totals_by_plugin(state, pod, scorers, key, feasible)
         totals = self._base[feasible]
@@ -231,6 +242,31 @@ class NodeIndex:
             weight = key[p][1]
             totals = totals + (column * weight if weight != 1 else column)
         return totals
+
+    def raw_columns(self, state: CycleState, pod: PodInfo, scorers: Sequence[ScorePlugin],
+                    weights: dict[str, int], positions: Indexes) -> dict[str, list[int]] | Status:
+        """Each plugin's raw scores for `positions`, as `Framework.run_raw_score_plugins` gives them
+        (a filter shard's answer); PreScore must have run on `state`."""
+        _, error = self._scores_for(state, pod, scorers, weights, positions)
+        if error is not None:
+            return error
+        return {pl.name: self._raw[p, positions].tolist() for p, pl in enumerate(scorers)}
+
+    def _scores_for(self, state: CycleState, pod: PodInfo, scorers: Sequence[ScorePlugin], weights: dict[str, int],
+                    positions: Indexes) -> tuple[tuple[tuple[str, int], ...], Status | None]:
+        """Score the nodes at `positions` not scored since they changed."""
+        key = tuple((pl.name, weights.get(pl.name, 1)) for pl in scorers)
+        if key != self._scorers:
+            self._scorers = key
+            self._raw = np.zeros((len(scorers), len(self.nodes)), dtype=np.int64)
+            self._base = np.zeros(len(self.nodes), dtype=np.int64)
+            self._out_of_range = np.zeros(len(self.nodes), dtype=bool)
+            self._normalizers = [(p, pl.score_extensions()) for p, pl in enumerate(scorers)]
+            self._scored[:] = False
+        stale = positions[~self._scored[positions]]
+        if len(stale):
+            return key, self._score(state, pod, scorers, key, stale.tolist())
+        return key, None
 
     def _score(self, state: CycleState, pod: PodInfo, scorers: Sequence[ScorePlugin],
                key: tuple[tuple[str, int], ...], stale: list[int]) -> Status | None:
@@ -280,6 +316,27 @@ class NodeIndex:
         if s is not None and not s.is_success():
             return s
         return np.fromiter((ns.score for ns in scores), dtype=np.int64, count=len(scores))
+
+
+class NodeIndexes:
+    """The indexes of the pod specs seen last, per profile; a new snapshot starts afresh."""
+
+    def __init__(self, keep: int = INDEXED_SIGNATURES) -> None:
+        self.keep = keep
+        self._indexes: OrderedDict[tuple[str, bytes], tuple[object, NodeIndex]] = OrderedDict()
+
+    def get(self, fwk: Framework, pod: PodInfo, snapshot: Snapshot) -> NodeIndex:
+        """The pod spec's index over `snapshot`, caught up with the change journal."""
+        key = (fwk.profile_name, pod.signature())
+        kept = self._indexes.get(key)
+        if kept is None or kept[0] is not fwk or kept[1].snapshot is not snapshot:
+            kept = self._indexes[key] = (fwk, NodeIndex(snapshot))
+            if len(self._indexes) > self.keep:
+                self._indexes.popitem(last=False)
+        else:
+            self._indexes.move_to_end(key)
+        kept[1].catch_up()
+        return kept[1]
 
 
 def default_normalize(max_priority: int, reverse: bool, column: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:

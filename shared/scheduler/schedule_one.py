@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import random
 from operator import itemgetter
-from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any, Protocol
 
@@ -21,12 +20,11 @@ from shared.framework.snapshot import Snapshot
 from shared.framework.status import Code, Status
 
 from .fit_error import Diagnosis, FitError, NoNodesAvailable
-from .node_index import Indexes, NodeIndex, WalkError
+from .node_index import Indexes, NodeIndex, NodeIndexes, WalkError
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
 EXTENDER_NAME = "Extender"
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
-INDEXED_SIGNATURES = 8  # distinct pod specs whose per-node results are kept in arrays
 
 
 class SchedulingError(Exception):
@@ -89,7 +87,7 @@ class ScheduleAlgorithm:
         self.rng = rng
         self.next_start_node_index = 0
         self.extenders = list(extenders)
-        self._indexes: OrderedDict[tuple[str, bytes], tuple[Framework, NodeIndex]] = OrderedDict()
+        self._indexes = NodeIndexes()
         # The last indexed walk: its feasible list, the index, and their positions in it.
         self._walked: tuple[list[NodeInfo], NodeIndex, Indexes] | None = None
 
@@ -206,22 +204,10 @@ class ScheduleAlgorithm:
             return None
         return fwk.filters_after_node_local(state, pod)
 
-    def _index_for(self, fwk: Framework, pod: PodInfo, snapshot: Snapshot) -> NodeIndex:
-        key = (fwk.profile_name, pod.signature())
-        kept = self._indexes.get(key)
-        if kept is None or kept[0] is not fwk or kept[1].snapshot is not snapshot:
-            kept = self._indexes[key] = (fwk, NodeIndex(snapshot))
-            if len(self._indexes) > INDEXED_SIGNATURES:
-                self._indexes.popitem(last=False)
-        else:
-            self._indexes.move_to_end(key)
-        kept[1].catch_up()
-        return kept[1]
-
     def _walk_index(self, fwk: Framework, state: CycleState, pod: PodInfo, diagnosis: Diagnosis,
                     snapshot: Snapshot, rest: tuple[Any, ...]) -> list[NodeInfo]:
         """`_pass_filters` over every node, read from the pod signature's NodeIndex."""
-        index = self._index_for(fwk, pod, snapshot)
+        index = self._indexes.get(fwk, pod, snapshot)
         num_all = len(index.nodes)
         try:
             walk = index.walk(fwk, state, pod, self.next_start_node_index % num_all, self._to_find(fwk, num_all), rest)

@@ -31,6 +31,7 @@ from shared.framework.snapshot import Snapshot
 from shared.framework.status import Code, Status
 
 from .fit_error import Diagnosis
+from .node_index import Indexes, NodeIndex, NodeIndexes, WalkError
 from .schedule_one import num_feasible_nodes_to_find
 
 _CODE_NAMES = {
@@ -85,9 +86,10 @@ def feasible_target(fwk: Framework, num_nodes: int) -> int:
 
 
 def filter_on_shard(fwk: Framework, state: CycleState, pod: PodInfo, snapshot: Snapshot, start: int,
-                    shard_nodes: Collection[str]) -> PodShardResult:
+                    shard_nodes: Collection[str], indexes: NodeIndexes | None = None) -> PodShardResult:
     """PreFilter, the nominated node, and Filter over this shard's nodes; when the pod's PreScore
-    does not read the feasible set, this shard's feasible nodes are scored in the same pass."""
+    does not read the feasible set, this shard's feasible nodes are scored in the same pass.
+    With `indexes`, a walk over every node reads the pod spec's NodeIndex (the same answer)."""
     uid = pod.uid
     pre_result, status, rejectors = fwk.run_pre_filter_plugins(state, pod)
     if status is not None and not status.is_success():
@@ -114,7 +116,19 @@ def filter_on_shard(fwk: Framework, state: CycleState, pod: PodInfo, snapshot: S
     feasible: list[NodeInfo] = []
     failures: list[tuple[str, Status]] = []
     n = len(nodes)
-    if n:
+    index: NodeIndex | None = None
+    positions: Indexes | None = None
+    rest = fwk.filters_after_node_local(state, pod) if indexes is not None and subset is None else None
+    if n and rest is not None and indexes is not None and fwk.nominated_node_names() is not None:
+        index = indexes.get(fwk, pod, snapshot)
+        try:
+            walked = index.walk(fwk, state, pod, start % n, feasible_target(fwk, n), rest, index.mask(shard_nodes))
+        except WalkError as exc:
+            return PodShardResult(pod_uid=uid, error=exc.status.message())
+        positions = walked.feasible
+        feasible = [index.nodes[i] for i in positions.tolist()]
+        failures = walked.rejected
+    elif n:
         to_find = feasible_target(fwk, n)
         first = start % n
         walk = fwk.node_filter()
@@ -134,7 +148,9 @@ def filter_on_shard(fwk: Framework, state: CycleState, pod: PodInfo, snapshot: S
     scores: dict[str, list[int]] = {}
     score_error = ""
     scored = bool(feasible) and fwk.has_score_plugins() and not fwk.pre_score_reads_nodes(pod)
-    if scored:
+    if scored and index is not None and positions is not None:
+        scores, score_error = _indexed_raw_scores(fwk, state, pod, feasible, index, positions)
+    elif scored:
         scores, score_error = _raw_scores(fwk, state, pod, feasible, feasible)
     return PodShardResult(pod_uid=uid, feasible=[info.name for info in feasible], scores=scores, scored=scored,
                           score_error=score_error, failures=group_failures(failures), prefilter_nodes=subset,
@@ -161,6 +177,22 @@ def _raw_scores(fwk: Framework, state: CycleState, pod: PodInfo, feasible: Seque
     if s is not None:
         return {}, s.message()
     return dict(raw), ""
+
+
+def _indexed_raw_scores(fwk: Framework, state: CycleState, pod: PodInfo, feasible: Sequence[NodeInfo],
+                        index: NodeIndex, positions: Indexes) -> tuple[dict[str, list[int]], str]:
+    """`_raw_scores` over a walk's feasible nodes, from the index when every score plugin is node-local."""
+    s = fwk.run_pre_score_plugins(state, pod, feasible)
+    if s is not None and not s.is_success():
+        return {}, s.message()
+    scorers = fwk.score_plugins_if_node_local(state, pod)
+    if scorers is None:
+        raw, s = fwk.run_raw_score_plugins(state, pod, feasible)
+        return ({}, s.message()) if s is not None else (dict(raw), "")
+    columns = index.raw_columns(state, pod, scorers, fwk.score_weights, positions)
+    if isinstance(columns, Status):
+        return {}, columns.message()
+    return columns, ""
 
 
 def raw_by_plugin(results: Iterable[PodShardResult]) -> tuple[dict[str, dict[str, int]], str]:

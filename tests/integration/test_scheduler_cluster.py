@@ -64,10 +64,12 @@ async def test_mixed_workload_every_pod_bound_once_or_pending_with_reason(
         queue = running.queue
 
         def settled() -> bool:
+            # A pod popped for another attempt (told by preemption that it fits now) is in flight:
+            # its last message is the old one until that attempt is decided.
             s = queue.scheduler
             return bool(s.live) and not s.parked and not s.preemptions and all(
                 queue.view.is_bound(uid) or uid in queue.view.deleted or uid in s.last_message
-                for uid in queue.view.specs) and len(s.queue._active) == 0  # noqa: SLF001
+                for uid in queue.view.specs) and len(s.queue._active) == 0 and not s.queue.in_flight()  # noqa: SLF001
 
         await _settled(settled, timeout=240)
         outcomes = _outcomes(queue)
