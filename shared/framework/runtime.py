@@ -253,15 +253,10 @@ class Framework:
         hit = remembered.get(node_info.name)
         if hit is not None and hit[0] == node_info.generation:
             return hit[1]  # type: ignore[no-any-return]
-        s = self._run_filters(prefix, state, pod, node_info)
+        s = self.run_filters(prefix, state, pod, node_info)
         if s is None or s.is_rejected():
             remembered[node_info.name] = (node_info.generation, s)
         return s
-
-    def run_filters(self, filters: tuple[Any, ...], state: CycleState, pod: PodInfo,
-                    node_info: NodeInfo) -> Status | None:
-        """Some of this cycle's filters, in order (those `filters_after_node_local` names)."""
-        return self._run_filters(filters, state, pod, node_info)
 
     def score_plugins_if_node_local(self, state: CycleState, pod: PodInfo) -> list[ScorePlugin] | None:
         """The score plugins this cycle runs when each one's raw score depends only on the pod and
@@ -284,12 +279,12 @@ class Framework:
     def node_filter(self) -> Callable[[CycleState, PodInfo, NodeInfo], Status | None]:
         """What a walk over the nodes calls per node: Filter with nominated pods, or plain Filter
         while no pod is nominated anywhere (the same verdicts, without asking per node)."""
-        if not self._has_nominations():
-            return self.run_filter_plugins
-        nodes_with = getattr(self._nominator, "nodes_with_nominations", None)
-        if nodes_with is None:
+        nominated = self.nominated_node_names()
+        if nominated is None:
             return self.run_filter_plugins_with_nominated_pods
-        nominated, plain, twice = nodes_with(), self.run_filter_plugins, self.run_filter_plugins_with_nominated_pods
+        if not nominated:
+            return self.run_filter_plugins
+        plain, twice = self.run_filter_plugins, self.run_filter_plugins_with_nominated_pods
 
         def walk(state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
             # Only a node something is nominated to needs the two-pass check.
@@ -303,15 +298,16 @@ class Framework:
             filters = self._filters_for(state, pod)
         chain = state.filter_chain
         if chain is None or node_info.is_clone:
-            return self._run_filters(filters, state, pod, node_info)
+            return self.run_filters(filters, state, pod, node_info)
         rest = chain[2]
         s = self.run_node_local_filters(state, pod, node_info)
         if s is not None or not rest:
             return s  # type: ignore[no-any-return]
-        return self._run_filters(rest, state, pod, node_info)
+        return self.run_filters(rest, state, pod, node_info)
 
-    def _run_filters(self, filters: tuple[tuple[str, Any, Any], ...], state: CycleState, pod: PodInfo,
-                     node_info: NodeInfo) -> Status | None:
+    def run_filters(self, filters: tuple[tuple[str, Any, Any], ...], state: CycleState, pod: PodInfo,
+                    node_info: NodeInfo) -> Status | None:
+        """Some of this cycle's filters, in order (e.g. those `filters_after_node_local` names)."""
         real = not node_info.is_clone
         for name, run, memo in filters:
             if memo is not None and real:
@@ -337,16 +333,17 @@ class Framework:
         """Filter twice when the node has nominated pods of equal or higher priority: once with
         them counted as running (the pod must not take their room), once without (filters like
         pod affinity must not rely on pods that may land elsewhere)."""
-        nominated = self._nominator.nominated_pods_for_node(node_info.name) if self._has_nominations() else None
-        if not nominated:
+        counted = self.counted_nominations(pod, node_info.name)
+        if not counted:
             return self.run_filter_plugins(state, pod, node_info)
-        added, state_with, info_with = self._add_ge_nominated_pods(state, pod, node_info, nominated)
-        if isinstance(added, Status):
-            return added
+        state_with, info_with = state.clone(), node_info.clone()
+        for pi in counted:
+            info_with.add_pod(pi)
+            s = self.run_pre_filter_extension_add_pod(state_with, pod, pi, info_with)
+            if s is not None and not s.is_success():
+                return s
         status = self.run_filter_plugins(state_with, pod, info_with)
-        if status is not None and not status.is_success() and not status.is_rejected():
-            return status
-        if not added or (status is not None and not status.is_success()):
+        if status is not None and not status.is_success():
             return status
         return self.run_filter_plugins(state, pod, node_info)
 
@@ -363,23 +360,6 @@ class Framework:
             return []
         return [pi for pi in self._nominator.nominated_pods_for_node(node_name)
                 if pi.priority >= pod.priority and pi.uid != pod.uid]
-
-    def _add_ge_nominated_pods(
-        self, state: CycleState, pod: PodInfo, node_info: NodeInfo, nominated: list[PodInfo]
-    ) -> tuple[bool | Status, CycleState, NodeInfo]:
-        info_out: NodeInfo | None = None
-        state_out: CycleState | None = None
-        for pi in nominated:
-            if pi.priority >= pod.priority and pi.uid != pod.uid:  # as counted_nominations
-                if info_out is None or state_out is None:
-                    info_out, state_out = node_info.clone(), state.clone()
-                info_out.add_pod(pi)
-                s = self.run_pre_filter_extension_add_pod(state_out, pod, pi, info_out)
-                if s is not None and not s.is_success():
-                    return s, state, node_info
-        if info_out is None or state_out is None:
-            return False, state, node_info
-        return True, state_out, info_out
 
     # -- PostFilter -------------------------------------------------------------------------
     def run_post_filter_plugins(

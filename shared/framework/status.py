@@ -19,6 +19,9 @@ class Code(IntEnum):
     PENDING = 6
 
 
+REJECTED_CODES = frozenset((Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.PENDING))
+
+
 class Status:
     __slots__ = ("code", "reasons", "plugin", "error")
 
@@ -37,7 +40,7 @@ class Status:
 
     def is_rejected(self) -> bool:
         """Unschedulable, UnschedulableAndUnresolvable or Pending."""
-        return self.code in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.PENDING)
+        return self.code in REJECTED_CODES
 
     def is_skip(self) -> bool:
         return self.code == Code.SKIP

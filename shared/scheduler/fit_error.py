@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from shared.framework.status import Status
+from shared.framework.status import REJECTED_CODES, Status
 
 NO_NODE_AVAILABLE_MSG = "0/{} nodes are available"
 NO_NODES_AVAILABLE = "no nodes available to schedule pods"
@@ -28,7 +28,7 @@ class Diagnosis:
         """Each node's failing Filter status, in walk order, with `add_plugin_status` for each."""
         self.node_to_status.update(statuses)
         kinds = {(s.plugin, s.code) for _, s in statuses}  # few, however many nodes
-        self.unschedulable_plugins.update(p for p, code in kinds if p and Status(code).is_rejected())
+        self.unschedulable_plugins.update(p for p, code in kinds if p and code in REJECTED_CODES)
 
     def add_plugin_status(self, status: Status) -> None:
         if not status.plugin:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Collection, Sequence
+from operator import itemgetter
 from typing import Any, Protocol
 
 import numpy as np
@@ -63,12 +64,11 @@ class WalkError(Exception):
 class Walk:
     """What a walk found: feasible node positions in walk order, and the rejected nodes' statuses."""
 
-    __slots__ = ("feasible", "rejected", "processed")
+    __slots__ = ("feasible", "rejected")
 
-    def __init__(self, feasible: Indexes, rejected: list[tuple[str, Status]], processed: int) -> None:
+    def __init__(self, feasible: Indexes, rejected: list[tuple[str, Status]]) -> None:
         self.feasible = feasible
         self.rejected = rejected
-        self.processed = processed
 
 
 class NodeIndex:
@@ -91,9 +91,16 @@ class NodeIndex:
         self._raw = np.zeros((0, n), dtype=np.int64)
         self._base = np.zeros(n, dtype=np.int64)
         self._out_of_range = np.zeros(n, dtype=bool)
-        self._normalizers: list[tuple[int, ScoreExtensions | None]] = []
+        self._extensions: list[tuple[int, ScoreExtensions | None]] = []
         self._mask_of: Collection[str] | None = None
         self._mask = np.zeros(0, dtype=bool)
+
+    def nodes_at(self, positions: Indexes) -> list[NodeInfo]:
+        """The NodeInfos at `positions`, in that order."""
+        at = positions.tolist()
+        if len(at) < 2:
+            return [self.nodes[i] for i in at]
+        return list(itemgetter(*at)(self.nodes))
 
     def mask(self, names: Collection[str]) -> Mask:
         """The positions of `names`, remembered for the collection last asked about."""
@@ -154,7 +161,7 @@ class NodeIndex:
                         rejected.extend([(names[i], statuses[i]) for i in failed])
                 lo = hi
         feasible = np.concatenate(found) if len(found) > 1 else found[0] if found else np.zeros(0, dtype=np.intp)
-        return Walk(feasible, rejected, count + len(rejected))
+        return Walk(feasible, rejected)
 
     def _segment(self, checks: FilterChecks, state: CycleState, pod: PodInfo, lo: int, hi: int,
                  asked: set[int], rest: tuple[Any, ...], inside: Mask | None) -> tuple[Mask, dict[int, Status | None]]:
@@ -230,17 +237,12 @@ class NodeIndex:
         if self._out_of_range[feasible].any():
             return self._totals_by_plugin(state, pod, scorers, key, feasible)
         totals = self._base[feasible]
-        for p, ext in self._normalizers:
-            if ext is None:
-                continue
-            column = self._normalized(ext, state, pod, feasible, self._raw[p, feasible])
-            if isinstance(column, Status):
-                name = scorers[p].name
-                return wrap_error(f"running Normalize on Score plugin {name!r}", column, name)
-            if column.max() > MAX_NODE_SCORE or column.min() < MIN_NODE_SCORE:
-                return invalid_score(scorers[p].name, column.tolist())
-            weight = key[p][1]
-            totals = totals + (column * weight if weight != 1 else column)
+        for p, ext in self._extensions:
+            if ext is not None:
+                column = self._weighted_column(state, pod, scorers[p].name, key[p][1], ext, p, feasible)
+                if isinstance(column, Status):
+                    return column
+                totals = totals + column
         return totals
 
     def raw_columns(self, state: CycleState, pod: PodInfo, scorers: Sequence[ScorePlugin],
@@ -261,7 +263,7 @@ class NodeIndex:
             self._raw = np.zeros((len(scorers), len(self.nodes)), dtype=np.int64)
             self._base = np.zeros(len(self.nodes), dtype=np.int64)
             self._out_of_range = np.zeros(len(self.nodes), dtype=bool)
-            self._normalizers = [(p, pl.score_extensions()) for p, pl in enumerate(scorers)]
+            self._extensions = [(p, pl.score_extensions()) for p, pl in enumerate(scorers)]
             self._scored[:] = False
         stale = positions[~self._scored[positions]]
         if len(stale):
@@ -270,7 +272,7 @@ class NodeIndex:
 
     def _score(self, state: CycleState, pod: PodInfo, scorers: Sequence[ScorePlugin],
                key: tuple[tuple[str, int], ...], stale: list[int]) -> Status | None:
-        raw, base, out_of_range, plain = self._raw, self._base, self._out_of_range, self._normalizers
+        raw, base, out_of_range, extensions = self._raw, self._base, self._out_of_range, self._extensions
         for i in stale:
             info = self.nodes[i]
             total = 0
@@ -280,7 +282,7 @@ class NodeIndex:
                 if st is not None and st.code != Code.SUCCESS:
                     return wrap_error(f"running Score plugin {pl.name!r}", st, pl.name)
                 raw[p, i] = value
-                if plain[p][1] is None:
+                if extensions[p][1] is None:
                     total += value * key[p][1]
                     bad = bad or value > MAX_NODE_SCORE or value < MIN_NODE_SCORE
             base[i] = total
@@ -293,18 +295,26 @@ class NodeIndex:
         """Totals plugin by plugin, in the framework's order, so that the first column out of range
         is the one reported."""
         totals = np.zeros(len(feasible), dtype=np.int64)
-        for p, ext in self._normalizers:
-            column = self._raw[p, feasible]
-            name = scorers[p].name
-            if ext is not None:
-                normalized = self._normalized(ext, state, pod, feasible, column)
-                if isinstance(normalized, Status):
-                    return wrap_error(f"running Normalize on Score plugin {name!r}", normalized, name)
-                column = normalized
-            if column.max() > MAX_NODE_SCORE or column.min() < MIN_NODE_SCORE:
-                return invalid_score(name, column.tolist())
-            totals += column * key[p][1]
+        for p, ext in self._extensions:
+            column = self._weighted_column(state, pod, scorers[p].name, key[p][1], ext, p, feasible)
+            if isinstance(column, Status):
+                return column
+            totals += column
         return totals
+
+    def _weighted_column(self, state: CycleState, pod: PodInfo, name: str, weight: int, ext: ScoreExtensions | None,
+                         p: int, feasible: Indexes) -> npt.NDArray[np.int64] | Status:
+        """Plugin `p`'s scores of the feasible nodes: normalized, checked for range, weighted
+        (`Framework.finish_totals` for one plugin)."""
+        column = self._raw[p, feasible]
+        if ext is not None:
+            normalized = self._normalized(ext, state, pod, feasible, column)
+            if isinstance(normalized, Status):
+                return wrap_error(f"running Normalize on Score plugin {name!r}", normalized, name)
+            column = normalized
+        if column.max() > MAX_NODE_SCORE or column.min() < MIN_NODE_SCORE:
+            return invalid_score(name, column.tolist())
+        return column * weight if weight != 1 else column
 
     def _normalized(self, ext: ScoreExtensions, state: CycleState, pod: PodInfo, feasible: Indexes,
                     column: npt.NDArray[np.int64]) -> npt.NDArray[np.int64] | Status:
@@ -316,6 +326,15 @@ class NodeIndex:
         if s is not None and not s.is_success():
             return s
         return np.fromiter((ns.score for ns in scores), dtype=np.int64, count=len(scores))
+
+
+def filters_after_index(fwk: Framework, state: CycleState, pod: PodInfo) -> tuple[Any, ...] | None:
+    """The filters a walk through the index runs after its node-local ones, or None when the
+    index does not apply (no leading node-local filters, or a nominator that cannot list the
+    nodes it nominates to)."""
+    if fwk.nominated_node_names() is None:
+        return None
+    return fwk.filters_after_node_local(state, pod)
 
 
 class NodeIndexes:

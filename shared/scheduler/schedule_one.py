@@ -5,7 +5,6 @@ the best. Pure: the caller hands in the framework, the snapshot and the random s
 from __future__ import annotations
 
 import random
-from operator import itemgetter
 from collections.abc import Sequence
 from typing import Any, Protocol
 
@@ -20,7 +19,7 @@ from shared.framework.snapshot import Snapshot
 from shared.framework.status import Code, Status
 
 from .fit_error import Diagnosis, FitError, NoNodesAvailable
-from .node_index import Indexes, NodeIndex, NodeIndexes, WalkError
+from .node_index import Indexes, NodeIndex, NodeIndexes, WalkError, filters_after_index
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
 EXTENDER_NAME = "Extender"
@@ -200,9 +199,7 @@ class ScheduleAlgorithm:
     # -- the indexed walk: identical pods over unchanged nodes cost array reads --------------------
     def _indexable(self, fwk: Framework, state: CycleState, pod: PodInfo) -> tuple[Any, ...] | None:
         """The filters to run after the index's node-local ones, or None when no index applies."""
-        if self.extenders or fwk.nominated_node_names() is None:
-            return None
-        return fwk.filters_after_node_local(state, pod)
+        return None if self.extenders else filters_after_index(fwk, state, pod)
 
     def _walk_index(self, fwk: Framework, state: CycleState, pod: PodInfo, diagnosis: Diagnosis,
                     snapshot: Snapshot, rest: tuple[Any, ...]) -> list[NodeInfo]:
@@ -215,9 +212,7 @@ class ScheduleAlgorithm:
             raise SchedulingError(exc.status) from exc
         if walk.rejected:
             diagnosis.add_node_statuses(walk.rejected)
-        positions = walk.feasible.tolist()
-        feasible = [index.nodes[positions[0]]] if len(positions) == 1 else (
-            list(itemgetter(*positions)(index.nodes)) if positions else [])
+        feasible = index.nodes_at(walk.feasible)
         self._walked = (feasible, index, walk.feasible)
         return feasible
 

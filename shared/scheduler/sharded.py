@@ -31,7 +31,7 @@ from shared.framework.snapshot import Snapshot
 from shared.framework.status import Code, Status
 
 from .fit_error import Diagnosis
-from .node_index import Indexes, NodeIndex, NodeIndexes, WalkError
+from .node_index import Indexes, NodeIndex, NodeIndexes, WalkError, filters_after_index
 from .schedule_one import num_feasible_nodes_to_find
 
 _CODE_NAMES = {
@@ -116,18 +116,16 @@ def filter_on_shard(fwk: Framework, state: CycleState, pod: PodInfo, snapshot: S
     feasible: list[NodeInfo] = []
     failures: list[tuple[str, Status]] = []
     n = len(nodes)
-    index: NodeIndex | None = None
-    positions: Indexes | None = None
-    rest = fwk.filters_after_node_local(state, pod) if indexes is not None and subset is None else None
-    if n and rest is not None and indexes is not None and fwk.nominated_node_names() is not None:
+    indexed: tuple[NodeIndex, Indexes] | None = None
+    rest = filters_after_index(fwk, state, pod) if indexes is not None and subset is None else None
+    if n and rest is not None and indexes is not None:
         index = indexes.get(fwk, pod, snapshot)
         try:
             walked = index.walk(fwk, state, pod, start % n, feasible_target(fwk, n), rest, index.mask(shard_nodes))
         except WalkError as exc:
             return PodShardResult(pod_uid=uid, error=exc.status.message())
-        positions = walked.feasible
-        feasible = [index.nodes[i] for i in positions.tolist()]
-        failures = walked.rejected
+        feasible, failures = index.nodes_at(walked.feasible), walked.rejected
+        indexed = (index, walked.feasible)
     elif n:
         to_find = feasible_target(fwk, n)
         first = start % n
@@ -148,10 +146,8 @@ def filter_on_shard(fwk: Framework, state: CycleState, pod: PodInfo, snapshot: S
     scores: dict[str, list[int]] = {}
     score_error = ""
     scored = bool(feasible) and fwk.has_score_plugins() and not fwk.pre_score_reads_nodes(pod)
-    if scored and index is not None and positions is not None:
-        scores, score_error = _indexed_raw_scores(fwk, state, pod, feasible, index, positions)
-    elif scored:
-        scores, score_error = _raw_scores(fwk, state, pod, feasible, feasible)
+    if scored:
+        scores, score_error = _raw_scores(fwk, state, pod, feasible, feasible, indexed)
     return PodShardResult(pod_uid=uid, feasible=[info.name for info in feasible], scores=scores, scored=scored,
                           score_error=score_error, failures=group_failures(failures), prefilter_nodes=subset,
                           rejectors=sorted(rejectors), nominated=nominated_failure)
@@ -168,31 +164,22 @@ def raw_scores_on_shard(fwk: Framework, state: CycleState, pod: PodInfo, snapsho
 
 
 def _raw_scores(fwk: Framework, state: CycleState, pod: PodInfo, feasible: Sequence[NodeInfo],
-                mine: Sequence[NodeInfo]) -> tuple[dict[str, list[int]], str]:
-    """PreScore over `feasible`, then each unskipped plugin's raw scores for `mine`, as columns."""
+                mine: Sequence[NodeInfo], indexed: tuple[NodeIndex, Indexes] | None = None,
+                ) -> tuple[dict[str, list[int]], str]:
+    """PreScore over `feasible`, then each unskipped plugin's raw scores for `mine`, as columns;
+    `indexed` (the index and the positions of `mine` in it): read from the index when every
+    score plugin is node-local."""
     s = fwk.run_pre_score_plugins(state, pod, feasible)
     if s is not None and not s.is_success():
         return {}, s.message()
+    scorers = fwk.score_plugins_if_node_local(state, pod) if indexed is not None else None
+    if indexed is not None and scorers is not None:
+        columns = indexed[0].raw_columns(state, pod, scorers, fwk.score_weights, indexed[1])
+        return ({}, columns.message()) if isinstance(columns, Status) else (columns, "")
     raw, s = fwk.run_raw_score_plugins(state, pod, mine)
     if s is not None:
         return {}, s.message()
     return dict(raw), ""
-
-
-def _indexed_raw_scores(fwk: Framework, state: CycleState, pod: PodInfo, feasible: Sequence[NodeInfo],
-                        index: NodeIndex, positions: Indexes) -> tuple[dict[str, list[int]], str]:
-    """`_raw_scores` over a walk's feasible nodes, from the index when every score plugin is node-local."""
-    s = fwk.run_pre_score_plugins(state, pod, feasible)
-    if s is not None and not s.is_success():
-        return {}, s.message()
-    scorers = fwk.score_plugins_if_node_local(state, pod)
-    if scorers is None:
-        raw, s = fwk.run_raw_score_plugins(state, pod, feasible)
-        return ({}, s.message()) if s is not None else (dict(raw), "")
-    columns = index.raw_columns(state, pod, scorers, fwk.score_weights, positions)
-    if isinstance(columns, Status):
-        return {}, columns.message()
-    return columns, ""
 
 
 def raw_by_plugin(results: Iterable[PodShardResult]) -> tuple[dict[str, dict[str, int]], str]:

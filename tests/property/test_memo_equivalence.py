@@ -10,6 +10,26 @@ from shared.model.loader import load_objects
 from shared.scheduler.simulator import Simulator
 
 
+def spec_of(shape: dict) -> dict:
+    """A pod spec from a drawn shape: cpu, priority, host port, tolerations, a preferred zone
+    ("zone", optional) and a spread constraint over the pods of its app."""
+    container: dict = {"name": "c", "resources": {"requests": {"cpu": shape["cpu"], "memory": "256Mi"}}}
+    if shape["port"]:
+        container["ports"] = [{"containerPort": 80, "hostPort": shape["port"]}]
+    pod_spec: dict = {"containers": [container], "priority": shape["priority"]}
+    if shape["tolerate"]:
+        pod_spec["tolerations"] = [{"key": "t", "operator": "Exists"}]
+    if shape.get("zone"):
+        pod_spec["affinity"] = {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+            {"weight": 5, "preference": {"matchExpressions": [
+                {"key": "zone", "operator": "In", "values": [shape["zone"]]}]}}]}}
+    if shape["spread"]:
+        pod_spec["topologySpreadConstraints"] = [{"maxSkew": 1, "topologyKey": "zone",
+                                                  "whenUnsatisfiable": shape["spread"],
+                                                  "labelSelector": {"matchLabels": {"app": shape["app"]}}}]
+    return pod_spec
+
+
 @st.composite
 def clusters(draw: st.DrawFn) -> list[dict]:
     docs: list[dict] = []
@@ -33,16 +53,7 @@ def clusters(draw: st.DrawFn) -> list[dict]:
     shared_spec = draw(spec_choices)
     for i in range(draw(st.integers(2, 16))):
         spec = shared_spec if draw(st.booleans()) else draw(spec_choices)  # many identical pods
-        container: dict = {"name": "c", "resources": {"requests": {"cpu": spec["cpu"], "memory": "256Mi"}}}
-        if spec["port"]:
-            container["ports"] = [{"containerPort": 80, "hostPort": spec["port"]}]
-        pod_spec: dict = {"containers": [container], "priority": spec["priority"]}
-        if spec["tolerate"]:
-            pod_spec["tolerations"] = [{"key": "t", "operator": "Exists"}]
-        if spec["spread"]:
-            pod_spec["topologySpreadConstraints"] = [{"maxSkew": 1, "topologyKey": "zone",
-                                                      "whenUnsatisfiable": spec["spread"],
-                                                      "labelSelector": {"matchLabels": {"app": spec["app"]}}}]
+        pod_spec = spec_of(spec)
         if draw(st.integers(0, 5)) == 0:
             pod_spec["nodeName"] = f"n{draw(st.integers(0, n_nodes - 1))}"
         docs.append({"kind": "Pod", "metadata": {"name": f"p{i}", "labels": {"app": spec["app"]}}, "spec": pod_spec})

@@ -16,6 +16,8 @@ from shared.plugins.tainttoleration.helpers import default_normalize_score
 from shared.scheduler.node_index import default_normalize
 from shared.scheduler.simulator import Simulator
 
+from .test_memo_equivalence import spec_of
+
 
 @st.composite
 def clusters(draw: st.DrawFn) -> list[dict]:
@@ -48,20 +50,7 @@ def clusters(draw: st.DrawFn) -> list[dict]:
     shapes = [draw(specs) for _ in range(3)]  # few shapes: many identical pods
     for i in range(draw(st.integers(20, 70))):
         spec = shapes[draw(st.integers(0, 2))]
-        container: dict = {"name": "c", "resources": {"requests": {"cpu": spec["cpu"], "memory": "256Mi"}}}
-        if spec["port"]:
-            container["ports"] = [{"containerPort": 80, "hostPort": spec["port"]}]
-        pod_spec: dict = {"containers": [container], "priority": spec["priority"]}
-        if spec["tolerate"]:
-            pod_spec["tolerations"] = [{"key": "t", "operator": "Exists"}]
-        if spec["zone"]:
-            pod_spec["affinity"] = {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
-                {"weight": 5, "preference": {"matchExpressions": [
-                    {"key": "zone", "operator": "In", "values": [spec["zone"]]}]}}]}}
-        if spec["spread"]:
-            pod_spec["topologySpreadConstraints"] = [{"maxSkew": 1, "topologyKey": "zone",
-                                                      "whenUnsatisfiable": spec["spread"],
-                                                      "labelSelector": {"matchLabels": {"app": spec["app"]}}}]
+        pod_spec = spec_of(spec)
         docs.append({"kind": "Pod", "metadata": {"name": f"p{i:03d}", "labels": {"app": spec["app"]}}, "spec": pod_spec})
     return docs
 
