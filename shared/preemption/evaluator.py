@@ -7,7 +7,7 @@ and describes the evictions and nomination changes in a PostFilterResult for the
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from shared.framework.cycle_state import CycleState
@@ -15,7 +15,7 @@ from shared.framework.interfaces import Handle, PostFilterResult
 from shared.framework.node_info import NodeInfo
 from shared.framework.pod_info import PodInfo
 from shared.framework.status import Code, Status
-from shared.scheduler.fit_error import Diagnosis, FitError
+from shared.scheduler.fit_error import Diagnosis, FitError, NodeToStatus
 
 from .victims import Candidate, ScoreFunc, Victims, pick_one_node_for_preemption
 
@@ -42,14 +42,15 @@ class PreemptionPolicy(Protocol):
 
 @runtime_checkable
 class RemembersVictims(Protocol):
-    """A policy that remembers a node's dry-run answer for as long as only the node decides it."""
+    """A policy that remembers a node's dry-run answer for as long as only the node decides it.
+    A remembered Victims is shared by every dry run that reads it: never changed in place."""
 
-    def victims_memo_key(self, state: CycleState, pod: PodInfo, node_info: NodeInfo,
-                         pdbs: Sequence[Any]) -> Hashable | None: ...
+    def victims_memo_keys(self, state: CycleState, pod: PodInfo,
+                          pdbs: Sequence[Any]) -> Callable[[NodeInfo], Hashable | None] | None: ...
 
-    def remembered_victims(self, key: Any) -> tuple[list[PodInfo], int, Status | None] | None: ...
+    def remembered_victims(self, key: Hashable) -> tuple[Victims, Status | None] | None: ...
 
-    def remember_victims(self, key: Any, answer: tuple[list[PodInfo], int, Status | None]) -> None: ...
+    def remember_victims(self, key: Hashable, answer: tuple[Victims, Status | None]) -> None: ...
 
 
 class PreemptionExtender(Protocol):
@@ -128,7 +129,10 @@ class Evaluator:
         # Only nodes a filter rejected as Unschedulable may be helped by removing pods.
         # (A node absent from the statuses counts as UnschedulableAndUnresolvable.)
         helpable = Code.UNSCHEDULABLE
-        potential = [n for n in all_nodes if (s := statuses.get(n.name)) is not None and s.code == helpable]
+        if isinstance(statuses, NodeToStatus):
+            potential = statuses.nodes_with_code(helpable, all_nodes)
+        else:
+            potential = [n for n in all_nodes if (s := statuses.get(n.name)) is not None and s.code == helpable]
         if not potential:
             return [], {}, []
         pdbs = self.handle.pod_disruption_budgets()
@@ -147,22 +151,24 @@ class Evaluator:
         node_statuses: dict[str, Status] = {}
         errors: list[str] = []
         memo = self.policy if isinstance(self.policy, RemembersVictims) else None
-        for i in range(len(potential)):
-            info = potential[(offset + i) % len(potential)]
-            key = memo.victims_memo_key(state, pod, info, pdbs) if memo is not None else None
-            known = memo.remembered_victims(key) if memo is not None and key is not None else None
-            if known is not None:
-                victims, num_violations, status = known  # the same node state asked already: no clone needed
-            else:
-                info = info.clone()
-                victims, num_violations, status = self.policy.select_victims_on_node(state.clone(), pod, info, pdbs)
+        keys = memo.victims_memo_keys(state, pod, pdbs) if memo is not None else None
+        n = len(potential)
+        for i in range(n):
+            info = potential[(offset + i) % n]
+            key = keys(info) if keys is not None else None
+            answer = memo.remembered_victims(key) if memo is not None and key is not None else None
+            if answer is None:  # not asked about this node state before: dry-run it on a clone
+                pods, num_violations, status = self.policy.select_victims_on_node(
+                    state.clone(), pod, info.clone(), pdbs)
+                answer = (Victims(pods, num_violations), status)
                 if memo is not None and key is not None:
-                    memo.remember_victims(key, (victims, num_violations, status))
+                    memo.remember_victims(key, answer)
+            victims, status = answer
             succeeded = status is None or status.is_success()
-            if succeeded and victims:
-                bucket = non_violating if num_violations == 0 else violating
+            if succeeded and victims.pods:
+                bucket = non_violating if victims.num_pdb_violations == 0 else violating
                 if len(bucket) < num_candidates:
-                    bucket.append(Candidate(info.name, Victims(victims, num_violations)))
+                    bucket.append(Candidate(info.name, victims))
                 if non_violating and len(non_violating) + len(violating) >= num_candidates:
                     break
                 continue

@@ -21,13 +21,30 @@ _NOT_STARTED = math.inf
 
 class Victims:
     """The pods to evict on one node and how many of them violate a PodDisruptionBudget
-    (extender/v1 Victims). Pods are ordered from most to least important."""
+    (extender/v1 Victims). Pods are ordered from most to least important. Never changed once
+    made: remembered dry runs share one Victims between preemptors."""
 
-    __slots__ = ("pods", "num_pdb_violations")
+    __slots__ = ("pods", "num_pdb_violations", "_rank")
 
     def __init__(self, pods: Sequence[PodInfo], num_pdb_violations: int = 0) -> None:
         self.pods = list(pods)
         self.num_pdb_violations = num_pdb_violations
+        self._rank: tuple[float, ...] | None = None
+
+    def rank(self) -> tuple[float, ...]:
+        """The default criteria's scores in order of precedence (see `default_score_funcs`);
+        the greater tuple is the better node."""
+        if self._rank is None:
+            pods = self.pods
+            earliest = earliest_pod_start_time(self)
+            self._rank = (
+                -self.num_pdb_violations,
+                -pods[0].priority if pods else 0,
+                -sum(p.priority + _PRIORITY_SHIFT for p in pods),
+                -len(pods),
+                -math.inf if earliest is None else earliest,
+            )
+        return self._rank
 
     def __repr__(self) -> str:
         return f"Victims({[p.key for p in self.pods]}, pdb_violations={self.num_pdb_violations})"
@@ -159,11 +176,14 @@ def pick_one_node_for_preemption(
     nodes_to_victims: Mapping[str, Victims], score_funcs: Sequence[ScoreFunc] | None = None
 ) -> str:
     """The node whose victims hurt least: each criterion keeps the nodes with its best score,
-    the next one breaks ties, and the first remaining node wins."""
+    the next one breaks ties, and the first remaining node wins. With the default criteria that
+    is the first node whose `Victims.rank` is greatest, each rank computed once per Victims."""
     if not nodes_to_victims:
         return ""
+    if not score_funcs:
+        return max(nodes_to_victims, key=lambda node: nodes_to_victims[node].rank())
     remaining = list(nodes_to_victims)
-    for score in score_funcs or default_score_funcs(nodes_to_victims):
+    for score in score_funcs:
         best = -math.inf
         selected: list[str] = []
         for node in remaining:

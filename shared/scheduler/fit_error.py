@@ -3,32 +3,134 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping, MutableMapping, Sequence
 
-from shared.framework.status import REJECTED_CODES, Status
+
+from shared.framework.node_info import NodeInfo
+from shared.framework.status import REJECTED_CODES, Code, Status
+
+from .rejections import Rejections
 
 NO_NODE_AVAILABLE_MSG = "0/{} nodes are available"
 NO_NODES_AVAILABLE = "no nodes available to schedule pods"
 
 
+class NodeToStatus(MutableMapping[str, Status]):
+    """Node name -> the status that rejected it. An indexed walk's `Rejections` stay arrays
+    until the mapping is iterated or changed; counting reasons and finding the nodes with a code
+    read the arrays."""
+
+    __slots__ = ("_statuses", "_rejections")
+
+    def __init__(self, statuses: dict[str, Status] | None = None) -> None:
+        self._statuses: dict[str, Status] = statuses if statuses is not None else {}
+        self._rejections: Rejections | None = None
+
+    def writable(self) -> dict[str, Status]:
+        """The plain dict behind the mapping, for loops that add many entries."""
+        if self._rejections is not None:
+            pairs, self._rejections = self._rejections.pairs(), None
+            self._statuses = dict(pairs) | self._statuses
+        return self._statuses
+
+    @property
+    def node_to_status(self) -> NodeToStatus:
+        return self._node_to_status
+
+    @node_to_status.setter
+    def node_to_status(self, statuses: Mapping[str, Status]) -> None:
+        self._node_to_status = statuses if isinstance(statuses, NodeToStatus) else NodeToStatus(dict(statuses))
+
+    def add_rejections(self, rejections: Rejections) -> None:
+        if self._statuses or self._rejections is not None:
+            self.writable().update(rejections.pairs())
+        else:
+            self._rejections = rejections
+
+    def __getitem__(self, name: str) -> Status:
+        status = self.get(name)
+        if status is None:
+            raise KeyError(name)
+        return status
+
+    def get(self, name: str, default: Status | None = None) -> Status | None:  # type: ignore[override]
+        if self._rejections is not None:
+            status = self._rejections.get(name)
+            return default if status is None else status
+        return self._statuses.get(name, default)
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and self.get(name) is not None
+
+    def __setitem__(self, name: str, status: Status) -> None:
+        self.writable()[name] = status
+
+    def __delitem__(self, name: str) -> None:
+        del self.writable()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.writable())
+
+    def __len__(self) -> int:
+        return len(self._rejections) if self._rejections is not None else len(self._statuses)
+
+    def status_counts(self) -> Iterable[tuple[Status, int]]:
+        """Each distinct status (equal code, reasons and plugin) with how many nodes have it."""
+        if self._rejections is not None:
+            return self._rejections.counts()
+        first: dict[tuple[Code, tuple[str, ...], str], Status] = {}
+        counts: Counter[tuple[Code, tuple[str, ...], str]] = Counter()
+        for status in self._statuses.values():
+            key = (status.code, status.reasons, status.plugin)
+            first.setdefault(key, status)
+            counts[key] += 1
+        return [(first[key], n) for key, n in counts.items()]
+
+    def nodes_with_code(self, code: Code, all_nodes: Sequence[NodeInfo]) -> list[NodeInfo]:
+        """The nodes of `all_nodes`, in its order, whose status has `code`."""
+        r = self._rejections
+        if r is not None and len(r.names) == len(all_nodes) and _same_nodes(r.names, all_nodes):
+            positions = r.positions_with_code(code).tolist()
+            return [all_nodes[p] for p in positions]
+        get = self.get
+        return [n for n in all_nodes if (s := get(n.name)) is not None and s.code == code]
+
+
+def _same_nodes(names: list[str], nodes: Sequence[NodeInfo]) -> bool:
+    """Whether `names` are the nodes' names in order (checked at both ends and the middle: the
+    index and the snapshot list come from one snapshot, this guards against a caller mixing two)."""
+    if not names:
+        return True
+    return all(names[i] == nodes[i].name for i in (0, len(names) // 2, len(names) - 1))
+
+
 class Diagnosis:
     """Per-node rejection statuses, plus the nodes' status when PreFilter ruled them out wholesale."""
 
-    __slots__ = ("node_to_status", "absent_nodes_status", "unschedulable_plugins", "pending_plugins",
+    __slots__ = ("_node_to_status", "absent_nodes_status", "unschedulable_plugins", "pending_plugins",
                  "pre_filter_msg", "post_filter_msg")
 
     def __init__(self) -> None:
-        self.node_to_status: dict[str, Status] = {}
+        self._node_to_status = NodeToStatus()
         self.absent_nodes_status: Status | None = None
         self.unschedulable_plugins: set[str] = set()
         self.pending_plugins: set[str] = set()
         self.pre_filter_msg = ""
         self.post_filter_msg = ""
 
-    def add_node_statuses(self, statuses: list[tuple[str, Status]]) -> None:
+    @property
+    def node_to_status(self) -> NodeToStatus:
+        return self._node_to_status
+
+    @node_to_status.setter
+    def node_to_status(self, statuses: Mapping[str, Status]) -> None:
+        self._node_to_status = statuses if isinstance(statuses, NodeToStatus) else NodeToStatus(dict(statuses))
+
+    def add_rejections(self, rejections: Rejections) -> None:
         """Each node's failing Filter status, in walk order, with `add_plugin_status` for each."""
-        self.node_to_status.update(statuses)
-        kinds = {(s.plugin, s.code) for _, s in statuses}  # few, however many nodes
-        self.unschedulable_plugins.update(p for p, code in kinds if p and code in REJECTED_CODES)
+        self.node_to_status.add_rejections(rejections)
+        self.unschedulable_plugins.update(s.plugin for s, _ in rejections.counts()
+                                          if s.plugin and s.code in REJECTED_CODES)
 
     def add_plugin_status(self, status: Status) -> None:
         if not status.plugin:
@@ -58,8 +160,8 @@ class FitError(Exception):
             msg += f" {d.pre_filter_msg}."
         else:
             histogram: dict[str, int] = {}
-            for reasons, n in Counter(status.reasons for status in d.node_to_status.values()).items():
-                for reason in reasons:
+            for status, n in d.node_to_status.status_counts():
+                for reason in status.reasons:
                     histogram[reason] = histogram.get(reason, 0) + n
             absent = self.num_all_nodes - len(d.node_to_status)
             if absent > 0 and d.absent_nodes_status is not None:

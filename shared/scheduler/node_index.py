@@ -30,6 +30,8 @@ from shared.framework.runtime import Framework, invalid_score, wrap_error
 from shared.framework.snapshot import Snapshot
 from shared.framework.status import Code, Status
 
+from .rejections import Rejections, StatusTable
+
 INDEXED_SIGNATURES = 8  # distinct pod specs whose per-node results are kept
 Indexes = npt.NDArray[np.intp]
 Mask = npt.NDArray[np.bool_]
@@ -62,11 +64,11 @@ class WalkError(Exception):
 
 
 class Walk:
-    """What a walk found: feasible node positions in walk order, and the rejected nodes' statuses."""
+    """What a walk found: feasible node positions in walk order, and the rejected nodes."""
 
     __slots__ = ("feasible", "rejected")
 
-    def __init__(self, feasible: Indexes, rejected: list[tuple[str, Status]]) -> None:
+    def __init__(self, feasible: Indexes, rejected: Rejections) -> None:
         self.feasible = feasible
         self.rejected = rejected
 
@@ -84,6 +86,8 @@ class NodeIndex:
         self._known = np.zeros(n, dtype=bool)
         self._fits = np.zeros(n, dtype=bool)
         self._statuses: list[Status | None] = [None] * n
+        self._table = StatusTable()
+        self._status_id = np.full(n, -1, dtype=np.int32)  # into _table where a node-local filter rejected
         # Verdicts with nominated pods counted: position -> ((generation, those pods), status).
         self._with_nominated: dict[int, tuple[tuple[int, tuple[tuple[str, bytes], ...]], Status | None]] = {}
         self._scored = np.zeros(n, dtype=bool)
@@ -141,7 +145,8 @@ class NodeIndex:
                  and (within is None or within[i])}
         found: list[Indexes] = []
         count = 0
-        rejected: list[tuple[str, Status]] = []
+        failed_at: list[Indexes] = []
+        failed_ids: list[npt.NDArray[np.int32]] = []
         # The walk order is two runs of positions: [start, n), then [0, start).
         for run_start, run_end in ((start, n), (0, start)):
             lo = run_start
@@ -153,14 +158,19 @@ class NodeIndex:
                 found.append(ok + lo)
                 count += len(ok)
                 if len(ok) < (hi - lo if inside is None else np.count_nonzero(inside)):
-                    statuses, names = self._statuses, self.names
-                    failed = (np.flatnonzero(~fits if inside is None else inside & ~fits) + lo).tolist()
-                    if verdicts:
-                        rejected.extend((names[i], verdicts[i] if i in verdicts else statuses[i]) for i in failed)
-                    else:
-                        rejected.extend([(names[i], statuses[i]) for i in failed])
+                    failed = np.flatnonzero(~fits if inside is None else inside & ~fits) + lo
+                    ids = self._status_id[failed]
+                    overridden = [(i, v) for i, v in verdicts.items() if v is not None and v.code != Code.SUCCESS]
+                    if overridden:
+                        ids = ids.copy()
+                        for i, v in overridden:
+                            ids[np.searchsorted(failed, i)] = self._table.intern(v)
+                    failed_at.append(failed)
+                    failed_ids.append(ids)
                 lo = hi
         feasible = np.concatenate(found) if len(found) > 1 else found[0] if found else np.zeros(0, dtype=np.intp)
+        rejected = Rejections(self.names, self.position, self._table, _joined(failed_at, np.intp),
+                              _joined(failed_ids, np.int32))
         return Walk(feasible, rejected)
 
     def _segment(self, checks: FilterChecks, state: CycleState, pod: PodInfo, lo: int, hi: int,
@@ -220,6 +230,7 @@ class NodeIndex:
             ok = s is None or s.code == Code.SUCCESS
             self._fits[i] = ok
             self._statuses[i] = None if ok else s
+            self._status_id[i] = -1 if ok else self._table.intern(s)  # type: ignore[arg-type]
             self._known[i] = True
         return None
 
@@ -326,6 +337,12 @@ class NodeIndex:
         if s is not None and not s.is_success():
             return s
         return np.fromiter((ns.score for ns in scores), dtype=np.int64, count=len(scores))
+
+
+def _joined(parts: list[Any], dtype: type) -> Any:
+    if len(parts) == 1:
+        return parts[0]
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
 
 
 def filters_after_index(fwk: Framework, state: CycleState, pod: PodInfo) -> tuple[Any, ...] | None:

@@ -175,7 +175,7 @@ class ScheduleAlgorithm:
         to_find = self._to_find(fwk, num_all)
         start = self.next_start_node_index % num_all if rotate else 0
         feasible: list[NodeInfo] = []
-        statuses = diagnosis.node_to_status
+        statuses = diagnosis.node_to_status.writable()
         filter_with_nominated = fwk.node_filter()
         for i in range(num_all):
             info = nodes[(start + i) % num_all]
@@ -210,8 +210,8 @@ class ScheduleAlgorithm:
             walk = index.walk(fwk, state, pod, self.next_start_node_index % num_all, self._to_find(fwk, num_all), rest)
         except WalkError as exc:
             raise SchedulingError(exc.status) from exc
-        if walk.rejected:
-            diagnosis.add_node_statuses(walk.rejected)
+        if len(walk.rejected):
+            diagnosis.add_rejections(walk.rejected)
         feasible = index.nodes_at(walk.feasible)
         self._walked = (feasible, index, walk.feasible)
         return feasible

@@ -32,6 +32,7 @@ from shared.framework.status import Code, Status
 
 from .fit_error import Diagnosis
 from .node_index import Indexes, NodeIndex, NodeIndexes, WalkError, filters_after_index
+from .rejections import Rejections
 from .schedule_one import num_feasible_nodes_to_find
 
 _CODE_NAMES = {
@@ -53,6 +54,8 @@ def to_status(failure: NodeFailure) -> Status:
 
 def group_failures(statuses: Iterable[tuple[str, Status]]) -> list[NodeFailure]:
     """Node statuses grouped by equal status, nodes in the order given."""
+    if isinstance(statuses, Rejections):
+        return [to_failure(status, nodes) for status, nodes in statuses.groups()]
     groups: dict[tuple[Code, tuple[str, ...], str], list[str]] = {}
     first: dict[tuple[Code, tuple[str, ...], str], Status] = {}
     for name, status in statuses:
@@ -114,7 +117,7 @@ def filter_on_shard(fwk: Framework, state: CycleState, pod: PodInfo, snapshot: S
         nodes = [info for info in nodes if info.name in names]
         subset = sorted(names)
     feasible: list[NodeInfo] = []
-    failures: list[tuple[str, Status]] = []
+    failures: list[tuple[str, Status]] | Rejections = []
     n = len(nodes)
     indexed: tuple[NodeIndex, Indexes] | None = None
     rest = filters_after_index(fwk, state, pod) if indexes is not None and subset is None else None

@@ -8,7 +8,7 @@ each one whose return still lets the preemptor fit. The pods not reprieved are t
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from functools import cmp_to_key
 from typing import Any
 
@@ -84,7 +84,7 @@ class DefaultPreemption(PostFilterPlugin):
         # Hooks as upstream exposes them: extra victim filtering and the reprieve order.
         self.is_eligible_pod: IsEligiblePod = _any_pod
         self.more_important_pod: MoreImportantPod = default_more_important_pod
-        self._victims_memo: dict[tuple[str, int, bytes], tuple[tuple[PodInfo, ...], int, Status | None]] = {}
+        self._victims_memo: dict[Hashable, tuple[Victims, Status | None]] = {}
         self._memo_allowed_for: tuple[CycleState, PodInfo, bool] | None = None
         self.evaluator = Evaluator(NAME, handle, self)
 
@@ -143,30 +143,43 @@ class DefaultPreemption(PostFilterPlugin):
         return sorted(pods, key=cmp_to_key(lambda a, b: -1 if more(a, b) else (1 if more(b, a) else 0)))
 
     # -- remembered dry runs (the evaluator asks before it clones a node) ---------------------
-    def victims_memo_key(self, state: CycleState, pod: PodInfo, node_info: NodeInfo,
-                         pdbs: Sequence[Any]) -> tuple[str, int, bytes] | None:
-        """Where a node's dry-run answer is remembered, or None when it must not be.
+    def victims_memo_keys(self, state: CycleState, pod: PodInfo,
+                          pdbs: Sequence[Any]) -> Callable[[NodeInfo], Hashable | None] | None:
+        """Where each node's dry-run answer is remembered for this dry run, or None when nothing
+        may be.
 
-        It is remembered per (node state, pod spec) when nothing but the node itself can change
-        it: every Filter plugin that runs is node-local, no PDB applies, nothing is nominated to
-        the node and the victim hooks are the defaults. Preemptors alike in spec then pay for each
-        node's dry run once until that node changes (a workload preempting over 5,000 nodes
-        re-ran about 500 per preemptor)."""
+        Answers are remembered per (node state, pod spec, the nominated pods Filter counts there)
+        when nothing else can change them: every Filter plugin that runs is node-local, no PDB
+        applies and the victim hooks are the defaults. Preemptors alike in spec then pay for each
+        node's dry run once until that node or its counted nominations change (a workload
+        preempting over 5,000 nodes re-ran about 500 per preemptor)."""
         if not self._memo_allowed(state, pod, pdbs):
             return None
-        if self.handle.nominator().nominated_pods_for_node(node_info.name):
-            return None
-        return node_info.name, node_info.generation, pod.signature()
+        signature = pod.signature()
+        nominator = self.handle.nominator()
+        counted: Callable[[PodInfo, str], list[PodInfo]] | None = getattr(self.handle, "counted_nominations", None)
+        listing = getattr(nominator, "nodes_with_nominations", None)
+        nominated = listing() if listing is not None else None
 
-    def remembered_victims(self, key: tuple[str, int, bytes]) -> tuple[list[PodInfo], int, Status | None] | None:
-        hit = self._victims_memo.get(key)
-        return (list(hit[0]), hit[1], hit[2]) if hit is not None else None
+        def key(info: NodeInfo) -> Hashable | None:
+            name = info.name
+            if nominated is not None and name not in nominated:
+                return name, info.generation, signature
+            if counted is None:
+                return None if nominator.nominated_pods_for_node(name) else (name, info.generation, signature)
+            pods = counted(pod, name)
+            if not pods:
+                return name, info.generation, signature
+            return name, info.generation, signature, tuple((p.uid, p.signature()) for p in pods)
+        return key
 
-    def remember_victims(self, key: tuple[str, int, bytes],
-                         answer: tuple[list[PodInfo], int, Status | None]) -> None:
+    def remembered_victims(self, key: Hashable) -> tuple[Victims, Status | None] | None:
+        return self._victims_memo.get(key)
+
+    def remember_victims(self, key: Hashable, answer: tuple[Victims, Status | None]) -> None:
         if len(self._victims_memo) >= VICTIMS_MEMO_SIZE:
             self._victims_memo.clear()
-        self._victims_memo[key] = (tuple(answer[0]), answer[1], answer[2])
+        self._victims_memo[key] = answer
 
     def _memo_allowed(self, state: CycleState, pod: PodInfo, pdbs: Sequence[Any]) -> bool:
         """Whether only the node's own state decides (asked once per dry run: the evaluator asks
@@ -174,7 +187,7 @@ class DefaultPreemption(PostFilterPlugin):
         last = self._memo_allowed_for
         if last is not None and last[0] is state and last[1] is pod:
             return last[2]
-        allowed = (not pdbs and self.is_eligible_pod is _any_pod
+        allowed = (getattr(self.handle, "memoize", True) and not pdbs and self.is_eligible_pod is _any_pod
                    and self.more_important_pod is default_more_important_pod
                    and getattr(self.handle, "filter_plugins", None) is not None
                    and all(getattr(pl, "NODE_LOCAL", False) for pl in self.handle.filter_plugins  # type: ignore[attr-defined]

@@ -312,7 +312,32 @@ def test_nothing_is_remembered_when_more_than_the_node_decides() -> None:
     fwk.set_pod_disruption_budgets([pdb("keep", {"app": "x"}, allowed=0)])
     _candidates(fwk, plugin, pod("a", 100, "2"))
     assert plugin._victims_memo == {}
-    fwk, plugin = _node_local_framework([node("node1", "2", pod("p1", 1, "2", node="node1"))])
+
+
+def test_a_dry_run_with_nominated_pods_is_remembered_with_the_pods_it_counted() -> None:
+    node1 = node("node1", "4", pod("p1", 1, "1", node="node1"), pod("p2", 1, "1", node="node1"),
+                 pod("p3", 1, "2", node="node1"))
+    fwk, plugin = _node_local_framework([node1])
+    computed: list[str] = []
+    select = plugin.select_victims_on_node
+
+    def counting(state: CycleState, p: PodInfo, info: NodeInfo, pdbs: Any) -> Any:
+        computed.append(info.name)
+        return select(state, p, info, pdbs)
+    plugin.select_victims_on_node = counting
+
+    # A higher-priority pod nominated to node1 takes 1 cpu: the 2-cpu preemptor needs p2 and p3
+    # gone (p1, reprieved first, stays).
     fwk.set_nominator(FakeNominator({"node1": [pod("n", 200, "1")]}))
-    _candidates(fwk, plugin, pod("a", 100, "1"))
-    assert plugin._victims_memo == {}
+    first = _candidates(fwk, plugin, pod("a", 100, "2"))
+    assert first == {"node1": ["p2", "p3"]} and len(computed) == 1
+    assert _candidates(fwk, plugin, pod("b", 100, "2")) == first and len(computed) == 1
+    # A lower-priority nomination is not counted: the node alone decides, as without one.
+    fwk.set_nominator(FakeNominator({"node1": [pod("low", 50, "1")]}))
+    assert _candidates(fwk, plugin, pod("c", 100, "2")) == {"node1": ["p3"]} and len(computed) == 2
+    fwk.set_nominator(FakeNominator())
+    assert _candidates(fwk, plugin, pod("d", 100, "2")) == {"node1": ["p3"]} and len(computed) == 2
+    # Another counted nomination is another question, answered afresh.
+    fwk.set_nominator(FakeNominator({"node1": [pod("n2", 200, "2")]}))
+    assert _candidates(fwk, plugin, pod("e", 100, "2")) == {"node1": ["p1", "p2", "p3"]}
+    assert len(computed) == 3

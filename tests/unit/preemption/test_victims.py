@@ -4,9 +4,12 @@ TestPickOneNodeForPreemption, filterPodsWithPDBViolation facts)."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from shared.preemption import (
     Victims,
+    default_score_funcs,
     earliest_pod_start_time,
     filter_pods_with_pdb_violation,
     importance_key,
@@ -60,6 +63,17 @@ def test_pick_one_node(nodes: dict[str, Victims], want: str) -> None:
 
 def test_pick_one_node_of_none() -> None:
     assert pick_one_node_for_preemption({}) == ""
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.lists(st.tuples(st.sampled_from([-5, 0, 1, 10]), st.sampled_from([T1, T2, T3, None])),
+                                   min_size=1, max_size=4),
+                          st.integers(0, 2)), min_size=1, max_size=8))
+def test_ranked_pick_is_the_criterion_by_criterion_pick(specs: list) -> None:  # type: ignore[type-arg]
+    """The default pick compares each node's rank tuple; it must choose the node that applying
+    the criteria one after another (upstream's loop) chooses."""
+    nodes = {f"n{i}": _v(*victims, violations=violations) for i, (victims, violations) in enumerate(specs)}
+    assert pick_one_node_for_preemption(nodes) == pick_one_node_for_preemption(nodes, default_score_funcs(nodes))
 
 
 def test_custom_score_funcs_replace_the_defaults() -> None:
