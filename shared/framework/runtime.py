@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Hashable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .cycle_state import CycleState
@@ -360,6 +360,16 @@ class Framework:
             return []
         return [pi for pi in self._nominator.nominated_pods_for_node(node_name)
                 if pi.priority >= pod.priority and pi.uid != pod.uid]
+
+    def nominations_key(self, pod: PodInfo, node_name: str) -> Hashable | None:
+        """Equal for two calls exactly when `counted_nominations` would give the same pods; None
+        when the nominator keeps no stamps (then only the pods themselves tell)."""
+        stamp_of = getattr(self._nominator, "stamp_of", None)
+        if stamp_of is None:
+            return None
+        # The pod itself is never counted: where it is one of the node's nominated pods, who it is matters.
+        own = pod.uid if self._nominator.nominated_node_of(pod.uid) == node_name else ""  # type: ignore[attr-defined]
+        return stamp_of(node_name), pod.priority, own
 
     # -- PostFilter -------------------------------------------------------------------------
     def run_post_filter_plugins(

@@ -8,17 +8,23 @@ that account for nominated pods see them in that order.
 from __future__ import annotations
 
 from collections.abc import Collection
+from itertools import count
 
 from shared.framework.pod_info import PodInfo
 
+# Stamps are unique across every Nominator of the process, so a stamp read from one never
+# equals a stamp of another's different pods.
+_stamps = count(1)
+
 
 class Nominator:
-    __slots__ = ("_pods_by_node", "_node_of")
+    __slots__ = ("_pods_by_node", "_node_of", "_stamp")
 
     def __init__(self) -> None:
         # node name -> uid -> PodInfo; dicts keep insertion order, like upstream's slices.
         self._pods_by_node: dict[str, dict[str, PodInfo]] = {}
         self._node_of: dict[str, str] = {}
+        self._stamp: dict[str, int] = {}  # node name -> stamp of its nominated pods as they are now
 
     def add_nominated_pod(self, pod_info: PodInfo, node_name: str | None = None) -> None:
         """Nominate `pod_info` to `node_name`; without a node name, to the node its
@@ -34,6 +40,7 @@ class Nominator:
             return  # already bound: nothing to reserve
         self._node_of[pod_info.uid] = target
         self._pods_by_node.setdefault(target, {})[pod_info.uid] = pod_info
+        self._stamp[target] = next(_stamps)
 
     def delete_nominated_pod_if_exists(self, pod: PodInfo) -> None:
         node = self._node_of.pop(pod.uid, None)
@@ -44,6 +51,7 @@ class Nominator:
             pods.pop(pod.uid, None)
             if not pods:
                 del self._pods_by_node[node]
+        self._stamp[node] = next(_stamps)
 
     def update_nominated_pod(self, old: PodInfo, new: PodInfo) -> None:
         """Swap the stored pod for its newer version.
@@ -63,6 +71,11 @@ class Nominator:
     def nodes_with_nominations(self) -> Collection[str]:
         """The nodes some pod is nominated to (a live view: it follows later nominations)."""
         return self._pods_by_node.keys()
+
+    def stamp_of(self, node_name: str) -> int:
+        """Equal for two calls exactly when the node's nominated pods are the same PodInfos in
+        the same order (0 before any pod was nominated to it)."""
+        return self._stamp.get(node_name, 0)
 
     def nominated_node_of(self, uid: str) -> str | None:
         return self._node_of.get(uid)

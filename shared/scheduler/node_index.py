@@ -15,7 +15,7 @@ Score plugin of the cycle node-local, see `Framework.filters_are_node_local`).
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Hashable, Sequence
 from operator import itemgetter
 from typing import Any, Protocol
 
@@ -54,6 +54,8 @@ class FilterChecks(Protocol):
 
     def counted_nominations(self, pod: PodInfo, node_name: str) -> list[PodInfo]: ...
 
+    def nominations_key(self, pod: PodInfo, node_name: str) -> Hashable | None: ...
+
 
 class WalkError(Exception):
     """A Filter plugin answered Error on a node the walk reached."""
@@ -89,7 +91,7 @@ class NodeIndex:
         self._table = StatusTable()
         self._status_id = np.full(n, -1, dtype=np.int32)  # into _table where a node-local filter rejected
         # Verdicts with nominated pods counted: position -> ((generation, those pods), status).
-        self._with_nominated: dict[int, tuple[tuple[int, tuple[tuple[str, bytes], ...]], Status | None]] = {}
+        self._with_nominated: dict[int, tuple[Hashable, Status | None]] = {}
         self._scored = np.zeros(n, dtype=bool)
         self._scorers: tuple[tuple[str, int], ...] = ()
         self._raw = np.zeros((0, n), dtype=np.int64)
@@ -141,8 +143,9 @@ class NodeIndex:
         count, a verdict kept (when `rest` is empty) while the node and those pods stay the same.
         `within` (a filter shard's nodes, see `mask`): the other nodes are passed over."""
         n = len(self.nodes)
-        asked = {i for name in checks.nominated_node_names() or () if (i := self.position.get(name)) is not None
-                 and (within is None or within[i])}
+        asked = np.array(sorted(i for name in checks.nominated_node_names() or ()
+                                if (i := self.position.get(name)) is not None and (within is None or within[i])),
+                         dtype=np.intp)
         found: list[Indexes] = []
         count = 0
         failed_at: list[Indexes] = []
@@ -153,18 +156,15 @@ class NodeIndex:
             while lo < run_end and count < to_find:
                 hi = min(lo + to_find - count, run_end)
                 inside = within[lo:hi] if within is not None else None
-                fits, verdicts = self._segment(checks, state, pod, lo, hi, asked, rest, inside)
+                fits, rejected_at, rejected_ids = self._segment(checks, state, pod, lo, hi, asked, rest, inside)
                 ok = np.flatnonzero(fits)
                 found.append(ok + lo)
                 count += len(ok)
                 if len(ok) < (hi - lo if inside is None else np.count_nonzero(inside)):
                     failed = np.flatnonzero(~fits if inside is None else inside & ~fits) + lo
                     ids = self._status_id[failed]
-                    overridden = [(i, v) for i, v in verdicts.items() if v is not None and v.code != Code.SUCCESS]
-                    if overridden:
-                        ids = ids.copy()
-                        for i, v in overridden:
-                            ids[np.searchsorted(failed, i)] = self._table.intern(v)
+                    if rejected_at:  # statuses the index does not keep replace the kept ones
+                        ids[np.searchsorted(failed, rejected_at)] = rejected_ids
                     failed_at.append(failed)
                     failed_ids.append(ids)
                 lo = hi
@@ -174,49 +174,66 @@ class NodeIndex:
         return Walk(feasible, rejected)
 
     def _segment(self, checks: FilterChecks, state: CycleState, pod: PodInfo, lo: int, hi: int,
-                 asked: set[int], rest: tuple[Any, ...], inside: Mask | None) -> tuple[Mask, dict[int, Status | None]]:
-        """Positions [lo, hi) (those `inside` when given): which fit, and the statuses not kept in
-        the index. A filter's Error is raised for the first node in walk order that has one, as
+                 asked: Indexes, rest: tuple[Any, ...], inside: Mask | None) -> tuple[Mask, list[int], list[int]]:
+        """Positions [lo, hi) (those `inside` when given): which fit, and the nodes rejected with
+        a status the index does not keep (nominated pods counted, or a `rest` filter), with that
+        status's id. A filter's Error is raised for the first node in walk order that has one, as
         the sequential walk would."""
         unknown = ~self._known[lo:hi]
         stale = np.flatnonzero(unknown if inside is None else unknown & inside)
         error = self._learn(checks, state, pod, (stale + lo).tolist()) if len(stale) else None
         limit = error[0] if error is not None else hi
         fits = self._fits[lo:hi] if inside is None else self._fits[lo:hi] & inside
-        verdicts: dict[int, Status | None] = {}
-        mine = [i for i in asked if lo <= i < limit]
+        rejected_at: list[int] = []
+        rejected_ids: list[int] = []
+        nominated = asked[np.searchsorted(asked, lo):np.searchsorted(asked, limit)]
+        mine = nominated
         if rest:
-            mine.extend(j + lo for j in np.flatnonzero(fits[:limit - lo]).tolist() if j + lo not in asked)
-        if mine:
-            mine.sort()
+            passing = np.flatnonzero(fits[:limit - lo]) + lo
+            mine = np.union1d(nominated, passing)
+        if len(mine):
             fits = fits.copy()
-            for i in mine:
-                if i in asked:
+            check_nominated = set(nominated.tolist()) if rest else None
+            for i in mine.tolist():
+                if check_nominated is None or i in check_nominated:
                     s = self._check_nominated(checks, state, pod, i, cache=not rest)
                 else:
                     s = checks.run_filters(rest, state, pod, self.nodes[i])
-                if s is not None and s.code == Code.ERROR:
+                if s is None or s.code == Code.SUCCESS:
+                    fits[i - lo] = True
+                    continue
+                if s.code == Code.ERROR:
                     raise WalkError(s)
-                verdicts[i] = s
-                fits[i - lo] = s is None or s.code == Code.SUCCESS
+                fits[i - lo] = False
+                rejected_at.append(i)
+                rejected_ids.append(self._table.intern(s))
         if error is not None:
             raise WalkError(error[1])
-        return fits, verdicts
+        return fits, rejected_at, rejected_ids
 
     def _check_nominated(self, checks: FilterChecks, state: CycleState, pod: PodInfo, i: int,
                          *, cache: bool) -> Status | None:
         info = self.nodes[i]
         if not cache:
             return checks.run_filter_plugins_with_nominated_pods(state, pod, info)
+        stamp = checks.nominations_key(pod, info.name)
+        key: Hashable | None = None
+        if stamp is not None:
+            key = (info.generation, stamp)
+            kept = self._with_nominated.get(i)
+            if kept is not None and kept[0] == key:
+                return kept[1]
         counted = checks.counted_nominations(pod, info.name)
         if not counted:
-            return self._statuses[i] if self._known[i] else checks.run_filter_plugins(state, pod, info)
-        key = (info.generation, tuple((p.uid, p.signature()) for p in counted))
-        kept = self._with_nominated.get(i)
-        if kept is not None and kept[0] == key:
-            return kept[1]
-        s = checks.run_filter_plugins_with_nominated_pods(state, pod, info)
-        if s is None or s.code != Code.ERROR:
+            s = self._statuses[i] if self._known[i] else checks.run_filter_plugins(state, pod, info)
+        else:
+            if key is None:
+                key = (info.generation, tuple((p.uid, p.signature()) for p in counted))
+                kept = self._with_nominated.get(i)
+                if kept is not None and kept[0] == key:
+                    return kept[1]
+            s = checks.run_filter_plugins_with_nominated_pods(state, pod, info)
+        if key is not None and (s is None or s.code != Code.ERROR):
             self._with_nominated[i] = (key, s)
         return s
 

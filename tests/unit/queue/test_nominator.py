@@ -95,3 +95,22 @@ def test_queue_update_refreshes_the_nominated_pod_info(clock: FakeClock) -> None
     new = MakePod().name("p").nominated_node("n1").priority(5).info()
     q.update(old, new)
     assert q.nominator.nominated_pods_for_node("n1") == [new]
+
+
+def test_a_node_stamp_changes_with_its_nominated_pods_and_only_then() -> None:
+    n = Nominator()
+    assert n.stamp_of("n1") == 0
+    a, b = pod("a"), pod("b")
+    n.add_nominated_pod(a, "n1")
+    first = n.stamp_of("n1")
+    n.add_nominated_pod(b, "n2")
+    assert n.stamp_of("n1") == first  # another node's change leaves n1's stamp
+    n.add_nominated_pod(b, "n1")
+    second = n.stamp_of("n1")
+    assert second != first and n.stamp_of("n2") not in (0, first, second)
+    n.update_nominated_pod(a, pod("a"))  # a newer PodInfo is a different set of pods
+    assert n.stamp_of("n1") not in (first, second)
+    # Stamps never repeat across nominators: another one's pods are never mistaken for these.
+    other = Nominator()
+    other.add_nominated_pod(a, "n1")
+    assert other.stamp_of("n1") not in (first, second, n.stamp_of("n1"))
