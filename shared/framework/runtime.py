@@ -361,15 +361,20 @@ class Framework:
         return [pi for pi in self._nominator.nominated_pods_for_node(node_name)
                 if pi.priority >= pod.priority and pi.uid != pod.uid]
 
-    def nominations_key(self, pod: PodInfo, node_name: str) -> Hashable | None:
-        """Equal for two calls exactly when `counted_nominations` would give the same pods; None
-        when the nominator keeps no stamps (then only the pods themselves tell)."""
-        stamp_of = getattr(self._nominator, "stamp_of", None)
-        if stamp_of is None:
+    def nominations_keys(self, pod: PodInfo) -> Callable[[str], Hashable] | None:
+        """For `pod`: node name -> a key equal for two asks exactly when `counted_nominations`
+        would give the same pods there; None when the nominator keeps no stamps (then only the
+        pods themselves tell)."""
+        stamps: Mapping[str, int] | None = getattr(self._nominator, "stamps", None)
+        if stamps is None:
             return None
-        # The pod itself is never counted: where it is one of the node's nominated pods, who it is matters.
-        own = pod.uid if self._nominator.nominated_node_of(pod.uid) == node_name else ""  # type: ignore[attr-defined]
-        return stamp_of(node_name), pod.priority, own
+        # The pod itself is never counted: where it is one of the nominated pods, who it is matters.
+        own_node = self._nominator.nominated_node_of(pod.uid)  # type: ignore[attr-defined]
+        priority, uid = pod.priority, pod.uid
+
+        def key(node_name: str) -> Hashable:
+            return stamps.get(node_name, 0), priority, uid if node_name == own_node else ""
+        return key
 
     # -- PostFilter -------------------------------------------------------------------------
     def run_post_filter_plugins(

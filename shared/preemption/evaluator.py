@@ -8,6 +8,7 @@ and describes the evictions and nomination changes in a PostFilterResult for the
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping, Sequence
+from itertools import chain
 from typing import Any, Protocol, runtime_checkable
 
 from shared.framework.cycle_state import CycleState
@@ -43,14 +44,14 @@ class PreemptionPolicy(Protocol):
 @runtime_checkable
 class RemembersVictims(Protocol):
     """A policy that remembers a node's dry-run answer for as long as only the node decides it.
-    A remembered Victims is shared by every dry run that reads it: never changed in place."""
+    A remembered Candidate is shared by every dry run that reads it: never changed in place."""
 
     def victims_memo_keys(self, state: CycleState, pod: PodInfo,
                           pdbs: Sequence[Any]) -> Callable[[NodeInfo], Hashable | None] | None: ...
 
-    def remembered_victims(self, key: Hashable) -> tuple[Victims, Status | None] | None: ...
+    remembered_victims: Callable[[Hashable], tuple[Candidate, Status | None] | None]
 
-    def remember_victims(self, key: Hashable, answer: tuple[Victims, Status | None]) -> None: ...
+    def remember_victims(self, key: Hashable, answer: tuple[Candidate, Status | None]) -> None: ...
 
 
 class PreemptionExtender(Protocol):
@@ -152,23 +153,23 @@ class Evaluator:
         errors: list[str] = []
         memo = self.policy if isinstance(self.policy, RemembersVictims) else None
         keys = memo.victims_memo_keys(state, pod, pdbs) if memo is not None else None
-        n = len(potential)
-        for i in range(n):
-            info = potential[(offset + i) % n]
+        remembered = memo.remembered_victims if memo is not None else None
+        walk = chain(potential[offset:], potential[:offset]) if offset else potential
+        for info in walk:
             key = keys(info) if keys is not None else None
-            answer = memo.remembered_victims(key) if memo is not None and key is not None else None
+            answer = remembered(key) if remembered is not None and key is not None else None
             if answer is None:  # not asked about this node state before: dry-run it on a clone
                 pods, num_violations, status = self.policy.select_victims_on_node(
                     state.clone(), pod, info.clone(), pdbs)
-                answer = (Victims(pods, num_violations), status)
+                answer = (Candidate(info.name, Victims(pods, num_violations)), status)
                 if memo is not None and key is not None:
                     memo.remember_victims(key, answer)
-            victims, status = answer
-            succeeded = status is None or status.is_success()
-            if succeeded and victims.pods:
-                bucket = non_violating if victims.num_pdb_violations == 0 else violating
+            candidate, status = answer
+            succeeded = status is None or status.code == Code.SUCCESS
+            if succeeded and candidate.victims.pods:
+                bucket = non_violating if candidate.victims.num_pdb_violations == 0 else violating
                 if len(bucket) < num_candidates:
-                    bucket.append(Candidate(info.name, victims))
+                    bucket.append(candidate)
                 if non_violating and len(non_violating) + len(violating) >= num_candidates:
                     break
                 continue

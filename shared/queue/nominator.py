@@ -7,7 +7,7 @@ that account for nominated pods see them in that order.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from itertools import count
 
 from shared.framework.pod_info import PodInfo
@@ -72,10 +72,11 @@ class Nominator:
         """The nodes some pod is nominated to (a live view: it follows later nominations)."""
         return self._pods_by_node.keys()
 
-    def stamp_of(self, node_name: str) -> int:
-        """Equal for two calls exactly when the node's nominated pods are the same PodInfos in
-        the same order (0 before any pod was nominated to it)."""
-        return self._stamp.get(node_name, 0)
+    @property
+    def stamps(self) -> Mapping[str, int]:
+        """Node name -> a stamp equal for two reads exactly when the node's nominated pods are the
+        same PodInfos in the same order (absent before any pod was nominated to it). A live view."""
+        return self._stamp
 
     def nominated_node_of(self, uid: str) -> str | None:
         return self._node_of.get(uid)

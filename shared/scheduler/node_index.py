@@ -4,9 +4,9 @@ raw score of node-local Score plugins, for every node of one snapshot.
 A node's entries are recomputed only after the NodeInfo change journal names it, so the
 round-robin walk for the thousandth identical pod reads arrays where it would call every plugin
 on every node. The walk itself is upstream's findNodesThatPassFilters taken in slices: each slice
-is exactly as long as the feasible nodes still wanted, so no node past the sequential walk's stop
-is ever evaluated and the outcome (feasible nodes, statuses, how many nodes were processed) is the
-sequential walk's.
+ends where the feasible nodes still wanted could at the earliest be found, so no node past the
+sequential walk's stop is ever evaluated and the outcome (feasible nodes, statuses, how many
+nodes were processed) is the sequential walk's.
 
 Pure apart from the plugins it calls; the caller decides when the index applies (every Filter and
 Score plugin of the cycle node-local, see `Framework.filters_are_node_local`).
@@ -15,7 +15,7 @@ Score plugin of the cycle node-local, see `Framework.filters_are_node_local`).
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Collection, Hashable, Sequence
+from collections.abc import Callable, Collection, Hashable, Sequence
 from operator import itemgetter
 from typing import Any, Protocol
 
@@ -54,7 +54,7 @@ class FilterChecks(Protocol):
 
     def counted_nominations(self, pod: PodInfo, node_name: str) -> list[PodInfo]: ...
 
-    def nominations_key(self, pod: PodInfo, node_name: str) -> Hashable | None: ...
+    def nominations_keys(self, pod: PodInfo) -> Callable[[str], Hashable] | None: ...
 
 
 class WalkError(Exception):
@@ -146,6 +146,7 @@ class NodeIndex:
         asked = np.array(sorted(i for name in checks.nominated_node_names() or ()
                                 if (i := self.position.get(name)) is not None and (within is None or within[i])),
                          dtype=np.intp)
+        keys = checks.nominations_keys(pod) if len(asked) and not rest else None
         found: list[Indexes] = []
         count = 0
         failed_at: list[Indexes] = []
@@ -154,9 +155,9 @@ class NodeIndex:
         for run_start, run_end in ((start, n), (0, start)):
             lo = run_start
             while lo < run_end and count < to_find:
-                hi = min(lo + to_find - count, run_end)
+                hi = self._slice_end(lo, run_end, to_find - count, within)
                 inside = within[lo:hi] if within is not None else None
-                fits, rejected_at, rejected_ids = self._segment(checks, state, pod, lo, hi, asked, rest, inside)
+                fits, rejected_at, rejected_ids = self._segment(checks, state, pod, lo, hi, asked, keys, rest, inside)
                 ok = np.flatnonzero(fits)
                 found.append(ok + lo)
                 count += len(ok)
@@ -173,8 +174,20 @@ class NodeIndex:
                               _joined(failed_ids, np.int32))
         return Walk(feasible, rejected)
 
+    def _slice_end(self, lo: int, run_end: int, want: int, within: Mask | None) -> int:
+        """Where the next slice from `lo` ends: just after the `want`-th node that may fit (not
+        known to fail locally). A node that fits may, so the sequential walk cannot stop before
+        that point, and where nodes are known to fail (every node, for a preemptor) one slice
+        covers them all."""
+        maybe = ~self._known[lo:run_end] | self._fits[lo:run_end]
+        if within is not None:
+            maybe &= within[lo:run_end]
+        at = np.flatnonzero(maybe)
+        return run_end if len(at) < want else lo + int(at[want - 1]) + 1
+
     def _segment(self, checks: FilterChecks, state: CycleState, pod: PodInfo, lo: int, hi: int,
-                 asked: Indexes, rest: tuple[Any, ...], inside: Mask | None) -> tuple[Mask, list[int], list[int]]:
+                 asked: Indexes, keys: Callable[[str], Hashable] | None, rest: tuple[Any, ...],
+                 inside: Mask | None) -> tuple[Mask, list[int], list[int]]:
         """Positions [lo, hi) (those `inside` when given): which fit, and the nodes rejected with
         a status the index does not keep (nominated pods counted, or a `rest` filter), with that
         status's id. A filter's Error is raised for the first node in walk order that has one, as
@@ -196,7 +209,7 @@ class NodeIndex:
             check_nominated = set(nominated.tolist()) if rest else None
             for i in mine.tolist():
                 if check_nominated is None or i in check_nominated:
-                    s = self._check_nominated(checks, state, pod, i, cache=not rest)
+                    s = self._check_nominated(checks, state, pod, i, keys, cache=not rest)
                 else:
                     s = checks.run_filters(rest, state, pod, self.nodes[i])
                 if s is None or s.code == Code.SUCCESS:
@@ -212,14 +225,13 @@ class NodeIndex:
         return fits, rejected_at, rejected_ids
 
     def _check_nominated(self, checks: FilterChecks, state: CycleState, pod: PodInfo, i: int,
-                         *, cache: bool) -> Status | None:
+                         keys: Callable[[str], Hashable] | None, *, cache: bool) -> Status | None:
         info = self.nodes[i]
         if not cache:
             return checks.run_filter_plugins_with_nominated_pods(state, pod, info)
-        stamp = checks.nominations_key(pod, info.name)
         key: Hashable | None = None
-        if stamp is not None:
-            key = (info.generation, stamp)
+        if keys is not None:
+            key = (info.generation, keys(info.name))
             kept = self._with_nominated.get(i)
             if kept is not None and kept[0] == key:
                 return kept[1]

@@ -84,7 +84,10 @@ class DefaultPreemption(PostFilterPlugin):
         # Hooks as upstream exposes them: extra victim filtering and the reprieve order.
         self.is_eligible_pod: IsEligiblePod = _any_pod
         self.more_important_pod: MoreImportantPod = default_more_important_pod
-        self._victims_memo: dict[Hashable, tuple[Victims, Status | None]] = {}
+        self._victims_memo: dict[Hashable, tuple[Candidate, Status | None]] = {}
+        # The evaluator reads remembered dry runs once per node it scans: the dict's own lookup.
+        self.remembered_victims: Callable[[Hashable], tuple[Candidate, Status | None] | None] = \
+            self._victims_memo.get
         self._memo_allowed_for: tuple[CycleState, PodInfo, bool] | None = None
         self.evaluator = Evaluator(NAME, handle, self)
 
@@ -173,10 +176,7 @@ class DefaultPreemption(PostFilterPlugin):
             return name, info.generation, signature, tuple((p.uid, p.signature()) for p in pods)
         return key
 
-    def remembered_victims(self, key: Hashable) -> tuple[Victims, Status | None] | None:
-        return self._victims_memo.get(key)
-
-    def remember_victims(self, key: Hashable, answer: tuple[Victims, Status | None]) -> None:
+    def remember_victims(self, key: Hashable, answer: tuple[Candidate, Status | None]) -> None:
         if len(self._victims_memo) >= VICTIMS_MEMO_SIZE:
             self._victims_memo.clear()
         self._victims_memo[key] = answer

@@ -1,4 +1,4 @@
-"""Framework.nominations_key: equal for two asks exactly when the nominated pods Filter counts
+"""Framework.nominations_keys: equal for two asks exactly when the nominated pods Filter counts
 are the same, so a verdict kept under it is never read for other pods."""
 
 from __future__ import annotations
@@ -28,8 +28,10 @@ def test_equal_keys_mean_equal_counted_pods(steps: list[tuple[str, int, str]]) -
         else:
             nominator.delete_nominated_pod_if_exists(pods[k])
         for asking in pods:
+            keys = fwk.nominations_keys(asking)
+            assert keys is not None
             for name in NODES:
-                key = fwk.nominations_key(asking, name)
+                key = keys(name)
                 counted = [p.uid for p in fwk.counted_nominations(asking, name)]
                 assert seen.setdefault((name, key), counted) == counted
 
@@ -42,4 +44,4 @@ def test_without_stamps_there_is_no_key() -> None:
             return []
 
     fwk.set_nominator(Plain())  # type: ignore[arg-type]
-    assert fwk.nominations_key(pod("a", 1), "n1") is None
+    assert fwk.nominations_keys(pod("a", 1)) is None

@@ -99,18 +99,18 @@ def test_queue_update_refreshes_the_nominated_pod_info(clock: FakeClock) -> None
 
 def test_a_node_stamp_changes_with_its_nominated_pods_and_only_then() -> None:
     n = Nominator()
-    assert n.stamp_of("n1") == 0
+    assert n.stamps.get("n1") is None
     a, b = pod("a"), pod("b")
     n.add_nominated_pod(a, "n1")
-    first = n.stamp_of("n1")
+    first = n.stamps["n1"]
     n.add_nominated_pod(b, "n2")
-    assert n.stamp_of("n1") == first  # another node's change leaves n1's stamp
+    assert n.stamps["n1"] == first  # another node's change leaves n1's stamp
     n.add_nominated_pod(b, "n1")
-    second = n.stamp_of("n1")
-    assert second != first and n.stamp_of("n2") not in (0, first, second)
+    second = n.stamps["n1"]
+    assert second != first and n.stamps["n2"] not in (first, second)
     n.update_nominated_pod(a, pod("a"))  # a newer PodInfo is a different set of pods
-    assert n.stamp_of("n1") not in (first, second)
+    assert n.stamps["n1"] not in (first, second)
     # Stamps never repeat across nominators: another one's pods are never mistaken for these.
     other = Nominator()
     other.add_nominated_pod(a, "n1")
-    assert other.stamp_of("n1") not in (first, second, n.stamp_of("n1"))
+    assert other.stamps["n1"] not in (first, second, n.stamps["n1"])
