@@ -89,15 +89,26 @@ class KeyedHeap(Generic[T]):
         if not self._down(i, len(self._items)):
             self._up(i)
 
+    # Sifts move a hole instead of swapping at each level: the comparisons, and so the resulting
+    # order, are container/heap's, with one index update per moved item.
     def _up(self, j: int) -> None:
+        items, keys, index, less = self._items, self._keys, self._index, self._less
+        x, key = items[j], keys[j]
+        j0 = j
         while j > 0:
             parent = (j - 1) // 2
-            if not self._less(self._items[j], self._items[parent]):
+            if not less(x, items[parent]):
                 break
-            self._swap(parent, j)
+            items[j] = items[parent]
+            keys[j] = keys[parent]
+            index[keys[j]] = j
             j = parent
+        if j != j0:
+            items[j], keys[j], index[key] = x, key, j
 
     def _down(self, i0: int, n: int) -> bool:
+        items, keys, index, less = self._items, self._keys, self._index, self._less
+        x, key = items[i0], keys[i0]
         i = i0
         while True:
             j1 = 2 * i + 1
@@ -105,12 +116,16 @@ class KeyedHeap(Generic[T]):
                 break
             j = j1
             j2 = j1 + 1
-            if j2 < n and self._less(self._items[j2], self._items[j1]):
+            if j2 < n and less(items[j2], items[j1]):
                 j = j2
-            if not self._less(self._items[j], self._items[i]):
+            if not less(items[j], x):
                 break
-            self._swap(i, j)
+            items[i] = items[j]
+            keys[i] = keys[j]
+            index[keys[i]] = i
             i = j
+        if i != i0:
+            items[i], keys[i], index[key] = x, key, i
         return i > i0
 
 

@@ -92,12 +92,13 @@ class SchedulingQueue:
             None if cluster_event_map is None
             else {name: [_as_event(e) for e in evs] for name, evs in cluster_event_map.items()}
         )
-        self._active: KeyedHeap[QueuedPodInfo] = KeyedHeap(lambda q: q.key, lambda a, b: self.less(a, b))
+        self._active: KeyedHeap[QueuedPodInfo] = KeyedHeap(lambda q: q.key, self.less)
         self._backoff = BackoffQueue(clock, pod_initial_backoff_seconds, pod_max_backoff_seconds)
         self._unschedulable: dict[str, QueuedPodInfo] = {}
         self._in_flight: dict[str, _InFlight] = {}
         self._scheduling_cycle = 0
         self._move_request_cycle = -1
+        self._registered_for: dict[ClusterEvent, bool] = {}  # event -> whether some plugin registered it
         self.nominator = Nominator()
 
     # -- properties -----------------------------------------------------------------------------
@@ -356,7 +357,11 @@ class SchedulingQueue:
     def _is_event_of_interest(self, event: ClusterEvent) -> bool:
         if is_wildcard(event) or self._event_map is None:
             return True
-        if any(event.matches(r) for evs in self._event_map.values() for r in evs):
+        registered = self._registered_for.get(event)
+        if registered is None:
+            registered = self._registered_for[event] = any(
+                event.matches(r) for evs in self._event_map.values() for r in evs)
+        if registered:
             return True
         # A rejector that registered nothing we know of listens to everything.
         return any(p not in self._event_map for q in self._unschedulable.values() for p in q.rejector_plugins())

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from shared.framework import events
 from shared.queue import FakeClock, MonotonicClock, SchedulingQueue
@@ -53,6 +57,84 @@ def test_equal_keys_pop_in_go_container_heap_order() -> None:
     for item in "abcde":
         heap.add_or_update(item)
     assert [heap.pop() for _ in range(5)] == list("aedcb")
+
+
+class _SwapHeap:
+    """container/heap as written in Go (a swap per level), the reference for KeyedHeap."""
+
+    def __init__(self, less: Callable[[str, str], bool]) -> None:
+        self.items: list[str] = []
+        self.less = less
+
+    def _up(self, j: int) -> None:
+        while j > 0 and self.less(self.items[j], self.items[(j - 1) // 2]):
+            p = (j - 1) // 2
+            self.items[p], self.items[j] = self.items[j], self.items[p]
+            j = p
+
+    def _down(self, i0: int, n: int) -> bool:
+        i = i0
+        while 2 * i + 1 < n:
+            j = 2 * i + 1
+            if j + 1 < n and self.less(self.items[j + 1], self.items[j]):
+                j += 1
+            if not self.less(self.items[j], self.items[i]):
+                break
+            self.items[i], self.items[j] = self.items[j], self.items[i]
+            i = j
+        return i > i0
+
+    def push(self, x: str) -> None:
+        self.items.append(x)
+        self._up(len(self.items) - 1)
+
+    def pop(self) -> str:
+        n = len(self.items) - 1
+        self.items[0], self.items[n] = self.items[n], self.items[0]
+        self._down(0, n)
+        return self.items.pop()
+
+    def remove(self, x: str) -> None:
+        i, n = self.items.index(x), len(self.items) - 1
+        if n != i:
+            self.items[i], self.items[n] = self.items[n], self.items[i]
+            if not self._down(i, n):
+                self._up(i)
+        self.items.pop()
+
+    def fix(self, x: str) -> None:
+        i = self.items.index(x)
+        if not self._down(i, len(self.items)):
+            self._up(i)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["push", "pop", "delete", "update"]), st.integers(0, 11),
+                          st.integers(0, 2)), max_size=60))
+def test_heap_keeps_go_container_heap_order_under_any_operations(ops: list[tuple[str, int, int]]) -> None:
+    """Few distinct priorities, so most comparisons tie and only the sift rules decide."""
+    prio: dict[str, int] = {}
+
+    def less(x: str, y: str) -> bool:
+        return prio[x] > prio[y]
+    heap: KeyedHeap[str] = KeyedHeap(lambda s: s, less)
+    ref = _SwapHeap(less)
+    for op, k, p in ops:
+        item = f"i{k}"
+        if op == "push" and not heap.has_key(item):
+            prio[item] = p
+            heap.add_or_update(item)
+            ref.push(item)
+        elif op == "pop" and len(heap):
+            assert heap.pop() == ref.pop()
+        elif op == "delete" and heap.has_key(item):
+            heap.delete(item)
+            ref.remove(item)
+        elif op == "update" and heap.has_key(item):
+            prio[item] = p
+            heap.add_or_update(item)
+            ref.fix(item)
+        assert list(heap) == ref.items
 
 
 def test_heap_delete_and_update_keep_order() -> None:
