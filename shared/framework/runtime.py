@@ -218,6 +218,13 @@ class Framework:
     def _filters_for(self, state: CycleState, pod: PodInfo) -> tuple[tuple[str, Any, Any], ...]:
         skip = state.skip_filter_plugins
         memo = self._memo_for(pod)
+        # The plan (which filters run, and their remembered verdicts) is the same for every cycle
+        # of the pod's spec that skips the same plugins.
+        plan_key = "plan:" + ",".join(sorted(skip)) if memo is not None else ""
+        plan: Any = memo.get(plan_key) if memo is not None else None
+        if plan is not None:
+            state.filters, state.filter_chain = plan
+            return plan[0]  # type: ignore[no-any-return]
         filters = tuple(
             (pl.name, pl.filter,
              memo.setdefault("filter:" + pl.name, {}) if memo is not None and pl.NODE_LOCAL else None)
@@ -233,6 +240,8 @@ class Framework:
             prefix = filters[:local]
             remembered = memo.setdefault("chain:" + ",".join(name for name, _, _ in prefix), {})  # type: ignore[union-attr]
             state.filter_chain = (remembered, prefix, filters[local:])
+        if memo is not None:
+            memo[plan_key] = (filters, state.filter_chain)  # type: ignore[assignment]
         return filters
 
     def filters_after_node_local(self, state: CycleState, pod: PodInfo) -> tuple[Any, ...] | None:

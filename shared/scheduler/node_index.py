@@ -179,11 +179,15 @@ class NodeIndex:
         known to fail locally). A node that fits may, so the sequential walk cannot stop before
         that point, and where nodes are known to fail (every node, for a preemptor) one slice
         covers them all."""
-        maybe = ~self._known[lo:run_end] | self._fits[lo:run_end]
-        if within is not None:
-            maybe &= within[lo:run_end]
-        at = np.flatnonzero(maybe)
-        return run_end if len(at) < want else lo + int(at[want - 1]) + 1
+        # Looking twice as far as wanted first keeps the common case (most nodes fit) short.
+        for end in (min(lo + 2 * want, run_end), run_end):
+            maybe = ~self._known[lo:end] | self._fits[lo:end]
+            if within is not None:
+                maybe &= within[lo:end]
+            at = np.flatnonzero(maybe)
+            if len(at) >= want:
+                return lo + int(at[want - 1]) + 1
+        return run_end
 
     def _segment(self, checks: FilterChecks, state: CycleState, pod: PodInfo, lo: int, hi: int,
                  asked: Indexes, keys: Callable[[str], Hashable] | None, rest: tuple[Any, ...],
