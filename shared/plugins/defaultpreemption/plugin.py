@@ -18,7 +18,7 @@ from shared.framework.node_info import NodeInfo
 from shared.framework.pod_info import PodInfo
 from shared.framework.status import Code, Status
 from shared.plugins import names
-from shared.preemption import Candidate, Evaluator, ScoreFunc, Victims, filter_pods_with_pdb_violation
+from shared.preemption import Candidate, Evaluator, ScoreFunc, Victims, filter_pods_with_pdb_violation, importance_key
 from shared.preemption import more_important_pod as default_more_important_pod
 
 NAME = names.DEFAULT_PREEMPTION
@@ -143,6 +143,8 @@ class DefaultPreemption(PostFilterPlugin):
 
     def _sorted(self, pods: list[PodInfo]) -> list[PodInfo]:
         more = self.more_important_pod
+        if more is default_more_important_pod:
+            return sorted(pods, key=importance_key)  # the same order, without a comparison call per pair
         return sorted(pods, key=cmp_to_key(lambda a, b: -1 if more(a, b) else (1 if more(b, a) else 0)))
 
     # -- remembered dry runs (the evaluator asks before it clones a node) ---------------------
