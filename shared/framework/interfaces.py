@@ -193,6 +193,12 @@ class FilterPlugin(Plugin):
     def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
         raise NotImplementedError
 
+    def verdict_labels(self, state: CycleState) -> tuple[str, ...] | None:
+        """The node labels whose values alone decide Filter's verdict in this cycle (its
+        PreFilter state given), or None when more of the node matters. A walk then asks once per
+        distinct combination of values."""
+        return None
+
 
 class PostFilterPlugin(Plugin):
     def post_filter(

@@ -23,7 +23,14 @@ import numpy as np
 import numpy.typing as npt
 
 from shared.framework.cycle_state import CycleState
-from shared.framework.interfaces import MAX_NODE_SCORE, MIN_NODE_SCORE, NodeScore, ScoreExtensions, ScorePlugin
+from shared.framework.interfaces import (
+    MAX_NODE_SCORE,
+    MIN_NODE_SCORE,
+    FilterPlugin,
+    NodeScore,
+    ScoreExtensions,
+    ScorePlugin,
+)
 from shared.framework.node_info import NodeInfo, changed_since, journal_end
 from shared.framework.pod_info import PodInfo
 from shared.framework.runtime import Framework, invalid_score, wrap_error
@@ -147,6 +154,7 @@ class NodeIndex:
                                 if (i := self.position.get(name)) is not None and (within is None or within[i])),
                          dtype=np.intp)
         keys = checks.nominations_keys(pod) if len(asked) and not rest else None
+        by_labels = _verdicts_by_labels(rest, state)
         found: list[Indexes] = []
         count = 0
         failed_at: list[Indexes] = []
@@ -157,7 +165,8 @@ class NodeIndex:
             while lo < run_end and count < to_find:
                 hi = self._slice_end(lo, run_end, to_find - count, within)
                 inside = within[lo:hi] if within is not None else None
-                fits, rejected_at, rejected_ids = self._segment(checks, state, pod, lo, hi, asked, keys, rest, inside)
+                fits, rejected_at, rejected_ids = self._segment(checks, state, pod, lo, hi, asked, keys, rest,
+                                                                by_labels, inside)
                 ok = np.flatnonzero(fits)
                 found.append(ok + lo)
                 count += len(ok)
@@ -191,7 +200,7 @@ class NodeIndex:
 
     def _segment(self, checks: FilterChecks, state: CycleState, pod: PodInfo, lo: int, hi: int,
                  asked: Indexes, keys: Callable[[str], Hashable] | None, rest: tuple[Any, ...],
-                 inside: Mask | None) -> tuple[Mask, list[int], list[int]]:
+                 by_labels: _ByLabels | None, inside: Mask | None) -> tuple[Mask, list[int], list[int]]:
         """Positions [lo, hi) (those `inside` when given): which fit, and the nodes rejected with
         a status the index does not keep (nominated pods counted, or a `rest` filter), with that
         status's id. A filter's Error is raised for the first node in walk order that has one, as
@@ -214,6 +223,13 @@ class NodeIndex:
             for i in mine.tolist():
                 if check_nominated is None or i in check_nominated:
                     s = self._check_nominated(checks, state, pod, i, keys, cache=not rest)
+                elif by_labels is not None:
+                    info = self.nodes[i]
+                    labels = info.labels
+                    value = tuple([labels.get(k) for k in by_labels[0]])
+                    s = by_labels[1].get(value, _UNDECIDED)
+                    if s is _UNDECIDED:
+                        s = by_labels[1][value] = checks.run_filters(rest, state, pod, info)
                 else:
                     s = checks.run_filters(rest, state, pod, self.nodes[i])
                 if s is None or s.code == Code.SUCCESS:
@@ -370,6 +386,23 @@ class NodeIndex:
         if s is not None and not s.is_success():
             return s
         return np.fromiter((ns.score for ns in scores), dtype=np.int64, count=len(scores))
+
+
+_UNDECIDED: Any = object()
+_ByLabels = tuple[tuple[str, ...], dict[tuple[str | None, ...], Any]]
+
+
+def _verdicts_by_labels(rest: tuple[Any, ...], state: CycleState) -> _ByLabels | None:
+    """When every filter after the node-local ones is decided by some node labels alone, those
+    labels and the walk's verdict per combination of their values."""
+    keys: list[str] = []
+    for _, run, _ in rest:
+        plugin = getattr(run, "__self__", None)
+        labels = plugin.verdict_labels(state) if isinstance(plugin, FilterPlugin) else None
+        if labels is None:
+            return None
+        keys.extend(k for k in labels if k not in keys)
+    return (tuple(keys), {}) if rest else None
 
 
 def _joined(parts: list[Any], dtype: type) -> Any:

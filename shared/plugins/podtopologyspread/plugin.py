@@ -174,6 +174,11 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
         update_with_pod(s, updated, pod, node_info, delta)
         return None
 
+    def verdict_labels(self, state: CycleState) -> tuple[str, ...] | None:
+        """The constraints' topology keys: Filter reads nothing else of the node."""
+        s = state.get(PRE_FILTER_STATE_KEY)
+        return tuple(c.topology_key for c in s.constraints) if isinstance(s, PreFilterState) else None
+
     def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
         s = state.get(PRE_FILTER_STATE_KEY)
         if not isinstance(s, PreFilterState):

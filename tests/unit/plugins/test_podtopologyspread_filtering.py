@@ -224,6 +224,31 @@ def test_filter(pod: MakePod, nodes: list[MakeNode], pods: list[Pod], want: dict
     assert got == {name: EXPECTED[w] for name, w in want.items()}
 
 
+@pytest.mark.parametrize(("pod", "nodes", "pods", "want"),
+                         [pytest.param(*c[1:], id=c[0]) for c in SINGLE + MIN_DOMAINS + INCLUSION + LABEL_KEYS
+                          + MULTIPLE])
+def test_the_verdict_labels_alone_decide_filter(pod: MakePod, nodes: list[MakeNode], pods: list[Pod],
+                                                want: dict[str, str]) -> None:
+    """A walk asks Filter once per combination of `verdict_labels` values: every node with the
+    same values must get the same verdict, and every constraint's key must be among them."""
+    node_infos = infos(nodes, pods)
+    info = pod.info()
+    pl = plugin(node_infos)
+    state = CycleState()
+    pl.pre_filter(state, info, node_infos)
+    keys = pl.verdict_labels(state)
+    assert keys is not None
+    assert set(keys) == {c.topology_key for c in state.read(PRE_FILTER_STATE_KEY).constraints}
+    by_values: dict[tuple[str | None, ...], Status | None] = {}
+    for n in node_infos:
+        verdict = pl.filter(state, info, n)
+        assert by_values.setdefault(tuple(n.labels.get(k) for k in keys), verdict) == verdict
+
+
+def test_no_verdict_labels_without_pre_filter_state() -> None:
+    assert plugin(infos(FOUR, [])).verdict_labels(CycleState()) is None
+
+
 def test_pre_filter_state_two_constraints() -> None:
     nodes = infos(FOUR, foo_pods({"node-a": 2, "node-b": 1, "node-y": 4}))
     pod = spread(1, "zone").spread(1, "node", "DoNotSchedule", FOO).info()
