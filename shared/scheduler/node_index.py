@@ -216,7 +216,7 @@ class NodeIndex:
         mine = nominated
         if rest:
             passing = np.flatnonzero(fits[:limit - lo]) + lo
-            mine = np.union1d(nominated, passing)
+            mine = np.union1d(nominated, passing) if len(nominated) else passing
         if len(mine):
             fits = fits.copy()
             check_nominated = set(nominated.tolist()) if rest else None

@@ -76,11 +76,11 @@ class Rejections:
         return self.table.statuses[i] if i >= 0 else None
 
     def counts(self) -> list[tuple[Status, int]]:
-        """Each distinct status with how many nodes have it, by first appearance in the walk."""
+        """Each distinct status with how many nodes have it (in the table's order)."""
         if self._counts is None:
-            distinct, first, counts = np.unique(self.ids, return_index=True, return_counts=True)
+            counts = np.bincount(self.ids, minlength=0) if len(self.ids) else np.zeros(0, dtype=np.intp)
             statuses = self.table.statuses
-            self._counts = [(statuses[int(distinct[k])], int(counts[k])) for k in np.argsort(first, kind="stable")]
+            self._counts = [(statuses[i], int(counts[i])) for i in np.flatnonzero(counts).tolist()]
         return self._counts
 
     def groups(self) -> list[tuple[Status, list[str]]]:
