@@ -33,14 +33,6 @@ class NodeToStatus(MutableMapping[str, Status]):
             self._statuses = dict(pairs) | self._statuses
         return self._statuses
 
-    @property
-    def node_to_status(self) -> NodeToStatus:
-        return self._node_to_status
-
-    @node_to_status.setter
-    def node_to_status(self, statuses: Mapping[str, Status]) -> None:
-        self._node_to_status = statuses if isinstance(statuses, NodeToStatus) else NodeToStatus(dict(statuses))
-
     def add_rejections(self, rejections: Rejections) -> None:
         if self._statuses or self._rejections is not None:
             self.writable().update(rejections.pairs())
@@ -89,19 +81,10 @@ class NodeToStatus(MutableMapping[str, Status]):
     def nodes_with_code(self, code: Code, all_nodes: Sequence[NodeInfo]) -> list[NodeInfo]:
         """The nodes of `all_nodes`, in its order, whose status has `code`."""
         r = self._rejections
-        if r is not None and len(r.names) == len(all_nodes) and _same_nodes(r.names, all_nodes):
-            positions = r.positions_with_code(code).tolist()
-            return [all_nodes[p] for p in positions]
+        if r is not None and r.nodes is all_nodes:  # positions into the very list asked about
+            return [all_nodes[p] for p in r.positions_with_code(code).tolist()]
         get = self.get
         return [n for n in all_nodes if (s := get(n.name)) is not None and s.code == code]
-
-
-def _same_nodes(names: list[str], nodes: Sequence[NodeInfo]) -> bool:
-    """Whether `names` are the nodes' names in order (checked at both ends and the middle: the
-    index and the snapshot list come from one snapshot, this guards against a caller mixing two)."""
-    if not names:
-        return True
-    return all(names[i] == nodes[i].name for i in (0, len(names) // 2, len(names) - 1))
 
 
 class Diagnosis:

@@ -179,7 +179,7 @@ class NodeIndex:
                     failed_ids.append(ids)
                 lo = hi
         feasible = np.concatenate(found) if len(found) > 1 else found[0] if found else np.zeros(0, dtype=np.intp)
-        rejected = Rejections(self.names, self.position, self._table, _joined(failed_at, np.intp),
+        rejected = Rejections(self.nodes, self.names, self.position, self._table, _joined(failed_at, np.intp),
                               _joined(failed_ids, np.int32))
         return Walk(feasible, rejected)
 

@@ -9,11 +9,12 @@ a given code are array operations over a handful of distinct statuses.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 import numpy.typing as npt
 
+from shared.framework.node_info import NodeInfo
 from shared.framework.status import Code, Status
 
 Indexes = npt.NDArray[np.intp]
@@ -41,12 +42,13 @@ class StatusTable:
 
 
 class Rejections:
-    """Rejected nodes in walk order: `positions` into `names`, `ids` into `table`."""
+    """Rejected nodes in walk order: `positions` into `nodes` (and `names`), `ids` into `table`."""
 
-    __slots__ = ("names", "position", "table", "positions", "ids", "_id_at", "_counts")
+    __slots__ = ("nodes", "names", "position", "table", "positions", "ids", "_id_at", "_counts")
 
-    def __init__(self, names: list[str], position: dict[str, int], table: StatusTable,
+    def __init__(self, nodes: Sequence[NodeInfo], names: list[str], position: dict[str, int], table: StatusTable,
                  positions: Indexes, ids: StatusIds) -> None:
+        self.nodes = nodes
         self.names = names
         self.position = position
         self.table = table

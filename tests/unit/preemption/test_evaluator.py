@@ -278,10 +278,8 @@ def _candidates(fwk: Framework, plugin: Any, preemptor: PodInfo) -> dict[str, li
     return {c.name: [p.name for p in c.victims.pods] for c in candidates}
 
 
-def test_a_node_dry_run_is_remembered_until_the_node_changes() -> None:
-    node1 = node("node1", "2", pod("p1", 1, "2", node="node1"))
-    node2 = node("node2", "2", pod("p2", 1, "1", node="node2"), pod("p3", 1, "1", node="node2"))
-    fwk, plugin = _node_local_framework([node1, node2])
+def _count_dry_runs(plugin: Any) -> list[str]:
+    """The nodes victim selection actually runs on, in order, from now on."""
     computed: list[str] = []
     select = plugin.select_victims_on_node
 
@@ -289,6 +287,14 @@ def test_a_node_dry_run_is_remembered_until_the_node_changes() -> None:
         computed.append(info.name)
         return select(state, p, info, pdbs)
     plugin.select_victims_on_node = counting
+    return computed
+
+
+def test_a_node_dry_run_is_remembered_until_the_node_changes() -> None:
+    node1 = node("node1", "2", pod("p1", 1, "2", node="node1"))
+    node2 = node("node2", "2", pod("p2", 1, "1", node="node2"), pod("p3", 1, "1", node="node2"))
+    fwk, plugin = _node_local_framework([node1, node2])
+    computed = _count_dry_runs(plugin)
 
     first = _candidates(fwk, plugin, pod("a", 100, "2"))
     assert first == {"node1": ["p1"], "node2": ["p2", "p3"]} and sorted(computed) == ["node1", "node2"]
@@ -312,19 +318,17 @@ def test_nothing_is_remembered_when_more_than_the_node_decides() -> None:
     fwk.set_pod_disruption_budgets([pdb("keep", {"app": "x"}, allowed=0)])
     _candidates(fwk, plugin, pod("a", 100, "2"))
     assert plugin._victims_memo == {}
+    fwk, plugin = _node_local_framework([node("node1", "2", pod("p1", 1, "2", node="node1"))])
+    fwk.memoize = False  # remembering nothing is how results are checked against the plain path
+    _candidates(fwk, plugin, pod("a", 100, "2"))
+    assert plugin._victims_memo == {}
 
 
 def test_a_dry_run_with_nominated_pods_is_remembered_with_the_pods_it_counted() -> None:
     node1 = node("node1", "4", pod("p1", 1, "1", node="node1"), pod("p2", 1, "1", node="node1"),
                  pod("p3", 1, "2", node="node1"))
     fwk, plugin = _node_local_framework([node1])
-    computed: list[str] = []
-    select = plugin.select_victims_on_node
-
-    def counting(state: CycleState, p: PodInfo, info: NodeInfo, pdbs: Any) -> Any:
-        computed.append(info.name)
-        return select(state, p, info, pdbs)
-    plugin.select_victims_on_node = counting
+    computed = _count_dry_runs(plugin)
 
     # A higher-priority pod nominated to node1 takes 1 cpu: the 2-cpu preemptor needs p2 and p3
     # gone (p1, reprieved first, stays).
