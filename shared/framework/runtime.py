@@ -371,7 +371,7 @@ class Framework:
                 if pi.priority >= pod.priority and pi.uid != pod.uid]
 
     def nominations_keys(self, pod: PodInfo) -> Callable[[str], Hashable] | None:
-        """For `pod`: node name -> a key equal for two asks exactly when `counted_nominations`
+        """For `pod`: node name -> a key equal for two asks only when `counted_nominations`
         would give the same pods there; None when the nominator keeps no stamps (then only the
         pods themselves tell)."""
         stamps: Mapping[str, int] | None = getattr(self._nominator, "stamps", None)

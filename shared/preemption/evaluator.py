@@ -43,7 +43,8 @@ class PreemptionPolicy(Protocol):
 
 @runtime_checkable
 class RemembersVictims(Protocol):
-    """A policy that remembers a node's dry-run answer for as long as only the node decides it.
+    """A policy that remembers a node's dry-run answer for as long as the node, the pod's spec and
+    the nominated pods Filter counts there decide it.
     A remembered Candidate is shared by every dry run that reads it: never changed in place."""
 
     def victims_memo_keys(self, state: CycleState, pod: PodInfo,

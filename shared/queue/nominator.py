@@ -74,7 +74,7 @@ class Nominator:
 
     @property
     def stamps(self) -> Mapping[str, int]:
-        """Node name -> a stamp equal for two reads exactly when the node's nominated pods are the
+        """Node name -> a stamp equal for two reads only when the node's nominated pods are the
         same PodInfos in the same order (absent before any pod was nominated to it). A live view."""
         return self._stamp
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, MutableMapping, Sequence
 
-
 from shared.framework.node_info import NodeInfo
 from shared.framework.status import REJECTED_CODES, Code, Status
 

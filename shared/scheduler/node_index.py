@@ -97,7 +97,7 @@ class NodeIndex:
         self._statuses: list[Status | None] = [None] * n
         self._table = StatusTable()
         self._status_id = np.full(n, -1, dtype=np.int32)  # into _table where a node-local filter rejected
-        # Verdicts with nominated pods counted: position -> ((generation, those pods), status).
+        # Verdicts with nominated pods counted: position -> ((generation, nominations key or those pods), status).
         self._with_nominated: dict[int, tuple[Hashable, Status | None]] = {}
         self._scored = np.zeros(n, dtype=bool)
         self._scorers: tuple[tuple[str, int], ...] = ()
@@ -184,10 +184,10 @@ class NodeIndex:
         return Walk(feasible, rejected)
 
     def _slice_end(self, lo: int, run_end: int, want: int, within: Mask | None) -> int:
-        """Where the next slice from `lo` ends: just after the `want`-th node that may fit (not
-        known to fail locally). A node that fits may, so the sequential walk cannot stop before
-        that point, and where nodes are known to fail (every node, for a preemptor) one slice
-        covers them all."""
+        """Where the next slice from `lo` ends: just after the `want`-th node that may fit (one not
+        known to fail the node-local filters). Every feasible node is such a node, so the
+        sequential walk cannot have found `want` feasible nodes before that point; where nodes are
+        known to fail (every node, for a preemptor) one slice covers them all."""
         # Looking twice as far as wanted first keeps the common case (most nodes fit) short.
         for end in (min(lo + 2 * want, run_end), run_end):
             maybe = ~self._known[lo:end] | self._fits[lo:end]

@@ -1,4 +1,4 @@
-"""Framework.nominations_keys: equal for two asks exactly when the nominated pods Filter counts
+"""Framework.nominations_keys: equal for two asks only when the nominated pods Filter counts
 are the same, so a verdict kept under it is never read for other pods."""
 
 from __future__ import annotations
