@@ -385,6 +385,17 @@ class Framework:
             return stamps.get(node_name, 0), priority, uid if node_name == own_node else ""
         return key
 
+    def counted_nominations_key(self, pod: PodInfo) -> Callable[[str], Hashable]:
+        """For `pod`: node name -> a key equal only when the counted nominated pods are the same:
+        `nominations_keys` where the nominator stamps, else the counted pods themselves."""
+        stamped = self.nominations_keys(pod)
+        if stamped is not None:
+            return stamped
+
+        def key(node_name: str) -> Hashable:
+            return tuple((p.uid, p.signature()) for p in self.counted_nominations(pod, node_name))
+        return key
+
     # -- PostFilter -------------------------------------------------------------------------
     def run_post_filter_plugins(
         self, state: CycleState, pod: PodInfo, statuses: Mapping[str, Status]

@@ -61,7 +61,7 @@ class FilterChecks(Protocol):
 
     def counted_nominations(self, pod: PodInfo, node_name: str) -> list[PodInfo]: ...
 
-    def nominations_keys(self, pod: PodInfo) -> Callable[[str], Hashable] | None: ...
+    def counted_nominations_key(self, pod: PodInfo) -> Callable[[str], Hashable]: ...
 
 
 class WalkError(Exception):
@@ -97,7 +97,7 @@ class NodeIndex:
         self._statuses: list[Status | None] = [None] * n
         self._table = StatusTable()
         self._status_id = np.full(n, -1, dtype=np.int32)  # into _table where a node-local filter rejected
-        # Verdicts with nominated pods counted: position -> ((generation, nominations key or those pods), status).
+        # Verdicts with nominated pods counted: position -> ((generation, counted nominations key), status).
         self._with_nominated: dict[int, tuple[Hashable, Status | None]] = {}
         self._scored = np.zeros(n, dtype=bool)
         self._scorers: tuple[tuple[str, int], ...] = ()
@@ -153,7 +153,7 @@ class NodeIndex:
         asked = np.array(sorted(i for name in checks.nominated_node_names() or ()
                                 if (i := self.position.get(name)) is not None and (within is None or within[i])),
                          dtype=np.intp)
-        keys = checks.nominations_keys(pod) if len(asked) and not rest else None
+        keys = checks.counted_nominations_key(pod) if len(asked) and not rest else None
         by_labels = _verdicts_by_labels(rest, state)
         found: list[Indexes] = []
         count = 0
@@ -179,8 +179,7 @@ class NodeIndex:
                     failed_ids.append(ids)
                 lo = hi
         feasible = np.concatenate(found) if len(found) > 1 else found[0] if found else np.zeros(0, dtype=np.intp)
-        rejected = Rejections(self.nodes, self.names, self.position, self._table, _joined(failed_at, np.intp),
-                              _joined(failed_ids, np.int32))
+        rejected = Rejections(self, self._table, _joined(failed_at, np.intp), _joined(failed_ids, np.int32))
         return Walk(feasible, rejected)
 
     def _slice_end(self, lo: int, run_end: int, want: int, within: Mask | None) -> int:
@@ -247,25 +246,17 @@ class NodeIndex:
     def _check_nominated(self, checks: FilterChecks, state: CycleState, pod: PodInfo, i: int,
                          keys: Callable[[str], Hashable] | None, *, cache: bool) -> Status | None:
         info = self.nodes[i]
-        if not cache:
+        if not cache or keys is None:
             return checks.run_filter_plugins_with_nominated_pods(state, pod, info)
-        key: Hashable | None = None
-        if keys is not None:
-            key = (info.generation, keys(info.name))
-            kept = self._with_nominated.get(i)
-            if kept is not None and kept[0] == key:
-                return kept[1]
-        counted = checks.counted_nominations(pod, info.name)
-        if not counted:
-            s = self._statuses[i] if self._known[i] else checks.run_filter_plugins(state, pod, info)
-        else:
-            if key is None:
-                key = (info.generation, tuple((p.uid, p.signature()) for p in counted))
-                kept = self._with_nominated.get(i)
-                if kept is not None and kept[0] == key:
-                    return kept[1]
+        key = (info.generation, keys(info.name))
+        kept = self._with_nominated.get(i)
+        if kept is not None and kept[0] == key:
+            return kept[1]
+        if checks.counted_nominations(pod, info.name):
             s = checks.run_filter_plugins_with_nominated_pods(state, pod, info)
-        if key is not None and (s is None or s.code != Code.ERROR):
+        else:
+            s = self._statuses[i] if self._known[i] else checks.run_filter_plugins(state, pod, info)
+        if s is None or s.code != Code.ERROR:
             self._with_nominated[i] = (key, s)
         return s
 

@@ -10,6 +10,7 @@ a given code are array operations over a handful of distinct statuses.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -41,16 +42,21 @@ class StatusTable:
         return i
 
 
+class NodeList(Protocol):
+    """The nodes positions refer to (a NodeIndex): in order, their names, and name -> position."""
+
+    nodes: Sequence[NodeInfo]
+    names: list[str]
+    position: dict[str, int]
+
+
 class Rejections:
     """Rejected nodes in walk order: `positions` into `nodes` (and `names`), `ids` into `table`."""
 
     __slots__ = ("nodes", "names", "position", "table", "positions", "ids", "_id_at", "_counts")
 
-    def __init__(self, nodes: Sequence[NodeInfo], names: list[str], position: dict[str, int], table: StatusTable,
-                 positions: Indexes, ids: StatusIds) -> None:
-        self.nodes = nodes
-        self.names = names
-        self.position = position
+    def __init__(self, walked: NodeList, table: StatusTable, positions: Indexes, ids: StatusIds) -> None:
+        self.nodes, self.names, self.position = walked.nodes, walked.names, walked.position
         self.table = table
         self.positions = positions
         self.ids = ids

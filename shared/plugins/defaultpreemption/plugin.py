@@ -162,7 +162,8 @@ class DefaultPreemption(PostFilterPlugin):
             return None
         signature = pod.signature()
         nominator = self.handle.nominator()
-        counted: Callable[[PodInfo, str], list[PodInfo]] | None = getattr(self.handle, "counted_nominations", None)
+        keys_for = getattr(self.handle, "counted_nominations_key", None)
+        nominations = keys_for(pod) if keys_for is not None else None
         listing = getattr(nominator, "nodes_with_nominations", None)
         nominated = listing() if listing is not None else None
 
@@ -170,12 +171,9 @@ class DefaultPreemption(PostFilterPlugin):
             name = info.name
             if nominated is not None and name not in nominated:
                 return name, info.generation, signature
-            if counted is None:
+            if nominations is None:
                 return None if nominator.nominated_pods_for_node(name) else (name, info.generation, signature)
-            pods = counted(pod, name)
-            if not pods:
-                return name, info.generation, signature
-            return name, info.generation, signature, tuple((p.uid, p.signature()) for p in pods)
+            return name, info.generation, signature, nominations(name)
         return key
 
     def remember_victims(self, key: Hashable, answer: tuple[Candidate, Status | None]) -> None:

@@ -1,3 +1,5 @@
+from types import SimpleNamespace
+
 import numpy as np
 
 from shared.framework.node_info import NodeInfo
@@ -51,8 +53,9 @@ def _rejections() -> tuple[list[NodeInfo], Rejections]:
     taint = table.intern(Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "node(s) had untolerated taint {k: v}",
                                 plugin="TaintToleration"))
     # Walk order 3, 4, 0, 1; n2 fit.
-    walked = Rejections(nodes, names, {n: i for i, n in enumerate(names)}, table,
-                        np.array([3, 4, 0, 1], dtype=np.intp), np.array([cpu, taint, cpu, cpu], dtype=np.int32))
+    walked_nodes = SimpleNamespace(nodes=nodes, names=names, position={n: i for i, n in enumerate(names)})
+    walked = Rejections(walked_nodes, table, np.array([3, 4, 0, 1], dtype=np.intp),
+                        np.array([cpu, taint, cpu, cpu], dtype=np.int32))
     return nodes, walked
 
 
