@@ -72,6 +72,7 @@ from shared.scheduler.extending import apply_filters, ask, wants
 from shared.scheduler.fit_error import NO_NODES_AVAILABLE, FitError
 from shared.scheduler.schedule_one import FilterExtender
 from shared.scheduler.seeds import attempt_seed, config_hash
+from shared.scheduler.raw_scores import NO_SCORES, RawScores
 from shared.scheduler.sharded import MergedFilter, feasible_target, group_failures, merge_filter, raw_by_plugin
 from shared.scheduler.simulator import CYCLE_SECONDS, event_map
 
@@ -111,7 +112,7 @@ class _Evaluated:
     watermark: dict[str, list[int]]
     assumed: list[Assumed]
     merged: list[MergedFilter]
-    raw: dict[str, dict[str, dict[str, int]]]
+    raw: dict[str, RawScores]
 
 
 @dataclass
@@ -514,7 +515,7 @@ class Scheduler:
         for m in merged:
             if m.advance and not m.error:
                 self.next_start = (self.next_start + m.processed) % snapshot.num_nodes()
-        raw: dict[str, dict[str, dict[str, int]]] = {}
+        raw: dict[str, RawScores] = {}
         second: list[int] = []
         for i, m in enumerate(merged):
             if len(m.feasible) < 2 or m.error:
@@ -541,7 +542,7 @@ class Scheduler:
         happen inside); `watermark` and `assumed` name that view."""
         batch_id = evaluated.batch_id
         by_uid = {a.info.uid: a for a in attempts}
-        items = [BatchItem(a.fwk, a.info, m, evaluated.raw.get(a.info.uid, {}), a.seed, answers.get(a.info.uid, ()))
+        items = [BatchItem(a.fwk, a.info, m, evaluated.raw.get(a.info.uid, NO_SCORES), a.seed, answers.get(a.info.uid, ()))
                  for a, m in zip(attempts, merged)]
         decisions = decide_batch(items, self.view.snapshot, lambda uid, host: self._bind(by_uid[uid], host, batch_id),
                                  placed_before=placed_before)

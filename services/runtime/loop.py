@@ -24,6 +24,7 @@ from shared.errors import BerthError, DecodeError, is_retriable
 from shared.events import (
     DEAD_LETTERS,
     DeadLettered,
+    Envelope,
     OutgoingEvent,
     Position,
     ReceivedEvent,
@@ -57,6 +58,20 @@ class RetryPolicy:
         return min(self.maximum, self.initial * 2 ** max(0, attempt - 1))
 
 
+COPY_BYTES = 4096
+"""Messages at least this large are decoded once per fetched batch when byte-identical copies
+arrive on several partitions (a request broadcast to every shard)."""
+
+
+def _decoded(copies: dict[tuple[str, bytes], Envelope], topic: str, value: bytes) -> Envelope:
+    if len(value) < COPY_BYTES:
+        return decode(value, topic=topic)
+    env = copies.get((topic, value))
+    if env is None:
+        env = copies[(topic, value)] = decode(value, topic=topic)
+    return env
+
+
 class BatchPipeline:
     def __init__(
         self,
@@ -80,6 +95,7 @@ class BatchPipeline:
         raw: dict[Position, ConsumerRecord] = {}
         dead: list[OutgoingEvent] = []
         next_offsets: dict[TopicPartition, int] = {}
+        copies: dict[tuple[str, bytes], Envelope] = {}
         for tp, messages in records.items():
             topic = self.registry.logical(tp.topic)
             for message in messages:
@@ -88,7 +104,7 @@ class BatchPipeline:
                 try:
                     if message.value is None:
                         raise DecodeError("message has no value", topic=topic)
-                    env = decode(message.value, topic=topic)
+                    env = _decoded(copies, topic, message.value)
                 except DecodeError as exc:
                     dead.append(self.dead_letter(message, position, f"undecodable: {exc}", cause="decode"))
                     continue

@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable, Collection, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from .cycle_state import CycleState
 from .interfaces import (
-    MAX_NODE_SCORE,
-    MIN_NODE_SCORE,
     BindPlugin,
     FilterPlugin,
     NodePluginScores,
-    NodeScore,
     PermitPlugin,
     PluginScore,
     PostBindPlugin,
@@ -30,6 +29,7 @@ from .interfaces import (
 )
 from .node_info import NodeInfo
 from .pod_info import PodInfo
+from .score_columns import Column, invalid_score, weighted_column, wrap_error
 from .status import Code, Status, as_status
 
 if TYPE_CHECKING:
@@ -505,36 +505,28 @@ class Framework:
         totals, s = self.finish_totals(state, pod, names, raw, per_plugin)
         if s is not None:
             return [], s
-        result = [NodePluginScores(name, [], total) for name, total in zip(names, totals)]
+        result = [NodePluginScores(name, [], total) for name, total in zip(names, totals.tolist())]
         for name, values in per_plugin or ():
             for entry, v in zip(result, values):
                 entry.scores.append(PluginScore(name, v))
         return result, None
 
     def finish_totals(
-        self, state: CycleState, pod: PodInfo, names: Sequence[str], raw: Sequence[tuple[str, list[int]]],
+        self, state: CycleState, pod: PodInfo, names: Sequence[str], raw: Sequence[tuple[str, Sequence[int]]],
         per_plugin: list[tuple[str, list[int]]] | None = None,
-    ) -> tuple[list[int], Status | None]:
+    ) -> tuple[Column, Status | None]:
         """`finish_scores`' totals alone, in `names` order (a caller that only ranks needs no
         per-node objects); each plugin's weighted column goes to `per_plugin` when given."""
-        totals = [0] * len(names)
+        totals = np.zeros(len(names), dtype=np.int64)
         for name, values in raw:
-            pl = self.plugins[name]
-            ext = pl.score_extensions()  # type: ignore[attr-defined]
-            if ext is not None:
-                node_scores = [NodeScore(n, v) for n, v in zip(names, values)]
-                s = ext.normalize_score(state, pod, node_scores)
-                if s is not None and not s.is_success():
-                    return [], wrap_error(f"running Normalize on Score plugin {name!r}", s, name)
-                values = [ns.score for ns in node_scores]
-            if values and (max(values) > MAX_NODE_SCORE or min(values) < MIN_NODE_SCORE):
-                return [], invalid_score(name, values)
-            weight = self.score_weights.get(name, 1)
-            if weight != 1:
-                values = [v * weight for v in values]
-            totals = [t + v for t, v in zip(totals, values)]
+            column = weighted_column(name, self.plugins[name].score_extensions(),  # type: ignore[attr-defined]
+                                     self.score_weights.get(name, 1), state, pod, lambda: names,
+                                     np.asarray(values, dtype=np.int64))
+            if isinstance(column, Status):
+                return totals[:0], column
+            totals += column
             if per_plugin is not None:
-                per_plugin.append((name, values))
+                per_plugin.append((name, column.tolist()))
         return totals, None
 
     # -- Reserve .. PostBind ----------------------------------------------------------------
@@ -584,19 +576,6 @@ class Framework:
 def _go_list(items: Sequence[str]) -> str:
     """How Go's %v prints a []string: [a b c]."""
     return "[" + " ".join(items) + "]"
-
-
-def invalid_score(plugin: str, values: Iterable[int]) -> Status:
-    """The Error for a normalized score column with a value outside [MIN_NODE_SCORE, MAX_NODE_SCORE]."""
-    bad = next(v for v in values if v > MAX_NODE_SCORE or v < MIN_NODE_SCORE)
-    msg = (f"plugin {plugin!r} returns an invalid score {bad}, it should in the range of "
-           f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing")
-    return Status(Code.ERROR, msg, plugin=plugin)
-
-
-def wrap_error(context: str, s: Status, plugin: str) -> Status:
-    error = s.error or RuntimeError(s.message())
-    return Status(Code.ERROR, f"{context}: {s.message()}", plugin=plugin, error=error)
 
 
 __all__ = ["Framework", "as_status", "invalid_score", "wrap_error"]

@@ -71,13 +71,15 @@ class Snapshot:
     """The node infos in node-tree order plus the indexes plugins ask for."""
 
     __slots__ = ("node_info_list", "node_info_map", "_with_affinity", "_with_required_anti_affinity", "_version",
-                 "serial")
+                 "serial", "names")
 
     def __init__(self, infos: Iterable[NodeInfo]) -> None:
         self.serial = next(_serials)
         """Unique per snapshot: results that depend on its fixed indexes are remembered under it."""
         self.node_info_list = node_tree_order(infos)
         self.node_info_map = {i.name: i for i in self.node_info_list}
+        self.names = list(self.node_info_map)
+        """The nodes' names in node-tree order."""
         self._version = -1
         self._with_affinity: list[NodeInfo] = []
         self._with_required_anti_affinity: list[NodeInfo] = []

@@ -60,7 +60,7 @@ class Evaluation:
     fwk: Framework | None
     result: PodShardResult
     merged: MergedFilter
-    raw: dict[str, dict[str, int]] = field(default_factory=dict)
+    raw: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
     state: CycleState = field(default_factory=CycleState)
 
 
@@ -74,7 +74,7 @@ def evaluate(profiles: Mapping[str, Framework], pod: Pod, snapshot: Snapshot, st
         return Evaluation(info, None, PodShardResult(pod_uid=info.uid, error=error), MergedFilter(error=error))
     result = filter_on_shard(fwk, state, info, snapshot, start, every_node)
     merged = merge_filter(fwk, info, snapshot, start, [result])
-    raw: dict[str, dict[str, int]] = {}
+    raw: Mapping[str, Mapping[str, int]] = {}
     if len(merged.feasible) > 1 and not merged.error:
         if result.scored:
             raw, merged.error = raw_by_plugin([result])

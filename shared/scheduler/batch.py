@@ -9,17 +9,19 @@ Filter on that view) and falls back down its ranking; when every candidate is ta
 
 from __future__ import annotations
 
-import heapq
 import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
+
+import numpy as np
 
 from shared.events import ExtenderAnswer
 from shared.framework.cycle_state import CycleState
 from shared.framework.interfaces import NodePluginScores
 from shared.framework.pod_info import PodInfo
 from shared.framework.runtime import Framework
+from shared.framework.score_columns import Column
 from shared.framework.snapshot import Snapshot
 
 from .extending import add_priorities, add_priority_totals
@@ -67,7 +69,8 @@ def rank(item: BatchItem, snapshot: Snapshot, *, record: bool = False) -> tuple[
     if error:
         return [], [], error
     add_priorities(scores, item.extenders, record=record)
-    return _pick([s.name for s in scores], [s.total_score for s in scores], item.seed), scores, ""
+    totals = np.fromiter((s.total_score for s in scores), dtype=np.int64, count=len(scores))
+    return _pick([s.name for s in scores], totals, item.seed), scores, ""
 
 
 def _rank_totals(item: BatchItem, state: CycleState, snapshot: Snapshot) -> tuple[list[str], list[NodePluginScores], str]:
@@ -79,13 +82,13 @@ def _rank_totals(item: BatchItem, state: CycleState, snapshot: Snapshot) -> tupl
     return _pick(names, totals, item.seed), [], ""
 
 
-def _pick(names: list[str], totals: list[int], seed: int) -> list[str]:
+def _pick(names: list[str], totals: Column, seed: int) -> list[str]:
     """The seeded pick among the best totals, then up to MAX_FALLBACKS more, best first."""
-    best = max(totals)
-    ties = [i for i, t in enumerate(totals) if t == best]
-    host = ties[0] if len(ties) == 1 else ties[random.Random(seed).randrange(len(ties))]
-    # nsmallest is sorted(...)[:n], stable as sorted is: equal totals keep their walk order.
-    rest = heapq.nsmallest(MAX_FALLBACKS, (i for i in range(len(names)) if i != host), key=lambda i: -totals[i])
+    ties = np.flatnonzero(totals == totals.max())
+    host = int(ties[0] if len(ties) == 1 else ties[random.Random(seed).randrange(len(ties))])
+    # A stable sort keeps equal totals in their walk order, as sorted(...) of the nodes would.
+    best_first = np.argsort(-totals, kind="stable")[:MAX_FALLBACKS + 1].tolist()
+    rest = [i for i in best_first if i != host][:MAX_FALLBACKS]
     return [names[host], *(names[i] for i in rest)]
 
 

@@ -27,13 +27,13 @@ from shared.framework.interfaces import (
     MAX_NODE_SCORE,
     MIN_NODE_SCORE,
     FilterPlugin,
-    NodeScore,
     ScoreExtensions,
     ScorePlugin,
 )
 from shared.framework.node_info import NodeInfo, changed_since, journal_end
 from shared.framework.pod_info import PodInfo
-from shared.framework.runtime import Framework, invalid_score, wrap_error
+from shared.framework.runtime import Framework, wrap_error
+from shared.framework.score_columns import weighted_column
 from shared.framework.snapshot import Snapshot
 from shared.framework.status import Code, Status
 
@@ -355,28 +355,9 @@ class NodeIndex:
 
     def _weighted_column(self, state: CycleState, pod: PodInfo, name: str, weight: int, ext: ScoreExtensions | None,
                          p: int, feasible: Indexes) -> npt.NDArray[np.int64] | Status:
-        """Plugin `p`'s scores of the feasible nodes: normalized, checked for range, weighted
-        (`Framework.finish_totals` for one plugin)."""
-        column = self._raw[p, feasible]
-        if ext is not None:
-            normalized = self._normalized(ext, state, pod, feasible, column)
-            if isinstance(normalized, Status):
-                return wrap_error(f"running Normalize on Score plugin {name!r}", normalized, name)
-            column = normalized
-        if column.max() > MAX_NODE_SCORE or column.min() < MIN_NODE_SCORE:
-            return invalid_score(name, column.tolist())
-        return column * weight if weight != 1 else column
-
-    def _normalized(self, ext: ScoreExtensions, state: CycleState, pod: PodInfo, feasible: Indexes,
-                    column: npt.NDArray[np.int64]) -> npt.NDArray[np.int64] | Status:
-        default = ext.DEFAULT_NORMALIZE
-        if default is not None:
-            return default_normalize(default[0], default[1], column)
-        scores = [NodeScore(self.names[i], v) for i, v in zip(feasible.tolist(), column.tolist())]
-        s = ext.normalize_score(state, pod, scores)
-        if s is not None and not s.is_success():
-            return s
-        return np.fromiter((ns.score for ns in scores), dtype=np.int64, count=len(scores))
+        """Plugin `p`'s scores of the feasible nodes: normalized, checked for range, weighted."""
+        return weighted_column(name, ext, weight, state, pod, lambda: [self.names[i] for i in feasible.tolist()],
+                               self._raw[p, feasible])
 
 
 _UNDECIDED: Any = object()
@@ -430,14 +411,3 @@ class NodeIndexes:
             self._indexes.move_to_end(key)
         kept[1].catch_up()
         return kept[1]
-
-
-def default_normalize(max_priority: int, reverse: bool, column: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
-    """helper.DefaultNormalizeScore over an array (see tainttoleration.helpers.default_normalize_score):
-    scale by the highest positive score with Go's truncating division; a zero maximum leaves the
-    scores alone, or gives every node max_priority when reversed."""
-    highest = int(column.max()) if len(column) else 0
-    if highest <= 0:
-        return np.full(len(column), max_priority, dtype=np.int64) if reverse else column
-    scaled = np.sign(column) * (np.abs(max_priority * column) // highest)
-    return max_priority - scaled if reverse else scaled

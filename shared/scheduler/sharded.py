@@ -20,6 +20,9 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
+
+import numpy as np
 
 from shared.events import NodeFailure, PodShardResult
 from shared.framework.cycle_state import CycleState
@@ -27,11 +30,13 @@ from shared.framework.node_info import NodeInfo
 from shared.framework.interfaces import NodePluginScores
 from shared.framework.pod_info import PodInfo
 from shared.framework.runtime import Framework
+from shared.framework.score_columns import Column
 from shared.framework.snapshot import Snapshot
 from shared.framework.status import Code, Status
 
 from .fit_error import Diagnosis
 from .node_index import Indexes, NodeIndex, NodeIndexes, WalkError, filters_after_index
+from .raw_scores import NO_SCORES, RawScores
 from .rejections import Rejections
 from .schedule_one import num_feasible_nodes_to_find
 
@@ -185,15 +190,13 @@ def _raw_scores(fwk: Framework, state: CycleState, pod: PodInfo, feasible: Seque
     return dict(raw), ""
 
 
-def raw_by_plugin(results: Iterable[PodShardResult]) -> tuple[dict[str, dict[str, int]], str]:
-    """Plugin → node → raw score from scored shard results, or the first shard's scoring error."""
-    out: dict[str, dict[str, int]] = {}
+def raw_by_plugin(results: Iterable[PodShardResult]) -> tuple[RawScores, str]:
+    """The raw scores of scored shard results, or the first shard's scoring error."""
+    results = list(results)
     for r in results:
         if r.score_error:
-            return {}, r.score_error
-        for plugin, column in r.scores.items():
-            out.setdefault(plugin, {}).update(zip(r.feasible, column))
-    return out, ""
+            return NO_SCORES, r.score_error
+    return RawScores.of([r for r in results if r.scores]), ""
 
 
 # --- queue side ---------------------------------------------------------------------------------
@@ -244,23 +247,22 @@ def merge_filter(fwk: Framework, pod: PodInfo, snapshot: Snapshot, start: int,
         status = to_status(failed)
         d.node_to_status[nominated] = status
         d.add_plugin_status(status)
-    nodes = snapshot.node_info_list
+    names = snapshot.names
     subset = next((r.prefilter_nodes for r in results if r.prefilter_nodes is not None), None)
     if subset is not None:
         wanted = set(subset)
-        nodes = [info for info in nodes if info.name in wanted]
+        names = [name for name in names if name in wanted]
         d.absent_nodes_status = Status(
             Code.UNSCHEDULABLE_AND_UNRESOLVABLE, f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(rejectors))}]",
         )
     out.advance = True
-    n = len(nodes)
+    n = len(names)
     if n == 0:
         return out
     to_find = feasible_target(fwk, n)
     first = start % n
     feasible = out.feasible
-    for i in range(n):
-        name = nodes[(first + i) % n].name
+    for name in chain(names[first:], names[:first]):
         if name in feasible_names:
             feasible.append(name)
             if len(feasible) >= to_find:
@@ -287,28 +289,27 @@ def finish_scores(fwk: Framework, state: CycleState, pod: PodInfo, snapshot: Sna
 
 
 def finish_totals(fwk: Framework, state: CycleState, pod: PodInfo, snapshot: Snapshot, feasible: list[str],
-                  raw: Mapping[str, Mapping[str, int]]) -> tuple[list[str], list[int], str]:
+                  raw: Mapping[str, Mapping[str, int]]) -> tuple[list[str], Column, str]:
     """`finish_scores` as plain totals, with the names they belong to (ranking needs no more)."""
     if not fwk.has_score_plugins():
-        return list(feasible), [1] * len(feasible), ""
+        return list(feasible), np.ones(len(feasible), dtype=np.int64), ""
     names, columns, error = _score_columns(fwk, state, pod, snapshot, feasible, raw)
     if error:
-        return [], [], error
+        return [], np.zeros(0, dtype=np.int64), error
     totals, s = fwk.finish_totals(state, pod, names, columns)
-    return (names, totals, "") if s is None else ([], [], s.message())
+    return (names, totals, "") if s is None else ([], totals, s.message())
 
 
 def _score_columns(fwk: Framework, state: CycleState, pod: PodInfo, snapshot: Snapshot, feasible: list[str],
-                   raw: Mapping[str, Mapping[str, int]]) -> tuple[list[str], list[tuple[str, list[int]]], str]:
+                   raw: Mapping[str, Mapping[str, int]]) -> tuple[list[str], list[tuple[str, Column]], str]:
     """PreScore on the nodes the snapshot knows, then each active score plugin's raw column."""
-    infos = [info for info in (snapshot.get(n) for n in feasible) if info is not None]
+    infos = [info for info in map(snapshot.node_info_map.get, feasible) if info is not None]
     s = fwk.run_pre_score_plugins(state, pod, infos)
     if s is not None and not s.is_success():
         return [], [], s.message()
-    names = [info.name for info in infos]
-    columns = [
-        (pl.name, [get(n, 0) for n in names])
-        for pl in fwk.score_plugins if pl.name not in state.skip_score_plugins
-        for get in (raw.get(pl.name, {}).get,)
-    ]
+    names = feasible if len(infos) == len(feasible) else [info.name for info in infos]
+    scores = RawScores.of_mapping(raw)
+    rows = scores.rows(names)
+    columns = [(pl.name, scores.column(pl.name, rows, len(names)))
+               for pl in fwk.score_plugins if pl.name not in state.skip_score_plugins]
     return names, columns, ""

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from shared.framework.interfaces import MAX_NODE_SCORE, NodeScore
 from shared.model.loader import load_objects
 from shared.plugins.tainttoleration.helpers import default_normalize_score
-from shared.scheduler.node_index import default_normalize
+from shared.framework.score_columns import default_normalize
 from shared.scheduler.simulator import Simulator
 
 from .test_memo_equivalence import spec_of

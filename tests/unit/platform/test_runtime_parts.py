@@ -111,3 +111,21 @@ def test_a_process_gone_since_it_was_listed_is_not_a_group_member(monkeypatch: p
 
     monkeypatch.setattr(psutil, "process_iter", lambda: iter([Gone()]))
     assert processes._group_members(os.getpgid(0)) == []
+
+
+def test_copies_of_a_broadcast_request_are_decoded_once_per_batch() -> None:
+    from services.runtime.loop import COPY_BYTES, _decoded
+    from shared.errors import DecodeError
+    from shared.events import FILTER_REQUESTS, PODS, FilterBatchRequested, PodDeleted, encode, envelope
+    from tests.builders import MakePod
+
+    pods = [MakePod().name(f"p{i}").uid(f"u{i}").req(cpu="100m").obj() for i in range(40)]
+    big = encode(envelope(FilterBatchRequested(batch_id="b", cycle=1, phase="filter", pods=pods), producer="queue"))
+    small = encode(envelope(PodDeleted(uid="u", namespace="default", name="p"), producer="gateway"))
+    assert len(big) >= COPY_BYTES > len(small)
+    copies: dict[tuple[str, bytes], object] = {}
+    first = _decoded(copies, FILTER_REQUESTS, big)  # type: ignore[arg-type]
+    assert _decoded(copies, FILTER_REQUESTS, bytes(big)) is first  # an equal copy, another bytes object
+    assert _decoded(copies, PODS, small) is not _decoded(copies, PODS, small)  # small ones are not kept
+    with pytest.raises(DecodeError):  # the topic is part of the check, and of the key
+        _decoded(copies, PODS, big)  # type: ignore[arg-type]
