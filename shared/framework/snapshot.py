@@ -9,6 +9,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from itertools import count
 
+import numpy as np
+import numpy.typing as npt
+
 from .node_info import ImageStateSummary, NodeInfo, affinity_generation
 
 ZONE_LABEL = "topology.kubernetes.io/zone"
@@ -71,7 +74,7 @@ class Snapshot:
     """The node infos in node-tree order plus the indexes plugins ask for."""
 
     __slots__ = ("node_info_list", "node_info_map", "_with_affinity", "_with_required_anti_affinity", "_version",
-                 "serial", "names")
+                 "serial", "names", "_label_ids")
 
     def __init__(self, infos: Iterable[NodeInfo]) -> None:
         self.serial = next(_serials)
@@ -80,6 +83,7 @@ class Snapshot:
         self.node_info_map = {i.name: i for i in self.node_info_list}
         self.names = list(self.node_info_map)
         """The nodes' names in node-tree order."""
+        self._label_ids: dict[tuple[str, ...], tuple[npt.NDArray[np.intp], list[tuple[str | None, ...]]]] = {}
         self._version = -1
         self._with_affinity: list[NodeInfo] = []
         self._with_required_anti_affinity: list[NodeInfo] = []
@@ -89,6 +93,17 @@ class Snapshot:
 
     def get(self, name: str) -> NodeInfo | None:
         return self.node_info_map.get(name)
+
+    def label_ids(self, keys: tuple[str, ...]) -> tuple[npt.NDArray[np.intp], list[tuple[str | None, ...]]]:
+        """Per node (in order), an id of its values of the labels `keys` (None: no such label),
+        and each id's values: the nodes' labels are fixed for a snapshot's life."""
+        kept = self._label_ids.get(keys)
+        if kept is None:
+            combos: dict[tuple[str | None, ...], int] = {}
+            ids = np.fromiter((combos.setdefault(tuple([info.labels.get(k) for k in keys]), len(combos))
+                               for info in self.node_info_list), dtype=np.intp, count=len(self.node_info_list))
+            kept = self._label_ids[keys] = (ids, list(combos))
+        return kept
 
     def _refresh(self) -> None:
         version = affinity_generation()

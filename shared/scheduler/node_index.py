@@ -88,7 +88,7 @@ class NodeIndex:
     def __init__(self, snapshot: Snapshot) -> None:
         self.snapshot = snapshot
         self.nodes = snapshot.node_info_list
-        self.names = [info.name for info in self.nodes]
+        self.names = snapshot.names
         self.position = {name: i for i, name in enumerate(self.names)}
         n = len(self.nodes)
         self._cursor = journal_end()
@@ -212,23 +212,24 @@ class NodeIndex:
         rejected_at: list[int] = []
         rejected_ids: list[int] = []
         nominated = asked[np.searchsorted(asked, lo):np.searchsorted(asked, limit)]
-        mine = nominated
+        one_by_one = nominated
         if rest:
             passing = np.flatnonzero(fits[:limit - lo]) + lo
-            mine = np.union1d(nominated, passing) if len(nominated) else passing
-        if len(mine):
+            one_by_one = np.union1d(nominated, passing) if len(nominated) else passing
+        if len(one_by_one):
             fits = fits.copy()
+            first_error: tuple[int, Status] | None = None
+            if by_labels is not None:
+                others = np.setdiff1d(passing, nominated, assume_unique=True) if len(nominated) else passing
+                first_error = self._by_labels(checks, state, pod, rest, by_labels, others, lo, fits,
+                                              rejected_at, rejected_ids)
+                one_by_one = nominated
             check_nominated = set(nominated.tolist()) if rest else None
-            for i in mine.tolist():
+            for i in one_by_one.tolist():
+                if first_error is not None and i > first_error[0]:
+                    break
                 if check_nominated is None or i in check_nominated:
                     s = self._check_nominated(checks, state, pod, i, keys, cache=not rest)
-                elif by_labels is not None:
-                    info = self.nodes[i]
-                    labels = info.labels
-                    value = tuple([labels.get(k) for k in by_labels[0]])
-                    s = by_labels[1].get(value, _UNDECIDED)
-                    if s is _UNDECIDED:
-                        s = by_labels[1][value] = checks.run_filters(rest, state, pod, info)
                 else:
                     s = checks.run_filters(rest, state, pod, self.nodes[i])
                 if s is None or s.code == Code.SUCCESS:
@@ -239,9 +240,46 @@ class NodeIndex:
                 fits[i - lo] = False
                 rejected_at.append(i)
                 rejected_ids.append(self._table.intern(s))
+            if first_error is not None:
+                raise WalkError(first_error[1])
         if error is not None:
             raise WalkError(error[1])
         return fits, rejected_at, rejected_ids
+
+    def _by_labels(self, checks: FilterChecks, state: CycleState, pod: PodInfo, rest: tuple[Any, ...],
+                   by_labels: _ByLabels, at: Indexes, lo: int, fits: Mask, rejected_at: list[int],
+                   rejected_ids: list[int]) -> tuple[int, Status] | None:
+        """The `rest` filters' verdicts on the nodes `at`, asked once per combination of the label
+        values that decide them (any node with those values stands for all); `fits` and the
+        rejections are filled in. The first node in `at` whose verdict is an Error, with it."""
+        if not len(at):
+            return None
+        label_ids, values = self.snapshot.label_ids(by_labels[0])
+        ids = label_ids[at]
+        present, first = np.unique(ids, return_index=True)
+        verdict = np.zeros(len(values), dtype=np.int8)  # 1: fits, 0: rejected, -1: Error
+        status_id = np.full(len(values), -1, dtype=np.int32)
+        errors: dict[int, Status] = {}
+        for c, f in zip(present.tolist(), first.tolist()):
+            s = by_labels[1].get(values[c], _UNDECIDED)
+            if s is _UNDECIDED:
+                s = by_labels[1][values[c]] = checks.run_filters(rest, state, pod, self.nodes[int(at[f])])
+            if s is None or s.code == Code.SUCCESS:
+                verdict[c] = 1
+            elif s.code == Code.ERROR:
+                verdict[c] = -1
+                errors[c] = s
+            else:
+                status_id[c] = self._table.intern(s)
+        got = verdict[ids]
+        fits[at - lo] = got == 1
+        rejected = np.flatnonzero(got == 0)
+        rejected_at.extend(at[rejected].tolist())
+        rejected_ids.extend(status_id[ids[rejected]].tolist())
+        if not errors:
+            return None
+        k = int(np.argmax(got == -1))
+        return int(at[k]), errors[int(ids[k])]
 
     def _check_nominated(self, checks: FilterChecks, state: CycleState, pod: PodInfo, i: int,
                          keys: Callable[[str], Hashable] | None, *, cache: bool) -> Status | None:

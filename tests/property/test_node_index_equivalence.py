@@ -74,3 +74,25 @@ def test_array_normalize_is_the_default_normalize(values: list[int], reverse: bo
     default_normalize_score(MAX_NODE_SCORE, reverse, scores)
     got = default_normalize(MAX_NODE_SCORE, reverse, np.array(values, dtype=np.int64))
     assert got.tolist() == [s.score for s in scores]
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(docs=clusters(), seed=st.integers(0, 3))
+def test_a_filter_error_after_the_index_is_raised_where_the_walk_meets_it(docs: list[dict], seed: int) -> None:
+    """PodTopologySpread answering Error in one zone (its verdict asked once per zone): the indexed
+    walk fails the attempt exactly when, and with the error that, the sequential walk does."""
+    from unittest import mock
+
+    from shared.framework.status import Code, Status
+    from shared.plugins.podtopologyspread.plugin import PodTopologySpread
+
+    real = PodTopologySpread.filter
+
+    def flaky(self, state, pod, node_info):  # type: ignore[no-untyped-def]
+        verdict = real(self, state, pod, node_info)
+        if node_info.labels.get("zone") == "z2" and verdict is None:
+            return Status(Code.ERROR, f"zone z2 unreachable for {pod.pod.metadata.name}")
+        return verdict
+
+    with mock.patch.object(PodTopologySpread, "filter", flaky):
+        assert _report(docs, seed, indexed=True) == _report(docs, seed, indexed=False)
