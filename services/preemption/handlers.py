@@ -45,6 +45,7 @@ from shared.framework.runtime import Framework
 from shared.preemption.evaluator import PreemptionExtender
 from shared.preemption.extenders import RecordingExtender
 from shared.preemption.request import decide_preemption
+from shared.scheduler.node_index import NodeIndexes
 
 log = logging.getLogger(__name__)
 
@@ -94,6 +95,7 @@ class PreemptionHandler(Handler):
             fwk.set_extenders(list(recording))
         self.metrics, self.producer, self.watermark_wait_s = metrics, producer, watermark_wait_s
         self.answered: set[str] = set()
+        self.node_indexes = NodeIndexes()
         self.in_flight: dict[str, InFlight] = {}
         """Attempt id → a decision whose effects the view has not folded yet, in decision order."""
         self.folded_effects: set[uuid.UUID] = set()
@@ -157,7 +159,7 @@ class PreemptionHandler(Handler):
             # waited for, so the view holds still meanwhile.
             outcome = await asyncio.to_thread(decide_preemption, fwk, self.view, req, moved=moved)
         else:
-            outcome = decide_preemption(fwk, self.view, req, moved=moved)
+            outcome = decide_preemption(fwk, self.view, req, moved=moved, indexes=self.node_indexes)
         uid = req.pod.metadata.uid
         out: list[OutgoingEvent] = []
         if outcome.attempted:

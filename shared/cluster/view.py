@@ -107,6 +107,8 @@ class ClusterView:
         self._placements = 0
         self._snapshot: Snapshot | None = None
         self._nominator: Nominator | None = None
+        self._nominated_infos: dict[str, tuple[Pod, str, PodInfo]] = {}
+        """The nominated pods' PodInfos of the last nominator built, reused while spec and node stay."""
 
     # --- reading ------------------------------------------------------------------------------
 
@@ -134,11 +136,16 @@ class ClusterView:
         """Pending pods with a nomination, for the filter's two-pass check and for preemption."""
         if self._nominator is None:
             nominator = Nominator()
+            infos: dict[str, tuple[Pod, str, PodInfo]] = {}
             for uid, node in {**self.nominated, **self.nominating}.items():
                 pod = self.specs.get(uid)
                 if node and pod is not None and uid not in self._on_node and uid not in self.evicting:
-                    nominator.add_nominated_pod(PodInfo(with_nomination(pod, node)), node)
-            self._nominator = nominator
+                    kept = self._nominated_infos.get(uid)
+                    info = kept[2] if kept is not None and kept[0] is pod and kept[1] == node else (
+                        PodInfo(with_nomination(pod, node)))
+                    infos[uid] = (pod, node, info)
+                    nominator.add_nominated_pod(info, node)
+            self._nominator, self._nominated_infos = nominator, infos
         return self._nominator
 
     def reached(self, watermark: Mapping[str, list[int]]) -> bool:

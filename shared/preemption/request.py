@@ -13,6 +13,7 @@ from shared.framework.interfaces import PreFilterResult
 from shared.framework.pod_info import PodInfo
 from shared.framework.runtime import Framework
 from shared.framework.status import Code
+from shared.scheduler.node_index import NodeIndexes, WalkError, filters_after_index
 from shared.scheduler.sharded import ungroup_failures
 
 
@@ -34,14 +35,15 @@ def fits_now_message(node: str) -> str:
 
 
 def decide_preemption(fwk: Framework | None, view: ClusterView, req: PreemptionRequested,
-                      *, moved: bool = False) -> PreemptionOutcome:
+                      *, moved: bool = False, indexes: NodeIndexes | None = None) -> PreemptionOutcome:
     """PostFilter (DefaultPreemption) for the request's pod over `view`, its candidate offset drawn
     from the attempt's seed; the request's per-node statuses are the failed attempt's.
 
     `moved`: the view is not the attempt's (events past its watermark, or other preemptions still
     in flight, are in it). Pods freed or nominations made since may have made room for this pod
     already; a scheduler deciding one pod at a time would then place it without evicting anyone,
-    so nobody is evicted for it: the pod is retried instead."""
+    so nobody is evicted for it: the pod is retried instead. `indexes`: that check reads the pod
+    spec's node index (the same answer)."""
     if fwk is None:
         return PreemptionOutcome("", "no profile serves this pod", attempted=False)
     pod = PodInfo(req.pod)
@@ -54,7 +56,7 @@ def decide_preemption(fwk: Framework | None, view: ClusterView, req: PreemptionR
     state = CycleState()
     pre, pre_status, _ = fwk.run_pre_filter_plugins(state, pod)
     if moved and (pre_status is None or pre_status.is_success()):
-        node = _first_fitting(fwk, state, pod, pre)
+        node = _first_fitting(fwk, state, pod, pre, indexes)
         if node:
             return PreemptionOutcome("", fits_now_message(node), attempted=False, fits=node)
     result, status = fwk.run_post_filter_plugins(state, pod, ungroup_failures(req.node_statuses))
@@ -65,10 +67,22 @@ def decide_preemption(fwk: Framework | None, view: ClusterView, req: PreemptionR
     return PreemptionOutcome("", status.message(), clear_own=clear_own)
 
 
-def _first_fitting(fwk: Framework, state: CycleState, pod: PodInfo, pre: PreFilterResult | None) -> str:
+def _first_fitting(fwk: Framework, state: CycleState, pod: PodInfo, pre: PreFilterResult | None,
+                   indexes: NodeIndexes | None = None) -> str:
     """The first node (in snapshot order) that passes Filter with the nominated pods, or ""."""
+    snapshot = fwk.snapshot()
+    if indexes is not None and (pre is None or pre.all_nodes()) and snapshot.num_nodes():
+        rest = filters_after_index(fwk, state, pod)
+        if rest is not None:
+            index = indexes.get(fwk, pod, snapshot)
+            try:
+                walked = index.walk(fwk, state, pod, 0, 1, rest)
+            except WalkError:
+                pass  # a node answered Error: the walk below passes over it
+            else:
+                return index.names[int(walked.feasible[0])] if len(walked.feasible) else ""
     run = fwk.node_filter()
-    for info in fwk.snapshot().node_info_list:
+    for info in snapshot.node_info_list:
         if pre is not None and not pre.all_nodes() and info.name not in pre.node_names:
             continue
         status = run(state, pod, info)

@@ -61,6 +61,16 @@ def group_failures(statuses: Iterable[tuple[str, Status]]) -> list[NodeFailure]:
     """Node statuses grouped by equal status, nodes in the order given."""
     if isinstance(statuses, Rejections):
         return [to_failure(status, nodes) for status, nodes in statuses.groups()]
+    statuses = list(statuses)
+    by_object: dict[int, tuple[Status, list[str]]] = {}
+    for name, status in statuses:
+        entry = by_object.get(id(status))
+        if entry is None:
+            entry = by_object[id(status)] = (status, [])
+        entry[1].append(name)
+    keys = {(s.code, tuple(s.reasons), s.plugin) for s, _ in by_object.values()}
+    if len(keys) == len(by_object):  # no two objects are equal: these are the groups, in order
+        return [to_failure(status, nodes) for status, nodes in by_object.values()]
     groups: dict[tuple[Code, tuple[str, ...], str], list[str]] = {}
     first: dict[tuple[Code, tuple[str, ...], str], Status] = {}
     for name, status in statuses:
@@ -74,12 +84,15 @@ def group_failures(statuses: Iterable[tuple[str, Status]]) -> list[NodeFailure]:
 
 
 def ungroup_failures(failures: Iterable[NodeFailure]) -> dict[str, Status]:
-    """Node name → Status; the nodes of one group share one Status object."""
+    """Node name → Status; nodes with equal statuses share one Status object."""
     out: dict[str, Status] = {}
+    shared: dict[tuple[str, tuple[str, ...], str], Status] = {}
     for f in failures:
-        status = to_status(f)
-        for name in f.nodes:
-            out[name] = status
+        key = (f.code, tuple(f.reasons), f.plugin)
+        status = shared.get(key)
+        if status is None:
+            status = shared[key] = to_status(f)
+        out.update(dict.fromkeys(f.nodes, status))
     return out
 
 
@@ -228,16 +241,14 @@ def merge_filter(fwk: Framework, pod: PodInfo, snapshot: Snapshot, start: int,
     pre = next((r.prefilter for r in results if r.prefilter is not None), None)
     if pre is not None:
         status = to_status(pre)
-        for info in snapshot.node_info_list:
-            d.node_to_status[info.name] = status
+        d.node_to_status.writable().update(dict.fromkeys(snapshot.names, status))
         d.pre_filter_msg = status.message()
         d.add_plugin_status(status)
         return out
     feasible_names: set[str] = set()
-    failures: dict[str, Status] = {}
     for r in results:
         feasible_names.update(r.feasible)
-        failures.update(ungroup_failures(r.failures))
+    failures = ungroup_failures(f for r in results for f in r.failures)
     nominated = pod.pod.status.nominated_node_name
     if nominated and snapshot.get(nominated) is not None:
         failed = next((r.nominated for r in results if r.nominated is not None), None)
@@ -262,17 +273,24 @@ def merge_filter(fwk: Framework, pod: PodInfo, snapshot: Snapshot, start: int,
     to_find = feasible_target(fwk, n)
     first = start % n
     feasible = out.feasible
-    for name in chain(names[first:], names[:first]):
-        if name in feasible_names:
-            feasible.append(name)
-            if len(feasible) >= to_find:
-                break
-        else:
-            status = failures.get(name)
-            if status is not None:
-                d.node_to_status[name] = status
-                d.add_plugin_status(status)
-    out.processed = len(feasible) + len(d.node_to_status)
+    statuses = d.node_to_status.writable()
+    walk = chain(names[first:], names[:first])
+    if not feasible_names:  # every node failed: the walk covers them all
+        get = failures.get
+        statuses.update((name, status) for name in walk if (status := get(name)) is not None)
+    else:
+        for name in walk:
+            if name in feasible_names:
+                feasible.append(name)
+                if len(feasible) >= to_find:
+                    break
+            else:
+                status = failures.get(name)
+                if status is not None:
+                    statuses[name] = status
+    for status in {id(s): s for s in statuses.values()}.values():
+        d.add_plugin_status(status)
+    out.processed = len(feasible) + len(statuses)
     return out
 
 
