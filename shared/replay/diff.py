@@ -54,7 +54,7 @@ def first_difference(a: Verdicts, b: Verdicts, snapshot: Snapshot, start: int,
             and (a.prefilter.plugin, a.prefilter.reasons) != (b.prefilter.plugin, b.prefilter.reasons)):
         plugin = (b.prefilter or a.prefilter).plugin  # type: ignore[union-attr]
         return plugin, f"PreFilter: {_failure(a.prefilter)} / {_failure(b.prefilter)}"
-    names = [info.name for info in snapshot.node_info_list]
+    names = snapshot.names
     n = len(names)
     for i in range(n):
         name = names[(start + i) % n] if n else ""

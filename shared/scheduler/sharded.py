@@ -61,26 +61,18 @@ def group_failures(statuses: Iterable[tuple[str, Status]]) -> list[NodeFailure]:
     """Node statuses grouped by equal status, nodes in the order given."""
     if isinstance(statuses, Rejections):
         return [to_failure(status, nodes) for status, nodes in statuses.groups()]
-    statuses = list(statuses)
-    by_object: dict[int, tuple[Status, list[str]]] = {}
+    statuses = list(statuses)  # holds the statuses, so their ids stay theirs while keyed below
+    key_of: dict[int, tuple[Code, tuple[str, ...], str]] = {}  # equal statuses are often one object
+    groups: dict[tuple[Code, tuple[str, ...], str], tuple[Status, list[str]]] = {}
     for name, status in statuses:
-        entry = by_object.get(id(status))
+        key = key_of.get(id(status))
+        if key is None:
+            key = key_of[id(status)] = (status.code, tuple(status.reasons), status.plugin)
+        entry = groups.get(key)
         if entry is None:
-            entry = by_object[id(status)] = (status, [])
+            entry = groups[key] = (status, [])
         entry[1].append(name)
-    keys = {(s.code, tuple(s.reasons), s.plugin) for s, _ in by_object.values()}
-    if len(keys) == len(by_object):  # no two objects are equal: these are the groups, in order
-        return [to_failure(status, nodes) for status, nodes in by_object.values()]
-    groups: dict[tuple[Code, tuple[str, ...], str], list[str]] = {}
-    first: dict[tuple[Code, tuple[str, ...], str], Status] = {}
-    for name, status in statuses:
-        key = (status.code, tuple(status.reasons), status.plugin)
-        nodes = groups.get(key)
-        if nodes is None:
-            nodes = groups[key] = []
-            first[key] = status
-        nodes.append(name)
-    return [to_failure(first[key], nodes) for key, nodes in groups.items()]
+    return [to_failure(status, nodes) for status, nodes in groups.values()]
 
 
 def ungroup_failures(failures: Iterable[NodeFailure]) -> dict[str, Status]:
@@ -274,20 +266,15 @@ def merge_filter(fwk: Framework, pod: PodInfo, snapshot: Snapshot, start: int,
     first = start % n
     feasible = out.feasible
     statuses = d.node_to_status.writable()
-    walk = chain(names[first:], names[:first])
-    if not feasible_names:  # every node failed: the walk covers them all
-        get = failures.get
-        statuses.update((name, status) for name in walk if (status := get(name)) is not None)
-    else:
-        for name in walk:
-            if name in feasible_names:
-                feasible.append(name)
-                if len(feasible) >= to_find:
-                    break
-            else:
-                status = failures.get(name)
-                if status is not None:
-                    statuses[name] = status
+    for name in chain(names[first:], names[:first]):
+        if name in feasible_names:
+            feasible.append(name)
+            if len(feasible) >= to_find:
+                break
+        else:
+            status = failures.get(name)
+            if status is not None:
+                statuses[name] = status
     for status in {id(s): s for s in statuses.values()}.values():
         d.add_plugin_status(status)
     out.processed = len(feasible) + len(statuses)
