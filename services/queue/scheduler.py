@@ -124,6 +124,8 @@ class _Attempt:
     seed: int
     attempt_id: str
     started: float
+    cycle: int
+    """The scheduling queue's cycle when the pod was popped: moves after it send it to backoff."""
 
 
 class Scheduler:
@@ -436,9 +438,11 @@ class Scheduler:
 
     def _put_back(self, infos: Iterable[PodInfo]) -> None:
         """Queue again the pods of a failed cycle, except those it placed (parked until their bind
-        is answered) and those still waiting for extenders: they must not be attempted twice."""
+        is answered), those still waiting for extenders and those whose preemption was asked
+        for: they must not be attempted twice."""
+        preempting = {a.info.uid for _, a, _ in self.preemptions.values()}
         for info in infos:
-            if info.uid not in self.waiting and info.uid not in self.parked:
+            if info.uid not in self.waiting and info.uid not in self.parked and info.uid not in preempting:
                 self.queue.done(info.uid)
                 self.queue.add(info)
 
@@ -623,7 +627,8 @@ class Scheduler:
         if self.lockstep:
             self.clock.advance(CYCLE_SECONDS)  # type: ignore[union-attr]
         return _Attempt(qpi, info, self.profiles[info.pod.spec.scheduler_name], number,
-                        attempt_seed(self.seed, info.key, number), str(uuid.uuid4()), time.perf_counter())
+                        attempt_seed(self.seed, info.key, number), str(uuid.uuid4()), time.perf_counter(),
+                        self.queue.scheduling_cycle)
 
     async def _scatter(self, request: FilterBatchRequested, stopping: asyncio.Event) -> dict[str, list[PodShardResult]]:
         self.gatherer.expect(request.batch_id, request.phase)
@@ -685,7 +690,13 @@ class Scheduler:
             self._unschedulable(a, fit.message(), plugins, batch_id)
             return
         self.preemptions[a.attempt_id] = (fit, a, batch_id)
-        self._park(a, plugins)
+        if self.lockstep:
+            self._park(a, plugins)
+        else:
+            # Its cycle lasts until PostFilter is decided (as upstream's PreEnqueue holds a pod
+            # whose preemption runs): retried meanwhile, it would ask for a second preemption.
+            self.failed_at[a.info.uid] = self.view.version
+            a.qpi.unschedulable_plugins = plugins  # type: ignore[attr-defined]
         request = PreemptionRequested(
             pod=a.info.pod, node_statuses=group_failures(fit.diagnosis.node_to_status.items()),
             attempt_id=a.attempt_id, seed=a.seed, watermark=watermark, assumed=assumed)
@@ -700,6 +711,8 @@ class Scheduler:
         if pending is None:
             return []
         fit, a, batch_id = pending
+        if not self.lockstep:
+            self.queue.add_unschedulable_if_not_present(a.qpi, a.cycle)  # type: ignore[arg-type]
         fit.diagnosis.post_filter_msg = p.message
         victims = {v.uid for v in p.victims}
         if self.lockstep:
@@ -720,7 +733,7 @@ class Scheduler:
     def _park(self, a: _Attempt, plugins: set[str]) -> None:
         self.failed_at[a.info.uid] = self.view.version
         a.qpi.unschedulable_plugins = plugins  # type: ignore[attr-defined]
-        self.queue.add_unschedulable_if_not_present(a.qpi, self.queue.scheduling_cycle)  # type: ignore[arg-type]
+        self.queue.add_unschedulable_if_not_present(a.qpi, a.cycle)  # type: ignore[arg-type]
 
     def _attempted(self, a: _Attempt, message: str, result: str, batch_id: str,
                    caused_by: Envelope | None = None) -> OutgoingEvent:

@@ -109,6 +109,8 @@ class ClusterView:
         self._nominator: Nominator | None = None
         self._nominated_infos: dict[str, tuple[Pod, str, PodInfo]] = {}
         """The nominated pods' PodInfos of the last nominator built, reused while spec and node stay."""
+        self._previous_nominator: Nominator | None = None
+        """The last nominator built: a node whose nominated pods stay the same keeps its stamp."""
 
     # --- reading ------------------------------------------------------------------------------
 
@@ -135,7 +137,7 @@ class ClusterView:
     def nominator(self) -> Nominator:
         """Pending pods with a nomination, for the filter's two-pass check and for preemption."""
         if self._nominator is None:
-            nominator = Nominator()
+            previous, nominator = self._previous_nominator, Nominator()
             infos: dict[str, tuple[Pod, str, PodInfo]] = {}
             for uid, node in {**self.nominated, **self.nominating}.items():
                 pod = self.specs.get(uid)
@@ -145,7 +147,10 @@ class ClusterView:
                         PodInfo(with_nomination(pod, node)))
                     infos[uid] = (pod, node, info)
                     nominator.add_nominated_pod(info, node)
-            self._nominator, self._nominated_infos = nominator, infos
+            if previous is not None:
+                nominator.keep_stamps(previous)
+            self._nominator = self._previous_nominator = nominator
+            self._nominated_infos = infos
         return self._nominator
 
     def reached(self, watermark: Mapping[str, list[int]]) -> bool:
@@ -309,8 +314,8 @@ class ClusterView:
             node = self.nodes.get(target)
             if node is not None:
                 self._add_in_order(node, info)
-        if self.nominated.get(uid) is not None:
-            self._nominator = None
+        if uid in self.nominated or uid in self.nominating:
+            self._nominator = None  # a nominated pod counts as nominated only while on no node
         self._changed()
 
     def _add_in_order(self, node: NodeInfo, info: PodInfo) -> None:

@@ -34,6 +34,15 @@ def fits_now_message(node: str) -> str:
     return f'preemption: not needed, the pod fits on node "{node}" now'
 
 
+def stale_message(view: ClusterView, uid: str) -> str:
+    """Why a request needs no preemption any more: the view has the pod bound (a later attempt
+    placed it) or deleted; "" when it is still pending. Nobody is evicted for such a pod."""
+    if uid in view.deleted:
+        return "preemption: not needed, the pod was deleted"
+    node = view.node_of(uid)
+    return f'preemption: not needed, the pod is bound to node "{node}"' if node else ""
+
+
 def decide_preemption(fwk: Framework | None, view: ClusterView, req: PreemptionRequested,
                       *, moved: bool = False, indexes: NodeIndexes | None = None) -> PreemptionOutcome:
     """PostFilter (DefaultPreemption) for the request's pod over `view`, its candidate offset drawn
@@ -46,6 +55,9 @@ def decide_preemption(fwk: Framework | None, view: ClusterView, req: PreemptionR
     spec's node index (the same answer)."""
     if fwk is None:
         return PreemptionOutcome("", "no profile serves this pod", attempted=False)
+    stale = stale_message(view, req.pod.metadata.uid)
+    if stale:
+        return PreemptionOutcome("", stale, attempted=False)
     pod = PodInfo(req.pod)
     point_at([fwk], view)
     fwk.set_pod_disruption_budgets(list(view.pdbs.values()))

@@ -78,6 +78,15 @@ class Nominator:
         same PodInfos in the same order (absent before any pod was nominated to it). A live view."""
         return self._stamp
 
+    def keep_stamps(self, previous: Nominator) -> None:
+        """Take `previous`'s stamp for each node whose nominated pods are the same PodInfos in
+        the same order in both: verdicts kept against that stamp stay valid across a rebuild."""
+        for node, pods in self._pods_by_node.items():
+            before = previous._pods_by_node.get(node)
+            if before is not None and len(before) == len(pods) and all(
+                    a is b for a, b in zip(before.values(), pods.values())):
+                self._stamp[node] = previous._stamp[node]
+
     def nominated_node_of(self, uid: str) -> str | None:
         return self._node_of.get(uid)
 

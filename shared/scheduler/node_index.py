@@ -154,6 +154,7 @@ class NodeIndex:
                                 if (i := self.position.get(name)) is not None and (within is None or within[i])),
                          dtype=np.intp)
         keys = checks.counted_nominations_key(pod) if len(asked) and not rest else None
+        maybe = self._maybe_fits(asked, keys, within)
         by_labels = _verdicts_by_labels(rest, state)
         found: list[Indexes] = []
         count = 0
@@ -163,7 +164,7 @@ class NodeIndex:
         for run_start, run_end in ((start, n), (0, start)):
             lo = run_start
             while lo < run_end and count < to_find:
-                hi = self._slice_end(lo, run_end, to_find - count, within)
+                hi = self._slice_end(lo, run_end, to_find - count, maybe)
                 inside = within[lo:hi] if within is not None else None
                 fits, rejected_at, rejected_ids = self._segment(checks, state, pod, lo, hi, asked, keys, rest,
                                                                 by_labels, inside)
@@ -182,17 +183,35 @@ class NodeIndex:
         rejected = Rejections(self, self._table, _joined(failed_at, np.intp), _joined(failed_ids, np.int32))
         return Walk(feasible, rejected)
 
-    def _slice_end(self, lo: int, run_end: int, want: int, within: Mask | None) -> int:
+    def _maybe_fits(self, asked: Indexes, keys: Callable[[str], Hashable] | None,
+                    within: Mask | None) -> Mask | None:
+        """The nodes a walk need not look past: `within`, less the nominated nodes whose verdict
+        with their nominated pods counted is kept and is a rejection (None: every node)."""
+        failing = []
+        if keys is not None:
+            for i in asked.tolist():
+                kept = self._with_nominated.get(i)
+                if kept is not None and kept[1] is not None and kept[1].code != Code.SUCCESS:
+                    info = self.nodes[i]
+                    if kept[0] == (info.generation, keys(info.name)):
+                        failing.append(i)
+        if not failing:
+            return within
+        mask = np.ones(len(self.nodes), dtype=bool) if within is None else within.copy()
+        mask[failing] = False
+        return mask
+
+    def _slice_end(self, lo: int, run_end: int, want: int, maybe: Mask | None) -> int:
         """Where the next slice from `lo` ends: just after the `want`-th node that may fit (one not
-        known to fail the node-local filters). Every feasible node is such a node, so the
-        sequential walk cannot have found `want` feasible nodes before that point; where nodes are
-        known to fail (every node, for a preemptor) one slice covers them all."""
+        known to fail the node-local filters, among `maybe`). Every feasible node is such a node,
+        so the sequential walk cannot have found `want` feasible nodes before that point; where
+        nodes are known to fail (every node, for a preemptor) one slice covers them all."""
         # Looking twice as far as wanted first keeps the common case (most nodes fit) short.
         for end in (min(lo + 2 * want, run_end), run_end):
-            maybe = ~self._known[lo:end] | self._fits[lo:end]
-            if within is not None:
-                maybe &= within[lo:end]
-            at = np.flatnonzero(maybe)
+            may = ~self._known[lo:end] | self._fits[lo:end]
+            if maybe is not None:
+                may &= maybe[lo:end]
+            at = np.flatnonzero(may)
             if len(at) >= want:
                 return lo + int(at[want - 1]) + 1
         return run_end

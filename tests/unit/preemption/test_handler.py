@@ -15,6 +15,8 @@ from shared.events import (
     NodeFailure,
     NodeUpserted,
     OutgoingEvent,
+    PodBound,
+    PodDeleted,
     PodEvicted,
     PodNominated,
     PodSubmitted,
@@ -153,3 +155,30 @@ async def test_a_request_decided_on_its_own_view_tries_preemption_as_upstream() 
     view.apply(envelope(PodSubmitted(pod=make_pod("hi-1", cpu="1", priority=100)), producer="t"))
     one = _decided(await handler.handle(_request("hi-1")))
     assert one.nominated_node == "node-a" and len(one.victims) == 1
+
+
+async def test_a_request_for_a_pod_bound_meanwhile_evicts_nobody() -> None:
+    # The pod was placed by a later attempt before this request was decided (the service had a
+    # backlog): nobody is evicted for it, whatever room the cluster has.
+    view = _cluster()
+    view.apply(envelope(NodeUpserted(node=make_node("node-b", cpu="1")), producer="t"))
+    handler = _handler(view)
+    view.apply(envelope(PodSubmitted(pod=make_pod("hi-1", cpu="1", priority=100)), producer="t"))
+    view.apply(envelope(PodBound(pod_uid="uid-hi-1", node_name="node-b", attempt_id="uid-hi-1/2"), producer="t"))
+    out = await handler.handle(_request("hi-1"))
+    decided = _decided(out)
+    assert decided.nominated_node == "" and decided.victims == [] and decided.fits == ""
+    assert decided.message == 'preemption: not needed, the pod is bound to node "node-b"'
+    assert not [o for o in out if isinstance(o.envelope.payload, (PodEvicted, PodNominated))]
+
+
+async def test_a_request_for_a_deleted_pod_evicts_nobody() -> None:
+    view = _cluster()
+    handler = _handler(view)
+    view.apply(envelope(PodSubmitted(pod=make_pod("hi-1", cpu="1", priority=100)), producer="t"))
+    view.apply(envelope(PodDeleted(uid="uid-hi-1", namespace="default", name="hi-1"), producer="t"))
+    out = await handler.handle(_request("hi-1"))
+    decided = _decided(out)
+    assert decided.nominated_node == "" and decided.victims == []
+    assert decided.message == "preemption: not needed, the pod was deleted"
+    assert not [o for o in out if isinstance(o.envelope.payload, (PodEvicted, PodNominated))]

@@ -1,0 +1,100 @@
+"""The queue service keeps a pod whose preemption was asked for in its scheduling cycle until the
+preemption service answers: cluster events meanwhile do not bring it back for a second attempt
+(which would ask for a second preemption), and they send it to backoff once the answer comes."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from prometheus_client import CollectorRegistry
+
+from services.queue.gather import Gatherer
+from services.queue.metrics import SchedulerMetrics
+from services.queue.scheduler import Scheduler
+from services.runtime.scheduler_config import profiles_from
+from shared.cluster import ClusterView
+from shared.events import (
+    NodeUpserted,
+    OutgoingEvent,
+    PodSubmitted,
+    PreemptionDecided,
+    PreemptionRequested,
+    envelope,
+)
+from shared.framework import events as cluster_events
+from shared.framework.status import Status, Code
+from shared.scheduler.fit_error import Diagnosis, FitError
+from tests.unit.preemption.test_handler import make_pod
+from tests.unit.events.samples import make_node
+
+
+async def _publish(events: Sequence[OutgoingEvent]) -> None:
+    return None
+
+
+def _scheduler() -> Scheduler:
+    """One full 2-cpu node and a pending 1-cpu pod of priority 100, popped and failed."""
+    view = ClusterView()
+    view.apply(envelope(NodeUpserted(node=make_node("node-a", cpu="2")), producer="t"))
+    for name in ("low-a", "low-b"):
+        view.apply(envelope(PodSubmitted(pod=make_pod(name, cpu="1", priority=0, node_name="node-a")), producer="t"))
+    view.apply(envelope(PodSubmitted(pod=make_pod("hi", cpu="1", priority=100)), producer="t"))
+    return Scheduler(view, profiles_from(None), Gatherer(), _publish, SchedulerMetrics(CollectorRegistry()))
+
+
+def _fail_with_preemption(s: Scheduler) -> str:
+    """Pop the pod, fail it on every node, ask for preemption; the request's attempt id."""
+    s.start_live()
+    batch = s._pop_batch()
+    assert batch is not None and len(batch) == 1
+    (attempt,) = s._attempts_of(batch)
+    diagnosis = Diagnosis()
+    diagnosis.node_to_status = {"node-a": Status(Code.UNSCHEDULABLE, "Insufficient cpu", plugin="NodeResourcesFit")}
+    diagnosis.unschedulable_plugins = {"NodeResourcesFit"}
+    s._fit_error(attempt, FitError(attempt.info.key, 1, diagnosis), "batch-1", {}, [])
+    requests = [o for o in s._outbox if isinstance(o.envelope.payload, PreemptionRequested)]
+    assert len(requests) == 1
+    return attempt.attempt_id
+
+
+def _events_meanwhile(s: Scheduler) -> None:
+    s.queue.move_all_to_active_or_backoff_queue(cluster_events.ASSIGNED_POD_DELETE, None, None)
+    s.queue.move_all_to_active_or_backoff_queue(cluster_events.NODE_ADD, None, None)
+    s.queue.flush_unschedulable_pods_left_over()
+
+
+def _decided(attempt_id: str, nominated_node: str = "", **fields: object) -> object:
+    return envelope(PreemptionDecided(preemptor_uid="uid-hi", attempt_id=attempt_id, nominated_node=nominated_node,
+                                      **fields), producer="preemption")
+
+
+async def test_a_pod_is_not_attempted_again_while_its_preemption_is_decided() -> None:
+    s = _scheduler()
+    attempt_id = _fail_with_preemption(s)
+    _events_meanwhile(s)
+    assert s._pop_batch() == []
+    assert s.queue.in_flight() == ["uid-hi"]
+
+    # Victims chosen: events came during its cycle, so it backs off, then goes again.
+    s.preemption_decided(_decided(attempt_id, nominated_node="node-a", message=""))  # type: ignore[arg-type]
+    pending = s.queue.pending_pods()
+    assert [q.pod_info.uid for q in pending.backoff] == ["uid-hi"] and not pending.unschedulable
+    assert s.queue.in_flight() == []
+
+
+async def test_a_pod_told_it_fits_now_goes_again_at_once() -> None:
+    s = _scheduler()
+    attempt_id = _fail_with_preemption(s)
+    s.preemption_decided(_decided(  # type: ignore[arg-type]
+        attempt_id, message='preemption: not needed, the pod fits on node "node-a" now', fits="node-a"))
+    batch = s._pop_batch()
+    assert batch is not None and [q.pod_info.uid for q in batch] == ["uid-hi"]  # type: ignore[attr-defined]
+
+
+async def test_with_no_event_meanwhile_a_pod_whose_preemption_failed_waits_for_one() -> None:
+    s = _scheduler()
+    attempt_id = _fail_with_preemption(s)
+    s.preemption_decided(_decided(attempt_id, message="preemption: 0/1 nodes are available: "  # type: ignore[arg-type]
+                                  "1 No preemption victims found for incoming pod."))
+    pending = s.queue.pending_pods()
+    assert [q.pod_info.uid for q in pending.unschedulable] == ["uid-hi"] and not pending.backoff
