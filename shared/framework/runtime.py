@@ -370,15 +370,24 @@ class Framework:
         return [pi for pi in self._nominator.nominated_pods_for_node(node_name)
                 if pi.priority >= pod.priority and pi.uid != pod.uid]
 
+    def nomination_stamps(self, pod: PodInfo) -> tuple[Mapping[str, int], str | None] | None:
+        """The nominator's stamps (node name -> a stamp equal for two reads only when the node's
+        nominated pods are the same; absent: none) and the node `pod` itself is nominated to,
+        where it counts differently; None when the nominator keeps no stamps."""
+        stamps: Mapping[str, int] | None = getattr(self._nominator, "stamps", None)
+        if stamps is None:
+            return None
+        return stamps, self._nominator.nominated_node_of(pod.uid)  # type: ignore[attr-defined]
+
     def nominations_keys(self, pod: PodInfo) -> Callable[[str], Hashable] | None:
         """For `pod`: node name -> a key equal for two asks only when `counted_nominations`
         would give the same pods there; None when the nominator keeps no stamps (then only the
         pods themselves tell)."""
-        stamps: Mapping[str, int] | None = getattr(self._nominator, "stamps", None)
-        if stamps is None:
+        stamped = self.nomination_stamps(pod)
+        if stamped is None:
             return None
         # The pod itself is never counted: where it is one of the nominated pods, who it is matters.
-        own_node = self._nominator.nominated_node_of(pod.uid)  # type: ignore[attr-defined]
+        stamps, own_node = stamped
         priority, uid = pod.priority, pod.uid
 
         def key(node_name: str) -> Hashable:

@@ -15,7 +15,7 @@ Score plugin of the cycle node-local, see `Framework.filters_are_node_local`).
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable, Collection, Hashable, Sequence
+from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from operator import itemgetter
 from typing import Any, Protocol
 
@@ -63,6 +63,8 @@ class FilterChecks(Protocol):
 
     def counted_nominations_key(self, pod: PodInfo) -> Callable[[str], Hashable]: ...
 
+    def nomination_stamps(self, pod: PodInfo) -> tuple[Mapping[str, int], str | None] | None: ...
+
 
 class WalkError(Exception):
     """A Filter plugin answered Error on a node the walk reached."""
@@ -82,6 +84,18 @@ class Walk:
         self.rejected = rejected
 
 
+class _KeptNominated:
+    """A walk's nominated nodes (in position order): which have a verdict kept against their
+    current generation and stamp, those generations and stamps, and the pod's own nominated
+    node's position (-1: none)."""
+
+    __slots__ = ("valid", "generations", "stamps", "own")
+
+    def __init__(self, valid: Mask, generations: npt.NDArray[np.int64], stamps: npt.NDArray[np.int64],
+                 own: int) -> None:
+        self.valid, self.generations, self.stamps, self.own = valid, generations, stamps, own
+
+
 class NodeIndex:
     """One pod signature's node-local results over one snapshot's nodes."""
 
@@ -99,6 +113,12 @@ class NodeIndex:
         self._status_id = np.full(n, -1, dtype=np.int32)  # into _table where a node-local filter rejected
         # Verdicts with nominated pods counted: position -> ((generation, counted nominations key), status).
         self._with_nominated: dict[int, tuple[Hashable, Status | None]] = {}
+        # The same verdicts as arrays where the nominator stamps: kept against (node generation,
+        # stamp), so a walk past hundreds of nominated nodes checks them in a few array operations.
+        self._nom_generation = np.full(n, -1, dtype=np.int64)
+        self._nom_stamp = np.full(n, -1, dtype=np.int64)
+        self._nom_fits = np.zeros(n, dtype=bool)
+        self._nom_status_id = np.full(n, -1, dtype=np.int32)
         self._scored = np.zeros(n, dtype=bool)
         self._scorers: tuple[tuple[str, int], ...] = ()
         self._raw = np.zeros((0, n), dtype=np.int64)
@@ -154,7 +174,11 @@ class NodeIndex:
                                 if (i := self.position.get(name)) is not None and (within is None or within[i])),
                          dtype=np.intp)
         keys = checks.counted_nominations_key(pod) if len(asked) and not rest else None
-        maybe = self._maybe_fits(asked, keys, within)
+        kept = self._kept_nominated(checks, pod, asked) if keys is not None else None
+        maybe = within
+        if kept is not None and np.any(failing := kept.valid & ~self._nom_fits[asked]):
+            maybe = np.ones(n, dtype=bool) if within is None else within.copy()
+            maybe[asked[failing]] = False  # the walk need not stop at a node known to reject
         by_labels = _verdicts_by_labels(rest, state)
         found: list[Indexes] = []
         count = 0
@@ -167,7 +191,7 @@ class NodeIndex:
                 hi = self._slice_end(lo, run_end, to_find - count, maybe)
                 inside = within[lo:hi] if within is not None else None
                 fits, rejected_at, rejected_ids = self._segment(checks, state, pod, lo, hi, asked, keys, rest,
-                                                                by_labels, inside)
+                                                                by_labels, inside, kept)
                 ok = np.flatnonzero(fits)
                 found.append(ok + lo)
                 count += len(ok)
@@ -183,23 +207,24 @@ class NodeIndex:
         rejected = Rejections(self, self._table, _joined(failed_at, np.intp), _joined(failed_ids, np.int32))
         return Walk(feasible, rejected)
 
-    def _maybe_fits(self, asked: Indexes, keys: Callable[[str], Hashable] | None,
-                    within: Mask | None) -> Mask | None:
-        """The nodes a walk need not look past: `within`, less the nominated nodes whose verdict
-        with their nominated pods counted is kept and is a rejection (None: every node)."""
-        failing = []
-        if keys is not None:
-            for i in asked.tolist():
-                kept = self._with_nominated.get(i)
-                if kept is not None and kept[1] is not None and kept[1].code != Code.SUCCESS:
-                    info = self.nodes[i]
-                    if kept[0] == (info.generation, keys(info.name)):
-                        failing.append(i)
-        if not failing:
-            return within
-        mask = np.ones(len(self.nodes), dtype=bool) if within is None else within.copy()
-        mask[failing] = False
-        return mask
+    def _kept_nominated(self, checks: FilterChecks, pod: PodInfo, asked: Indexes) -> _KeptNominated | None:
+        """For the nominated nodes `asked`: their current generations and stamps, and which have
+        a verdict kept against both (the pod's own nominated node never: who it is matters
+        there). None when the nominator keeps no stamps."""
+        stamped = checks.nomination_stamps(pod)
+        if stamped is None:
+            return None
+        stamps, own_node = stamped
+        at = asked.tolist()
+        nodes = self.nodes
+        generations = np.fromiter((nodes[i].generation for i in at), dtype=np.int64, count=len(at))
+        names = self.names
+        current = np.fromiter((stamps.get(names[i], 0) for i in at), dtype=np.int64, count=len(at))
+        valid = (self._nom_generation[asked] == generations) & (self._nom_stamp[asked] == current)
+        own = self.position.get(own_node, -1) if own_node else -1
+        if own >= 0:
+            valid[asked == own] = False
+        return _KeptNominated(valid, generations, current, own)
 
     def _slice_end(self, lo: int, run_end: int, want: int, maybe: Mask | None) -> int:
         """Where the next slice from `lo` ends: just after the `want`-th node that may fit (one not
@@ -218,11 +243,12 @@ class NodeIndex:
 
     def _segment(self, checks: FilterChecks, state: CycleState, pod: PodInfo, lo: int, hi: int,
                  asked: Indexes, keys: Callable[[str], Hashable] | None, rest: tuple[Any, ...],
-                 by_labels: _ByLabels | None, inside: Mask | None) -> tuple[Mask, list[int], list[int]]:
+                 by_labels: _ByLabels | None, inside: Mask | None,
+                 kept: _KeptNominated | None = None) -> tuple[Mask, list[int], list[int]]:
         """Positions [lo, hi) (those `inside` when given): which fit, and the nodes rejected with
         a status the index does not keep (nominated pods counted, or a `rest` filter), with that
         status's id. A filter's Error is raised for the first node in walk order that has one, as
-        the sequential walk would."""
+        the sequential walk would. `kept`: the nominated nodes' verdicts kept as arrays."""
         unknown = ~self._known[lo:hi]
         stale = np.flatnonzero(unknown if inside is None else unknown & inside)
         error = self._learn(checks, state, pod, (stale + lo).tolist()) if len(stale) else None
@@ -230,8 +256,26 @@ class NodeIndex:
         fits = self._fits[lo:hi] if inside is None else self._fits[lo:hi] & inside
         rejected_at: list[int] = []
         rejected_ids: list[int] = []
-        nominated = asked[np.searchsorted(asked, lo):np.searchsorted(asked, limit)]
+        first, last = int(np.searchsorted(asked, lo)), int(np.searchsorted(asked, limit))
+        nominated = asked[first:last]
         one_by_one = nominated
+        if kept is not None and len(nominated):
+            valid = kept.valid[first:last]
+            if valid.any():
+                cached = nominated[valid]
+                ok = self._nom_fits[cached]
+                fits = fits.copy()
+                fits[cached - lo] = ok
+                rejected = cached[~ok]
+                rejected_at.extend(rejected.tolist())
+                rejected_ids.extend(self._nom_status_id[rejected].tolist())
+                one_by_one = nominated[~valid]
+            if len(one_by_one):
+                fits = self._check_and_keep(checks, state, pod, lo, fits, one_by_one, first + np.flatnonzero(~valid),
+                                            keys, kept, rejected_at, rejected_ids)
+            if error is not None:
+                raise WalkError(error[1])
+            return fits, rejected_at, rejected_ids
         if rest:
             passing = np.flatnonzero(fits[:limit - lo]) + lo
             one_by_one = np.union1d(nominated, passing) if len(nominated) else passing
@@ -264,6 +308,29 @@ class NodeIndex:
         if error is not None:
             raise WalkError(error[1])
         return fits, rejected_at, rejected_ids
+
+    def _check_and_keep(self, checks: FilterChecks, state: CycleState, pod: PodInfo, lo: int, fits: Mask,
+                        at: Indexes, in_asked: Indexes, keys: Callable[[str], Hashable] | None,
+                        kept: _KeptNominated, rejected_at: list[int], rejected_ids: list[int]) -> Mask:
+        """Check the nominated nodes `at` (their places in the walk's nominated nodes: `in_asked`)
+        one by one, in walk order, keeping each verdict against the node's generation and stamp."""
+        fits = fits.copy()
+        for i, j in zip(at.tolist(), in_asked.tolist()):
+            s = self._check_nominated(checks, state, pod, i, keys, cache=True)
+            if s is not None and s.code == Code.ERROR:
+                raise WalkError(s)
+            ok = s is None or s.code == Code.SUCCESS
+            fits[i - lo] = ok
+            status_id = -1 if ok else self._table.intern(s)  # type: ignore[arg-type]
+            if not ok:
+                rejected_at.append(i)
+                rejected_ids.append(status_id)
+            if i != kept.own:
+                self._nom_generation[i] = kept.generations[j]
+                self._nom_stamp[i] = kept.stamps[j]
+                self._nom_fits[i] = ok
+                self._nom_status_id[i] = status_id
+        return fits
 
     def _by_labels(self, checks: FilterChecks, state: CycleState, pod: PodInfo, rest: tuple[Any, ...],
                    by_labels: _ByLabels, at: Indexes, lo: int, fits: Mask, rejected_at: list[int],
