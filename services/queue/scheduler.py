@@ -125,7 +125,8 @@ class _Attempt:
     attempt_id: str
     started: float
     cycle: int
-    """The scheduling queue's cycle when the pod was popped: moves after it send it to backoff."""
+    """The scheduling queue's cycle once the pod's batch was popped (no event comes between the
+    pops of one batch): moves after it send the pod to backoff."""
 
 
 class Scheduler:
@@ -298,6 +299,8 @@ class Scheduler:
         """Upkeep after each cycle: cycles whose extenders answered are decided, the heap settled."""
         if self._answered:
             await self._decide_late()
+        if not self.lockstep and self.preemptions:
+            self._release_unanswered()
         # The view's nodes and pods are the long-lived heap; keep the collector off them.
         self._heap.grown(len(self.view.specs) + len(self.view.nodes))
         self._update_pending()
@@ -689,6 +692,11 @@ class Scheduler:
         if not a.fwk.post_filter_plugins:
             self._unschedulable(a, fit.message(), plugins, batch_id)
             return
+        request = PreemptionRequested(
+            pod=a.info.pod, node_statuses=group_failures(fit.diagnosis.node_to_status.items()),
+            attempt_id=a.attempt_id, seed=a.seed, watermark=watermark, assumed=assumed)
+        self._outbox.append(OutgoingEvent(PREEMPTION, envelope(request, producer=self.producer,
+                                                               correlation_id=a.attempt_id)))
         self.preemptions[a.attempt_id] = (fit, a, batch_id)
         if self.lockstep:
             self._park(a, plugins)
@@ -697,11 +705,17 @@ class Scheduler:
             # whose preemption runs): retried meanwhile, it would ask for a second preemption.
             self.failed_at[a.info.uid] = self.view.version
             a.qpi.unschedulable_plugins = plugins  # type: ignore[attr-defined]
-        request = PreemptionRequested(
-            pod=a.info.pod, node_statuses=group_failures(fit.diagnosis.node_to_status.items()),
-            attempt_id=a.attempt_id, seed=a.seed, watermark=watermark, assumed=assumed)
-        self._outbox.append(OutgoingEvent(PREEMPTION, envelope(request, producer=self.producer,
-                                                               correlation_id=a.attempt_id)))
+
+    def _release_unanswered(self) -> None:
+        """A preemptor whose request has gone unanswered as long as the unschedulable timeout (the
+        request dead-lettered, say) goes back to the queue, as an unschedulable pod would; a
+        decision that comes later is ignored."""
+        limit = time.perf_counter() - self.queue.pod_max_in_unschedulable_pods_duration
+        for attempt_id in [k for k, (_, a, _) in self.preemptions.items() if a.started < limit]:
+            _, a, _ = self.preemptions.pop(attempt_id)
+            log.warning("queue: no preemption decision for %s after %.0f s; it goes back to the queue",
+                        a.info.key, time.perf_counter() - a.started)
+            self.queue.add_unschedulable_if_not_present(a.qpi, a.cycle)  # type: ignore[arg-type]
 
     def preemption_decided(self, env: Envelope) -> list[OutgoingEvent]:
         """PostFilter's outcome: the attempt's message is complete now (it ends with preemption's)."""

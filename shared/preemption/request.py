@@ -35,12 +35,13 @@ def fits_now_message(node: str) -> str:
 
 
 def stale_message(view: ClusterView, uid: str) -> str:
-    """Why a request needs no preemption any more: the view has the pod bound (a later attempt
-    placed it) or deleted; "" when it is still pending. Nobody is evicted for such a pod."""
+    """Why a request needs no preemption any more: the view has the pod placed (bound, or
+    assumed by a later attempt) or deleted; "" when it is still pending. Nobody is evicted for
+    such a pod."""
     if uid in view.deleted:
         return "preemption: not needed, the pod was deleted"
     node = view.node_of(uid)
-    return f'preemption: not needed, the pod is bound to node "{node}"' if node else ""
+    return f'preemption: not needed, the pod was placed on node "{node}"' if node else ""
 
 
 def decide_preemption(fwk: Framework | None, view: ClusterView, req: PreemptionRequested,

@@ -168,7 +168,7 @@ async def test_a_request_for_a_pod_bound_meanwhile_evicts_nobody() -> None:
     out = await handler.handle(_request("hi-1"))
     decided = _decided(out)
     assert decided.nominated_node == "" and decided.victims == [] and decided.fits == ""
-    assert decided.message == 'preemption: not needed, the pod is bound to node "node-b"'
+    assert decided.message == 'preemption: not needed, the pod was placed on node "node-b"'
     assert not [o for o in out if isinstance(o.envelope.payload, (PodEvicted, PodNominated))]
 
 
