@@ -110,7 +110,9 @@ class FilterHandler(Handler):
         point_at(self.profiles.values(), self.view)
         snapshot = self.view.snapshot()
         mine = self.index.nodes_of(snapshot, shards)
-        results = [self._evaluate(req, i, snapshot, mine) for i in range(len(req.pods))]
+        # Positions mean the same to the queue only in the view at its watermark.
+        packed = not folded
+        results = [self._evaluate(req, i, snapshot, mine, packed) for i in range(len(req.pods))]
         self.evaluated += len(results)
         answer = ShardFiltered(batch_id=req.batch_id, cycle=req.cycle, shard=shards[0], shards=shards,
                                phase=req.phase, node_count=len(mine), results=results, folded=folded)
@@ -118,7 +120,8 @@ class FilterHandler(Handler):
                        event_id=derived_id(event.envelope.event_id, "shards", *shards))
         return OutgoingEvent(SHARD_RESULTS, env)
 
-    def _evaluate(self, req: FilterBatchRequested, i: int, snapshot: Snapshot, mine: set[str]) -> PodShardResult:
+    def _evaluate(self, req: FilterBatchRequested, i: int, snapshot: Snapshot, mine: set[str],
+                  packed: bool) -> PodShardResult:
         pod = req.pods[i]
         uid = pod.metadata.uid
         fwk = self.profiles.get(pod.spec.scheduler_name)
@@ -130,7 +133,8 @@ class FilterHandler(Handler):
                 fwk.run_pre_filter_plugins(entry.state, entry.info)
             return raw_scores_on_shard(fwk, entry.state, entry.info, snapshot, req.feasible[i], mine)
         start = req.starts[i] if i < len(req.starts) else 0
-        result = filter_on_shard(fwk, entry.state, entry.info, snapshot, start, mine, self.node_indexes)
+        result = filter_on_shard(fwk, entry.state, entry.info, snapshot, start, mine, self.node_indexes,
+                                 packed=packed)
         entry.prefiltered = True
         return result
 

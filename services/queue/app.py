@@ -44,7 +44,8 @@ class QueueApp:
             self.view, profiles_from(settings.config), self.gatherer, self.publisher.publish,
             SchedulerMetrics(self.service.metrics.registry), config=settings.config,
             extenders=build_extenders(settings.config),
-            batch_size=settings.batch_size, lockstep=settings.lockstep, seed=settings.seed,
+            batch_size=settings.batch_size, pipeline_depth=settings.pipeline_depth, lockstep=settings.lockstep,
+            seed=settings.seed,
             gather_timeout_s=settings.gather_timeout_s, unschedulable_timeout_s=settings.unschedulable_timeout_s,
             producer=settings.base.service_name)
         # The scheduler needs the service's metrics registry, so its handler is installed second.

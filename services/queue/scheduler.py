@@ -19,6 +19,7 @@ import asyncio
 import logging
 import time
 import uuid
+from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -73,6 +74,7 @@ from shared.scheduler.fit_error import NO_NODES_AVAILABLE, FitError
 from shared.scheduler.schedule_one import FilterExtender
 from shared.scheduler.seeds import attempt_seed, config_hash
 from shared.scheduler.raw_scores import NO_SCORES, RawScores
+from shared.scheduler.packing import unpack
 from shared.scheduler.sharded import MergedFilter, feasible_target, group_failures, merge_filter, raw_by_plugin
 from shared.scheduler.simulator import CYCLE_SECONDS, event_map
 
@@ -87,6 +89,8 @@ FOLLOWED = (NODES, PODS, PLACEMENTS, BINDS, DECISIONS)
 FEASIBLE_BUDGET = 200_000
 """Pods × feasible nodes sought per batch: an answer carries, per pod, the names and raw scores of
 the feasible nodes it found (about 20 bytes a node on the wire), so a batch's answers stay a few MB."""
+PIPELINE_DEPTH = 2
+"""Batches at the shards while the one before them is decided."""
 DECIDE_SLICE = 32
 """Pods decided between two yields to the event loop while a batch is decided."""
 EXTENDER_CALLS = 64
@@ -133,6 +137,7 @@ class Scheduler:
     def __init__(self, view: ClusterView, profiles: dict[str, Framework], gatherer: Gatherer, publish: Publish,
                  metrics: SchedulerMetrics, *, config: KubeSchedulerConfiguration | None = None,
                  batch_size: int = 256, lockstep: bool = False, seed: int = 0, gather_timeout_s: float = 30.0,
+                 pipeline_depth: int = PIPELINE_DEPTH,
                  unschedulable_timeout_s: float = 300.0, producer: str = "queue", gate: Gate | None = None,
                  extenders: Sequence[FilterExtender] = ()) -> None:
         self.view, self.profiles, self.gatherer, self.publish = view, profiles, gatherer, publish
@@ -141,6 +146,7 @@ class Scheduler:
         self.config, self.gate = config, gate
         self.metrics = metrics
         self.batch_size = 1 if lockstep else batch_size
+        self.pipeline_depth = max(1, pipeline_depth)
         self.lockstep, self.seed, self.producer = lockstep, seed, producer
         self.gather_timeout_s = gather_timeout_s
         self.config_hash = config_hash(config)
@@ -399,15 +405,19 @@ class Scheduler:
     # --- pipelined cycles ----------------------------------------------------------------------
 
     async def _pipeline(self, batch: list[object], stopping: asyncio.Event) -> None:
-        """Cycles one after another, each batch's shards at work while the batch before it is
-        decided (the queue's CPU and the shards' overlap). A batch whose view moved on after its
-        request (the batch before it placed pods, events were folded) is decided on the view as
+        """Cycles one after another, up to `pipeline_depth` batches' shards at work while the
+        batch before them is merged and decided (the queue's CPU and the shards' overlap, and a
+        shard has the next request in hand as it answers one). A batch whose view moved on after
+        its request (batches before it placed pods, events were folded) is decided on the view as
         it is then, recorded by LateBatchDecided, every pod re-checked where it goes."""
-        ahead = self._begin(batch, stopping)
+        ahead: deque[tuple[list[_Attempt], asyncio.Future[_Evaluated | None]]] = deque()
+        first = self._begin(batch, stopping)
+        if first is not None:
+            ahead.append(first)
         try:
-            while ahead is not None and not stopping.is_set():
-                attempts, task = ahead
-                ahead = None
+            while ahead and not stopping.is_set():
+                self._top_up(ahead, stopping)
+                attempts, task = ahead.popleft()
                 try:
                     evaluated = await task
                 except asyncio.CancelledError:
@@ -417,17 +427,29 @@ class Scheduler:
                     self._requeue(attempts)
                     await asyncio.sleep(0.5)
                     return
-                following = self._pop_batch()
-                if following:
-                    ahead = self._begin(following, stopping)
+                if self._top_up(ahead, stopping):
                     await asyncio.sleep(0)  # let its request go out before this batch is decided
                 if evaluated is not None:
                     await self._decide_now(attempts, evaluated)
                 await self._between_cycles()
         finally:
-            if ahead is not None:
-                ahead[1].cancel()
-                self._requeue(ahead[0])
+            for attempts, task in ahead:
+                task.cancel()
+                self._requeue(attempts)
+
+    def _top_up(self, ahead: deque[tuple[list[_Attempt], asyncio.Future[_Evaluated | None]]],
+                stopping: asyncio.Event) -> bool:
+        """Send batches until `pipeline_depth` are at the shards; True if one was sent."""
+        sent = False
+        while len(ahead) < self.pipeline_depth:
+            following = self._pop_batch()
+            if not following:
+                break
+            begun = self._begin(following, stopping)
+            if begun is not None:
+                ahead.append(begun)
+                sent = True
+        return sent
 
     def _begin(self, batch: list[object], stopping: asyncio.Event,
                ) -> tuple[list[_Attempt], asyncio.Future[_Evaluated | None]] | None:
@@ -518,7 +540,11 @@ class Scheduler:
         filtered = await self._scatter(FilterBatchRequested(
             batch_id=batch_id, cycle=cycle, phase="filter", pods=[a.info.pod for a in attempts],
             starts=[start] * len(attempts), watermark=watermark, assumed=assumed), stopping)
-        merged = [merge_filter(a.fwk, a.info, snapshot, start, filtered.get(a.info.uid, [])) for a in attempts]
+        names = snapshot.names
+        filtered = {uid: [unpack(r, names, scores=False) for r in results] for uid, results in filtered.items()}
+        # Every answer holds every pod of the batch: a pod with one result had all shards in one answer.
+        merged = [merge_filter(a.fwk, a.info, snapshot, start, results, whole=len(results) == 1)
+                  for a in attempts for results in (filtered.get(a.info.uid, []),)]
         for m in merged:
             if m.advance and not m.error:
                 self.next_start = (self.next_start + m.processed) % snapshot.num_nodes()

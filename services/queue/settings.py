@@ -20,6 +20,8 @@ class QueueSettings:
     group_id: str = "berth-queue"
     batch_size: int = 256
     """Pods evaluated per scatter/gather round trip."""
+    pipeline_depth: int = 2
+    """Batches at the filter workers while the one before them is merged and decided."""
     lockstep: bool = False
     """One pod in flight at a time, its outcome awaited before the next, with the simulator's
     logical clock: decisions then equal `berth simulate`'s on the same input."""
@@ -44,6 +46,7 @@ def load(env: Mapping[str, str] | None = None) -> QueueSettings:
         config=config,
         group_id=env.get("BERTH_QUEUE_GROUP", "").strip() or "berth-queue",
         batch_size=int(env.get("BERTH_QUEUE_BATCH", "256")),
+        pipeline_depth=int(env.get("BERTH_QUEUE_PIPELINE", "2")),
         lockstep=_flag(env.get("BERTH_QUEUE_LOCKSTEP", "")),
         seed=int(env.get("BERTH_SEED", "0")),
         unschedulable_timeout_s=float(timeout or 300.0),

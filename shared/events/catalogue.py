@@ -185,12 +185,14 @@ class FilterBatchRequested(Event, frozen=True):
 
 class NodeFailure(Part, frozen=True):
     """Why `nodes` do not fit a pod: one framework Status (code, reasons, plugin) shared by every
-    node listed. Grouped because thousands of nodes usually fail for a handful of reasons."""
+    node listed. Grouped because thousands of nodes usually fail for a handful of reasons.
+    `at`: in a packed shard answer, the nodes as runs of positions instead (see PodShardResult)."""
 
     code: StatusCode
     reasons: list[str] = []
     plugin: str = ""
     nodes: list[str] = []
+    at: list[int] = []
 
 
 class PodShardResult(Part, frozen=True):
@@ -203,7 +205,12 @@ class PodShardResult(Part, frozen=True):
     node subset (None: all nodes); `rejectors`: plugins whose PreFilter rejected; `nominated`: the
     nominated node's own status when it is on this shard and fails (None: passes or not here);
     `error`: a plugin error that fails the attempt; `score_error`: a PreScore or Score error, which
-    fails it only when the merged walk found more than one feasible node (a lone node is not scored)."""
+    fails it only when the merged walk found more than one feasible node (a lone node is not scored).
+
+    Packed (a filter worker's answer at the request's watermark): `feasible_at` holds the feasible
+    nodes as runs [first, count, …] of positions in the view's node order, `score_runs` each plugin's
+    column as runs [value, count, …], and each failure's `at` its nodes as runs of positions; the
+    name fields are then empty (shared.scheduler.packing)."""
 
     pod_uid: str
     feasible: list[str] = []
@@ -216,6 +223,8 @@ class PodShardResult(Part, frozen=True):
     rejectors: list[str] = []
     nominated: NodeFailure | None = None
     error: str = ""
+    feasible_at: list[int] = []
+    score_runs: dict[str, list[int]] = {}
 
 
 class ShardFiltered(Event, frozen=True):

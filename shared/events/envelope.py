@@ -13,8 +13,9 @@ import msgspec
 
 from .catalogue import AnyEvent
 
-SCHEMA_VERSION = 1
-"""The envelope/payload schema this build writes; readers accept this version and older."""
+SCHEMA_VERSION = 2
+"""The envelope/payload schema this build writes; readers accept this version and older.
+2: shard answers may be packed (PodShardResult.feasible_at, score_runs; NodeFailure.at)."""
 
 
 class Envelope(msgspec.Struct, frozen=True, kw_only=True):

@@ -74,7 +74,7 @@ class Snapshot:
     """The node infos in node-tree order plus the indexes plugins ask for."""
 
     __slots__ = ("node_info_list", "node_info_map", "_with_affinity", "_with_required_anti_affinity", "_version",
-                 "serial", "names", "_label_ids")
+                 "serial", "names", "_label_ids", "_position")
 
     def __init__(self, infos: Iterable[NodeInfo]) -> None:
         self.serial = next(_serials)
@@ -83,6 +83,7 @@ class Snapshot:
         self.node_info_map = {i.name: i for i in self.node_info_list}
         self.names = list(self.node_info_map)
         """The nodes' names in node-tree order."""
+        self._position: dict[str, int] | None = None
         self._label_ids: dict[tuple[str, ...], tuple[npt.NDArray[np.intp], list[tuple[str | None, ...]]]] = {}
         self._version = -1
         self._with_affinity: list[NodeInfo] = []
@@ -93,6 +94,12 @@ class Snapshot:
 
     def get(self, name: str) -> NodeInfo | None:
         return self.node_info_map.get(name)
+
+    def position(self) -> dict[str, int]:
+        """Node name → its place in `names`."""
+        if self._position is None:
+            self._position = {name: i for i, name in enumerate(self.names)}
+        return self._position
 
     def label_ids(self, keys: tuple[str, ...]) -> tuple[npt.NDArray[np.intp], list[tuple[str | None, ...]]]:
         """Per node (in order), an id of its values of the labels `keys` (None: no such label),

@@ -27,6 +27,7 @@ from shared.preemption.extenders import replayed
 from shared.preemption.request import PreemptionOutcome, decide_preemption
 from shared.scheduler.batch import BatchItem, Decision, decide_batch
 from shared.scheduler.extending import apply_filters
+from shared.scheduler.packing import unpack
 from shared.scheduler.seeds import attempt_seed, config_hash
 
 from .diff import first_difference, verdicts, weighted_difference
@@ -302,7 +303,7 @@ class Replayer:
             if replayed == expected or (recorded is None and d.verdict == "retry"):
                 m += 1
                 continue
-            recorded_side = verdicts([r for a in batch.answers if a.phase == "filter"
+            recorded_side = verdicts([unpack(r, snapshot.names) for a in batch.answers if a.phase == "filter"
                                       for r in a.results if r.pod_uid == e.info.uid])
             score_answers = [r for a in batch.answers if a.phase == "score" for r in a.results
                              if r.pod_uid == e.info.uid]

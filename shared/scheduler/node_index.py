@@ -103,7 +103,7 @@ class NodeIndex:
         self.snapshot = snapshot
         self.nodes = snapshot.node_info_list
         self.names = snapshot.names
-        self.position = {name: i for i, name in enumerate(self.names)}
+        self.position = snapshot.position()
         n = len(self.nodes)
         self._cursor = journal_end()
         self._known = np.zeros(n, dtype=bool)
@@ -421,13 +421,13 @@ class NodeIndex:
         return totals
 
     def raw_columns(self, state: CycleState, pod: PodInfo, scorers: Sequence[ScorePlugin],
-                    weights: dict[str, int], positions: Indexes) -> dict[str, list[int]] | Status:
+                    weights: dict[str, int], positions: Indexes) -> dict[str, npt.NDArray[np.int64]] | Status:
         """Each plugin's raw scores for `positions`, as `Framework.run_raw_score_plugins` gives them
         (a filter shard's answer); PreScore must have run on `state`."""
         _, error = self._scores_for(state, pod, scorers, weights, positions)
         if error is not None:
             return error
-        return {pl.name: self._raw[p, positions].tolist() for p, pl in enumerate(scorers)}
+        return {pl.name: self._raw[p, positions] for p, pl in enumerate(scorers)}
 
     def _scores_for(self, state: CycleState, pod: PodInfo, scorers: Sequence[ScorePlugin], weights: dict[str, int],
                     positions: Indexes) -> tuple[tuple[tuple[str, int], ...], Status | None]:

@@ -15,6 +15,8 @@ import numpy.typing as npt
 
 from shared.events import PodShardResult
 
+from .packing import column_of
+
 Column = npt.NDArray[np.int64]
 
 
@@ -35,17 +37,18 @@ class RawScores(Mapping[str, Mapping[str, int]]):
 
     @classmethod
     def of(cls, results: Sequence[PodShardResult]) -> RawScores:
-        """The scored results' columns, one after another (shards answer for disjoint nodes)."""
+        """The scored results' columns, one after another (shards answer for disjoint nodes); a
+        result's columns may still be packed (`score_runs`), its nodes not."""
         if len(results) == 1:
-            r = results[0]
-            return cls(r.feasible, {p: np.asarray(c, dtype=np.int64) for p, c in r.scores.items()})
-        plugins = list(dict.fromkeys(p for r in results for p in r.scores))
+            return cls(results[0].feasible, _columns(results[0]))
+        by_result = [_columns(r) for r in results]
+        plugins = list(dict.fromkeys(p for c in by_result for p in c))
         names = [n for r in results for n in r.feasible]
-        columns = {p: np.concatenate([np.asarray(r.scores[p], dtype=np.int64) if p in r.scores
-                                      else np.zeros(len(r.feasible), dtype=np.int64) for r in results])
+        columns = {p: np.concatenate([c[p] if p in c else np.zeros(len(r.feasible), dtype=np.int64)
+                                      for r, c in zip(results, by_result)])
                    for p in plugins}
-        absent = {p: np.concatenate([np.full(len(r.feasible), p not in r.scores) for r in results])
-                  for p in plugins if any(p not in r.scores and r.feasible for r in results)}
+        absent = {p: np.concatenate([np.full(len(r.feasible), p not in c) for r, c in zip(results, by_result)])
+                  for p in plugins if any(p not in c and r.feasible for r, c in zip(results, by_result))}
         return cls(names, columns, absent)
 
     @classmethod
@@ -90,6 +93,12 @@ class RawScores(Mapping[str, Mapping[str, int]]):
 
     def __len__(self) -> int:
         return len(self.columns)
+
+
+def _columns(result: PodShardResult) -> dict[str, Column]:
+    if result.score_runs:
+        return {p: column_of(c) for p, c in result.score_runs.items()}
+    return {p: np.asarray(c, dtype=np.int64) for p, c in result.scores.items()}
 
 
 NO_SCORES = RawScores((), {})

@@ -93,11 +93,15 @@ class Rejections:
 
     def groups(self) -> list[tuple[Status, list[str]]]:
         """Each distinct status with its nodes in walk order, by first appearance."""
-        names, positions, ids = self.names, self.positions, self.ids
+        names = self.names
+        return [(status, [names[p] for p in at.tolist()]) for status, at in self.position_groups()]
+
+    def position_groups(self) -> list[tuple[Status, Indexes]]:
+        """`groups` with the nodes as positions."""
+        positions, ids = self.positions, self.ids
         distinct, first = np.unique(ids, return_index=True)
         statuses = self.table.statuses
-        return [(statuses[int(distinct[k])], [names[p] for p in positions[ids == distinct[k]].tolist()])
-                for k in np.argsort(first, kind="stable")]
+        return [(statuses[int(distinct[k])], positions[ids == distinct[k]]) for k in np.argsort(first, kind="stable")]
 
     def positions_with_code(self, code: Code) -> Indexes:
         """The positions (ascending, not walk order) of the nodes rejected with `code`."""

@@ -18,10 +18,11 @@ Queue side:
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import chain
 
+import msgspec
 import numpy as np
 
 from shared.events import NodeFailure, PodShardResult
@@ -36,6 +37,7 @@ from shared.framework.status import Code, Status
 
 from .fit_error import Diagnosis
 from .node_index import Indexes, NodeIndex, NodeIndexes, WalkError, filters_after_index
+from .packing import pack, pack_walk
 from .raw_scores import NO_SCORES, RawScores
 from .rejections import Rejections
 from .schedule_one import num_feasible_nodes_to_find
@@ -99,10 +101,12 @@ def feasible_target(fwk: Framework, num_nodes: int) -> int:
 
 
 def filter_on_shard(fwk: Framework, state: CycleState, pod: PodInfo, snapshot: Snapshot, start: int,
-                    shard_nodes: Collection[str], indexes: NodeIndexes | None = None) -> PodShardResult:
+                    shard_nodes: Collection[str], indexes: NodeIndexes | None = None,
+                    *, packed: bool = False) -> PodShardResult:
     """PreFilter, the nominated node, and Filter over this shard's nodes; when the pod's PreScore
     does not read the feasible set, this shard's feasible nodes are scored in the same pass.
-    With `indexes`, a walk over every node reads the pod spec's NodeIndex (the same answer)."""
+    With `indexes`, a walk over every node reads the pod spec's NodeIndex (the same answer).
+    `packed`: the answer's nodes as positions in `snapshot` (shared.scheduler.packing)."""
     uid = pod.uid
     pre_result, status, rejectors = fwk.run_pre_filter_plugins(state, pod)
     if status is not None and not status.is_success():
@@ -156,14 +160,20 @@ def filter_on_shard(fwk: Framework, state: CycleState, pod: PodInfo, snapshot: S
                 return PodShardResult(pod_uid=uid, error=s.message())
             else:
                 failures.append((info.name, s))
-    scores: dict[str, list[int]] = {}
+    scores: Mapping[str, Sequence[int]] = {}
     score_error = ""
     scored = bool(feasible) and fwk.has_score_plugins() and not fwk.pre_score_reads_nodes(pod)
     if scored:
         scores, score_error = _raw_scores(fwk, state, pod, feasible, feasible, indexed)
-    return PodShardResult(pod_uid=uid, feasible=[info.name for info in feasible], scores=scores, scored=scored,
-                          score_error=score_error, failures=group_failures(failures), prefilter_nodes=subset,
-                          rejectors=sorted(rejectors), nominated=nominated_failure)
+    result = PodShardResult(pod_uid=uid, scored=scored, score_error=score_error, prefilter_nodes=subset,
+                            rejectors=sorted(rejectors), nominated=nominated_failure)
+    if packed and indexed is not None and isinstance(failures, Rejections):
+        return pack_walk(result, indexed[1], {p: np.asarray(c, dtype=np.int64) for p, c in scores.items()},
+                         [(to_failure(status), at) for status, at in failures.position_groups()])
+    result = msgspec.structs.replace(
+        result, feasible=[info.name for info in feasible], failures=group_failures(failures),
+        scores={p: c.tolist() if isinstance(c, np.ndarray) else list(c) for p, c in scores.items()})
+    return pack(result, snapshot.position()) if packed else result
 
 
 def raw_scores_on_shard(fwk: Framework, state: CycleState, pod: PodInfo, snapshot: Snapshot,
@@ -172,23 +182,23 @@ def raw_scores_on_shard(fwk: Framework, state: CycleState, pod: PodInfo, snapsho
     infos = [info for info in (snapshot.get(n) for n in feasible) if info is not None]
     mine = [info for info in infos if info.name in shard_nodes]
     scores, error = _raw_scores(fwk, state, pod, infos, mine)
-    return PodShardResult(pod_uid=pod.uid, feasible=[info.name for info in mine], scores=scores, scored=True,
-                          score_error=error)
+    return PodShardResult(pod_uid=pod.uid, feasible=[info.name for info in mine],
+                          scores={p: list(c) for p, c in scores.items()}, scored=True, score_error=error)
 
 
 def _raw_scores(fwk: Framework, state: CycleState, pod: PodInfo, feasible: Sequence[NodeInfo],
                 mine: Sequence[NodeInfo], indexed: tuple[NodeIndex, Indexes] | None = None,
-                ) -> tuple[dict[str, list[int]], str]:
-    """PreScore over `feasible`, then each unskipped plugin's raw scores for `mine`, as columns;
-    `indexed` (the index and the positions of `mine` in it): read from the index when every
-    score plugin is node-local."""
+                ) -> tuple[dict[str, Sequence[int]], str]:
+    """PreScore over `feasible`, then each unskipped plugin's raw scores for `mine`, as columns
+    (arrays where read from the index); `indexed` (the index and the positions of `mine` in it):
+    read from the index when every score plugin is node-local."""
     s = fwk.run_pre_score_plugins(state, pod, feasible)
     if s is not None and not s.is_success():
         return {}, s.message()
     scorers = fwk.score_plugins_if_node_local(state, pod) if indexed is not None else None
     if indexed is not None and scorers is not None:
         columns = indexed[0].raw_columns(state, pod, scorers, fwk.score_weights, indexed[1])
-        return ({}, columns.message()) if isinstance(columns, Status) else (columns, "")
+        return ({}, columns.message()) if isinstance(columns, Status) else (dict(columns), "")
     raw, s = fwk.run_raw_score_plugins(state, pod, mine)
     if s is not None:
         return {}, s.message()
@@ -201,7 +211,7 @@ def raw_by_plugin(results: Iterable[PodShardResult]) -> tuple[RawScores, str]:
     for r in results:
         if r.score_error:
             return NO_SCORES, r.score_error
-    return RawScores.of([r for r in results if r.scores]), ""
+    return RawScores.of([r for r in results if r.scores or r.score_runs]), ""
 
 
 # --- queue side ---------------------------------------------------------------------------------
@@ -218,7 +228,8 @@ class MergedFilter:
 
 
 def merge_filter(fwk: Framework, pod: PodInfo, snapshot: Snapshot, start: int,
-                 results: Iterable[PodShardResult]) -> MergedFilter:
+                 results: Iterable[PodShardResult], *, whole: bool = False) -> MergedFilter:
+    """`whole`: one result covering every node (one filter worker answered for all the shards)."""
     results = list(results)
     out = MergedFilter()
     d = out.diagnosis
@@ -237,11 +248,18 @@ def merge_filter(fwk: Framework, pod: PodInfo, snapshot: Snapshot, start: int,
         d.pre_filter_msg = status.message()
         d.add_plugin_status(status)
         return out
+    nominated = pod.pod.status.nominated_node_name
+    subset = next((r.prefilter_nodes for r in results if r.prefilter_nodes is not None), None)
+    if whole and len(results) == 1 and not results[0].failures and not nominated and subset is None:
+        # The one walk was the global walk, and it rejected no node: its answer is the merge.
+        out.advance = True
+        out.feasible = list(results[0].feasible)
+        out.processed = len(out.feasible)
+        return out
     feasible_names: set[str] = set()
     for r in results:
         feasible_names.update(r.feasible)
     failures = ungroup_failures(f for r in results for f in r.failures)
-    nominated = pod.pod.status.nominated_node_name
     if nominated and snapshot.get(nominated) is not None:
         failed = next((r.nominated for r in results if r.nominated is not None), None)
         if failed is None:
@@ -251,7 +269,6 @@ def merge_filter(fwk: Framework, pod: PodInfo, snapshot: Snapshot, start: int,
         d.node_to_status[nominated] = status
         d.add_plugin_status(status)
     names = snapshot.names
-    subset = next((r.prefilter_nodes for r in results if r.prefilter_nodes is not None), None)
     if subset is not None:
         wanted = set(subset)
         names = [name for name in names if name in wanted]
@@ -308,13 +325,43 @@ def finish_totals(fwk: Framework, state: CycleState, pod: PodInfo, snapshot: Sna
 def _score_columns(fwk: Framework, state: CycleState, pod: PodInfo, snapshot: Snapshot, feasible: list[str],
                    raw: Mapping[str, Mapping[str, int]]) -> tuple[list[str], list[tuple[str, Column]], str]:
     """PreScore on the nodes the snapshot knows, then each active score plugin's raw column."""
-    infos = [info for info in map(snapshot.node_info_map.get, feasible) if info is not None]
+    known = snapshot.node_info_map
+    infos: Sequence[NodeInfo]
+    if all(map(known.__contains__, feasible)):
+        names, infos = feasible, _NodesNamed(known, feasible)
+    else:
+        infos = [info for info in map(known.get, feasible) if info is not None]
+        names = [info.name for info in infos]
     s = fwk.run_pre_score_plugins(state, pod, infos)
     if s is not None and not s.is_success():
         return [], [], s.message()
-    names = feasible if len(infos) == len(feasible) else [info.name for info in infos]
     scores = RawScores.of_mapping(raw)
     rows = scores.rows(names)
     columns = [(pl.name, scores.column(pl.name, rows, len(names)))
                for pl in fwk.score_plugins if pl.name not in state.skip_score_plugins]
     return names, columns, ""
+
+
+class _NodesNamed(Sequence[NodeInfo]):
+    """The NodeInfos of `names` (every one known), looked up only when someone reads them: most
+    PreScore plugins never look at the feasible nodes, and a batch scores hundreds per pod."""
+
+    __slots__ = ("_known", "_names", "_infos")
+
+    def __init__(self, known: Mapping[str, NodeInfo], names: Sequence[str]) -> None:
+        self._known, self._names = known, names
+        self._infos: list[NodeInfo] | None = None
+
+    def _list(self) -> list[NodeInfo]:
+        if self._infos is None:
+            self._infos = list(map(self._known.__getitem__, self._names))
+        return self._infos
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    def __getitem__(self, i):  # type: ignore[no-untyped-def]
+        return self._list()[i]
+
+    def __iter__(self) -> Iterator[NodeInfo]:
+        return iter(self._list())

@@ -8,6 +8,7 @@ import msgspec
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from shared.events import PodShardResult
 from shared.events.partitioning import partition_for
 from shared.framework.cycle_state import CycleState
 from shared.framework.pod_info import PodInfo
@@ -16,6 +17,7 @@ from shared.framework.snapshot import Snapshot
 from shared.model.loader import load_objects
 from shared.scheduler.fit_error import FitError, NoNodesAvailable
 from shared.scheduler.node_index import NodeIndexes
+from shared.scheduler.packing import unpack
 from shared.scheduler.schedule_one import ScheduleAlgorithm, ScheduleResult, SchedulingError
 from shared.scheduler.sharded import filter_on_shard, finish_scores, merge_filter, raw_by_plugin, raw_scores_on_shard
 from shared.scheduler.simulator import Simulator
@@ -28,9 +30,10 @@ from .test_node_index_equivalence import clusters as large_clusters
 class LocalShards(ScheduleAlgorithm):
     """`ScheduleAlgorithm` with its walk done by `shards` shards, each with its own CycleState."""
 
-    def __init__(self, base: ScheduleAlgorithm, shards: int, indexed: bool = False) -> None:
+    def __init__(self, base: ScheduleAlgorithm, shards: int, indexed: bool = False, packed: bool = False) -> None:
         super().__init__(base.rng)
         self.shards = shards
+        self.packed = packed
         # As each filter worker keeps its own: one set of node indexes per shard.
         self.node_indexes = [NodeIndexes() if indexed else None for _ in range(shards)]
 
@@ -39,9 +42,12 @@ class LocalShards(ScheduleAlgorithm):
             raise NoNodesAvailable()
         members = [{n for n in snapshot.node_info_map if partition_for(n, self.shards) == k} for k in range(self.shards)]
         states = [CycleState() for _ in members]
-        results = [filter_on_shard(fwk, s, pod, snapshot, self.next_start_node_index, m, x)
+        results = [filter_on_shard(fwk, s, pod, snapshot, self.next_start_node_index, m, x, packed=self.packed)
                    for s, m, x in zip(states, members, self.node_indexes)]
-        merged = merge_filter(fwk, pod, snapshot, self.next_start_node_index, results)
+        if self.packed:  # over the wire, then unpacked as the queue does
+            results = [unpack(msgspec.msgpack.decode(msgspec.msgpack.encode(r), type=PodShardResult), snapshot.names,
+                              scores=False) for r in results]
+        merged = merge_filter(fwk, pod, snapshot, self.next_start_node_index, results, whole=len(results) == 1)
         fwk.run_pre_filter_plugins(state, pod)  # what the preemption service computes for itself
         if merged.error:
             raise SchedulingError(Status(Code.ERROR, merged.error))
@@ -61,10 +67,10 @@ class LocalShards(ScheduleAlgorithm):
         return ScheduleResult(self.select_host(scores), 0, len(feasible), scores, merged.diagnosis)
 
 
-def _report(docs: list[dict], seed: int, shards: int | None, indexed: bool = False) -> bytes:
+def _report(docs: list[dict], seed: int, shards: int | None, indexed: bool = False, packed: bool = False) -> bytes:
     sim = Simulator(load_objects(("generated", d) for d in docs), seed=seed)
     if shards is not None:
-        sim.algorithm = LocalShards(sim.algorithm, shards, indexed)
+        sim.algorithm = LocalShards(sim.algorithm, shards, indexed, packed)
     report = msgspec.to_builtins(sim.run())
     report.pop("cycles", None)
     for pod in report["pods"]:
@@ -78,12 +84,23 @@ def test_sharding_changes_no_outcome(docs: list[dict], seed: int, shards: int) -
     assert _report(docs, seed, shards) == _report(docs, seed, None)
 
 
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(docs=clusters(), seed=st.integers(0, 5), shards=st.sampled_from([1, 3, 16]))
+def test_packed_shard_answers_change_no_outcome(docs: list[dict], seed: int, shards: int) -> None:
+    """Answers packed as positions and runs (from node names: no index) and unpacked by the queue."""
+    assert _report(docs, seed, shards, packed=True) == _report(docs, seed, None)
+
+
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(docs=large_clusters(), seed=st.integers(0, 3), shards=st.sampled_from([1, 3, 16]))
 def test_shards_reading_node_indexes_change_no_outcome(docs: list[dict], seed: int, shards: int) -> None:
     """Filter workers walk their shard through the node index: clusters above 100 nodes (partial,
-    rotating walks; preemption; nominations; spread constraints) give the in-process report."""
-    assert _report(docs, seed, shards, indexed=True) == _report(docs, seed, None)
+    rotating walks; preemption; nominations; spread constraints) give the in-process report,
+    whether the answers travel packed straight from the walk's positions (as the workers send
+    them) or as names."""
+    expected = _report(docs, seed, None)
+    assert _report(docs, seed, shards, indexed=True) == expected
+    assert _report(docs, seed, shards, indexed=True, packed=True) == expected
 
 
 def test_percentage_of_nodes_to_score_walk_is_exact() -> None:

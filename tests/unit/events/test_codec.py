@@ -11,6 +11,7 @@ import pytest
 from shared.errors import BerthError, DecodeError
 from shared.events import (
     EVENT_TYPES,
+    SCHEMA_VERSION,
     TOPICS,
     AnyEvent,
     Envelope,
@@ -68,7 +69,7 @@ def test_envelope_fields_follow_the_cause() -> None:
     assert env.causation_id == cause.event_id
     assert env.correlation_id == "uid-1/3"
     assert env.timestamp.tzinfo is not None
-    assert env.schema_version == 1
+    assert env.schema_version == SCHEMA_VERSION
 
 
 def test_every_event_type_has_exactly_one_topic() -> None:
@@ -112,6 +113,13 @@ def test_mismatched_type_and_future_schema_are_refused() -> None:
     future = msgspec.structs.replace(env, schema_version=99)
     with pytest.raises(DecodeError, match="schema version 99"):
         decode(encode(future), topic="nodes")
+
+
+def test_events_of_every_earlier_schema_version_still_decode() -> None:
+    env = envelope(NodeDeleted(node_name="n"), producer="p")
+    for version in range(1, SCHEMA_VERSION + 1):
+        older = msgspec.structs.replace(env, schema_version=version)
+        assert decode(encode(older), topic="nodes") == older
 
 
 def test_unknown_payload_type_is_a_decode_error() -> None:

@@ -1,0 +1,120 @@
+"""Packed shard answers: runs of positions and of equal scores say exactly what the names and
+columns said, and a worker's walk over consecutive nodes packs into a handful of integers."""
+
+from __future__ import annotations
+
+import msgspec
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+
+from shared.events import NodeFailure, PodShardResult
+from shared.framework.cycle_state import CycleState
+from shared.framework.pod_info import PodInfo
+from shared.framework.profile import build_profiles
+from shared.framework.snapshot import Snapshot
+from shared.framework.node_info import NodeInfo
+from shared.model.loader import load_objects
+from shared.scheduler.node_index import NodeIndexes
+from shared.scheduler.packing import column_of, columns_run_lengths, names_at, pack, run_lengths, runs, unpack
+from shared.scheduler.sharded import filter_on_shard, merge_filter
+
+NAMES = [f"n{i}" for i in range(64)]
+
+
+def _walk_order(at: list[int], start: int) -> list[int]:
+    """Positions as a round-robin walk from `start` meets them."""
+    ordered = sorted(at)
+    return [i for i in ordered if i >= start] + [i for i in ordered if i < start]
+
+
+@given(st.lists(st.integers(0, 63), unique=True), st.integers(0, 63))
+def test_runs_name_the_same_nodes_in_the_same_order(at: list[int], start: int) -> None:
+    at = _walk_order(at, start)
+    packed = runs(np.asarray(at, dtype=np.intp))
+    assert names_at(NAMES, packed) == [NAMES[i] for i in at]
+    assert len(packed) <= 2 * len(at)
+
+
+@given(st.lists(st.integers(-(2**62), 2**62)))
+def test_run_lengths_give_the_column_back(column: list[int]) -> None:
+    packed = run_lengths(np.asarray(column, dtype=np.int64))
+    assert column_of(packed).tolist() == column
+
+
+@given(st.lists(st.lists(st.integers(0, 2), min_size=5, max_size=5), min_size=1, max_size=4))
+def test_columns_are_packed_alike_one_by_one_or_together(rows: list[list[int]]) -> None:
+    columns = {f"P{k}": np.asarray(r, dtype=np.int64) for k, r in enumerate(rows)}
+    assert columns_run_lengths(columns) == {p: run_lengths(c) for p, c in columns.items()}
+
+
+def test_a_walk_that_wraps_around_is_two_runs() -> None:
+    assert runs(np.array([61, 62, 63, 0, 1], dtype=np.intp)) == [61, 3, 0, 2]
+    assert run_lengths(np.array([95] * 500 + [93] * 2, dtype=np.int64)) == [95, 500, 93, 2]
+
+
+@given(feasible=st.lists(st.integers(0, 63), unique=True),
+       scores=st.lists(st.integers(0, 3), min_size=64, max_size=64),
+       failed=st.lists(st.integers(0, 63), unique=True), start=st.integers(0, 63))
+def test_pack_then_unpack_is_the_answer(feasible: list[int], scores: list[int], failed: list[int],
+                                        start: int) -> None:
+    feasible, failed = _walk_order(feasible, start), _walk_order(failed, start)
+    result = PodShardResult(
+        pod_uid="u", feasible=[NAMES[i] for i in feasible], scored=True,
+        scores={"A": [scores[i] for i in feasible], "B": [0] * len(feasible)},
+        failures=[NodeFailure(code="Unschedulable", reasons=["Insufficient cpu"], plugin="NodeResourcesFit",
+                              nodes=[NAMES[i] for i in failed])] if failed else [])
+    position = {name: i for i, name in enumerate(NAMES)}
+    packed = pack(result, position)
+    wire = msgspec.msgpack.decode(msgspec.msgpack.encode(packed), type=PodShardResult)
+    assert unpack(wire, NAMES) == result
+    kept = unpack(wire, NAMES, scores=False)  # the queue's way: columns stay packed for RawScores
+    assert kept.feasible == result.feasible and kept.score_runs == packed.score_runs
+    assert unpack(result, NAMES) is result  # an answer with names is left alone
+
+
+def _cluster(nodes: int, pods: int) -> tuple[object, Snapshot]:
+    docs: list[dict] = [{"kind": "Node", "metadata": {"name": f"node-{i}"},
+                         "status": {"allocatable": {"cpu": "4", "memory": "32Gi", "pods": "110"}}}
+                        for i in range(nodes)]
+    docs += [{"kind": "Pod", "metadata": {"name": f"p{i}", "uid": f"u{i}"},
+              "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}]}}
+             for i, cpu in enumerate(["100m"] * (pods - 1) + ["3950m"])]
+    cluster = load_objects(("generated", d) for d in docs)
+    return cluster, Snapshot([NodeInfo(n) for n in cluster.nodes])
+
+
+def test_an_indexed_walk_packs_into_runs_and_unpacks_to_the_plain_answer() -> None:
+    cluster, snapshot = _cluster(nodes=1000, pods=2)
+    fwk = next(iter(build_profiles(cluster.config).values()))
+    fwk.set_snapshot(snapshot)
+    every = set(snapshot.names)
+    # Fill node-3 so that the last pod (3.95 CPUs) fails there: a failure among the feasible run.
+    snapshot.get("node-3").add_pod(PodInfo(msgspec.structs.replace(
+        cluster.pods[0], spec=msgspec.structs.replace(cluster.pods[0].spec, node_name="node-3"))))
+    pod = PodInfo(cluster.pods[-1])
+    plain = filter_on_shard(fwk, CycleState(), pod, snapshot, 990, every, NodeIndexes())
+    packed = filter_on_shard(fwk, CycleState(), pod, snapshot, 990, every, NodeIndexes(), packed=True)
+    assert packed.feasible == [] and packed.failures[0].nodes == []
+    # 990..999, then 0..2 and 4..: three runs; node-3's failure one run.
+    assert packed.feasible_at[:2] == [990, 10] and len(packed.feasible_at) == 6
+    assert packed.failures[0].at == [3, 1]
+    assert all(len(c) == 2 for c in packed.score_runs.values())  # empty nodes all score alike
+    assert unpack(packed, snapshot.names) == plain
+    assert len(msgspec.msgpack.encode(packed)) * 20 < len(msgspec.msgpack.encode(plain))
+
+
+def test_one_answer_for_every_node_is_its_own_merge() -> None:
+    """The queue's shortcut for a pod whose one result covers every node (one filter worker) and
+    rejected none gives the merge the node-by-node walk gives."""
+    cluster, snapshot = _cluster(nodes=1000, pods=2)
+    fwk = next(iter(build_profiles(cluster.config).values()))
+    fwk.set_snapshot(snapshot)
+    every = set(snapshot.names)
+    pod = PodInfo(cluster.pods[-1])
+    for start in (0, 990):
+        result = filter_on_shard(fwk, CycleState(), pod, snapshot, start, every, NodeIndexes())
+        assert not result.failures
+        fast, walked = (merge_filter(fwk, pod, snapshot, start, [result], whole=w) for w in (True, False))
+        assert (fast.feasible, fast.processed, fast.advance) == (walked.feasible, walked.processed, walked.advance)
+        assert len(fast.feasible) == 420 and not fast.diagnosis.node_to_status
