@@ -40,6 +40,7 @@ from shared.framework.runtime import Framework
 from shared.framework.snapshot import Snapshot
 from shared.model import Pod
 from shared.scheduler.node_index import NodeIndexes
+from shared.scheduler.same_answers import answer_key, same_as
 from shared.scheduler.sharded import filter_on_shard, raw_scores_on_shard
 
 log = logging.getLogger(__name__)
@@ -78,7 +79,7 @@ class FilterHandler(Handler):
         self.owned: set[int] = set(range(NODE_SHARDS))
         self._states: OrderedDict[str, dict[str, _PodState]] = OrderedDict()
         self.evaluated = 0
-        """Pod × shard-set evaluations so far (tests, logs)."""
+        """Pod × shard-set evaluations so far, references to an identical pod's answer not counted."""
         for fwk in profiles.values():
             fwk.set_snapshot(view.snapshot())
 
@@ -103,7 +104,8 @@ class FilterHandler(Handler):
     async def _answer(self, event: ReceivedEvent, shards: list[int]) -> OutgoingEvent:
         req = event.payload
         assert isinstance(req, FilterBatchRequested)
-        if not await self.wait_reached(req.watermark, self.watermark_wait_s):
+        reached = await self.wait_reached(req.watermark, self.watermark_wait_s)
+        if not reached:
             log.warning("filter: batch %s evaluated before the view reached the queue's", req.batch_id)
         folded = self.view.past(req.watermark)
         self.view.set_assumed((a.pod_uid, a.node_name) for a in req.assumed)
@@ -111,14 +113,35 @@ class FilterHandler(Handler):
         snapshot = self.view.snapshot()
         mine = self.index.nodes_of(snapshot, shards)
         # Positions mean the same to the queue only in the view at its watermark.
-        packed = not folded
-        results = [self._evaluate(req, i, snapshot, mine, packed) for i in range(len(req.pods))]
-        self.evaluated += len(results)
+        packed = reached and not folded
+        results = self._evaluate_all(req, snapshot, mine, packed)
         answer = ShardFiltered(batch_id=req.batch_id, cycle=req.cycle, shard=shards[0], shards=shards,
                                phase=req.phase, node_count=len(mine), results=results, folded=folded)
         env = envelope(answer, producer=self.producer, caused_by=event.envelope,
                        event_id=derived_id(event.envelope.event_id, "shards", *shards))
         return OutgoingEvent(SHARD_RESULTS, env)
+
+    def _evaluate_all(self, req: FilterBatchRequested, snapshot: Snapshot, mine: set[str],
+                      packed: bool) -> list[PodShardResult]:
+        """Every pod's answer; in the filter phase a pod only its name tells apart from one
+        answered before it gets a reference to that answer."""
+        results: list[PodShardResult] = []
+        first: dict[bytes, str] = {}
+        for i, pod in enumerate(req.pods):
+            key = None
+            if req.phase == "filter":
+                start = req.starts[i] if i < len(req.starts) else 0
+                uid = pod.metadata.uid
+                nominated = uid in self.view.nominated or uid in self.view.nominating
+                key = answer_key(pod, start, self._entry(req.batch_id, pod).info.signature(), nominated=nominated)
+                if key is not None and key in first:
+                    results.append(same_as(uid, first[key]))
+                    continue
+            results.append(self._evaluate(req, i, snapshot, mine, packed))
+            self.evaluated += 1
+            if key is not None:
+                first[key] = pod.metadata.uid
+        return results
 
     def _evaluate(self, req: FilterBatchRequested, i: int, snapshot: Snapshot, mine: set[str],
                   packed: bool) -> PodShardResult:

@@ -6,6 +6,7 @@ import asyncio
 from dataclasses import dataclass, field
 
 from shared.events import NODE_SHARDS, PodShardResult, ShardFiltered
+from shared.scheduler.same_answers import shared_results
 
 
 @dataclass
@@ -32,8 +33,9 @@ class Gatherer:
         if set(shards) <= pending.covered:
             return  # a duplicate (redelivery, or two owners during a rebalance)
         pending.covered.update(shards)
-        for result in answer.results:
-            pending.results.setdefault(result.pod_uid, []).append(result)
+        # A result shared by identical pods is one object for all of them (keyed by each pod here).
+        for pod_uid, result in zip((r.pod_uid for r in answer.results), shared_results(answer.results)):
+            pending.results.setdefault(pod_uid, []).append(result)
         if len(pending.covered) >= self.shards:
             pending.done.set()
 

@@ -74,6 +74,7 @@ from shared.scheduler.fit_error import NO_NODES_AVAILABLE, FitError
 from shared.scheduler.schedule_one import FilterExtender
 from shared.scheduler.seeds import attempt_seed, config_hash
 from shared.scheduler.raw_scores import NO_SCORES, RawScores
+from shared.events.catalogue import REQUESTS_PARTITION
 from shared.scheduler.packing import unpack
 from shared.scheduler.sharded import MergedFilter, feasible_target, group_failures, merge_filter, raw_by_plugin
 from shared.scheduler.simulator import CYCLE_SECONDS, event_map
@@ -131,6 +132,21 @@ class _Attempt:
     cycle: int
     """The scheduling queue's cycle once the pod's batch was popped (no event comes between the
     pops of one batch): moves after it send the pod to backoff."""
+
+
+def _unpacked(filtered: dict[str, list[PodShardResult]], names: list[str]) -> dict[str, list[PodShardResult]]:
+    """The shards' results with node names (score columns stay packed); a result that identical
+    pods share stays one object."""
+    done: dict[int, PodShardResult] = {}
+    out: dict[str, list[PodShardResult]] = {}
+    for uid, results in filtered.items():
+        opened = out[uid] = []
+        for r in results:
+            u = done.get(id(r))
+            if u is None:
+                u = done[id(r)] = unpack(r, names, scores=False)
+            opened.append(u)
+    return out
 
 
 class Scheduler:
@@ -540,8 +556,7 @@ class Scheduler:
         filtered = await self._scatter(FilterBatchRequested(
             batch_id=batch_id, cycle=cycle, phase="filter", pods=[a.info.pod for a in attempts],
             starts=[start] * len(attempts), watermark=watermark, assumed=assumed), stopping)
-        names = snapshot.names
-        filtered = {uid: [unpack(r, names, scores=False) for r in results] for uid, results in filtered.items()}
+        filtered = _unpacked(filtered, snapshot.names)
         # Every answer holds every pod of the batch: a pod with one result had all shards in one answer.
         merged = [merge_filter(a.fwk, a.info, snapshot, start, results, whole=len(results) == 1)
                   for a in attempts for results in (filtered.get(a.info.uid, []),)]
@@ -550,12 +565,19 @@ class Scheduler:
                 self.next_start = (self.next_start + m.processed) % snapshot.num_nodes()
         raw: dict[str, RawScores] = {}
         second: list[int] = []
+        shared: dict[int, tuple[RawScores, str]] = {}  # a result identical pods share is read once
         for i, m in enumerate(merged):
             if len(m.feasible) < 2 or m.error:
                 continue
             results = filtered.get(attempts[i].info.uid, [])
             if all(r.scored or not r.feasible for r in results):
-                raw[attempts[i].info.uid], m.error = raw_by_plugin(results)
+                key = id(results[0]) if len(results) == 1 else -1
+                kept = shared.get(key)
+                if kept is None:
+                    kept = raw_by_plugin(results)
+                    if key != -1:
+                        shared[key] = kept
+                raw[attempts[i].info.uid], m.error = kept
             else:
                 second.append(i)
         if second:
@@ -722,7 +744,8 @@ class Scheduler:
             pod=a.info.pod, node_statuses=group_failures(fit.diagnosis.node_to_status.items()),
             attempt_id=a.attempt_id, seed=a.seed, watermark=watermark, assumed=assumed)
         self._outbox.append(OutgoingEvent(PREEMPTION, envelope(request, producer=self.producer,
-                                                               correlation_id=a.attempt_id)))
+                                                               correlation_id=a.attempt_id),
+                                          partition=REQUESTS_PARTITION))
         self.preemptions[a.attempt_id] = (fit, a, batch_id)
         if self.lockstep:
             self._park(a, plugins)

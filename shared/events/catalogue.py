@@ -210,7 +210,10 @@ class PodShardResult(Part, frozen=True):
     Packed (a filter worker's answer at the request's watermark): `feasible_at` holds the feasible
     nodes as runs [first, count, …] of positions in the view's node order, `score_runs` each plugin's
     column as runs [value, count, …], and each failure's `at` its nodes as runs of positions; the
-    name fields are then empty (shared.scheduler.packing)."""
+    name fields are then empty (shared.scheduler.packing).
+
+    `same_as`: this pod's answer is the answer of that pod, earlier in the same ShardFiltered (pods
+    only their names tell apart, shared.scheduler.same_answers); every other field is then empty."""
 
     pod_uid: str
     feasible: list[str] = []
@@ -225,6 +228,7 @@ class PodShardResult(Part, frozen=True):
     error: str = ""
     feasible_at: list[int] = []
     score_runs: dict[str, list[int]] = {}
+    same_as: str = ""
 
 
 class ShardFiltered(Event, frozen=True):
@@ -288,7 +292,7 @@ class BindRejected(Event, frozen=True):
         return self.node_name
 
 
-# --- preemption (key: preemptor pod uid) --------------------------------------------------------
+# --- preemption (key: preemptor pod uid; requests all on REQUESTS_PARTITION) ---------------------
 
 
 class PodRef(Part, frozen=True):
@@ -310,6 +314,12 @@ class PreemptionRequested(Event, frozen=True):
 
     def partition_key(self) -> str:
         return self.pod.metadata.uid
+
+
+REQUESTS_PARTITION = 0
+"""The one partition of `preemption` every request is published to: the service folds its view
+forwards only, so it must read requests in the order the queue made them (their watermarks grow),
+and Kafka keeps an order only within a partition."""
 
 
 class ExtenderAnswer(Part, frozen=True):

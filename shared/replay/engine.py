@@ -28,6 +28,7 @@ from shared.preemption.request import PreemptionOutcome, decide_preemption
 from shared.scheduler.batch import BatchItem, Decision, decide_batch
 from shared.scheduler.extending import apply_filters
 from shared.scheduler.packing import unpack
+from shared.scheduler.same_answers import own_results
 from shared.scheduler.seeds import attempt_seed, config_hash
 
 from .diff import first_difference, verdicts, weighted_difference
@@ -304,7 +305,7 @@ class Replayer:
                 m += 1
                 continue
             recorded_side = verdicts([unpack(r, snapshot.names) for a in batch.answers if a.phase == "filter"
-                                      for r in a.results if r.pod_uid == e.info.uid])
+                                      for r in own_results(a.results) if r.pod_uid == e.info.uid])
             score_answers = [r for a in batch.answers if a.phase == "score" for r in a.results
                              if r.pod_uid == e.info.uid]
             if score_answers:

@@ -102,6 +102,9 @@ class History:
         seen: set[object] = set()
         answers: list[ShardFiltered] = []
         asked: list[ExtendersAnswered] = []
+        # Requests and decisions sit on different partitions: a log read partition by partition
+        # may hold a decision before its request.
+        decided: list[PreemptionDecided] = []
         late: list[tuple[int, LateBatchDecided]] = []
         for event in events:
             env = event.envelope
@@ -112,11 +115,15 @@ class History:
             self.events.append(event)
             pos = event.position
             self.partitions.setdefault((pos.topic, pos.partition), []).append(event)
-            self._index(seq, event, answers, asked)
+            self._index(seq, event, answers, asked, decided)
             if isinstance(env.payload, LateBatchDecided):
                 late.append((seq, env.payload))
         for events_of in self.partitions.values():
             events_of.sort(key=lambda e: e.position.offset)
+        for outcome in decided:
+            record = self.preemptions.get(outcome.attempt_id)
+            if record is not None and record.decided is None:
+                record.decided = outcome
         for answer in answers:
             batch = self.batches.get(answer.batch_id)
             if batch is not None:
@@ -137,7 +144,7 @@ class History:
                 batch.decisions.setdefault(recorded.decision.pod_uid, recorded)
 
     def _index(self, seq: int, event: ReceivedEvent, answers: list[ShardFiltered],
-               asked: list[ExtendersAnswered]) -> None:
+               asked: list[ExtendersAnswered], decided: list[PreemptionDecided]) -> None:
         env, p = event.envelope, event.envelope.payload
         match p:
             case FilterBatchRequested(phase="filter"):
@@ -152,9 +159,7 @@ class History:
             case PreemptionRequested():
                 self.preemptions.setdefault(p.attempt_id, PreemptionRecord(seq, p))
             case PreemptionDecided():
-                record = self.preemptions.get(p.attempt_id)
-                if record is not None and record.decided is None:
-                    record.decided = p
+                decided.append(p)
             case SchedulerStarted():
                 self.configs.setdefault(p.config_hash, p)
             case PodSubmitted():

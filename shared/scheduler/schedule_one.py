@@ -12,6 +12,7 @@ import numpy as np
 
 from shared.framework.cycle_state import CycleState
 from shared.framework.interfaces import NodePluginScores, PluginScore, ScorePlugin
+from shared.framework.lazy_nodes import LazyNodes
 from shared.framework.node_info import NodeInfo
 from shared.framework.pod_info import PodInfo
 from shared.framework.runtime import Framework
@@ -88,7 +89,7 @@ class ScheduleAlgorithm:
         self.extenders = list(extenders)
         self._indexes = NodeIndexes()
         # The last indexed walk: its feasible list, the index, and their positions in it.
-        self._walked: tuple[list[NodeInfo], NodeIndex, Indexes] | None = None
+        self._walked: tuple[LazyNodes, NodeIndex, Indexes] | None = None
 
     def schedule_pod(self, fwk: Framework, state: CycleState, pod: PodInfo, snapshot: Snapshot) -> ScheduleResult:
         """The chosen node, or raises FitError / NoNodesAvailable / SchedulingError."""
@@ -212,9 +213,10 @@ class ScheduleAlgorithm:
             raise SchedulingError(exc.status) from exc
         if len(walk.rejected):
             diagnosis.add_rejections(walk.rejected)
-        feasible = index.nodes_at(walk.feasible)
-        self._walked = (feasible, index, walk.feasible)
-        return feasible
+        positions = walk.feasible
+        feasible = LazyNodes(len(positions), lambda: index.nodes_at(positions))
+        self._walked = (feasible, index, positions)
+        return feasible  # type: ignore[return-value]  # a list to every reader
 
     def _select_indexed(self, fwk: Framework, state: CycleState, pod: PodInfo, scorers: list[ScorePlugin],
                         index: NodeIndex, positions: Indexes) -> str:

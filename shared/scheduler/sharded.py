@@ -18,7 +18,7 @@ Queue side:
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import chain
 
@@ -29,6 +29,7 @@ from shared.events import NodeFailure, PodShardResult
 from shared.framework.cycle_state import CycleState
 from shared.framework.node_info import NodeInfo
 from shared.framework.interfaces import NodePluginScores
+from shared.framework.lazy_nodes import LazyNodes
 from shared.framework.pod_info import PodInfo
 from shared.framework.runtime import Framework
 from shared.framework.score_columns import Column
@@ -328,7 +329,8 @@ def _score_columns(fwk: Framework, state: CycleState, pod: PodInfo, snapshot: Sn
     known = snapshot.node_info_map
     infos: Sequence[NodeInfo]
     if all(map(known.__contains__, feasible)):
-        names, infos = feasible, _NodesNamed(known, feasible)
+        names = feasible
+        infos = LazyNodes(len(feasible), lambda: list(map(known.__getitem__, feasible)))
     else:
         infos = [info for info in map(known.get, feasible) if info is not None]
         names = [info.name for info in infos]
@@ -341,27 +343,3 @@ def _score_columns(fwk: Framework, state: CycleState, pod: PodInfo, snapshot: Sn
                for pl in fwk.score_plugins if pl.name not in state.skip_score_plugins]
     return names, columns, ""
 
-
-class _NodesNamed(Sequence[NodeInfo]):
-    """The NodeInfos of `names` (every one known), looked up only when someone reads them: most
-    PreScore plugins never look at the feasible nodes, and a batch scores hundreds per pod."""
-
-    __slots__ = ("_known", "_names", "_infos")
-
-    def __init__(self, known: Mapping[str, NodeInfo], names: Sequence[str]) -> None:
-        self._known, self._names = known, names
-        self._infos: list[NodeInfo] | None = None
-
-    def _list(self) -> list[NodeInfo]:
-        if self._infos is None:
-            self._infos = list(map(self._known.__getitem__, self._names))
-        return self._infos
-
-    def __len__(self) -> int:
-        return len(self._names)
-
-    def __getitem__(self, i):  # type: ignore[no-untyped-def]
-        return self._list()[i]
-
-    def __iter__(self) -> Iterator[NodeInfo]:
-        return iter(self._list())

@@ -1,0 +1,52 @@
+"""Pods that only their names tell apart get one shard answer: a ReplicaSet's pods in one batch,
+filtered on one view from one round-robin start, walk the same nodes to the same verdicts and raw
+scores. A filter worker evaluates the first and answers for the others with a reference to it
+(`PodShardResult.same_as`), which also spares the broker, the queue and the projector 255 copies of
+a 256-pod batch's answer."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import msgspec
+
+from shared.events import PodShardResult
+from shared.model import Pod
+
+_encoder = msgspec.json.Encoder()
+
+
+def answer_key(pod: Pod, start: int, signature: bytes, *, nominated: bool) -> bytes | None:
+    """What a shard's filter answer for `pod` depends on besides the view and its shard: the spec
+    (`signature`, PodInfo's), everything in metadata and status but the pod's name, uid and
+    timestamps, and the walk's start. None for a pod the view's nominator holds (`nominated`) or
+    whose status names a node: who the pod is matters then (the nominator counts every nominated
+    pod but the pod itself)."""
+    if nominated or pod.status.nominated_node_name:
+        return None
+    meta = pod.metadata
+    return _encoder.encode((start, meta.namespace, meta.labels, meta.annotations, meta.deletion_timestamp,
+                            meta.owner_references, pod.status)) + signature
+
+
+def same_as(pod_uid: str, first: str) -> PodShardResult:
+    """The answer of a pod whose answer is `first`'s."""
+    return PodShardResult(pod_uid=pod_uid, same_as=first)
+
+
+def shared_results(results: Iterable[PodShardResult]) -> list[PodShardResult]:
+    """One answer's results with each reference replaced by the result it names: the same object,
+    whose `pod_uid` stays the first pod's (readers key results by the pod they asked about)."""
+    by_uid: dict[str, PodShardResult] = {}
+    out: list[PodShardResult] = []
+    for r in results:
+        target = by_uid.get(r.same_as, r) if r.same_as else r
+        by_uid[r.pod_uid] = target
+        out.append(target)
+    return out
+
+
+def own_results(results: Sequence[PodShardResult]) -> list[PodShardResult]:
+    """`shared_results` with each pod's own uid on its copy (for readers that look results up by it)."""
+    return [r if r.pod_uid == original.pod_uid else msgspec.structs.replace(r, pod_uid=original.pod_uid)
+            for r, original in zip(shared_results(results), results)]
