@@ -134,6 +134,11 @@ class _Attempt:
     pops of one batch): moves after it send the pod to backoff."""
 
 
+def _on_our_view(result: PodShardResult) -> bool:
+    """Whether a result was made on the view at the request's watermark: packed, or naming no node."""
+    return bool(result.feasible_at) or not (result.feasible or result.failures)
+
+
 def _unpacked(filtered: dict[str, list[PodShardResult]], names: list[str]) -> dict[str, list[PodShardResult]]:
     """The shards' results with node names (score columns stay packed); a result that identical
     pods share stays one object."""
@@ -556,10 +561,13 @@ class Scheduler:
         filtered = await self._scatter(FilterBatchRequested(
             batch_id=batch_id, cycle=cycle, phase="filter", pods=[a.info.pod for a in attempts],
             starts=[start] * len(attempts), watermark=watermark, assumed=assumed), stopping)
+        # Every answer holds every pod of the batch: a pod with one result had all shards in one
+        # answer. Its walk is the global one only if made on the queue's view: packed (a worker
+        # whose view was elsewhere answers with names).
+        whole = {uid for uid, results in filtered.items() if len(results) == 1 and _on_our_view(results[0])}
         filtered = _unpacked(filtered, snapshot.names)
-        # Every answer holds every pod of the batch: a pod with one result had all shards in one answer.
-        merged = [merge_filter(a.fwk, a.info, snapshot, start, results, whole=len(results) == 1)
-                  for a in attempts for results in (filtered.get(a.info.uid, []),)]
+        merged = [merge_filter(a.fwk, a.info, snapshot, start, filtered.get(a.info.uid, []), whole=a.info.uid in whole)
+                  for a in attempts]
         for m in merged:
             if m.advance and not m.error:
                 self.next_start = (self.next_start + m.processed) % snapshot.num_nodes()

@@ -32,7 +32,8 @@ def runs(positions: Positions) -> list[int]:
     if not n:
         return []
     first = int(positions[0])
-    if int(positions[-1]) - first + 1 == n:  # distinct ascending positions (a walk that did not wrap): one run
+    # Only in walk order does spanning exactly n positions mean one run ([0, 2, 1, 3] would not).
+    if int(positions[-1]) - first + 1 == n:
         return [first, n]
     starts, counts = _runs(np.diff(positions) != 1, n)
     out = np.empty(2 * len(starts), dtype=np.int64)

@@ -230,7 +230,8 @@ class MergedFilter:
 
 def merge_filter(fwk: Framework, pod: PodInfo, snapshot: Snapshot, start: int,
                  results: Iterable[PodShardResult], *, whole: bool = False) -> MergedFilter:
-    """`whole`: one result covering every node (one filter worker answered for all the shards)."""
+    """`whole`: one result covering every node (one filter worker answered for all the shards),
+    made on this snapshot's nodes (a packed answer)."""
     results = list(results)
     out = MergedFilter()
     d = out.diagnosis
