@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from shared.binding.state import POD_DELETED
 from shared.projection import AttemptRow, BindingRow, PodRow
 
 DEFAULT_SCHEDULER = "default-scheduler"
@@ -50,7 +51,9 @@ def pod_events(row: PodRow, attempts: Iterable[AttemptRow], bindings: Iterable[B
         if b.state == "Bound":
             raw.append((when, "Normal", "Scheduled", scheduler,
                         f"Successfully assigned {row.namespace}/{row.name} to {b.node_name}"))
-        elif b.state == "Rejected":
+        elif b.state == "Rejected" and not (row.deleted and b.reason == POD_DELETED):
+            # A bind in flight when the pod was deleted (a preemption's victim) is refused for
+            # that alone: the deletion is the pod's last event, not a scheduling failure.
             raw.append((when, "Warning", "FailedScheduling", scheduler,
                         f'running Bind plugin "DefaultBinder": {b.reason or "rejected"}'))
     if row.preempted_by and row.deleted_at is not None:

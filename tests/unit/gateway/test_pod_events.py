@@ -9,6 +9,7 @@ import pytest
 
 from berth.describe_cmd import human_duration, render
 from services.gateway.pod_events import pod_events
+from shared.binding.state import POD_DELETED
 from shared.projection import AttemptRow, BindingRow, PodRow
 from tests.unit.events.samples import make_pod
 
@@ -67,3 +68,14 @@ def test_a_victim_gets_preempted_with_the_preemptor_and_node() -> None:
 ])
 def test_ages_as_kubectl_prints_them(seconds: int, text: str) -> None:
     assert human_duration(seconds) == text
+
+
+def test_a_victim_evicted_with_its_bind_in_flight_ends_preempted() -> None:
+    """The binder refuses the bind of a pod deleted meanwhile; that refusal is the preemption, not
+    a scheduling failure after it."""
+    row = PodRow(uid="v", namespace="default", name="low", pod=make_pod("low", "v"), deleted=True,
+                 deleted_at=T0, preempted_by="uid-high", phase="Deleted", node_name="n2")
+    bindings = [BindingRow(pod_uid="v", attempt_id="v/1", node_name="n2", state="Rejected", reason=POD_DELETED,
+                           requested_at=T0 - timedelta(seconds=1), decided_at=T0 + timedelta(seconds=1))]
+    events = pod_events(row, [_attempt(1, "n2", None, T0 - timedelta(seconds=1))], bindings)
+    assert [(e["reason"], e["message"]) for e in events] == [("Preempted", "Preempted by pod uid-high on node n2")]
