@@ -579,11 +579,11 @@ class Scheduler:
                 continue
             results = filtered.get(attempts[i].info.uid, [])
             if all(r.scored or not r.feasible for r in results):
-                key = id(results[0]) if len(results) == 1 else -1
-                kept = shared.get(key)
+                key = id(results[0]) if len(results) == 1 else None
+                kept = shared.get(key) if key is not None else None
                 if kept is None:
                     kept = raw_by_plugin(results)
-                    if key != -1:
+                    if key is not None:
                         shared[key] = kept
                 raw[attempts[i].info.uid], m.error = kept
             else:

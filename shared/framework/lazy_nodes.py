@@ -39,6 +39,3 @@ class LazyNodes(Sequence[NodeInfo]):
 
     def __iter__(self) -> Iterator[NodeInfo]:
         return iter(self._list())
-
-    def __bool__(self) -> bool:
-        return self._count > 0

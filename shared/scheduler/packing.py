@@ -35,20 +35,14 @@ def runs(positions: Positions) -> list[int]:
     # Only in walk order does spanning exactly n positions mean one run ([0, 2, 1, 3] would not).
     if int(positions[-1]) - first + 1 == n:
         return [first, n]
-    starts, counts = _runs(np.diff(positions) != 1, n)
-    out = np.empty(2 * len(starts), dtype=np.int64)
-    out[0::2], out[1::2] = positions[starts], counts
-    return out.tolist()  # type: ignore[no-any-return]
+    return _runs(positions, np.diff(positions) != 1)
 
 
 def run_lengths(column: npt.NDArray[np.int64]) -> list[int]:
     """A column as [value, count, value, count, …]: each run of equal values."""
     if not len(column):
         return []
-    starts, counts = _runs(np.diff(column) != 0, len(column))
-    out = np.empty(2 * len(starts), dtype=np.int64)
-    out[0::2], out[1::2] = column[starts], counts
-    return out.tolist()  # type: ignore[no-any-return]
+    return _runs(column, np.diff(column) != 0)
 
 
 def columns_run_lengths(columns: Mapping[str, npt.NDArray[np.int64]]) -> dict[str, list[int]]:
@@ -65,10 +59,12 @@ def columns_run_lengths(columns: Mapping[str, npt.NDArray[np.int64]]) -> dict[st
     return {p: [firsts[k], n] if constant[k] else run_lengths(c) for k, (p, c) in enumerate(columns.items())}
 
 
-def _runs(breaks: npt.NDArray[np.bool_], n: int) -> tuple[Positions, Positions]:
-    """Where each run starts and how long it is, given where consecutive elements break a run."""
+def _runs(values: npt.NDArray[np.int64] | Positions, breaks: npt.NDArray[np.bool_]) -> list[int]:
+    """[value at a run's start, the run's length, …], given where consecutive values break a run."""
     starts = np.concatenate(([0], np.flatnonzero(breaks) + 1))
-    return starts, np.diff(np.append(starts, n))
+    out = np.empty(2 * len(starts), dtype=np.int64)
+    out[0::2], out[1::2] = values[starts], np.diff(np.append(starts, len(values)))
+    return out.tolist()  # type: ignore[no-any-return]
 
 
 def names_at(names: Sequence[str], packed: Sequence[int]) -> list[str]:
@@ -88,10 +84,6 @@ def column_of(packed: Sequence[int]) -> npt.NDArray[np.int64]:
     return np.repeat(values, np.asarray(packed[1::2], dtype=np.intp))
 
 
-def pack_failure(failure: NodeFailure, position: Mapping[str, int]) -> NodeFailure:
-    return msgspec.structs.replace(failure, nodes=[], at=runs(_positions(failure.nodes, position)))
-
-
 def pack(result: PodShardResult, position: Mapping[str, int]) -> PodShardResult:
     """`result` with its feasible nodes, score columns and failures packed; `position`: the view's
     node name → position (every node the result names must be in it)."""
@@ -100,7 +92,8 @@ def pack(result: PodShardResult, position: Mapping[str, int]) -> PodShardResult:
     return msgspec.structs.replace(
         result, feasible=[], feasible_at=runs(_positions(result.feasible, position)),
         scores={}, score_runs={p: run_lengths(np.asarray(c, dtype=np.int64)) for p, c in result.scores.items()},
-        failures=[pack_failure(f, position) for f in result.failures],
+        failures=[msgspec.structs.replace(f, nodes=[], at=runs(_positions(f.nodes, position)))
+                  for f in result.failures],
     )
 
 

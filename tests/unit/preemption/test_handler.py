@@ -165,11 +165,9 @@ async def test_a_request_for_a_pod_bound_meanwhile_evicts_nobody() -> None:
     handler = _handler(view)
     view.apply(envelope(PodSubmitted(pod=make_pod("hi-1", cpu="1", priority=100)), producer="t"))
     view.apply(envelope(PodBound(pod_uid="uid-hi-1", node_name="node-b", attempt_id="uid-hi-1/2"), producer="t"))
-    out = await handler.handle(_request("hi-1"))
-    decided = _decided(out)
-    assert decided.nominated_node == "" and decided.victims == [] and decided.fits == ""
+    decided = _evicting_nobody(await handler.handle(_request("hi-1")))
+    assert decided.fits == ""
     assert decided.message == 'preemption: not needed, the pod was placed on node "node-b"'
-    assert not [o for o in out if isinstance(o.envelope.payload, (PodEvicted, PodNominated))]
 
 
 async def test_a_request_for_a_deleted_pod_evicts_nobody() -> None:
@@ -177,8 +175,13 @@ async def test_a_request_for_a_deleted_pod_evicts_nobody() -> None:
     handler = _handler(view)
     view.apply(envelope(PodSubmitted(pod=make_pod("hi-1", cpu="1", priority=100)), producer="t"))
     view.apply(envelope(PodDeleted(uid="uid-hi-1", namespace="default", name="hi-1"), producer="t"))
-    out = await handler.handle(_request("hi-1"))
+    decided = _evicting_nobody(await handler.handle(_request("hi-1")))
+    assert decided.message == "preemption: not needed, the pod was deleted"
+
+
+def _evicting_nobody(out: Sequence[OutgoingEvent]) -> PreemptionDecided:
+    """The decision among `out`, checked to nominate and evict nobody."""
     decided = _decided(out)
     assert decided.nominated_node == "" and decided.victims == []
-    assert decided.message == "preemption: not needed, the pod was deleted"
     assert not [o for o in out if isinstance(o.envelope.payload, (PodEvicted, PodNominated))]
+    return decided
