@@ -90,8 +90,10 @@ FOLLOWED = (NODES, PODS, PLACEMENTS, BINDS, DECISIONS)
 FEASIBLE_BUDGET = 200_000
 """Pods × feasible nodes sought per batch: an answer carries, per pod, the names and raw scores of
 the feasible nodes it found (about 20 bytes a node on the wire), so a batch's answers stay a few MB."""
-PIPELINE_DEPTH = 2
-"""Batches at the shards while the one before them is decided."""
+PIPELINE_DEPTH = 1
+"""Batches at the shards while the one before them is decided. More than one lets a later
+batch's request move a worker's view past an earlier batch's watermark before that batch's score
+phase (PreScore reading the feasible set) is evaluated, and the answer is then made on another view."""
 DECIDE_SLICE = 32
 """Pods decided between two yields to the event loop while a batch is decided."""
 EXTENDER_CALLS = 64
