@@ -58,7 +58,7 @@ def pod_events(row: PodRow, attempts: Iterable[AttemptRow], bindings: Iterable[B
                         f'running Bind plugin "DefaultBinder": {b.reason or "rejected"}'))
     if row.preempted_by and row.deleted_at is not None:
         raw.append((row.deleted_at, "Normal", "Preempted", scheduler,
-                    f"Preempted by pod {row.preempted_by} on node {row.node_name or '<unknown>'}"))
+                    f"Preempted by pod {row.preempted_by} on node {row.preempted_on or row.node_name or '<unknown>'}"))
     folded: dict[tuple[str, str, str, str], _Event] = {}
     for when, kind, reason, source, message in sorted(raw, key=lambda r: r[0]):
         key = (kind, reason, source, message)

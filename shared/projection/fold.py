@@ -175,7 +175,8 @@ def _pod(row: PodRow, p: AnyEvent, env: Envelope) -> PodRow:
         case PodNominated():
             return _replace(row, nominated_node_name=p.node_name)
         case PodEvicted():
-            return _replace(row, deleted=True, deleted_at=row.deleted_at or at, preempted_by=p.preemptor_uid)
+            return _replace(row, deleted=True, deleted_at=row.deleted_at or at, preempted_by=p.preemptor_uid,
+                            preempted_on=p.node_name)
         case PodBound():
             newer = row.bound_at is None or (at, str(env.event_id)) > (row.bound_at, str(row.bound_event_id))
             if newer:

@@ -44,6 +44,7 @@ class PodRow(Row, frozen=True, kw_only=True):
     deleted: bool = False
     deleted_at: datetime | None = None
     preempted_by: str | None = None
+    preempted_on: str | None = None  # the eviction's node; a victim whose bind was in flight never had one bound
     nominated_node_name: str = ""
     # written by the placements topic; last writer by (timestamp, event id) wins
     bound_node: str = ""

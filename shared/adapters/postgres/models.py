@@ -81,6 +81,7 @@ class PodModel(Base):
     deleted: Mapped[bool] = mapped_column(Boolean)
     deleted_at: Mapped[datetime | None] = mapped_column(Timestamp)
     preempted_by: Mapped[str | None] = mapped_column(Text)
+    preempted_on: Mapped[str | None] = mapped_column(Text)
     nominated_node_name: Mapped[str] = mapped_column(Text)
     bound_node: Mapped[str] = mapped_column(Text)
     bound_at: Mapped[datetime | None] = mapped_column(Timestamp)

@@ -74,7 +74,7 @@ def test_a_victim_evicted_with_its_bind_in_flight_ends_preempted() -> None:
     """The binder refuses the bind of a pod deleted meanwhile; that refusal is the preemption, not
     a scheduling failure after it."""
     row = PodRow(uid="v", namespace="default", name="low", pod=make_pod("low", "v"), deleted=True,
-                 deleted_at=T0, preempted_by="uid-high", phase="Deleted", node_name="n2")
+                 deleted_at=T0, preempted_by="uid-high", preempted_on="n2", phase="Deleted")
     bindings = [BindingRow(pod_uid="v", attempt_id="v/1", node_name="n2", state="Rejected", reason=POD_DELETED,
                            requested_at=T0 - timedelta(seconds=1), decided_at=T0 + timedelta(seconds=1))]
     events = pod_events(row, [_attempt(1, "n2", None, T0 - timedelta(seconds=1))], bindings)

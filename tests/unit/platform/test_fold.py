@@ -20,6 +20,7 @@ from shared.events import (
     NodeUpserted,
     PodBound,
     PodDeleted,
+    PodEvicted,
     PodNominated,
     PodSubmitted,
     SchedulingAttempted,
@@ -98,6 +99,15 @@ def test_delete_removes_nodes_and_marks_pods() -> None:
                         PodDeleted(uid="u5", namespace="default", name="gone")]))
     assert "n1" not in model.nodes
     assert (model.pods["u5"].phase, model.pods["u5"].name) == ("Deleted", "gone")
+
+
+def test_a_victim_evicted_before_its_bind_landed_keeps_the_eviction_node() -> None:
+    pod = make_pod("low", "u6")
+    model = fold(_envs([PodSubmitted(pod=pod), BindRequested(pod_uid="u6", pod=pod, node_name="n3", attempt_id="a", seed=1),
+                        PodEvicted(uid="u6", preemptor_uid="u7", node_name="n3"),
+                        BindRejected(pod_uid="u6", node_name="n3", attempt_id="a", reason="pod has been deleted")]))
+    row = model.pods["u6"]
+    assert (row.phase, row.node_name, row.preempted_by, row.preempted_on) == ("Deleted", "", "u7", "n3")
 
 
 def test_apply_reports_only_real_changes_and_fold_skips_repeated_ids() -> None:
