@@ -370,6 +370,10 @@ class Framework:
         return [pi for pi in self._nominator.nominated_pods_for_node(node_name)
                 if pi.priority >= pod.priority and pi.uid != pod.uid]
 
+    def nomination_log(self) -> Any:
+        """The nominator when it logs its changes by node (see `NominatedPositions`), else None."""
+        return self._nominator if hasattr(self._nominator, "changed_since") else None
+
     def nomination_stamps(self, pod: PodInfo) -> tuple[Mapping[str, int], str | None] | None:
         """The nominator's stamps (node name -> a stamp equal for two reads only when the node's
         nominated pods are the same; absent: none) and the node `pod` itself is nominated to,

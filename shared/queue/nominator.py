@@ -2,7 +2,8 @@
 (upstream backend/queue/nominator.go).
 
 Per node, nominated pods are kept in insertion order, as upstream's per-node slices; filters
-that account for nominated pods see them in that order.
+that account for nominated pods see them in that order. Every change is logged by node name, so
+an index over the nodes follows the nominations without reading them all again.
 """
 
 from __future__ import annotations
@@ -15,16 +16,19 @@ from shared.framework.pod_info import PodInfo
 # Stamps are unique across every Nominator of the process, so a stamp read from one never
 # equals a stamp of another's different pods.
 _stamps = count(1)
+LOG_KEEP = 4096  # changes a reader may fall behind by before it must read every nomination again
 
 
 class Nominator:
-    __slots__ = ("_pods_by_node", "_node_of", "_stamp")
+    __slots__ = ("_pods_by_node", "_node_of", "_stamp", "_log", "_log_base")
 
     def __init__(self) -> None:
         # node name -> uid -> PodInfo; dicts keep insertion order, like upstream's slices.
         self._pods_by_node: dict[str, dict[str, PodInfo]] = {}
         self._node_of: dict[str, str] = {}
         self._stamp: dict[str, int] = {}  # node name -> stamp of its nominated pods as they are now
+        self._log: list[str] = []  # the node of each change; positions are absolute from _log_base
+        self._log_base = 0
 
     def add_nominated_pod(self, pod_info: PodInfo, node_name: str | None = None) -> None:
         """Nominate `pod_info` to `node_name`; without a node name, to the node its
@@ -40,7 +44,7 @@ class Nominator:
             return  # already bound: nothing to reserve
         self._node_of[pod_info.uid] = target
         self._pods_by_node.setdefault(target, {})[pod_info.uid] = pod_info
-        self._stamp[target] = next(_stamps)
+        self._changed(target)
 
     def delete_nominated_pod_if_exists(self, pod: PodInfo) -> None:
         node = self._node_of.pop(pod.uid, None)
@@ -51,7 +55,14 @@ class Nominator:
             pods.pop(pod.uid, None)
             if not pods:
                 del self._pods_by_node[node]
+        self._changed(node)
+
+    def _changed(self, node: str) -> None:
         self._stamp[node] = next(_stamps)
+        self._log.append(node)
+        if len(self._log) > 2 * LOG_KEEP:
+            del self._log[:LOG_KEEP]
+            self._log_base += LOG_KEEP
 
     def update_nominated_pod(self, old: PodInfo, new: PodInfo) -> None:
         """Swap the stored pod for its newer version.
@@ -86,6 +97,18 @@ class Nominator:
             if before is not None and len(before) == len(pods) and all(
                     a is b for a, b in zip(before.values(), pods.values())):
                 self._stamp[node] = previous._stamp[node]
+                self._log.append(node)
+
+    @property
+    def version(self) -> int:
+        """How many changes were logged: `changed_since` takes it back."""
+        return self._log_base + len(self._log)
+
+    def changed_since(self, version: int) -> list[str] | None:
+        """The nodes whose nominations changed after `version` (repeats possible), or None when
+        the log no longer reaches back that far."""
+        start = version - self._log_base
+        return None if start < 0 else self._log[start:]
 
     def nominated_node_of(self, uid: str) -> str | None:
         return self._node_of.get(uid)

@@ -37,6 +37,7 @@ from shared.framework.score_columns import weighted_column
 from shared.framework.snapshot import Snapshot
 from shared.framework.status import Code, Status
 
+from .nominated_positions import NominatedPositions, NominationLog
 from .rejections import Rejections, StatusTable
 
 INDEXED_SIGNATURES = 8  # distinct pod specs whose per-node results are kept
@@ -65,6 +66,8 @@ class FilterChecks(Protocol):
 
     def nomination_stamps(self, pod: PodInfo) -> tuple[Mapping[str, int], str | None] | None: ...
 
+    def nomination_log(self) -> NominationLog | None: ...
+
 
 class WalkError(Exception):
     """A Filter plugin answered Error on a node the walk reached."""
@@ -85,15 +88,14 @@ class Walk:
 
 
 class _KeptNominated:
-    """A walk's nominated nodes (in position order): which have a verdict kept against their
-    current generation and stamp, those generations and stamps, and the pod's own nominated
-    node's position (-1: none)."""
+    """A walk's nominated nodes (in position order): which have a verdict kept against the node
+    as it is and their current stamp, those stamps, and the pod's own nominated node's position
+    (-1: none)."""
 
-    __slots__ = ("valid", "generations", "stamps", "own")
+    __slots__ = ("valid", "stamps", "own")
 
-    def __init__(self, valid: Mask, generations: npt.NDArray[np.int64], stamps: npt.NDArray[np.int64],
-                 own: int) -> None:
-        self.valid, self.generations, self.stamps, self.own = valid, generations, stamps, own
+    def __init__(self, valid: Mask, stamps: npt.NDArray[np.int64], own: int) -> None:
+        self.valid, self.stamps, self.own = valid, stamps, own
 
 
 class NodeIndex:
@@ -113,9 +115,11 @@ class NodeIndex:
         self._status_id = np.full(n, -1, dtype=np.int32)  # into _table where a node-local filter rejected
         # Verdicts with nominated pods counted: position -> ((generation, counted nominations key), status).
         self._with_nominated: dict[int, tuple[Hashable, Status | None]] = {}
-        # The same verdicts as arrays where the nominator stamps: kept against (node generation,
-        # stamp), so a walk past hundreds of nominated nodes checks them in a few array operations.
-        self._nom_generation = np.full(n, -1, dtype=np.int64)
+        # The same verdicts as arrays where the nominator stamps: kept against the node as it is
+        # (until the change journal names it) and the stamp, so a walk past hundreds of
+        # nominated nodes checks them in a few array operations.
+        self._nominated = NominatedPositions(self.position, n)
+        self._nom_valid = np.zeros(n, dtype=bool)
         self._nom_stamp = np.full(n, -1, dtype=np.int64)
         self._nom_fits = np.zeros(n, dtype=bool)
         self._nom_status_id = np.full(n, -1, dtype=np.int32)
@@ -153,6 +157,7 @@ class NodeIndex:
         if changed is None:
             self._known[:] = False
             self._scored[:] = False
+            self._nom_valid[:] = False
             return
         position, nodes = self.position, self.nodes
         for info in changed:
@@ -160,6 +165,7 @@ class NodeIndex:
             if i is not None and nodes[i] is info:
                 self._known[i] = False
                 self._scored[i] = False
+                self._nom_valid[i] = False
 
     # -- Filter -----------------------------------------------------------------------------------
     def walk(self, checks: FilterChecks, state: CycleState, pod: PodInfo, start: int, to_find: int,
@@ -170,11 +176,16 @@ class NodeIndex:
         count, a verdict kept (when `rest` is empty) while the node and those pods stay the same.
         `within` (a filter shard's nodes, see `mask`): the other nodes are passed over."""
         n = len(self.nodes)
-        asked = np.array(sorted(i for name in checks.nominated_node_names() or ()
-                                if (i := self.position.get(name)) is not None and (within is None or within[i])),
-                         dtype=np.intp)
+        log = checks.nomination_log()
+        if log is not None:
+            self._nominated.follow(log)
+            asked = self._nominated.positions(within)
+        else:
+            asked = np.array(sorted(i for name in checks.nominated_node_names() or ()
+                                    if (i := self.position.get(name)) is not None and (within is None or within[i])),
+                             dtype=np.intp)
         keys = checks.counted_nominations_key(pod) if len(asked) and not rest else None
-        kept = self._kept_nominated(checks, pod, asked) if keys is not None else None
+        kept = self._kept_nominated(checks, pod, asked, log is not None) if keys is not None else None
         maybe = within
         if kept is not None and np.any(failing := kept.valid & ~self._nom_fits[asked]):
             maybe = np.ones(n, dtype=bool) if within is None else within.copy()
@@ -207,24 +218,26 @@ class NodeIndex:
         rejected = Rejections(self, self._table, _joined(failed_at, np.intp), _joined(failed_ids, np.int32))
         return Walk(feasible, rejected)
 
-    def _kept_nominated(self, checks: FilterChecks, pod: PodInfo, asked: Indexes) -> _KeptNominated | None:
-        """For the nominated nodes `asked`: their current generations and stamps, and which have
-        a verdict kept against both (the pod's own nominated node never: who it is matters
-        there). None when the nominator keeps no stamps."""
+    def _kept_nominated(self, checks: FilterChecks, pod: PodInfo, asked: Indexes,
+                        followed: bool) -> _KeptNominated | None:
+        """For the nominated nodes `asked`: their current stamps, and which have a verdict kept
+        against the node as it is and that stamp (the pod's own nominated node never: who it is
+        matters there). `followed`: `_nominated` has caught up with the nominator. None when the
+        nominator keeps no stamps."""
         stamped = checks.nomination_stamps(pod)
         if stamped is None:
             return None
         stamps, own_node = stamped
-        at = asked.tolist()
-        nodes = self.nodes
-        generations = np.fromiter((nodes[i].generation for i in at), dtype=np.int64, count=len(at))
-        names = self.names
-        current = np.fromiter((stamps.get(names[i], 0) for i in at), dtype=np.int64, count=len(at))
-        valid = (self._nom_generation[asked] == generations) & (self._nom_stamp[asked] == current)
+        if followed:
+            current = self._nominated.stamp[asked]
+        else:
+            names = self.names
+            current = np.fromiter((stamps.get(names[i], 0) for i in asked.tolist()), dtype=np.int64, count=len(asked))
+        valid = self._nom_valid[asked] & (self._nom_stamp[asked] == current)
         own = self.position.get(own_node, -1) if own_node else -1
         if own >= 0:
             valid[asked == own] = False
-        return _KeptNominated(valid, generations, current, own)
+        return _KeptNominated(valid, current, own)
 
     def _slice_end(self, lo: int, run_end: int, want: int, maybe: Mask | None) -> int:
         """Where the next slice from `lo` ends: just after the `want`-th node that may fit (one not
@@ -326,7 +339,7 @@ class NodeIndex:
                 rejected_at.append(i)
                 rejected_ids.append(status_id)
             if i != kept.own:
-                self._nom_generation[i] = kept.generations[j]
+                self._nom_valid[i] = True
                 self._nom_stamp[i] = kept.stamps[j]
                 self._nom_fits[i] = ok
                 self._nom_status_id[i] = status_id

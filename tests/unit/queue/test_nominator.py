@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import msgspec
+import numpy as np
 
 from shared.framework.pod_info import PodInfo
 from shared.queue import FakeClock, Nominator, SchedulingQueue
+from shared.queue.nominator import LOG_KEEP
+from shared.scheduler.nominated_positions import NominatedPositions
 from tests.builders import MakePod
 
 from .support import pod
@@ -114,3 +117,41 @@ def test_a_node_stamp_changes_with_its_nominated_pods_and_only_then() -> None:
     other = Nominator()
     other.add_nominated_pod(a, "n1")
     assert other.stamps["n1"] not in (first, second, n.stamps["n1"])
+
+
+def test_changes_are_logged_by_node_and_followed_as_position_arrays() -> None:
+    n = Nominator()
+    follower = NominatedPositions({"n0": 0, "n1": 1, "n2": 2}, 3)
+    follower.follow(n)
+    assert follower.positions().tolist() == []
+    start = n.version
+    a, b = pod("a"), pod("b")
+    n.add_nominated_pod(a, "n1")
+    n.add_nominated_pod(b, "n2")
+    assert n.changed_since(start) == ["n1", "n2"]
+    follower.follow(n)
+    assert follower.positions().tolist() == [1, 2]
+    assert follower.stamp[1] == n.stamps["n1"] and follower.stamp[0] == 0
+    n.add_nominated_pod(a, "n2")  # moves: n1 loses its only pod, n2 gains one
+    n.add_nominated_pod(pod("c"), "elsewhere")  # a node the snapshot does not have
+    follower.follow(n)
+    assert follower.positions().tolist() == [2]
+    assert follower.stamp[2] == n.stamps["n2"] and follower.stamp[1] == n.stamps["n1"]
+    assert follower.positions(np.array([True, True, False])).tolist() == []
+
+
+def test_a_follower_left_behind_or_switched_reads_every_nomination_again() -> None:
+    n = Nominator()
+    follower = NominatedPositions({"n0": 0, "n1": 1}, 2)
+    follower.follow(n)
+    start = n.version
+    p = pod("p")
+    for i in range(2 * LOG_KEEP + 1):
+        n.add_nominated_pod(p, f"n{i % 2}")
+    assert n.changed_since(start) is None
+    follower.follow(n)
+    assert follower.positions().tolist() == [0] and follower.stamp[0] == n.stamps["n0"]
+    other = Nominator()
+    other.add_nominated_pod(pod("q"), "n1")
+    follower.follow(other)
+    assert follower.positions().tolist() == [1] and follower.stamp[0] == 0
