@@ -19,6 +19,7 @@ from shared.framework.status import Code, Status
 from shared.scheduler.fit_error import Diagnosis, FitError, NodeToStatus
 
 from .victims import Candidate, ScoreFunc, Victims, pick_one_node_for_preemption
+from .victims_table import Answer, VictimsTable
 
 NOT_HELPFUL = "Preemption is not helpful for scheduling"
 NO_CANDIDATE = "no candidate node for preemption"
@@ -55,6 +56,17 @@ class RemembersVictims(Protocol):
     def remember_victims(self, key: Hashable, answer: tuple[Candidate, Status | None]) -> None: ...
 
 
+@runtime_checkable
+class KeepsVictimsTables(Protocol):
+    """A policy that keeps dry-run answers per node position (see `VictimsTable`)."""
+
+    def victims_table(self, state: CycleState, pod: PodInfo,
+                      pdbs: Sequence[Any]) -> tuple[VictimsTable, str | None] | None:
+        """The pod spec's table, caught up, with the node the pod itself is nominated to; None
+        when something besides the node, the spec and the counted nominations decides."""
+        ...
+
+
 class PreemptionExtender(Protocol):
     """The preempt verb of a scheduler extender."""
 
@@ -71,6 +83,16 @@ class PreemptionExtender(Protocol):
 
 def _error(message: str) -> Status:
     return Status(Code.ERROR, message, error=RuntimeError(message))
+
+
+def _not_a_candidate(name: str, status: Status | None, node_statuses: dict[str, Status], errors: list[str]) -> None:
+    """Record why a scanned node is no candidate: its status, or an Error where victim selection
+    succeeded without evicting anybody."""
+    if status is None or status.code == Code.SUCCESS:
+        status = _error(f'expected at least one victim pod on node "{name}"')
+    if status.code == Code.ERROR:
+        errors.append(status.message())
+    node_statuses[name] = status
 
 
 def _aggregate(messages: Sequence[str]) -> str:
@@ -131,15 +153,42 @@ class Evaluator:
         # Only nodes a filter rejected as Unschedulable may be helped by removing pods.
         # (A node absent from the statuses counts as UnschedulableAndUnresolvable.)
         helpable = Code.UNSCHEDULABLE
-        if isinstance(statuses, NodeToStatus):
-            potential = statuses.nodes_with_code(helpable, all_nodes)
-        else:
-            potential = [n for n in all_nodes if (s := statuses.get(n.name)) is not None and s.code == helpable]
+        positions = statuses.positions_with_code(helpable, all_nodes) if isinstance(statuses, NodeToStatus) else None
+        if positions is not None:
+            if not len(positions):
+                return [], {}, []
+            pdbs = self.handle.pod_disruption_budgets()
+            kept = self.policy.victims_table(state, pod, pdbs) if isinstance(self.policy, KeepsVictimsTables) else None
+            offset, num_candidates = self.policy.get_offset_and_num_candidates(len(positions))
+            if kept is not None:
+                return self._scan(kept, state, pod, positions, pdbs, offset, num_candidates)
+            potential = [all_nodes[p] for p in positions.tolist()]
+            return self.dry_run_preemption(state, pod, potential, pdbs, offset, num_candidates)
+        potential = [n for n in all_nodes if (s := statuses.get(n.name)) is not None and s.code == helpable]
         if not potential:
             return [], {}, []
         pdbs = self.handle.pod_disruption_budgets()
         offset, num_candidates = self.policy.get_offset_and_num_candidates(len(potential))
         return self.dry_run_preemption(state, pod, potential, pdbs, offset, num_candidates)
+
+    def _dry_run_one(self, state: CycleState, pod: PodInfo, info: NodeInfo, pdbs: Sequence[Any]) -> Answer:
+        """Victim selection on clones of the node's and the cycle's state."""
+        pods, num_violations, status = self.policy.select_victims_on_node(state.clone(), pod, info.clone(), pdbs)
+        return Candidate(info.name, Victims(pods, num_violations)), status
+
+    def _scan(self, kept: tuple[VictimsTable, str | None], state: CycleState, pod: PodInfo, positions: Any,
+              pdbs: Sequence[Any], offset: int, num_candidates: int,
+              ) -> tuple[list[Candidate], dict[str, Status], list[str]]:
+        """`dry_run_preemption` over a table of kept answers. The table is kept only where no PDB
+        applies, so every candidate is non-violating and the scan stops at `num_candidates`."""
+        table, own_node = kept
+        run = table.scan(positions, offset, num_candidates, own_node,
+                         lambda info: self._dry_run_one(state, pod, info, pdbs))
+        node_statuses: dict[str, Status] = {}
+        errors: list[str] = []
+        for info, (_, status) in run.others:
+            _not_a_candidate(info.name, status, node_statuses, errors)
+        return run.candidates, node_statuses, errors
 
     def dry_run_preemption(
         self, state: CycleState, pod: PodInfo, potential: Sequence[NodeInfo], pdbs: Sequence[Any],
@@ -160,9 +209,7 @@ class Evaluator:
             key = keys(info) if keys is not None else None
             answer = remembered(key) if remembered is not None and key is not None else None
             if answer is None:  # not asked about this node state before: dry-run it on a clone
-                pods, num_violations, status = self.policy.select_victims_on_node(
-                    state.clone(), pod, info.clone(), pdbs)
-                answer = (Candidate(info.name, Victims(pods, num_violations)), status)
+                answer = self._dry_run_one(state, pod, info, pdbs)
                 if memo is not None and key is not None:
                     memo.remember_victims(key, answer)
             candidate, status = answer
@@ -174,12 +221,7 @@ class Evaluator:
                 if non_violating and len(non_violating) + len(violating) >= num_candidates:
                     break
                 continue
-            if succeeded:
-                status = _error(f'expected at least one victim pod on node "{info.name}"')
-            assert status is not None
-            if status.code == Code.ERROR:
-                errors.append(status.message())
-            node_statuses[info.name] = status
+            _not_a_candidate(info.name, status, node_statuses, errors)
         return non_violating + violating, node_statuses, errors
 
     def call_extenders(self, pod: PodInfo, candidates: list[Candidate]) -> tuple[list[Candidate], Status | None]:

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Iterator, Mapping, MutableMapping, Sequenc
 from shared.framework.node_info import NodeInfo
 from shared.framework.status import REJECTED_CODES, Code, Status
 
-from .rejections import Rejections
+from .rejections import Indexes, Rejections
 
 NO_NODE_AVAILABLE_MSG = "0/{} nodes are available"
 NO_NODES_AVAILABLE = "no nodes available to schedule pods"
@@ -76,6 +76,12 @@ class NodeToStatus(MutableMapping[str, Status]):
             first.setdefault(key, status)
             counts[key] += 1
         return [(first[key], n) for key, n in counts.items()]
+
+    def positions_with_code(self, code: Code, all_nodes: Sequence[NodeInfo]) -> Indexes | None:
+        """The positions in `all_nodes` (ascending) of the nodes whose status has `code`, or None
+        when the statuses are not kept as positions into that very list."""
+        r = self._rejections
+        return r.positions_with_code(code) if r is not None and r.nodes is all_nodes else None
 
     def nodes_with_code(self, code: Code, all_nodes: Sequence[NodeInfo]) -> list[NodeInfo]:
         """The nodes of `all_nodes`, in its order, whose status has `code`."""

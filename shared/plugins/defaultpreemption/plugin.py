@@ -8,6 +8,7 @@ each one whose return still lets the preemptor fit. The pods not reprieved are t
 from __future__ import annotations
 
 import random
+from collections import OrderedDict
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from functools import cmp_to_key
 from typing import Any
@@ -20,6 +21,7 @@ from shared.framework.status import Code, Status
 from shared.plugins import names
 from shared.preemption import Candidate, Evaluator, ScoreFunc, Victims, filter_pods_with_pdb_violation, importance_key
 from shared.preemption import more_important_pod as default_more_important_pod
+from shared.preemption.victims_table import VictimsTable
 
 NAME = names.DEFAULT_PREEMPTION
 NO_VICTIMS = "No preemption victims found for incoming pod"
@@ -32,6 +34,7 @@ PREEMPTION_BY_SCHEDULER = "PreemptionByScheduler"
 IsEligiblePod = Callable[[NodeInfo, PodInfo, PodInfo], bool]
 MoreImportantPod = Callable[[PodInfo, PodInfo], bool]
 VICTIMS_MEMO_SIZE = 200_000
+VICTIMS_TABLES = 8  # preemptor specs whose answers are kept per node position
 
 
 def _any_pod(node_info: NodeInfo, victim: PodInfo, preemptor: PodInfo) -> bool:
@@ -89,6 +92,7 @@ class DefaultPreemption(PostFilterPlugin):
         self.remembered_victims: Callable[[Hashable], tuple[Candidate, Status | None] | None] = \
             self._victims_memo.get
         self._memo_allowed_for: tuple[CycleState, PodInfo, bool] | None = None
+        self._victims_tables: OrderedDict[tuple[bytes, int], VictimsTable] = OrderedDict()
         self.evaluator = Evaluator(NAME, handle, self)
 
     @classmethod
@@ -175,6 +179,28 @@ class DefaultPreemption(PostFilterPlugin):
                 return None if nominator.nominated_pods_for_node(name) else (name, info.generation, signature)
             return name, info.generation, signature, nominations(name)
         return key
+
+    def victims_table(self, state: CycleState, pod: PodInfo,
+                      pdbs: Sequence[Any]) -> tuple[VictimsTable, str | None] | None:
+        """The pod spec's dry-run answers per node position (when `victims_memo_keys` would
+        remember them and the nominator logs its changes), with the pod's own nominated node."""
+        if not self._memo_allowed(state, pod, pdbs):
+            return None
+        log = getattr(self.handle, "nomination_log", lambda: None)()
+        stamped = getattr(self.handle, "nomination_stamps", lambda _: None)(pod)
+        if log is None or stamped is None:
+            return None
+        snapshot = self.handle.snapshot()
+        key = (pod.signature(), pod.priority)
+        table = self._victims_tables.get(key)
+        if table is None or table.snapshot is not snapshot:
+            table = self._victims_tables[key] = VictimsTable(snapshot)
+            if len(self._victims_tables) > VICTIMS_TABLES:
+                self._victims_tables.popitem(last=False)
+        else:
+            self._victims_tables.move_to_end(key)
+        table.catch_up(log)
+        return table, stamped[1]
 
     def remember_victims(self, key: Hashable, answer: tuple[Candidate, Status | None]) -> None:
         if len(self._victims_memo) >= VICTIMS_MEMO_SIZE:

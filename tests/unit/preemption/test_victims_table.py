@@ -1,0 +1,87 @@
+"""The dry-run table's scan: the nodes a sequential scan from the offset would reach, each dry-run
+once until its node or its nominations change, and the pod's own nominated node always afresh."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from shared.framework.node_info import NodeInfo
+from shared.framework.snapshot import Snapshot
+from shared.framework.status import Code, Status
+from shared.preemption import Candidate, Victims
+from shared.preemption.victims_table import Answer, VictimsTable
+from shared.queue import Nominator
+from tests.builders import MakeNode, MakePod
+
+NO_VICTIMS = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "No preemption victims found for incoming pod")
+
+
+def _nodes(count: int) -> list[NodeInfo]:
+    return [MakeNode().name(f"n{i}").capacity(cpu="4").info(MakePod().name(f"low{i}").node(f"n{i}").info())
+            for i in range(count)]
+
+
+class _DryRuns:
+    """Answers by node name: a candidate evicting the node's pods, or no victims where told."""
+
+    def __init__(self, refusing: set[str]) -> None:
+        self.refusing = refusing
+        self.asked: list[str] = []
+
+    def __call__(self, info: NodeInfo) -> Answer:
+        self.asked.append(info.name)
+        if info.name in self.refusing:
+            return Candidate(info.name, Victims([])), NO_VICTIMS
+        return Candidate(info.name, Victims(list(info.pods))), None
+
+
+def _sequential(names: list[str], offset: int, wanted: int, refusing: set[str]) -> tuple[list[str], list[str]]:
+    """The plain scan: candidates and the other scanned nodes, in scan order."""
+    found: list[str] = []
+    others: list[str] = []
+    for name in names[offset:] + names[:offset]:
+        if name in refusing:
+            others.append(name)
+            continue
+        found.append(name)
+        if len(found) >= wanted:
+            break
+    return found, others
+
+
+def test_the_scan_stops_where_the_sequential_one_does_and_reuses_answers() -> None:
+    nodes = _nodes(8)
+    table, nominator = VictimsTable(Snapshot(nodes)), Nominator()
+    table.catch_up(nominator)
+    positions = np.array([0, 1, 2, 4, 5, 6, 7], dtype=np.intp)  # n3 was not helpable
+    names = [f"n{i}" for i in positions.tolist()]
+    refusing = {"n5", "n6", "n0"}
+    dry_run = _DryRuns(refusing)
+    for offset, wanted in [(3, 2), (5, 3), (0, 10), (6, 1)]:
+        run = table.scan(positions, offset, wanted, None, dry_run)
+        found, others = _sequential(names, offset, wanted, refusing)
+        assert [c.name for c in run.candidates] == found
+        assert [info.name for info, _ in run.others] == others
+        assert all(answer[1] is NO_VICTIMS for _, answer in run.others)
+    assert sorted(dry_run.asked) == sorted(names)  # each node dry-run once over the four scans
+
+
+def test_a_changed_node_or_nomination_is_asked_again_and_the_own_node_always() -> None:
+    nodes = _nodes(4)
+    table, nominator = VictimsTable(Snapshot(nodes)), Nominator()
+    positions = np.arange(4, dtype=np.intp)
+    dry_run = _DryRuns(set())
+    table.catch_up(nominator)
+    table.scan(positions, 0, 4, None, dry_run)
+    assert dry_run.asked == ["n0", "n1", "n2", "n3"]
+
+    nodes[1].remove_pod(nodes[1].pods[0])
+    nominator.add_nominated_pod(MakePod().name("waiting").info(), "n2")
+    table.catch_up(nominator)
+    run = table.scan(positions, 0, 4, "n3", dry_run)
+    assert dry_run.asked[4:] == ["n1", "n2", "n3"]
+    assert [c.name for c in run.candidates] == ["n0", "n2", "n3"]  # n1 has no pod left to evict
+    assert [c.victims.pods for c in run.candidates][0] == [nodes[0].pods[0]]
+    table.catch_up(nominator)
+    table.scan(positions, 0, 4, "n3", dry_run)
+    assert dry_run.asked[7:] == ["n3"]  # only the pod's own nominated node is asked again
