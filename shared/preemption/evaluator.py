@@ -153,21 +153,22 @@ class Evaluator:
         # Only nodes a filter rejected as Unschedulable may be helped by removing pods.
         # (A node absent from the statuses counts as UnschedulableAndUnresolvable.)
         helpable = Code.UNSCHEDULABLE
+        pdbs = self.handle.pod_disruption_budgets()
+        kept = self.policy.victims_table(state, pod, pdbs) if isinstance(self.policy, KeepsVictimsTables) else None
         positions = statuses.positions_with_code(helpable, all_nodes) if isinstance(statuses, NodeToStatus) else None
-        if positions is not None:
+        if kept is not None:
+            if positions is None:
+                positions = kept[0].positions_with_code(statuses, helpable)
             if not len(positions):
                 return [], {}, []
-            pdbs = self.handle.pod_disruption_budgets()
-            kept = self.policy.victims_table(state, pod, pdbs) if isinstance(self.policy, KeepsVictimsTables) else None
             offset, num_candidates = self.policy.get_offset_and_num_candidates(len(positions))
-            if kept is not None:
-                return self._scan(kept, state, pod, positions, pdbs, offset, num_candidates)
+            return self._scan(kept, state, pod, positions, pdbs, offset, num_candidates)
+        if positions is not None:
             potential = [all_nodes[p] for p in positions.tolist()]
-            return self.dry_run_preemption(state, pod, potential, pdbs, offset, num_candidates)
-        potential = [n for n in all_nodes if (s := statuses.get(n.name)) is not None and s.code == helpable]
+        else:
+            potential = [n for n in all_nodes if (s := statuses.get(n.name)) is not None and s.code == helpable]
         if not potential:
             return [], {}, []
-        pdbs = self.handle.pod_disruption_budgets()
         offset, num_candidates = self.policy.get_offset_and_num_candidates(len(potential))
         return self.dry_run_preemption(state, pod, potential, pdbs, offset, num_candidates)
 

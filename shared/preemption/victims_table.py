@@ -10,7 +10,9 @@ the scan stops exactly where the sequential one would.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from itertools import repeat
+from operator import attrgetter
 
 import numpy as np
 import numpy.typing as npt
@@ -23,6 +25,7 @@ from shared.scheduler.nominated_positions import NominatedPositions, NominationL
 from .victims import Candidate
 
 Answer = tuple[Candidate, Status | None]
+_CODE = attrgetter("code")
 Indexes = npt.NDArray[np.intp]
 
 
@@ -67,6 +70,14 @@ class VictimsTable:
                 if i is not None and nodes[i] is info:
                     self._valid[i] = False
         self._nominated.follow(log)
+
+    def positions_with_code(self, statuses: Mapping[str, Status], code: Code) -> Indexes:
+        """The positions (ascending) of the nodes whose status in `statuses` has `code`."""
+        # Mapped in C: a request's statuses name every node of the cluster.
+        count = len(statuses)
+        at = np.fromiter(map(self._position.get, statuses, repeat(-1)), dtype=np.intp, count=count)
+        codes = np.fromiter(map(_CODE, statuses.values()), dtype=np.int64, count=count)
+        return np.sort(at[(codes == int(code)) & (at >= 0)])
 
     def scan(self, positions: Indexes, offset: int, wanted: int, own_node: str | None,
              dry_run: Callable[[NodeInfo], Answer]) -> DryRun:

@@ -85,3 +85,12 @@ def test_a_changed_node_or_nomination_is_asked_again_and_the_own_node_always() -
     table.catch_up(nominator)
     table.scan(positions, 0, 4, "n3", dry_run)
     assert dry_run.asked[7:] == ["n3"]  # only the pod's own nominated node is asked again
+
+
+def test_positions_of_a_status_code_from_a_mapping_by_name() -> None:
+    table = VictimsTable(Snapshot(_nodes(4)))
+    unresolvable = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "node(s) didn't match Pod's node affinity/selector")
+    cpu = Status(Code.UNSCHEDULABLE, "Insufficient cpu")
+    statuses = {"n3": cpu, "gone": cpu, "n0": unresolvable, "n1": cpu}
+    assert table.positions_with_code(statuses, Code.UNSCHEDULABLE).tolist() == [1, 3]
+    assert table.positions_with_code({}, Code.UNSCHEDULABLE).tolist() == []
