@@ -181,7 +181,8 @@ def pick_one_node_for_preemption(
     if not nodes_to_victims:
         return ""
     if not score_funcs:
-        return max(nodes_to_victims, key=lambda node: nodes_to_victims[node].rank())
+        ranks = [v.rank() for v in nodes_to_victims.values()]
+        return list(nodes_to_victims)[ranks.index(max(ranks))]  # the first of the greatest
     remaining = list(nodes_to_victims)
     for score in score_funcs:
         best = -math.inf
