@@ -162,7 +162,9 @@ class Evaluator:
             if not len(positions):
                 return [], {}, []
             offset, num_candidates = self.policy.get_offset_and_num_candidates(len(positions))
-            return self._scan(kept, state, pod, positions, pdbs, offset, num_candidates)
+            if num_candidates > 0:  # with none wanted the scan keeps none and never stops early
+                return self._scan(kept, state, pod, positions, pdbs, offset, num_candidates)
+            return self.dry_run_preemption(state, pod, [all_nodes[p] for p in positions.tolist()], pdbs, offset, 0)
         if positions is not None:
             potential = [all_nodes[p] for p in positions.tolist()]
         else:

@@ -197,8 +197,7 @@ class DefaultPreemption(PostFilterPlugin):
             table = self._victims_tables[key] = VictimsTable(snapshot)
             if len(self._victims_tables) > VICTIMS_TABLES:
                 self._victims_tables.popitem(last=False)
-        else:
-            self._victims_tables.move_to_end(key)
+        self._victims_tables.move_to_end(key)
         table.catch_up(log)
         return table, stamped[1]
 

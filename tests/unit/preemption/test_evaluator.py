@@ -12,6 +12,7 @@ from shared.framework.node_info import NodeInfo
 from shared.framework.pod_info import PodInfo
 from shared.framework.status import Code, Status
 from shared.preemption import Victims
+from shared.queue import Nominator
 from tests.builders import MakeNode, MakePod
 from shared.framework.runtime import Framework
 from shared.framework.snapshot import Snapshot
@@ -345,3 +346,31 @@ def test_a_dry_run_with_nominated_pods_is_remembered_with_the_pods_it_counted() 
     fwk.set_nominator(FakeNominator({"node1": [pod("n2", 200, "2")]}))
     assert _candidates(fwk, plugin, pod("e", 100, "2")) == {"node1": ["p1", "p2", "p3"]}
     assert len(computed) == 3
+
+
+def _table_and_plain(nodes: Any, preemptor: PodInfo, args: dict[str, int] | None = None) -> tuple[Any, Any]:
+    """find_candidates through the victims table (a logging Nominator) and without it (memoize off)."""
+    results = []
+    for memoize in (True, False):
+        fwk, plugin = _node_local_framework(nodes())
+        plugin.min_candidate_nodes_percentage = (args or {}).get("percentage", 10)
+        plugin.min_candidate_nodes_absolute = (args or {}).get("absolute", 100)
+        fwk.set_nominator(Nominator())
+        fwk.memoize = memoize
+        state, statuses = filter_statuses(fwk, preemptor)
+        candidates, node_statuses, errors = plugin.evaluator.find_candidates(
+            state, fwk.snapshot().node_info_list, preemptor, statuses)
+        assert (plugin._victims_tables != {}) == memoize
+        results.append(([(c.name, [p.name for p in c.victims.pods]) for c in candidates],
+                        [(n, s.code, s.reasons) for n, s in node_statuses.items()], errors))
+    return results[0], results[1]
+
+
+def test_the_victims_table_finds_what_the_plain_dry_run_finds() -> None:
+    def nodes() -> list[NodeInfo]:
+        return [node(f"node{i}", "2", pod(f"p{i}", 1 if i % 3 else 200, "2", node=f"node{i}")) for i in range(7)]
+    table, plain = _table_and_plain(nodes, pod("a", 100, "2"))
+    assert table == plain and table[0] and table[1]
+    # No candidate wanted (minCandidateNodesAbsolute 0, few nodes): every node is scanned, none kept.
+    table, plain = _table_and_plain(nodes, pod("a", 100, "2"), {"percentage": 10, "absolute": 0})
+    assert table == plain and table[0] == [] and len(table[1]) == 3
