@@ -155,8 +155,8 @@ class Evaluator:
         helpable = Code.UNSCHEDULABLE
         pdbs = self.handle.pod_disruption_budgets()
         kept = self.policy.victims_table(state, pod, pdbs) if isinstance(self.policy, KeepsVictimsTables) else None
-        positions = statuses.positions_with_code(helpable, all_nodes) if isinstance(statuses, NodeToStatus) else None
         if kept is not None:
+            positions = statuses.positions_with_code(helpable, all_nodes) if isinstance(statuses, NodeToStatus) else None
             if positions is None:
                 positions = kept[0].positions_with_code(statuses, helpable)
             if not len(positions):
@@ -164,14 +164,15 @@ class Evaluator:
             offset, num_candidates = self.policy.get_offset_and_num_candidates(len(positions))
             if num_candidates > 0:  # with none wanted the scan keeps none and never stops early
                 return self._scan(kept, state, pod, positions, pdbs, offset, num_candidates)
-            return self.dry_run_preemption(state, pod, [all_nodes[p] for p in positions.tolist()], pdbs, offset, 0)
-        if positions is not None:
             potential = [all_nodes[p] for p in positions.tolist()]
         else:
-            potential = [n for n in all_nodes if (s := statuses.get(n.name)) is not None and s.code == helpable]
-        if not potential:
-            return [], {}, []
-        offset, num_candidates = self.policy.get_offset_and_num_candidates(len(potential))
+            if isinstance(statuses, NodeToStatus):
+                potential = statuses.nodes_with_code(helpable, all_nodes)
+            else:
+                potential = [n for n in all_nodes if (s := statuses.get(n.name)) is not None and s.code == helpable]
+            if not potential:
+                return [], {}, []
+            offset, num_candidates = self.policy.get_offset_and_num_candidates(len(potential))
         return self.dry_run_preemption(state, pod, potential, pdbs, offset, num_candidates)
 
     def _dry_run_one(self, state: CycleState, pod: PodInfo, info: NodeInfo, pdbs: Sequence[Any]) -> Answer:
