@@ -19,7 +19,7 @@ from shared.framework.status import Code, Status
 from shared.scheduler.fit_error import Diagnosis, FitError, NodeToStatus
 
 from .victims import Candidate, ScoreFunc, Victims, pick_one_node_for_preemption
-from .victims_table import Answer, VictimsTable
+from .victims_table import Answer, ScannedCandidates, VictimsTable
 
 NOT_HELPFUL = "Preemption is not helpful for scheduling"
 NO_CANDIDATE = "no candidate node for preemption"
@@ -64,6 +64,10 @@ class KeepsVictimsTables(Protocol):
                       pdbs: Sequence[Any]) -> tuple[VictimsTable, str | None] | None:
         """The pod spec's table, caught up, with the node the pod itself is nominated to; None
         when something besides the node, the spec and the counted nominations decides."""
+        ...
+
+    def picks_by_rank(self) -> bool:
+        """The pick is the default one: the first candidate whose `Victims.rank` is greatest."""
         ...
 
 
@@ -112,6 +116,7 @@ class Evaluator:
         self.plugin_name = plugin_name
         self.handle = handle
         self.policy = policy
+        self._tables = policy if isinstance(policy, KeepsVictimsTables) else None  # asked once: a slow check
 
     def preempt(
         self, state: CycleState, pod: PodInfo, statuses: Mapping[str, Status]
@@ -154,7 +159,7 @@ class Evaluator:
         # (A node absent from the statuses counts as UnschedulableAndUnresolvable.)
         helpable = Code.UNSCHEDULABLE
         pdbs = self.handle.pod_disruption_budgets()
-        kept = self.policy.victims_table(state, pod, pdbs) if isinstance(self.policy, KeepsVictimsTables) else None
+        kept = self._tables.victims_table(state, pod, pdbs) if self._tables is not None else None
         if kept is not None:
             positions = statuses.positions_with_code(helpable, all_nodes) if isinstance(statuses, NodeToStatus) else None
             if positions is None:
@@ -261,6 +266,8 @@ class Evaluator:
             return None
         if len(candidates) == 1:
             return candidates[0]
+        if isinstance(candidates, ScannedCandidates) and self._tables is not None and self._tables.picks_by_rank():
+            return candidates[candidates.first_best]  # the table's scan found the pick as arrays
         victims_map = self.policy.candidates_to_victims_map(candidates)
         node = pick_one_node_for_preemption(victims_map, self.policy.ordered_score_funcs(victims_map))
         victims = victims_map.get(node)

@@ -8,6 +8,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from functools import lru_cache
+from itertools import islice
 from typing import Any
 
 from shared.framework.pod_info import PodInfo
@@ -16,6 +17,7 @@ from shared.model.selectors import Selector, compile_label_selector
 # Added to every priority before summing, so that several negative-priority victims never sum
 # lower than fewer victims of the same priority.
 _PRIORITY_SHIFT = 2**31
+RANK_FIELDS = 5  # the length of `Victims.rank()`
 _NOT_STARTED = math.inf
 
 
@@ -181,8 +183,8 @@ def pick_one_node_for_preemption(
     if not nodes_to_victims:
         return ""
     if not score_funcs:
-        ranks = [v.rank() for v in nodes_to_victims.values()]
-        return list(nodes_to_victims)[ranks.index(max(ranks))]  # the first of the greatest
+        ranks = list(map(Victims.rank, nodes_to_victims.values()))
+        return next(islice(nodes_to_victims, ranks.index(max(ranks)), None))  # the first of the greatest
     remaining = list(nodes_to_victims)
     for score in score_funcs:
         best = -math.inf

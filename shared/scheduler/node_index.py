@@ -201,16 +201,16 @@ class NodeIndex:
             while lo < run_end and count < to_find:
                 hi = self._slice_end(lo, run_end, to_find - count, maybe)
                 inside = within[lo:hi] if within is not None else None
-                fits, rejected_at, rejected_ids = self._segment(checks, state, pod, lo, hi, asked, keys, rest,
-                                                                by_labels, inside, kept)
+                fits, unkept = self._segment(checks, state, pod, lo, hi, asked, keys, rest, by_labels, inside, kept)
                 ok = np.flatnonzero(fits)
                 found.append(ok + lo)
                 count += len(ok)
                 if len(ok) < (hi - lo if inside is None else np.count_nonzero(inside)):
                     failed = np.flatnonzero(~fits if inside is None else inside & ~fits) + lo
                     ids = self._status_id[failed]
-                    if rejected_at:  # statuses the index does not keep replace the kept ones
-                        ids[np.searchsorted(failed, rejected_at)] = rejected_ids
+                    if unkept:  # statuses the index does not keep replace the kept ones
+                        at, unkept_ids = unkept.joined()
+                        ids[np.searchsorted(failed, at)] = unkept_ids
                     failed_at.append(failed)
                     failed_ids.append(ids)
                 lo = hi
@@ -257,7 +257,7 @@ class NodeIndex:
     def _segment(self, checks: FilterChecks, state: CycleState, pod: PodInfo, lo: int, hi: int,
                  asked: Indexes, keys: Callable[[str], Hashable] | None, rest: tuple[Any, ...],
                  by_labels: _ByLabels | None, inside: Mask | None,
-                 kept: _KeptNominated | None = None) -> tuple[Mask, list[int], list[int]]:
+                 kept: _KeptNominated | None = None) -> tuple[Mask, _Rejected]:
         """Positions [lo, hi) (those `inside` when given): which fit, and the nodes rejected with
         a status the index does not keep (nominated pods counted, or a `rest` filter), with that
         status's id. A filter's Error is raised for the first node in walk order that has one, as
@@ -267,8 +267,7 @@ class NodeIndex:
         error = self._learn(checks, state, pod, (stale + lo).tolist()) if len(stale) else None
         limit = error[0] if error is not None else hi
         fits = self._fits[lo:hi] if inside is None else self._fits[lo:hi] & inside
-        rejected_at: list[int] = []
-        rejected_ids: list[int] = []
+        out = _Rejected()
         first, last = int(np.searchsorted(asked, lo)), int(np.searchsorted(asked, limit))
         nominated = asked[first:last]
         one_by_one = nominated
@@ -280,15 +279,14 @@ class NodeIndex:
                 fits = fits.copy()
                 fits[cached - lo] = ok
                 rejected = cached[~ok]
-                rejected_at.extend(rejected.tolist())
-                rejected_ids.extend(self._nom_status_id[rejected].tolist())
+                out.extend(rejected, self._nom_status_id[rejected])
                 one_by_one = nominated[~valid]
             if len(one_by_one):
                 fits = self._check_and_keep(checks, state, pod, lo, fits, one_by_one, first + np.flatnonzero(~valid),
-                                            keys, kept, rejected_at, rejected_ids)
+                                            keys, kept, out)
             if error is not None:
                 raise WalkError(error[1])
-            return fits, rejected_at, rejected_ids
+            return fits, out
         if rest:
             passing = np.flatnonzero(fits[:limit - lo]) + lo
             one_by_one = np.union1d(nominated, passing) if len(nominated) else passing
@@ -298,7 +296,7 @@ class NodeIndex:
             if by_labels is not None:
                 others = np.setdiff1d(passing, nominated, assume_unique=True) if len(nominated) else passing
                 first_error = self._by_labels(checks, state, pod, rest, by_labels, others, lo, fits,
-                                              rejected_at, rejected_ids)
+                                              out)
                 one_by_one = nominated
             check_nominated = set(nominated.tolist()) if rest else None
             for i in one_by_one.tolist():
@@ -314,17 +312,16 @@ class NodeIndex:
                 if s.code == Code.ERROR:
                     raise WalkError(s)
                 fits[i - lo] = False
-                rejected_at.append(i)
-                rejected_ids.append(self._table.intern(s))
+                out.append(i, self._table.intern(s))
             if first_error is not None:
                 raise WalkError(first_error[1])
         if error is not None:
             raise WalkError(error[1])
-        return fits, rejected_at, rejected_ids
+        return fits, out
 
     def _check_and_keep(self, checks: FilterChecks, state: CycleState, pod: PodInfo, lo: int, fits: Mask,
                         at: Indexes, in_asked: Indexes, keys: Callable[[str], Hashable] | None,
-                        kept: _KeptNominated, rejected_at: list[int], rejected_ids: list[int]) -> Mask:
+                        kept: _KeptNominated, out: _Rejected) -> Mask:
         """Check the nominated nodes `at` (their places in the walk's nominated nodes: `in_asked`)
         one by one, in walk order, keeping each verdict against the node's generation and stamp."""
         fits = fits.copy()
@@ -336,8 +333,7 @@ class NodeIndex:
             fits[i - lo] = ok
             status_id = -1 if ok else self._table.intern(s)  # type: ignore[arg-type]
             if not ok:
-                rejected_at.append(i)
-                rejected_ids.append(status_id)
+                out.append(i, status_id)
             if i != kept.own:
                 self._nom_valid[i] = True
                 self._nom_stamp[i] = kept.stamps[j]
@@ -346,8 +342,8 @@ class NodeIndex:
         return fits
 
     def _by_labels(self, checks: FilterChecks, state: CycleState, pod: PodInfo, rest: tuple[Any, ...],
-                   by_labels: _ByLabels, at: Indexes, lo: int, fits: Mask, rejected_at: list[int],
-                   rejected_ids: list[int]) -> tuple[int, Status] | None:
+                   by_labels: _ByLabels, at: Indexes, lo: int, fits: Mask,
+                   out: _Rejected) -> tuple[int, Status] | None:
         """The `rest` filters' verdicts on the nodes `at`, asked once per combination of the label
         values that decide them (any node with those values stands for all); `fits` and the
         rejections are filled in. The first node in `at` whose verdict is an Error, with it."""
@@ -373,8 +369,7 @@ class NodeIndex:
         got = verdict[ids]
         fits[at - lo] = got == 1
         rejected = np.flatnonzero(got == 0)
-        rejected_at.extend(at[rejected].tolist())
-        rejected_ids.extend(status_id[ids[rejected]].tolist())
+        out.extend(at[rejected], status_id[ids[rejected]])
         if not errors:
             return None
         k = int(np.argmax(got == -1))
@@ -495,6 +490,36 @@ class NodeIndex:
         """Plugin `p`'s scores of the feasible nodes: normalized, checked for range, weighted."""
         return weighted_column(name, ext, weight, state, pod, lambda: [self.names[i] for i in feasible.tolist()],
                                self._raw[p, feasible])
+
+
+class _Rejected:
+    """The nodes a segment rejected with a status the index does not keep, with that status's id:
+    gathered as arrays where they come as arrays (hundreds of nominated nodes a walk), so the walk
+    never turns them into Python ints and back."""
+
+    __slots__ = ("_at", "_ids", "_parts")
+
+    def __init__(self) -> None:
+        self._at: list[int] = []
+        self._ids: list[int] = []
+        self._parts: list[tuple[Indexes, npt.NDArray[np.int32]]] = []
+
+    def __bool__(self) -> bool:
+        return bool(self._at) or any(len(at) for at, _ in self._parts)
+
+    def append(self, at: int, status_id: int) -> None:
+        self._at.append(at)
+        self._ids.append(status_id)
+
+    def extend(self, at: Indexes, status_ids: npt.NDArray[np.int32]) -> None:
+        self._parts.append((at, status_ids))
+
+    def joined(self) -> tuple[Indexes, npt.NDArray[np.int32]]:
+        parts = self._parts if not self._at else [
+            *self._parts, (np.array(self._at, dtype=np.intp), np.array(self._ids, dtype=np.int32))]
+        if len(parts) == 1:
+            return parts[0]
+        return (np.concatenate([at for at, _ in parts]), np.concatenate([ids for _, ids in parts]))
 
 
 _UNDECIDED: Any = object()

@@ -11,6 +11,7 @@ import random
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from functools import cmp_to_key
+from operator import attrgetter
 from typing import Any
 
 from shared.framework.cycle_state import CycleState
@@ -35,6 +36,8 @@ IsEligiblePod = Callable[[NodeInfo, PodInfo, PodInfo], bool]
 MoreImportantPod = Callable[[PodInfo, PodInfo], bool]
 VICTIMS_MEMO_SIZE = 200_000
 VICTIMS_TABLES = 8  # preemptor specs whose answers are kept per node position
+_NAME = attrgetter("name")
+_VICTIMS = attrgetter("victims")
 
 
 def _any_pod(node_info: NodeInfo, victim: PodInfo, preemptor: PodInfo) -> bool:
@@ -121,7 +124,7 @@ class DefaultPreemption(PostFilterPlugin):
         return self.rng.randrange(num_nodes), self.calculate_num_candidates(num_nodes)
 
     def candidates_to_victims_map(self, candidates: Sequence[Candidate]) -> dict[str, Victims]:
-        return {c.name: c.victims for c in candidates}
+        return dict(zip(map(_NAME, candidates), map(_VICTIMS, candidates)))  # built in C: 500 a preemptor
 
     def ordered_score_funcs(self, nodes_to_victims: Mapping[str, Victims]) -> list[ScoreFunc] | None:
         return None
@@ -200,6 +203,12 @@ class DefaultPreemption(PostFilterPlugin):
         self._victims_tables.move_to_end(key)
         table.catch_up(log)
         return table, stamped[1]
+
+    def picks_by_rank(self) -> bool:
+        """True unless a subclass brings score functions or victims of its own."""
+        cls = type(self)
+        return (cls.ordered_score_funcs is DefaultPreemption.ordered_score_funcs
+                and cls.candidates_to_victims_map is DefaultPreemption.candidates_to_victims_map)
 
     def remember_victims(self, key: Hashable, answer: tuple[Candidate, Status | None]) -> None:
         if len(self._victims_memo) >= VICTIMS_MEMO_SIZE:

@@ -349,7 +349,8 @@ def test_a_dry_run_with_nominated_pods_is_remembered_with_the_pods_it_counted() 
 
 
 def _table_and_plain(nodes: Any, preemptor: PodInfo, args: dict[str, int] | None = None) -> tuple[Any, Any]:
-    """find_candidates through the victims table (a logging Nominator) and without it (memoize off)."""
+    """find_candidates and the pick through the victims table (a logging Nominator) and without it
+    (memoize off)."""
     results = []
     for memoize in (True, False):
         fwk, plugin = _node_local_framework(nodes())
@@ -361,8 +362,10 @@ def _table_and_plain(nodes: Any, preemptor: PodInfo, args: dict[str, int] | None
         candidates, node_statuses, errors = plugin.evaluator.find_candidates(
             state, fwk.snapshot().node_info_list, preemptor, statuses)
         assert (plugin._victims_tables != {}) == memoize
+        best = plugin.evaluator.select_candidate(candidates)
         results.append(([(c.name, [p.name for p in c.victims.pods]) for c in candidates],
-                        [(n, s.code, s.reasons) for n, s in node_statuses.items()], errors))
+                        [(n, s.code, s.reasons) for n, s in node_statuses.items()], errors,
+                        best.name if best is not None else None))
     return results[0], results[1]
 
 
@@ -374,3 +377,19 @@ def test_the_victims_table_finds_what_the_plain_dry_run_finds() -> None:
     # No candidate wanted (minCandidateNodesAbsolute 0, few nodes): every node is scanned, none kept.
     table, plain = _table_and_plain(nodes, pod("a", 100, "2"), {"percentage": 10, "absolute": 0})
     assert table == plain and table[0] == [] and len(table[1]) == 3
+
+
+def test_the_victims_table_picks_as_the_ranked_pick_does() -> None:
+    # Victims differing in top priority, priority sum, count and start time, with ties among them.
+    def nodes() -> list[NodeInfo]:
+        out = []
+        for i in range(24):
+            low, high = 1 + i % 3, 10 + (i // 3) % 2
+            start = f"2026-01-01T00:00:{i % 4:02}Z"
+            out.append(node(f"node{i}", "3", pod(f"a{i}", low, "1", start=start, node=f"node{i}"),
+                            pod(f"b{i}", high, "1", start=start, node=f"node{i}"),
+                            pod(f"c{i}", 200, "1", node=f"node{i}")))
+        return out
+    for need in ("1", "2"):
+        table, plain = _table_and_plain(nodes, pod("x", 100, need), {"percentage": 50, "absolute": 1})
+        assert table == plain and table[3] is not None

@@ -9,7 +9,7 @@ from shared.framework.node_info import NodeInfo
 from shared.framework.snapshot import Snapshot
 from shared.framework.status import Code, Status
 from shared.preemption import Candidate, Victims
-from shared.preemption.victims_table import Answer, VictimsTable
+from shared.preemption.victims_table import Answer, VictimsTable, _first_greatest
 from shared.queue import Nominator
 from tests.builders import MakeNode, MakePod
 
@@ -94,3 +94,13 @@ def test_positions_of_a_status_code_from_a_mapping_by_name() -> None:
     statuses = {"n3": cpu, "gone": cpu, "n0": unresolvable, "n1": cpu}
     assert table.positions_with_code(statuses, Code.UNSCHEDULABLE).tolist() == [1, 3]
     assert table.positions_with_code({}, Code.UNSCHEDULABLE).tolist() == []
+
+
+def test_the_first_greatest_rank_row_is_the_first_of_the_greatest_tuples() -> None:
+    rng = np.random.default_rng(3)
+    for _ in range(300):
+        rows = int(rng.integers(1, 9))
+        ranks = rng.integers(-2, 1, size=(rows, 5)).astype(float)
+        ranks[rng.random((rows, 5)) < 0.2] = -np.inf
+        tuples = [tuple(r) for r in ranks.tolist()]
+        assert _first_greatest(ranks) == tuples.index(max(tuples))
