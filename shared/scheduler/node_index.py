@@ -202,11 +202,11 @@ class NodeIndex:
                 hi = self._slice_end(lo, run_end, to_find - count, maybe)
                 inside = within[lo:hi] if within is not None else None
                 fits, unkept = self._segment(checks, state, pod, lo, hi, asked, keys, rest, by_labels, inside, kept)
-                ok = np.flatnonzero(fits)
+                ok = fits.nonzero()[0]
                 found.append(ok + lo)
                 count += len(ok)
                 if len(ok) < (hi - lo if inside is None else np.count_nonzero(inside)):
-                    failed = np.flatnonzero(~fits if inside is None else inside & ~fits) + lo
+                    failed = (~fits if inside is None else inside & ~fits).nonzero()[0] + lo
                     ids = self._status_id[failed]
                     if unkept:  # statuses the index does not keep replace the kept ones
                         at, unkept_ids = unkept.joined()
@@ -249,7 +249,7 @@ class NodeIndex:
             may = ~self._known[lo:end] | self._fits[lo:end]
             if maybe is not None:
                 may &= maybe[lo:end]
-            at = np.flatnonzero(may)
+            at = may.nonzero()[0]
             if len(at) >= want:
                 return lo + int(at[want - 1]) + 1
         return run_end
@@ -263,7 +263,7 @@ class NodeIndex:
         status's id. A filter's Error is raised for the first node in walk order that has one, as
         the sequential walk would. `kept`: the nominated nodes' verdicts kept as arrays."""
         unknown = ~self._known[lo:hi]
-        stale = np.flatnonzero(unknown if inside is None else unknown & inside)
+        stale = (unknown if inside is None else unknown & inside).nonzero()[0]
         error = self._learn(checks, state, pod, (stale + lo).tolist()) if len(stale) else None
         limit = error[0] if error is not None else hi
         fits = self._fits[lo:hi] if inside is None else self._fits[lo:hi] & inside
@@ -282,13 +282,13 @@ class NodeIndex:
                 out.extend(rejected, self._nom_status_id[rejected])
                 one_by_one = nominated[~valid]
             if len(one_by_one):
-                fits = self._check_and_keep(checks, state, pod, lo, fits, one_by_one, first + np.flatnonzero(~valid),
+                fits = self._check_and_keep(checks, state, pod, lo, fits, one_by_one, first + (~valid).nonzero()[0],
                                             keys, kept, out)
             if error is not None:
                 raise WalkError(error[1])
             return fits, out
         if rest:
-            passing = np.flatnonzero(fits[:limit - lo]) + lo
+            passing = fits[:limit - lo].nonzero()[0] + lo
             one_by_one = np.union1d(nominated, passing) if len(nominated) else passing
         if len(one_by_one):
             fits = fits.copy()
@@ -368,7 +368,7 @@ class NodeIndex:
                 status_id[c] = self._table.intern(s)
         got = verdict[ids]
         fits[at - lo] = got == 1
-        rejected = np.flatnonzero(got == 0)
+        rejected = (got == 0).nonzero()[0]
         out.extend(at[rejected], status_id[ids[rejected]])
         if not errors:
             return None
@@ -411,6 +411,8 @@ class NodeIndex:
                weights: dict[str, int], feasible: Indexes) -> npt.NDArray[np.int64] | Status:
         """Each feasible node's weighted total over `scorers` (NormalizeScore over the feasible
         nodes, as upstream), or the Error status a plugin gave; PreScore must have run on `state`.
+        A total is exact up to a constant shared by every node (a column that is the same
+        everywhere is left out), which is all the pick needs.
 
         The plugins without NormalizeScore are kept summed and weighted per node (`_base`), with
         a flag for a node where one of them scored out of range; the others keep raw columns."""
@@ -422,6 +424,8 @@ class NodeIndex:
         totals = self._base[feasible]
         for p, ext in self._extensions:
             if ext is not None:
+                if ext.DEFAULT_NORMALIZE is not None and not self._raw[p, feasible].any():
+                    continue  # every node normalizes to one score in range: the pick is the same
                 column = self._weighted_column(state, pod, scorers[p].name, key[p][1], ext, p, feasible)
                 if isinstance(column, Status):
                     return column

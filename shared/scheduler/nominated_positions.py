@@ -59,7 +59,7 @@ class NominatedPositions:
 
     def positions(self, within: npt.NDArray[np.bool_] | None = None) -> npt.NDArray[np.intp]:
         """The nominated nodes' positions, ascending (those `within` when given)."""
-        return np.flatnonzero(self.nominated if within is None else self.nominated & within)
+        return (self.nominated if within is None else self.nominated & within).nonzero()[0]
 
 
 __all__ = ["NominatedPositions", "NominationLog"]

@@ -8,8 +8,6 @@ import random
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-import numpy as np
-
 from shared.framework.cycle_state import CycleState
 from shared.framework.interfaces import NodePluginScores, PluginScore, ScorePlugin
 from shared.framework.lazy_nodes import LazyNodes
@@ -224,7 +222,7 @@ class ScheduleAlgorithm:
         totals = index.totals(state, pod, scorers, fwk.score_weights, positions)
         if isinstance(totals, Status):
             raise SchedulingError(totals)
-        ties = np.flatnonzero(totals == totals.max())
+        ties = (totals == totals.max()).nonzero()[0]
         pick = ties[0] if len(ties) == 1 else ties[self.rng.randrange(len(ties))]
         return index.names[int(positions[pick])]
 
