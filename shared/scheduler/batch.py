@@ -92,16 +92,24 @@ def _pick(names: list[str], totals: Column, seed: int) -> list[str]:
     return [names[host], *(names[i] for i in rest)]
 
 
-def still_fits(fwk: Framework, info: PodInfo, snapshot: Snapshot, node_name: str) -> bool:
-    node = snapshot.get(node_name)
-    if node is None:
-        return False
-    state = CycleState()
-    _, status, _ = fwk.run_pre_filter_plugins(state, info)
-    if status is not None and not status.is_success():
-        return False
-    status = fwk.run_filter_plugins_with_nominated_pods(state, info, node)
-    return status is None or status.is_success()
+def first_still_fitting(fwk: Framework, info: PodInfo, snapshot: Snapshot, ranked: Sequence[str]) -> str:
+    """The first of `ranked` that still passes Filter (nominated pods counted) on `snapshot`, or "".
+    PreFilter runs once for all of them, as in one scheduling cycle: the view does not change
+    between them, and a PreFilter over every pod (InterPodAffinity) is most of a check's cost."""
+    state: CycleState | None = None
+    for name in ranked:
+        node = snapshot.get(name)
+        if node is None:
+            continue
+        if state is None:
+            state = CycleState()
+            _, status, _ = fwk.run_pre_filter_plugins(state, info)
+            if status is not None and not status.is_success():
+                return ""
+        status = fwk.run_filter_plugins_with_nominated_pods(state, info, node)
+        if status is None or status.is_success():
+            return name
+    return ""
 
 
 def decide_batch(items: Sequence[BatchItem], snapshot: Callable[[], Snapshot],
@@ -126,7 +134,7 @@ def decide_batch(items: Sequence[BatchItem], snapshot: Callable[[], Snapshot],
             continue
         host = ranked[0]
         if placed_before:
-            host = next((n for n in ranked if still_fits(item.fwk, item.info, snapshot(), n)), "")
+            host = first_still_fitting(item.fwk, item.info, snapshot(), ranked)
             if not host:
                 # Every candidate was taken by pods decided earlier in this batch: try again at once.
                 out.append(Decision("retry", scores=scores, ranked=ranked))

@@ -10,7 +10,7 @@ import pytest
 from shared.events import ExtenderAnswer
 from shared.framework.profile import build_profiles
 from shared.framework.snapshot import Snapshot
-from shared.scheduler.batch import BatchItem, rank
+from shared.scheduler.batch import BatchItem, first_still_fitting, rank
 from shared.scheduler.sharded import MergedFilter
 from tests.builders import MakeNode, MakePod
 
@@ -35,3 +35,22 @@ def test_ranking_from_totals_equals_ranking_from_score_objects(seed: int) -> Non
     recorded, scores, error = rank(item, snapshot, record=True)
     assert (fast, fast_error) == (recorded, error)
     assert scores and len(fast) == min(len(feasible), 4)
+
+
+def test_the_first_still_fitting_candidate_runs_prefilter_once() -> None:
+    fwk = build_profiles(None)["default-scheduler"]
+    green = MakePod.term("kubernetes.io/hostname", {"color": "green"})
+    placed = MakePod().name("a").uid("uid-a").label("color", "green").node("n0").req(cpu="100m").info()
+    nodes = [MakeNode().name("n0").label("kubernetes.io/hostname", "n0").capacity(cpu="4", memory="16Gi", pods="110")
+             .info(placed),
+             MakeNode().name("n1").label("kubernetes.io/hostname", "n1").capacity(cpu="4", memory="16Gi", pods="110")
+             .info()]
+    fwk.set_snapshot(Snapshot(nodes))
+    pod = MakePod().name("b").uid("uid-b").label("color", "green").pod_anti_affinity(green).req(cpu="100m").info()
+    calls = []
+    run = fwk.run_pre_filter_plugins
+    fwk.run_pre_filter_plugins = lambda state, p: calls.append(p) or run(state, p)  # type: ignore[method-assign]
+    snapshot = fwk.snapshot()
+    assert first_still_fitting(fwk, pod, snapshot, ["gone", "n0", "n1"]) == "n1"  # n0 holds a green pod
+    assert len(calls) == 1
+    assert first_still_fitting(fwk, pod, snapshot, ["n0"]) == ""
