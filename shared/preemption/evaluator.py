@@ -266,7 +266,8 @@ class Evaluator:
             return None
         if len(candidates) == 1:
             return candidates[0]
-        if isinstance(candidates, ScannedCandidates) and self._tables is not None and self._tables.picks_by_rank():
+        if isinstance(candidates, ScannedCandidates) and candidates.first_best is not None \
+                and self._tables is not None and self._tables.picks_by_rank():
             return candidates[candidates.first_best]  # the table's scan found the pick as arrays
         victims_map = self.policy.candidates_to_victims_map(candidates)
         node = pick_one_node_for_preemption(victims_map, self.policy.ordered_score_funcs(victims_map))

@@ -38,9 +38,9 @@ def is_candidate(answer: Answer) -> bool:
 class ScannedCandidates(list[Candidate]):
     """Candidates in scan order, with `first_best`: the index of the first whose `Victims.rank`
     is greatest, found from the table's rank columns (what the default pick would choose,
-    without touching hundreds of candidates to ask)."""
+    without touching hundreds of candidates to ask); None where a rank is not exact as a float."""
 
-    first_best: int = 0
+    first_best: int | None = None
 
 
 class DryRun:
@@ -68,6 +68,7 @@ class VictimsTable:
         self._answers: list[Answer | None] = [None] * n
         self._candidates: list[Candidate | None] = [None] * n
         self._ranks = np.zeros((n, RANK_FIELDS))  # each candidate's Victims.rank()
+        self._inexact = np.zeros(n, dtype=bool)  # a rank field a float cannot hold exactly
 
     def catch_up(self, log: NominationLog) -> None:
         """Forget the answers of nodes changed since the last call; follow the nominations."""
@@ -116,7 +117,9 @@ class VictimsTable:
                 self._valid[i] = i != own
                 self._stamp[i], self._candidate[i] = self._nominated.stamp[i], candidate[k]
                 if candidate[k]:
-                    self._ranks[i] = answer[0].victims.rank()
+                    rank = answer[0].victims.rank()
+                    self._ranks[i] = rank
+                    self._inexact[i] = not all(_exact(v) for v in rank)
             found += int(np.count_nonzero(candidate[lo:hi]))
             lo = hi
         answers, nodes = self._answers, self.nodes
@@ -124,9 +127,18 @@ class VictimsTable:
         picked = candidate[:lo]
         at = scanned[picked]
         candidates = ScannedCandidates(_at(self._candidates, at.tolist()))
-        candidates.first_best = _first_greatest(self._ranks[at])
+        if not self._inexact[at].any():
+            candidates.first_best = _first_greatest(self._ranks[at])
         others = [(nodes[i], answers[i]) for i in scanned[~picked].tolist()]
         return DryRun(candidates, others)  # type: ignore[arg-type]
+
+
+def _exact(value: float) -> bool:
+    """Held exactly by a float64 (priorities are int32 in Kubernetes, but inputs may say more)."""
+    return isinstance(value, float) or abs(value) <= _FLOAT_EXACT
+
+
+_FLOAT_EXACT = 2**53
 
 
 def _first_greatest(ranks: npt.NDArray[np.float64]) -> int:

@@ -424,7 +424,7 @@ class NodeIndex:
         totals = self._base[feasible]
         for p, ext in self._extensions:
             if ext is not None:
-                if ext.DEFAULT_NORMALIZE is not None and not self._raw[p, feasible].any():
+                if _constant_when_zero(ext) and not self._raw[p, feasible].any():
                     continue  # every node normalizes to one score in range: the pick is the same
                 column = self._weighted_column(state, pod, scorers[p].name, key[p][1], ext, p, feasible)
                 if isinstance(column, Status):
@@ -494,6 +494,13 @@ class NodeIndex:
         """Plugin `p`'s scores of the feasible nodes: normalized, checked for range, weighted."""
         return weighted_column(name, ext, weight, state, pod, lambda: [self.names[i] for i in feasible.tolist()],
                                self._raw[p, feasible])
+
+
+def _constant_when_zero(ext: ScoreExtensions) -> bool:
+    """A column of zeros normalizes to one in-range score for every node (0, or the maximum when
+    reversed): DefaultNormalizeScore with a maximum in range."""
+    default = ext.DEFAULT_NORMALIZE
+    return default is not None and (not default[1] or MIN_NODE_SCORE <= default[0] <= MAX_NODE_SCORE)
 
 
 class _Rejected:

@@ -205,10 +205,10 @@ class DefaultPreemption(PostFilterPlugin):
         return table, stamped[1]
 
     def picks_by_rank(self) -> bool:
-        """True unless a subclass brings score functions or victims of its own."""
-        cls = type(self)
-        return (cls.ordered_score_funcs is DefaultPreemption.ordered_score_funcs
-                and cls.candidates_to_victims_map is DefaultPreemption.candidates_to_victims_map)
+        """True unless a subclass or the instance brings score functions or victims of its own."""
+        return (getattr(self.ordered_score_funcs, "__func__", None) is DefaultPreemption.ordered_score_funcs
+                and getattr(self.candidates_to_victims_map, "__func__", None)
+                is DefaultPreemption.candidates_to_victims_map)
 
     def remember_victims(self, key: Hashable, answer: tuple[Candidate, Status | None]) -> None:
         if len(self._victims_memo) >= VICTIMS_MEMO_SIZE:

@@ -348,7 +348,8 @@ def test_a_dry_run_with_nominated_pods_is_remembered_with_the_pods_it_counted() 
     assert len(computed) == 3
 
 
-def _table_and_plain(nodes: Any, preemptor: PodInfo, args: dict[str, int] | None = None) -> tuple[Any, Any]:
+def _table_and_plain(nodes: Any, preemptor: PodInfo, args: dict[str, int] | None = None,
+                     hook: Any = None) -> tuple[Any, Any]:
     """find_candidates and the pick through the victims table (a logging Nominator) and without it
     (memoize off)."""
     results = []
@@ -358,6 +359,8 @@ def _table_and_plain(nodes: Any, preemptor: PodInfo, args: dict[str, int] | None
         plugin.min_candidate_nodes_absolute = (args or {}).get("absolute", 100)
         fwk.set_nominator(Nominator())
         fwk.memoize = memoize
+        if hook is not None:
+            hook(plugin)
         state, statuses = filter_statuses(fwk, preemptor)
         candidates, node_statuses, errors = plugin.evaluator.find_candidates(
             state, fwk.snapshot().node_info_list, preemptor, statuses)
@@ -393,3 +396,21 @@ def test_the_victims_table_picks_as_the_ranked_pick_does() -> None:
     for need in ("1", "2"):
         table, plain = _table_and_plain(nodes, pod("x", 100, need), {"percentage": 50, "absolute": 1})
         assert table == plain and table[3] is not None
+
+
+def test_ranks_a_float_cannot_hold_and_score_functions_on_the_instance_take_the_ranked_loop() -> None:
+    big = 2**55  # beyond Kubernetes' int32, but nothing stops an input saying it
+
+    def nodes() -> list[NodeInfo]:
+        return [node("node0", "2", pod("v0", big, "2", node="node0", start="2026-01-01T00:00:00Z")),
+                node("node1", "2", pod("v1", big + 1, "2", node="node1", start="2026-01-01T00:00:09Z"))]
+    table, plain = _table_and_plain(nodes, pod("x", big + 100, "2"), {"percentage": 100, "absolute": 1})
+    assert table == plain and table[3] == "node0"  # the lower priority, exactly compared
+
+    def four() -> list[NodeInfo]:
+        return [node(f"node{i}", "2", pod(f"v{i}", 1 + i, "2", node=f"node{i}")) for i in range(4)]
+
+    def prefer_the_last(plugin: DefaultPreemption) -> None:
+        plugin.ordered_score_funcs = lambda _: [lambda name: float(name[-1])]  # type: ignore[method-assign]
+    table, plain = _table_and_plain(four, pod("x", 100, "2"), {"percentage": 100, "absolute": 1}, prefer_the_last)
+    assert table == plain and table[3] == "node3"
