@@ -59,6 +59,9 @@ class Nominator:
 
     def _changed(self, node: str) -> None:
         self._stamp[node] = next(_stamps)
+        self._logged(node)
+
+    def _logged(self, node: str) -> None:
         self._log.append(node)
         if len(self._log) > 2 * LOG_KEEP:
             del self._log[:LOG_KEEP]
@@ -97,7 +100,7 @@ class Nominator:
             if before is not None and len(before) == len(pods) and all(
                     a is b for a, b in zip(before.values(), pods.values())):
                 self._stamp[node] = previous._stamp[node]
-                self._log.append(node)
+                self._logged(node)
 
     @property
     def version(self) -> int:

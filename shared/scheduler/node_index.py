@@ -58,8 +58,6 @@ class FilterChecks(Protocol):
     def run_filter_plugins_with_nominated_pods(self, state: CycleState, pod: PodInfo,
                                                node_info: NodeInfo) -> Status | None: ...
 
-    def nominated_node_names(self) -> Collection[str] | None: ...
-
     def counted_nominations(self, pod: PodInfo, node_name: str) -> list[PodInfo]: ...
 
     def counted_nominations_key(self, pod: PodInfo) -> Callable[[str], Hashable]: ...
@@ -180,12 +178,10 @@ class NodeIndex:
         if log is not None:
             self._nominated.follow(log)
             asked = self._nominated.positions(within)
-        else:
-            asked = np.array(sorted(i for name in checks.nominated_node_names() or ()
-                                    if (i := self.position.get(name)) is not None and (within is None or within[i])),
-                             dtype=np.intp)
+        else:  # nobody is nominated anywhere (see `filters_after_index`)
+            asked = np.zeros(0, dtype=np.intp)
         keys = checks.counted_nominations_key(pod) if len(asked) and not rest else None
-        kept = self._kept_nominated(checks, pod, asked, log is not None) if keys is not None else None
+        kept = self._kept_nominated(checks, pod, asked) if keys is not None else None
         maybe = within
         if kept is not None and np.any(failing := kept.valid & ~self._nom_fits[asked]):
             maybe = np.ones(n, dtype=bool) if within is None else within.copy()
@@ -218,21 +214,15 @@ class NodeIndex:
         rejected = Rejections(self, self._table, _joined(failed_at, np.intp), _joined(failed_ids, np.int32))
         return Walk(feasible, rejected)
 
-    def _kept_nominated(self, checks: FilterChecks, pod: PodInfo, asked: Indexes,
-                        followed: bool) -> _KeptNominated | None:
-        """For the nominated nodes `asked`: their current stamps, and which have a verdict kept
-        against the node as it is and that stamp (the pod's own nominated node never: who it is
-        matters there). `followed`: `_nominated` has caught up with the nominator. None when the
-        nominator keeps no stamps."""
+    def _kept_nominated(self, checks: FilterChecks, pod: PodInfo, asked: Indexes) -> _KeptNominated | None:
+        """For the nominated nodes `asked`: their current stamps (`_nominated` has caught up),
+        and which have a verdict kept against the node as it is and that stamp (the pod's own
+        nominated node never: who it is matters there). None when the nominator keeps no stamps."""
         stamped = checks.nomination_stamps(pod)
         if stamped is None:
             return None
-        stamps, own_node = stamped
-        if followed:
-            current = self._nominated.stamp[asked]
-        else:
-            names = self.names
-            current = np.fromiter((stamps.get(names[i], 0) for i in asked.tolist()), dtype=np.int64, count=len(asked))
+        own_node = stamped[1]
+        current = self._nominated.stamp[asked]
         valid = self._nom_valid[asked] & (self._nom_stamp[asked] == current)
         own = self.position.get(own_node, -1) if own_node else -1
         if own >= 0:
@@ -558,9 +548,10 @@ def _joined(parts: list[Any], dtype: type) -> Any:
 
 def filters_after_index(fwk: Framework, state: CycleState, pod: PodInfo) -> tuple[Any, ...] | None:
     """The filters a walk through the index runs after its node-local ones, or None when the
-    index does not apply (no leading node-local filters, or a nominator that cannot list the
-    nodes it nominates to)."""
-    if fwk.nominated_node_names() is None:
+    index does not apply (no leading node-local filters, or pods nominated by a nominator that
+    does not log its changes by node, which the walk follows)."""
+    nominated = fwk.nominated_node_names()
+    if nominated is None or (nominated and fwk.nomination_log() is None):
         return None
     return fwk.filters_after_node_local(state, pod)
 
