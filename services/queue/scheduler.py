@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import random
 import time
 import uuid
 from collections import deque
@@ -76,6 +77,7 @@ from shared.scheduler.seeds import attempt_seed, config_hash
 from shared.scheduler.raw_scores import NO_SCORES, RawScores
 from shared.events.catalogue import REQUESTS_PARTITION
 from shared.scheduler.packing import unpack
+from shared.scheduler.schedule_one import ScheduleAlgorithm
 from shared.scheduler.sharded import MergedFilter, feasible_target, group_failures, merge_filter, raw_by_plugin
 from shared.scheduler.simulator import CYCLE_SECONDS, event_map
 
@@ -120,6 +122,7 @@ class _Evaluated:
     assumed: list[Assumed]
     merged: list[MergedFilter]
     raw: dict[str, RawScores]
+    start: int = 0
 
 
 @dataclass
@@ -185,6 +188,8 @@ class Scheduler:
             cluster_event_map=event_map(profiles),
         )
         self.next_start = 0
+        self._walker = ScheduleAlgorithm(random.Random(0))
+        """Walks again for a pod whose ranked candidates pods decided before it took (`walk_again`)."""
         self.cycle = 0
         self.live = False
         self.attempts: dict[str, int] = {}
@@ -598,7 +603,7 @@ class Scheduler:
             for i in second:
                 uid = attempts[i].info.uid
                 raw[uid], merged[i].error = raw_by_plugin(scored.get(uid, []))
-        return _Evaluated(batch_id, snapshot, watermark, assumed, merged, raw)
+        return _Evaluated(batch_id, snapshot, watermark, assumed, merged, raw, start)
 
     def _decide(self, attempts: list[_Attempt], merged: list[MergedFilter], evaluated: _Evaluated,
                 answers: dict[str, list[ExtenderAnswer]], watermark: dict[str, list[int]], assumed: list[Assumed],
@@ -607,10 +612,11 @@ class Scheduler:
         happen inside); `watermark` and `assumed` name that view."""
         batch_id = evaluated.batch_id
         by_uid = {a.info.uid: a for a in attempts}
-        items = [BatchItem(a.fwk, a.info, m, evaluated.raw.get(a.info.uid, NO_SCORES), a.seed, answers.get(a.info.uid, ()))
-                 for a, m in zip(attempts, merged)]
+        items = [BatchItem(a.fwk, a.info, m, evaluated.raw.get(a.info.uid, NO_SCORES), a.seed, answers.get(a.info.uid, ()),
+                           evaluated.start) for a, m in zip(attempts, merged)]
         decisions = decide_batch(items, self.view.snapshot, lambda uid, host: self._bind(by_uid[uid], host, batch_id),
-                                 placed_before=placed_before)
+                                 placed_before=placed_before, walker=self._walker,
+                                 may_walk=lambda item: self._first_in_line(by_uid[item.info.uid].qpi))
         for a, d in zip(attempts, decisions):
             self._decided(a, d, batch_id, watermark, assumed)
         return decisions
@@ -724,6 +730,12 @@ class Scheduler:
         elif d.verdict == "retry":
             self.queue.done(a.info.uid)
             self.queue.add(a.info)
+
+    def _first_in_line(self, qpi: object) -> bool:
+        """Whether a popped pod may walk again now: no pod waiting in the active queue would be
+        popped before it (one scheduler deciding pods one at a time would decide that one first)."""
+        head = self.queue.active_head()
+        return head is None or not self.queue.less(head, qpi)  # type: ignore[arg-type]
 
     def _bind(self, a: _Attempt, host: str, batch_id: str) -> None:
         uid = a.info.uid

@@ -136,6 +136,10 @@ class SchedulingQueue:
         self._in_flight[q.uid] = _InFlight()
         return q
 
+    def active_head(self) -> QueuedPodInfo | None:
+        """The pod `pop` would return next, left in place."""
+        return self._active.peek()
+
     def done(self, uid: str) -> None:
         """The popped pod's cycle is over (bound, or handed back)."""
         self._in_flight.pop(uid, None)

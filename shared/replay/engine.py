@@ -14,6 +14,7 @@ decision is re-made on the state that really existed then).
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
@@ -26,6 +27,7 @@ from shared.model.config import KubeSchedulerConfiguration
 from shared.preemption.extenders import replayed
 from shared.preemption.request import PreemptionOutcome, decide_preemption
 from shared.scheduler.batch import BatchItem, Decision, decide_batch
+from shared.scheduler.schedule_one import ScheduleAlgorithm
 from shared.scheduler.extending import apply_filters
 from shared.scheduler.packing import unpack
 from shared.scheduler.same_answers import own_results
@@ -103,6 +105,8 @@ class Replayer:
         self.preempted: dict[str, PreemptionOutcome] = {}
         self.divergences: list[Divergence] = []
         self.awaiting_preemption = 0
+        self.walker = ScheduleAlgorithm(random.Random(0))
+        """Walks again for pods whose ranked candidates were taken, as the queue's walker does."""
         self._attempts: dict[str, int] = {}
         """Pod uid → the last attempt number the queue used (as its own counter runs)."""
 
@@ -229,16 +233,21 @@ class Replayer:
         assumed = batch.decided_assumed
         view.set_assumed((a.pod_uid, a.node_name) for a in assumed)
         point_at(profiles.values(), view)
+        starts = batch.request.starts
         items = [BatchItem(e.fwk, e.info, e.merged, e.raw, seeds[e.info.uid],  # type: ignore[arg-type]
-                           batch.extenders.get(e.info.uid, ())) for e in evaluations]
+                           batch.extenders.get(e.info.uid, ()), starts[k] if k < len(starts) else 0)
+                 for k, e in enumerate(evaluations)]
         runnable = [i for i, e in enumerate(evaluations) if e.fwk is not None]
 
         def assume(uid: str, host: str) -> None:
             view.assume(uid, host)
             point_at(profiles.values(), view)
 
+        # The queue lets a pod walk again only where it has no pod waiting ahead of it, which the
+        # log does not hold; a pod it retried has no decision in this batch, so that is the rule.
         decided = decide_batch([items[i] for i in runnable], view.snapshot, assume, record=record,
-                               placed_before=batch.late is not None)
+                               placed_before=batch.late is not None, walker=self.walker,
+                               may_walk=lambda item: item.info.uid in batch.decisions)
         out: list[Decision] = [Decision("error", error=e.merged.error) for e in evaluations]
         for i, d in zip(runnable, decided):
             out[i] = d

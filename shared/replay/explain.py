@@ -10,6 +10,7 @@ fresh attempt against the state at the end of the log.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable, Sequence
 from datetime import datetime
 
@@ -24,6 +25,7 @@ from shared.framework.snapshot import Snapshot
 from shared.model import Pod
 from shared.scheduler.batch import BatchItem, Decision, decide_batch
 from shared.scheduler.extending import apply_filters
+from shared.scheduler.schedule_one import ScheduleAlgorithm
 from shared.scheduler.seeds import attempt_seed
 
 from .engine import Replayer, outcome_text
@@ -174,9 +176,10 @@ def _explain(profiles: dict[str, Framework], view: ClusterView, pod: Pod, start:
             view.assume(other, node)
         point_at(profiles.values(), view)
 
-        item = BatchItem(e.fwk, e.info, e.merged, e.raw, seed, extenders)
+        item = BatchItem(e.fwk, e.info, e.merged, e.raw, seed, extenders, start)
+        # A recorded decision with its candidates taken was the queue's walk again.
         decided = decide_batch([item], view.snapshot, view.assume, placed_before=bool(earlier) or decide_on is not None,
-                               record=True)[0]
+                               record=True, walker=ScheduleAlgorithm(random.Random(0)), may_walk=lambda _: True)[0]
         view.set_assumed(restore)
     walked = set(e.merged.feasible) | set(e.merged.diagnosis.node_to_status)
     weights = e.fwk.score_weights if e.fwk is not None else {}

@@ -4,7 +4,9 @@ view, replay on the view rebuilt from the log, so both decide alike.
 Each pod's feasible nodes are scored (PreScore on the view as it is at that point of the batch, so
 it counts the pods decided before it) and ranked: the seeded pick among the best totals first, then
 the next best. A pod decided after another pod of the batch was placed is re-checked (PreFilter and
-Filter on that view) and falls back down its ranking; when every candidate is taken it is retried.
+Filter on that view) and falls back down its ranking. When every candidate is taken, a pod the
+caller lets walk again (`may_walk`) is scheduled afresh on the view as it is, as the in-process
+scheduler would schedule it there; otherwise, or when nothing fits, it is retried.
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ from shared.framework.score_columns import Column
 from shared.framework.snapshot import Snapshot
 
 from .extending import add_priorities, add_priority_totals
-from .fit_error import FitError
+from .fit_error import FitError, NoNodesAvailable
+from .schedule_one import ScheduleAlgorithm, SchedulingError
 from .sharded import MergedFilter, finish_scores, finish_totals
 
 MAX_FALLBACKS = 3
@@ -43,6 +46,8 @@ class BatchItem:
     seed: int
     extenders: Sequence[ExtenderAnswer] = ()
     """The extenders' answers for this pod (their filters are applied to `merged` already)."""
+    start: int = 0
+    """The round-robin start the shards walked from."""
 
 
 @dataclass
@@ -112,12 +117,30 @@ def first_still_fitting(fwk: Framework, info: PodInfo, snapshot: Snapshot, ranke
     return ""
 
 
+def walk_again(walker: ScheduleAlgorithm, item: BatchItem, snapshot: Snapshot) -> str:
+    """The pod's attempt made afresh on `snapshot`, as the in-process scheduler makes it (from the
+    shards' start, ties broken by the attempt's seed): the node, or "" when none fits."""
+    walker.rng.seed(item.seed)
+    walker.next_start_node_index = item.start
+    try:
+        return walker.schedule_pod(item.fwk, CycleState(), item.info, snapshot).suggested_host
+    except (FitError, NoNodesAvailable, SchedulingError):
+        return ""
+
+
 def decide_batch(items: Sequence[BatchItem], snapshot: Callable[[], Snapshot],
                  assume: Callable[[str, str], None], *, placed_before: bool = False,
-                 record: bool = False) -> list[Decision]:
+                 record: bool = False, walker: ScheduleAlgorithm | None = None,
+                 may_walk: Callable[[BatchItem], bool] | None = None) -> list[Decision]:
     """One decision per item, in order; `assume(uid, node)` places a bound pod on the view before
     the next item is decided (`snapshot()` must then show it). `placed_before`: a pod of the batch
-    was placed before the first item (explain decides one pod in the middle of a batch)."""
+    was placed before the first item (explain decides one pod in the middle of a batch).
+
+    `walker` and `may_walk`: a pod whose every ranked candidate was taken by pods decided before
+    it, and that `may_walk` allows, walks again on the view as it is (`walk_again`) instead of
+    waiting for the next cycle, so the pods of a batch that all want the same few nodes (the
+    least-loaded zone a spread constraint allows) are placed in one cycle. The queue allows it
+    where no waiting pod would be scheduled first; replay where the queue did it."""
     out: list[Decision] = []
     for item in items:
         m = item.merged
@@ -135,6 +158,10 @@ def decide_batch(items: Sequence[BatchItem], snapshot: Callable[[], Snapshot],
         host = ranked[0]
         if placed_before:
             host = first_still_fitting(item.fwk, item.info, snapshot(), ranked)
+            if not host and walker is not None and not item.extenders and may_walk is not None and may_walk(item):
+                host = walk_again(walker, item, snapshot())
+                if host:
+                    ranked = [host]
             if not host:
                 # Every candidate was taken by pods decided earlier in this batch: try again at once.
                 out.append(Decision("retry", scores=scores, ranked=ranked))

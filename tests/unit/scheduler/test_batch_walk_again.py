@@ -1,0 +1,74 @@
+"""A pod of a batch whose every ranked candidate was taken by the pods decided before it walks again
+on the view as it is, when the caller allows it, and lands where the in-process scheduler would."""
+
+from __future__ import annotations
+
+import random
+
+from shared.cluster.view import bound_copy
+from shared.framework.cycle_state import CycleState
+from shared.framework.pod_info import PodInfo
+from shared.framework.profile import build_profiles
+from shared.framework.runtime import Framework
+from shared.framework.snapshot import Snapshot
+from shared.scheduler.batch import BatchItem, Decision, decide_batch
+from shared.scheduler.schedule_one import ScheduleAlgorithm
+from shared.scheduler.sharded import MergedFilter
+from tests.builders import MakeNode, MakePod
+
+SEED, START = 7, 2
+
+
+def _cluster(nodes: int, pods: int) -> tuple[Framework, Snapshot, list[PodInfo]]:
+    """`nodes` nodes with room for one pod each, and `pods` pods that each take a node whole."""
+    fwk = build_profiles(None)["default-scheduler"]
+    snapshot = Snapshot([MakeNode().name(f"n{i}").capacity(cpu=str(1 + i % 3), memory="16Gi", pods="1").info()
+                         for i in range(nodes)])
+    fwk.set_snapshot(snapshot)
+    infos = [MakePod().name(f"p{k}").uid(f"uid-p{k}").req(cpu="1").info() for k in range(pods)]
+    return fwk, snapshot, infos
+
+
+def _decide(fwk: Framework, snapshot: Snapshot, infos: list[PodInfo], **walking: object) -> list[Decision]:
+    # Every pod was evaluated on the empty cluster and saw only n0 and n1 (a narrow shard answer).
+    items = [BatchItem(fwk, info, MergedFilter(feasible=["n0", "n1"]), {}, SEED, (), START) for info in infos]
+    by_uid = {info.uid: info for info in infos}
+
+    def assume(uid: str, host: str) -> None:
+        snapshot.get(host).add_pod(by_uid[uid].placed(bound_copy(by_uid[uid].pod, host)))  # type: ignore[union-attr]
+
+    return decide_batch(items, lambda: snapshot, assume, **walking)  # type: ignore[arg-type]
+
+
+def test_a_pod_whose_candidates_were_taken_walks_again_where_allowed() -> None:
+    fwk, snapshot, infos = _cluster(nodes=6, pods=3)
+    decisions = _decide(fwk, snapshot, infos, walker=ScheduleAlgorithm(random.Random(0)), may_walk=lambda _: True)
+    assert [d.verdict for d in decisions] == ["bind", "bind", "bind"]
+    first_two = {decisions[0].host, decisions[1].host}
+    assert first_two == {"n0", "n1"}
+    third = decisions[2].host
+    assert third not in first_two and decisions[2].ranked == [third]
+
+    # It is the node the in-process scheduler picks on that view from the same start and seed.
+    fwk2, snapshot2, infos2 = _cluster(nodes=6, pods=3)
+    for info, d in zip(infos2[:2], decisions[:2]):
+        snapshot2.get(d.host).add_pod(info.placed(bound_copy(info.pod, d.host)))  # type: ignore[union-attr]
+    walker = ScheduleAlgorithm(random.Random(SEED))
+    walker.next_start_node_index = START
+    assert walker.schedule_pod(fwk2, CycleState(), infos2[2], snapshot2).suggested_host == third
+
+
+def test_a_pod_not_allowed_to_walk_or_with_no_room_left_is_retried() -> None:
+    fwk, snapshot, infos = _cluster(nodes=6, pods=3)
+    asked: list[str] = []
+    refused = _decide(fwk, snapshot, infos, walker=ScheduleAlgorithm(random.Random(0)),
+                      may_walk=lambda item: asked.append(item.info.uid) is not None)
+    assert [d.verdict for d in refused] == ["bind", "bind", "retry"]
+    assert asked == ["uid-p2"]  # asked only for the pod whose candidates were taken
+
+    fwk, snapshot, infos = _cluster(nodes=6, pods=3)
+    assert [d.verdict for d in _decide(fwk, snapshot, infos)] == ["bind", "bind", "retry"]  # no walker
+
+    fwk, snapshot, infos = _cluster(nodes=2, pods=3)
+    full = _decide(fwk, snapshot, infos, walker=ScheduleAlgorithm(random.Random(0)), may_walk=lambda _: True)
+    assert [d.verdict for d in full] == ["bind", "bind", "retry"]  # the walk finds no node either
