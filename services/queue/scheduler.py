@@ -76,9 +76,10 @@ from shared.scheduler.schedule_one import FilterExtender
 from shared.scheduler.seeds import attempt_seed, config_hash
 from shared.scheduler.raw_scores import NO_SCORES, RawScores
 from shared.events.catalogue import REQUESTS_PARTITION
+from shared.scheduler.packed_failures import pack_failures
 from shared.scheduler.packing import unpack
 from shared.scheduler.schedule_one import ScheduleAlgorithm
-from shared.scheduler.sharded import MergedFilter, feasible_target, group_failures, merge_filter, raw_by_plugin
+from shared.scheduler.sharded import MergedFilter, feasible_target, merge_filter, raw_by_plugin
 from shared.scheduler.simulator import CYCLE_SECONDS, event_map
 
 from .gather import Gatherer
@@ -617,8 +618,10 @@ class Scheduler:
         decisions = decide_batch(items, self.view.snapshot, lambda uid, host: self._bind(by_uid[uid], host, batch_id),
                                  placed_before=placed_before, walker=self._walker,
                                  may_walk=lambda item: self._first_in_line(by_uid[item.info.uid].qpi))
+        # The node order at `watermark`, which a preemption request's node positions refer to.
+        order = evaluated.snapshot if watermark is evaluated.watermark else self.view.snapshot()
         for a, d in zip(attempts, decisions):
-            self._decided(a, d, batch_id, watermark, assumed)
+            self._decided(a, d, batch_id, watermark, assumed, order)
         return decisions
 
     # --- cycles waiting for extenders -----------------------------------------------------------
@@ -721,12 +724,12 @@ class Scheduler:
             await self.publish(out)
 
     def _decided(self, a: _Attempt, d: Decision, batch_id: str, watermark: dict[str, list[int]],
-                 assumed: list[Assumed]) -> None:
+                 assumed: list[Assumed], order: Snapshot) -> None:
         """The side effects of a decision other than a bind (binds happen inside `decide_batch`)."""
         if d.verdict == "error":
             self._unschedulable(a, d.error, set(), batch_id, result="error")
         elif d.verdict == "fit-error" and d.fit is not None:
-            self._fit_error(a, d.fit, batch_id, watermark, assumed)
+            self._fit_error(a, d.fit, batch_id, watermark, assumed, order)
         elif d.verdict == "retry":
             self.queue.done(a.info.uid)
             self.queue.add(a.info)
@@ -757,13 +760,14 @@ class Scheduler:
             self._awaiting = lambda: uid not in self.parked
 
     def _fit_error(self, a: _Attempt, fit: FitError, batch_id: str, watermark: dict[str, list[int]],
-                   assumed: list[Assumed]) -> None:
+                   assumed: list[Assumed], order: Snapshot) -> None:
+        """`order`: the view's nodes at `watermark` (the request names nodes by position in it)."""
         plugins = set(fit.diagnosis.unschedulable_plugins)
         if not a.fwk.post_filter_plugins:
             self._unschedulable(a, fit.message(), plugins, batch_id)
             return
         request = PreemptionRequested(
-            pod=a.info.pod, node_statuses=group_failures(fit.diagnosis.node_to_status.items()),
+            pod=a.info.pod, node_statuses=pack_failures(fit.diagnosis.node_to_status, order),
             attempt_id=a.attempt_id, seed=a.seed, watermark=watermark, assumed=assumed)
         self._outbox.append(OutgoingEvent(PREEMPTION, envelope(request, producer=self.producer,
                                                                correlation_id=a.attempt_id),

@@ -4,17 +4,19 @@ live view, replay on the view rebuilt from the log."""
 from __future__ import annotations
 
 import random
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from shared.cluster import ClusterView, point_at
 from shared.events import PreemptionRequested
+from shared.events.topics import NODES
 from shared.framework.cycle_state import CycleState
 from shared.framework.interfaces import PreFilterResult
 from shared.framework.pod_info import PodInfo
 from shared.framework.runtime import Framework
-from shared.framework.status import Code
+from shared.framework.status import Code, Status
 from shared.scheduler.node_index import NodeIndexes, WalkError, filters_after_index
-from shared.scheduler.sharded import ungroup_failures
+from shared.scheduler.packed_failures import unpack_failures
 
 
 @dataclass
@@ -72,12 +74,40 @@ def decide_preemption(fwk: Framework | None, view: ClusterView, req: PreemptionR
         node = _first_fitting(fwk, state, pod, pre, indexes)
         if node:
             return PreemptionOutcome("", fits_now_message(node), attempted=False, fits=node)
-    result, status = fwk.run_post_filter_plugins(state, pod, ungroup_failures(req.node_statuses))
+    statuses = _attempt_statuses(fwk, state, pod, view, req, pre, pre_status)
+    result, status = fwk.run_post_filter_plugins(state, pod, statuses)
     nominated = result.nominated_node_name if result is not None and status.code == Code.SUCCESS else ""
     if nominated and result is not None:
         return PreemptionOutcome(nominated, status.message(), list(result.victims), list(result.nominations_to_clear))
     clear_own = result is not None and not result.nominated_node_name and bool(req.pod.status.nominated_node_name)
     return PreemptionOutcome("", status.message(), clear_own=clear_own)
+
+
+def _attempt_statuses(fwk: Framework, state: CycleState, pod: PodInfo, view: ClusterView, req: PreemptionRequested,
+                      pre: PreFilterResult | None, pre_status: Status | None) -> Mapping[str, Status]:
+    """The failed attempt's per-node statuses. Packed ones are positions in the node order at the
+    request's watermark: on a view whose nodes moved past it they cannot be read, and each node's
+    status is taken afresh on the view instead (the one the decision is made on)."""
+    snapshot = fwk.snapshot()
+    if not any(f.at for f in req.node_statuses) or not _nodes_moved(view, req.watermark):
+        return unpack_failures(req.node_statuses, snapshot)
+    if pre_status is not None and not pre_status.is_success():
+        return dict.fromkeys(snapshot.names, pre_status)
+    run = fwk.node_filter()
+    out: dict[str, Status] = {}
+    for info in snapshot.node_info_list:
+        if pre is not None and not pre.all_nodes() and info.name not in pre.node_names:
+            continue  # left out by PreFilter: absent, as in the attempt
+        status = run(state, pod, info)
+        if status is not None and not status.is_success():
+            out[info.name] = status
+    return out
+
+
+def _nodes_moved(view: ClusterView, watermark: Mapping[str, list[int]]) -> bool:
+    """Whether `view` has folded node events past the watermark's."""
+    nodes = watermark.get(NODES)
+    return nodes is not None and view.watermark({NODES: len(nodes)})[NODES] != nodes
 
 
 def _first_fitting(fwk: Framework, state: CycleState, pod: PodInfo, pre: PreFilterResult | None,

@@ -52,7 +52,7 @@ def _fail_with_preemption(s: Scheduler) -> str:
     diagnosis = Diagnosis()
     diagnosis.node_to_status = {"node-a": Status(Code.UNSCHEDULABLE, "Insufficient cpu", plugin="NodeResourcesFit")}
     diagnosis.unschedulable_plugins = {"NodeResourcesFit"}
-    s._fit_error(attempt, FitError(attempt.info.key, 1, diagnosis), "batch-1", {}, [])
+    s._fit_error(attempt, FitError(attempt.info.key, 1, diagnosis), "batch-1", {}, [], s.view.snapshot())
     requests = [o for o in s._outbox if isinstance(o.envelope.payload, PreemptionRequested)]
     assert len(requests) == 1
     return attempt.attempt_id

@@ -1,0 +1,45 @@
+"""A preemption request's per-node statuses packed as runs of positions read back to the same
+statuses, as arrays over the view's nodes; a status naming a node the view lacks keeps its names."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from shared.framework.snapshot import Snapshot
+from shared.framework.status import Code, Status
+from shared.scheduler.fit_error import NodeToStatus
+from shared.scheduler.packed_failures import pack_failures, positions_of, unpack_failures
+from shared.scheduler.packing import runs
+from tests.builders import MakeNode
+
+STATUSES = [Status(Code.UNSCHEDULABLE, "Insufficient cpu", plugin="NodeResourcesFit"),
+            Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "node(s) didn't match Pod's node affinity/selector",
+                   plugin="NodeAffinity"),
+            Status(Code.UNSCHEDULABLE, "Insufficient cpu", "Insufficient memory", plugin="NodeResourcesFit")]
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_packed_statuses_read_back_as_they_were(seed: int) -> None:
+    rng = random.Random(seed)
+    snapshot = Snapshot([MakeNode().name(f"n{i}").label("zone", f"z{i % 3}").info() for i in range(rng.randrange(1, 60))])
+    statuses = {name: rng.choice(STATUSES) for name in snapshot.names if rng.random() < 0.8}
+    if seed % 3 == 0:
+        statuses["gone"] = STATUSES[0]  # a node the view no longer has: its group keeps names
+    packed = pack_failures(statuses, snapshot)
+    assert all(f.at and not f.nodes for f in packed if f.code != "Unschedulable" or seed % 3)
+    back = unpack_failures(packed, snapshot)
+    if seed % 3:  # read as arrays (before anything iterates the map, which makes it a dict)
+        assert isinstance(back, NodeToStatus)
+        helpable = sorted(snapshot.position()[n] for n, s in statuses.items() if s.code == Code.UNSCHEDULABLE)
+        at = back.positions_with_code(Code.UNSCHEDULABLE, snapshot.node_info_list)
+        assert at is not None and at.tolist() == helpable
+    assert dict(back.items()) == statuses
+
+
+@pytest.mark.parametrize("positions", [[], [0], [3, 4, 5], [0, 2, 3, 7, 8, 9, 11], [5, 6, 7, 0, 1]])
+def test_runs_of_positions_read_back_in_order(positions: list[int]) -> None:
+    at = np.array(positions, dtype=np.intp)
+    assert positions_of(runs(at)).tolist() == positions
