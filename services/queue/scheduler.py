@@ -21,7 +21,7 @@ import random
 import time
 import uuid
 from collections import deque
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
@@ -142,20 +142,23 @@ class _Attempt:
 
 def _on_our_view(result: PodShardResult) -> bool:
     """Whether a result was made on the view at the request's watermark: packed, or naming no node."""
-    return bool(result.feasible_at) or not (result.feasible or result.failures)
+    return bool(result.feasible_at) or any(f.at for f in result.failures) or not (result.feasible or result.failures)
 
 
-def _unpacked(filtered: dict[str, list[PodShardResult]], names: list[str]) -> dict[str, list[PodShardResult]]:
-    """The shards' results with node names (score columns stay packed); a result that identical
-    pods share stays one object."""
-    done: dict[int, PodShardResult] = {}
+def _unpacked(filtered: dict[str, list[PodShardResult]], names: list[str],
+              whole: Collection[str] = ()) -> dict[str, list[PodShardResult]]:
+    """The shards' results with node names (score columns stay packed, and the failed nodes of the
+    pods in `whole`, which the merge reads as arrays); a result that identical pods share stays one
+    object."""
+    done: dict[tuple[int, bool], PodShardResult] = {}
     out: dict[str, list[PodShardResult]] = {}
     for uid, results in filtered.items():
         opened = out[uid] = []
+        failures = uid not in whole
         for r in results:
-            u = done.get(id(r))
+            u = done.get((id(r), failures))
             if u is None:
-                u = done[id(r)] = unpack(r, names, scores=False)
+                u = done[(id(r), failures)] = unpack(r, names, scores=False, failures=failures)
             opened.append(u)
     return out
 
@@ -573,7 +576,7 @@ class Scheduler:
         # answer. Its walk is the global one only if made on the queue's view: packed (a worker
         # whose view was elsewhere answers with names).
         whole = {uid for uid, results in filtered.items() if len(results) == 1 and _on_our_view(results[0])}
-        filtered = _unpacked(filtered, snapshot.names)
+        filtered = _unpacked(filtered, snapshot.names, whole)
         merged = [merge_filter(a.fwk, a.info, snapshot, start, filtered.get(a.info.uid, []), whole=a.info.uid in whole)
                   for a in attempts]
         for m in merged:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+import msgspec
 import numpy as np
 
 from shared.events import NodeFailure
@@ -21,7 +22,7 @@ from shared.framework.status import Status
 from .fit_error import NodeToStatus
 from .packing import runs
 from .rejections import Indexes, Rejections, StatusTable
-from .sharded import group_failures, to_status, ungroup_failures
+from .failure_groups import group_failures, to_failure, to_status, ungroup_failures
 
 
 class SnapshotNodes:
@@ -39,6 +40,9 @@ def pack_failures(statuses: Mapping[str, Status], snapshot: Snapshot) -> list[No
     """`statuses` grouped by equal status, each group's nodes as runs of ascending positions in
     `snapshot` (the view at the watermark the request names); a group naming a node the snapshot
     lacks keeps its names."""
+    groups = statuses.position_groups(snapshot.node_info_list) if isinstance(statuses, NodeToStatus) else None
+    if groups is not None:  # kept as positions into this very snapshot
+        return [msgspec.structs.replace(to_failure(status), at=runs(np.sort(at))) for status, at in groups]
     position = snapshot.position()
     out: list[NodeFailure] = []
     for failure in group_failures(statuses.items()):
@@ -61,25 +65,35 @@ def positions_of(packed: Sequence[int]) -> Indexes:
     return np.repeat(firsts - starts, counts) + np.arange(int(counts.sum()), dtype=np.intp)
 
 
+def rejections_of(failures: Sequence[NodeFailure], snapshot: Snapshot, start: int = 0) -> Rejections | None:
+    """Packed `failures` as arrays over `snapshot` (the view at the watermark they were packed at),
+    in walk order from `start`; None when one of them names its nodes."""
+    if not all(f.at for f in failures):
+        return None
+    table = StatusTable()
+    n = snapshot.num_nodes()
+    positions: list[Indexes] = []
+    ids: list[np.ndarray] = []
+    for f in failures:
+        at = positions_of(f.at)
+        at = at[(at >= 0) & (at < n)]  # positions past the view's end are left out, as names it lacks are
+        positions.append(at)
+        ids.append(np.full(len(at), table.intern(to_status(f)), dtype=np.int32))
+    at, status_ids = (np.concatenate(positions), np.concatenate(ids)) if positions else (
+        np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.int32))
+    order = np.argsort((at - start) % max(n, 1), kind="stable")
+    return Rejections(SnapshotNodes(snapshot), table, at[order], status_ids[order])
+
+
 def unpack_failures(failures: Sequence[NodeFailure], snapshot: Snapshot) -> Mapping[str, Status]:
     """Node name → status from a request's failures; packed ones are read as positions into
     `snapshot`, which must be the view at the request's watermark (positions past its end are
     left out, as names it lacks are)."""
-    if not any(f.at for f in failures):
+    packed = [f for f in failures if f.at]
+    if not packed:
         return ungroup_failures(failures)
-    table = StatusTable()
-    positions: list[Indexes] = []
-    ids: list[np.ndarray] = []
-    n = snapshot.num_nodes()
-    for f in failures:
-        if not f.at:
-            continue
-        at = positions_of(f.at)
-        at = at[(at >= 0) & (at < n)]
-        positions.append(at)
-        ids.append(np.full(len(at), table.intern(to_status(f)), dtype=np.int32))
     out = NodeToStatus()
-    out.add_rejections(Rejections(SnapshotNodes(snapshot), table, np.concatenate(positions), np.concatenate(ids)))
+    out.add_rejections(rejections_of(packed, snapshot))  # type: ignore[arg-type]
     named = [f for f in failures if not f.at]
     if named:
         out.update(ungroup_failures(named))

@@ -109,18 +109,19 @@ def pack_walk(result: PodShardResult, feasible: Positions, columns: Mapping[str,
     )
 
 
-def unpack(result: PodShardResult, names: Sequence[str], *, scores: bool = True) -> PodShardResult:
+def unpack(result: PodShardResult, names: Sequence[str], *, scores: bool = True, failures: bool = True) -> PodShardResult:
     """`result` with node names and plain score columns (an unpacked result is returned as is);
     `names`: the view's nodes in order, as at the request's watermark. `scores=False` leaves the
-    columns packed (RawScores reads them as they are)."""
-    if not (result.feasible_at or (scores and result.score_runs) or any(f.at for f in result.failures)):
+    columns packed (RawScores reads them as they are), `failures=False` the failed nodes (read as
+    arrays, `packed_failures.rejections_of`)."""
+    if not (result.feasible_at or (scores and result.score_runs) or (failures and any(f.at for f in result.failures))):
         return result
     columns = ({p: column_of(c).tolist() for p, c in result.score_runs.items()} or result.scores) if scores \
         else result.scores
     return msgspec.structs.replace(
         result, feasible=names_at(names, result.feasible_at), feasible_at=[],
         scores=columns, score_runs={} if scores else result.score_runs,
-        failures=[msgspec.structs.replace(f, nodes=names_at(names, f.at), at=[]) if f.at else f
+        failures=[msgspec.structs.replace(f, nodes=names_at(names, f.at), at=[]) if f.at and failures else f
                   for f in result.failures],
     )
 

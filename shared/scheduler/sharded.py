@@ -25,7 +25,7 @@ from itertools import chain
 import msgspec
 import numpy as np
 
-from shared.events import NodeFailure, PodShardResult
+from shared.events import PodShardResult
 from shared.framework.cycle_state import CycleState
 from shared.framework.node_info import NodeInfo
 from shared.framework.interfaces import NodePluginScores
@@ -36,59 +36,14 @@ from shared.framework.score_columns import Column
 from shared.framework.snapshot import Snapshot
 from shared.framework.status import Code, Status
 
+from .failure_groups import group_failures, to_failure, to_status, ungroup_failures
 from .fit_error import Diagnosis
 from .node_index import Indexes, NodeIndex, NodeIndexes, WalkError, filters_after_index
+from .packed_failures import rejections_of
 from .packing import pack, pack_walk
 from .raw_scores import NO_SCORES, RawScores
 from .rejections import Rejections
 from .schedule_one import num_feasible_nodes_to_find
-
-_CODE_NAMES = {
-    Code.SUCCESS: "Success", Code.ERROR: "Error", Code.UNSCHEDULABLE: "Unschedulable",
-    Code.UNSCHEDULABLE_AND_UNRESOLVABLE: "UnschedulableAndUnresolvable", Code.WAIT: "Wait",
-    Code.SKIP: "Skip", Code.PENDING: "Pending",
-}
-_CODES = {name: code for code, name in _CODE_NAMES.items()}
-
-
-def to_failure(status: Status, nodes: Iterable[str] = ()) -> NodeFailure:
-    return NodeFailure(code=_CODE_NAMES[status.code],  # type: ignore[arg-type]
-                       reasons=list(status.reasons), plugin=status.plugin, nodes=list(nodes))
-
-
-def to_status(failure: NodeFailure) -> Status:
-    return Status(_CODES[failure.code], *failure.reasons, plugin=failure.plugin)
-
-
-def group_failures(statuses: Iterable[tuple[str, Status]]) -> list[NodeFailure]:
-    """Node statuses grouped by equal status, nodes in the order given."""
-    if isinstance(statuses, Rejections):
-        return [to_failure(status, nodes) for status, nodes in statuses.groups()]
-    statuses = list(statuses)  # holds the statuses, so their ids stay theirs while keyed below
-    key_of: dict[int, tuple[Code, tuple[str, ...], str]] = {}  # equal statuses are often one object
-    groups: dict[tuple[Code, tuple[str, ...], str], tuple[Status, list[str]]] = {}
-    for name, status in statuses:
-        key = key_of.get(id(status))
-        if key is None:
-            key = key_of[id(status)] = (status.code, tuple(status.reasons), status.plugin)
-        entry = groups.get(key)
-        if entry is None:
-            entry = groups[key] = (status, [])
-        entry[1].append(name)
-    return [to_failure(status, nodes) for status, nodes in groups.values()]
-
-
-def ungroup_failures(failures: Iterable[NodeFailure]) -> dict[str, Status]:
-    """Node name → Status; nodes with equal statuses share one Status object."""
-    out: dict[str, Status] = {}
-    shared: dict[tuple[str, tuple[str, ...], str], Status] = {}
-    for f in failures:
-        key = (f.code, tuple(f.reasons), f.plugin)
-        status = shared.get(key)
-        if status is None:
-            status = shared[key] = to_status(f)
-        out.update(dict.fromkeys(f.nodes, status))
-    return out
 
 
 def feasible_target(fwk: Framework, num_nodes: int) -> int:
@@ -252,12 +207,19 @@ def merge_filter(fwk: Framework, pod: PodInfo, snapshot: Snapshot, start: int,
         return out
     nominated = pod.pod.status.nominated_node_name
     subset = next((r.prefilter_nodes for r in results if r.prefilter_nodes is not None), None)
-    if whole and len(results) == 1 and not results[0].failures and not nominated and subset is None:
-        # The one walk was the global walk, and it rejected no node: its answer is the merge.
-        out.advance = True
-        out.feasible = list(results[0].feasible)
-        out.processed = len(out.feasible)
-        return out
+    if whole and len(results) == 1 and not nominated and subset is None:
+        # The one walk was the global walk: its answer is the merge, the nodes it rejected (packed)
+        # kept as arrays.
+        r = results[0]
+        rejections = rejections_of(r.failures, snapshot, start) if r.failures else None
+        if rejections is not None or not r.failures:
+            out.advance = True
+            out.feasible = list(r.feasible)
+            out.processed = len(out.feasible)
+            if rejections is not None:
+                d.add_rejections(rejections)
+                out.processed += len(rejections)
+            return out
     feasible_names: set[str] = set()
     for r in results:
         feasible_names.update(r.feasible)

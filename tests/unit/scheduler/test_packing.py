@@ -15,7 +15,9 @@ from shared.framework.profile import build_profiles
 from shared.framework.snapshot import Snapshot
 from shared.framework.node_info import NodeInfo
 from shared.model.loader import load_objects
+from shared.scheduler.fit_error import FitError
 from shared.scheduler.node_index import NodeIndexes
+from shared.scheduler.packed_failures import pack_failures
 from shared.scheduler.packing import column_of, columns_run_lengths, names_at, pack, run_lengths, runs, unpack
 from shared.scheduler.sharded import filter_on_shard, merge_filter
 
@@ -118,3 +120,36 @@ def test_one_answer_for_every_node_is_its_own_merge() -> None:
         fast, walked = (merge_filter(fwk, pod, snapshot, start, [result], whole=w) for w in (True, False))
         assert (fast.feasible, fast.processed, fast.advance) == (walked.feasible, walked.processed, walked.advance)
         assert len(fast.feasible) == 420 and not fast.diagnosis.node_to_status
+
+
+def test_one_answer_for_every_node_with_rejections_is_its_own_merge() -> None:
+    """The same shortcut where the walk rejected nodes (a preemptor's attempt rejects every node):
+    the rejections, read as arrays over the view, give the merge, the message and the packed
+    request the node-by-node walk gives."""
+    cluster, snapshot = _cluster(nodes=300, pods=2)
+    fwk = next(iter(build_profiles(cluster.config).values()))
+    fwk.set_snapshot(snapshot)
+    every = set(snapshot.names)
+    pod = PodInfo(cluster.pods[-1])  # 3.95 CPUs: fails where a 100m pod runs
+    small = cluster.pods[0]
+    for every_kth in (3, 1):  # some nodes full, then every node
+        for i in range(0, 300, every_kth):
+            name = f"node-{i}"
+            if not snapshot.get(name).pods:  # type: ignore[union-attr]
+                snapshot.get(name).add_pod(PodInfo(msgspec.structs.replace(  # type: ignore[union-attr]
+                    small, metadata=msgspec.structs.replace(small.metadata, uid=f"s{i}", name=f"s{i}"),
+                    spec=msgspec.structs.replace(small.spec, node_name=name))))
+        for start in (0, 250):
+            packed = filter_on_shard(fwk, CycleState(), pod, snapshot, start, every, NodeIndexes(), packed=True)
+            assert packed.failures and all(f.at and not f.nodes for f in packed.failures)
+            kept = unpack(packed, snapshot.names, scores=False, failures=False)  # the queue's way for such a pod
+            fast = merge_filter(fwk, pod, snapshot, start, [kept], whole=True)
+            walked = merge_filter(fwk, pod, snapshot, start, [unpack(packed, snapshot.names)], whole=False)
+            assert (fast.feasible, fast.processed, fast.advance) == (walked.feasible, walked.processed, walked.advance)
+            fast_d, walked_d = fast.diagnosis, walked.diagnosis
+            assert fast_d.node_to_status.position_groups(snapshot.node_info_list) is not None  # kept as arrays
+            assert fast_d.unschedulable_plugins == walked_d.unschedulable_plugins == {"NodeResourcesFit"}
+            assert pack_failures(fast_d.node_to_status, snapshot) == pack_failures(walked_d.node_to_status, snapshot)
+            assert FitError("default/p", 300, fast_d).message() == FitError("default/p", 300, walked_d).message()
+            assert dict(fast_d.node_to_status.items()) == dict(walked_d.node_to_status.items())
+            assert list(fast_d.node_to_status) == list(walked_d.node_to_status)  # in walk order too
