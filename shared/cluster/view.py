@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from datetime import datetime
+from itertools import count
 from typing import TYPE_CHECKING
 
 import msgspec
@@ -108,9 +109,14 @@ class ClusterView:
         self._snapshot: Snapshot | None = None
         self._nominator: Nominator | None = None
         self._nominated_infos: dict[str, tuple[Pod, str, PodInfo]] = {}
-        """The nominated pods' PodInfos of the last nominator built, reused while spec and node stay."""
-        self._previous_nominator: Nominator | None = None
-        """The last nominator built: a node whose nominated pods stay the same keeps its stamp."""
+        """Each pod in the nominator: its spec, node and nominated PodInfo."""
+        self._renominate: set[str] = set()
+        """Pods whose nomination may have changed since the nominator last caught up."""
+        self._nomination_rank: dict[str, int] = {}
+        self._nominating_rank: dict[str, int] = {}
+        self._ranks = count()
+        """Where each pod of `nominated` (and of `nominating`) first came in: the nominator lists a
+        node's pods in that order, those of `nominated` first."""
 
     # --- reading ------------------------------------------------------------------------------
 
@@ -135,23 +141,54 @@ class ClusterView:
         return entry[1] if entry else None
 
     def nominator(self) -> Nominator:
-        """Pending pods with a nomination, for the filter's two-pass check and for preemption."""
+        """Pending pods with a nomination, for the filter's two-pass check and for preemption.
+        Kept up to date pod by pod: only the pods whose nomination may have changed are looked
+        at, and a node's stamp changes only when its nominated pods do."""
         if self._nominator is None:
-            previous, nominator = self._previous_nominator, Nominator()
-            infos: dict[str, tuple[Pod, str, PodInfo]] = {}
-            for uid, node in {**self.nominated, **self.nominating}.items():
-                pod = self.specs.get(uid)
-                if node and pod is not None and uid not in self._on_node and uid not in self.evicting:
-                    kept = self._nominated_infos.get(uid)
-                    info = kept[2] if kept is not None and kept[0] is pod and kept[1] == node else (
-                        PodInfo(with_nomination(pod, node)))
-                    infos[uid] = (pod, node, info)
-                    nominator.add_nominated_pod(info, node)
-            if previous is not None:
-                nominator.keep_stamps(previous)
-            self._nominator = self._previous_nominator = nominator
-            self._nominated_infos = infos
+            self._nominator, self._nominated_infos = Nominator(), {}
+            self._renominate.update(self.nominated, self.nominating)
+        if self._renominate:
+            self._catch_up_nominations()
         return self._nominator
+
+    def _catch_up_nominations(self) -> None:
+        nominator, infos = self._nominator, self._nominated_infos
+        assert nominator is not None
+        touched: set[str] = set()
+        for uid in sorted(self._renominate):  # one order wherever this view is rebuilt
+            node = self.nominating.get(uid) if uid in self.nominating else self.nominated.get(uid)
+            pod = self.specs.get(uid)
+            wanted = bool(node) and pod is not None and uid not in self._on_node and uid not in self.evicting
+            kept = infos.get(uid)
+            if kept is not None and wanted and kept[0] is pod and kept[1] == node:
+                touched.add(node)  # type: ignore[arg-type]  # its place in the order may have changed
+                continue
+            if kept is not None:
+                nominator.delete_nominated_pod_if_exists(kept[2])
+                del infos[uid]
+            if wanted:
+                info = PodInfo(with_nomination(pod, node))  # type: ignore[arg-type]
+                infos[uid] = (pod, node, info)  # type: ignore[assignment]
+                nominator.add_nominated_pod(info, node)
+                touched.add(node)  # type: ignore[arg-type]
+        self._renominate.clear()
+        for node in touched:
+            nominator.order_node(node, self._nomination_order)
+
+    def _nomination_order(self, uid: str) -> tuple[int, int]:
+        rank = self._nomination_rank.get(uid)
+        return (0, rank) if rank is not None else (1, self._nominating_rank.get(uid, -1))
+
+    def _nominate(self, uid: str, node: str) -> None:
+        if uid not in self.nominated:
+            self._nomination_rank[uid] = next(self._ranks)
+        self.nominated[uid] = node
+        self._renominate.add(uid)
+
+    def _unnominate(self, uid: str) -> bool:
+        self._renominate.add(uid)
+        self._nomination_rank.pop(uid, None)
+        return self.nominated.pop(uid, None) is not None
 
     def reached(self, watermark: Mapping[str, list[int]]) -> bool:
         for topic, offsets in watermark.items():
@@ -193,21 +230,18 @@ class ClusterView:
                 self._submit(p.pod, at)
             case PodDeleted() | PodEvicted():
                 self.deleted.add(p.uid)
-                self.nominated.pop(p.uid, None)
-                self._nominator = None
+                self._unnominate(p.uid)
                 self._sync(p.uid)
             case PodNominated():
                 if p.node_name:
-                    self.nominated[p.uid] = p.node_name
+                    self._nominate(p.uid, p.node_name)
                 else:
-                    self.nominated.pop(p.uid, None)
-                self._nominator = None
+                    self._unnominate(p.uid)
             case PodBound():
                 self.answered.add(p.attempt_id)
                 self.placed[p.pod_uid] = p.node_name
                 self.assumed.pop(p.pod_uid, None)
-                if self.nominated.pop(p.pod_uid, None) is not None:
-                    self._nominator = None
+                self._unnominate(p.pod_uid)
                 self._sync(p.pod_uid)
             case BindRejected():
                 self.answered.add(p.attempt_id)
@@ -251,9 +285,15 @@ class ClusterView:
         changed, self.evicting = wanted ^ self.evicting, wanted
         for uid in changed:
             self._sync(uid, renumber=False)  # a victim put back keeps its place in its node's list
-        if dict(nominating) != self.nominating:
-            self.nominating = dict(nominating)
-            self._nominator = None
+        nominating = dict(nominating)
+        if nominating != self.nominating:
+            before, self.nominating = self.nominating, nominating
+            self._renominate.update(uid for uid in before.keys() | nominating.keys()
+                                    if before.get(uid) != nominating.get(uid))
+            for uid in before.keys() - nominating.keys():
+                del self._nominating_rank[uid]
+            for uid in nominating.keys() - before.keys():
+                self._nominating_rank[uid] = next(self._ranks)
 
     # --- internals ----------------------------------------------------------------------------
 
@@ -286,8 +326,8 @@ class ClusterView:
             self.placed.setdefault(uid, pod.spec.node_name)
             self._order[uid] = (0, at, uid)
         if pod.status.nominated_node_name:
-            self.nominated.setdefault(uid, pod.status.nominated_node_name)
-            self._nominator = None
+            if uid not in self.nominated:
+                self._nominate(uid, pod.status.nominated_node_name)
         self._sync(uid)
 
     def _sync(self, uid: str, *, renumber: bool = True) -> None:
@@ -315,7 +355,7 @@ class ClusterView:
             if node is not None:
                 self._add_in_order(node, info)
         if uid in self.nominated or uid in self.nominating:
-            self._nominator = None  # a nominated pod counts as nominated only while on no node
+            self._renominate.add(uid)  # a nominated pod counts as nominated only while on no node
         self._changed()
 
     def _add_in_order(self, node: NodeInfo, info: PodInfo) -> None:

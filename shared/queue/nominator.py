@@ -8,8 +8,9 @@ an index over the nodes follows the nominations without reading them all again.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from itertools import count
+from typing import Any
 
 from shared.framework.pod_info import PodInfo
 
@@ -92,15 +93,16 @@ class Nominator:
         same PodInfos in the same order (absent before any pod was nominated to it). A live view."""
         return self._stamp
 
-    def keep_stamps(self, previous: Nominator) -> None:
-        """Take `previous`'s stamp for each node whose nominated pods are the same PodInfos in
-        the same order in both: verdicts kept against that stamp stay valid across a rebuild."""
-        for node, pods in self._pods_by_node.items():
-            before = previous._pods_by_node.get(node)
-            if before is not None and len(before) == len(pods) and all(
-                    a is b for a, b in zip(before.values(), pods.values())):
-                self._stamp[node] = previous._stamp[node]
-                self._logged(node)
+    def order_node(self, node_name: str, key: Callable[[str], Any]) -> None:
+        """List the pods nominated to `node_name` in the order of `key(uid)` (a caller that keeps
+        nominations in an order of its own, whatever order they were made in)."""
+        pods = self._pods_by_node.get(node_name)
+        if pods is None or len(pods) < 2:
+            return
+        ordered = sorted(pods, key=key)
+        if ordered != list(pods):
+            self._pods_by_node[node_name] = {uid: pods[uid] for uid in ordered}
+            self._changed(node_name)
 
     @property
     def version(self) -> int:
