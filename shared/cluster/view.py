@@ -67,8 +67,9 @@ def reach(watermark: Mapping[str, list[int]]) -> int:
 
 
 def point_at(profiles: Iterable[Framework], view: ClusterView) -> None:
-    """Point every framework at the view's snapshot and nominated pods (the nominator is rebuilt
-    after a placement changes, so callers point again after assuming a pod)."""
+    """Point every framework at the view's snapshot and nominated pods (the nominator catches up
+    with the pods whose nomination changed only when asked, so callers point again after assuming
+    a pod)."""
     snapshot, nominator = view.snapshot(), view.nominator()
     for fwk in profiles:
         fwk.set_snapshot(snapshot)
