@@ -739,7 +739,9 @@ class Scheduler:
 
     def _first_in_line(self, qpi: object) -> bool:
         """Whether a popped pod may walk again now: no pod waiting in the active queue would be
-        popped before it (one scheduler deciding pods one at a time would decide that one first)."""
+        popped before it (one scheduler deciding pods one at a time would decide that one first).
+        Pods already popped into the next batch at the shards are not looked at: popped after this
+        one, they come after it unless they arrived since with a higher priority."""
         head = self.queue.active_head()
         return head is None or not self.queue.less(head, qpi)  # type: ignore[arg-type]
 

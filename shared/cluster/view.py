@@ -186,10 +186,10 @@ class ClusterView:
         self.nominated[uid] = node
         self._renominate.add(uid)
 
-    def _unnominate(self, uid: str) -> bool:
+    def _unnominate(self, uid: str) -> None:
         self._renominate.add(uid)
         self._nomination_rank.pop(uid, None)
-        return self.nominated.pop(uid, None) is not None
+        self.nominated.pop(uid, None)
 
     def reached(self, watermark: Mapping[str, list[int]]) -> bool:
         for topic, offsets in watermark.items():
@@ -281,7 +281,9 @@ class ClusterView:
                 self._sync(uid)
 
     def set_preempting(self, evicting: Iterable[str], nominating: Mapping[str, str]) -> None:
-        """Replace the overlay of preemptions decided but not yet in the log this view folded."""
+        """Replace the overlay of preemptions decided but not yet in the log this view folded.
+        Nominations new to the overlay are listed on their nodes after those already there, in
+        the order given (replay passes the overlay each decision recorded, so it lists them alike)."""
         wanted = set(evicting)
         changed, self.evicting = wanted ^ self.evicting, wanted
         for uid in changed:
@@ -293,8 +295,9 @@ class ClusterView:
                                     if before.get(uid) != nominating.get(uid))
             for uid in before.keys() - nominating.keys():
                 del self._nominating_rank[uid]
-            for uid in nominating.keys() - before.keys():
-                self._nominating_rank[uid] = next(self._ranks)
+            for uid in nominating:  # in the overlay's order, which the decision records
+                if uid not in before:
+                    self._nominating_rank[uid] = next(self._ranks)
 
     # --- internals ----------------------------------------------------------------------------
 

@@ -136,11 +136,13 @@ def decide_batch(items: Sequence[BatchItem], snapshot: Callable[[], Snapshot],
     the next item is decided (`snapshot()` must then show it). `placed_before`: a pod of the batch
     was placed before the first item (explain decides one pod in the middle of a batch).
 
-    `walker` and `may_walk`: a pod whose every ranked candidate was taken by pods decided before
-    it, and that `may_walk` allows, walks again on the view as it is (`walk_again`) instead of
-    waiting for the next cycle, so the pods of a batch that all want the same few nodes (the
-    least-loaded zone a spread constraint allows) are placed in one cycle. The queue allows it
-    where no waiting pod would be scheduled first; replay where the queue did it."""
+    `walker` and `may_walk`: a re-checked pod none of whose ranked candidates fits any more (taken
+    by pods decided before it, or, in a batch decided on a view that moved on, by the events since),
+    and that `may_walk` allows, walks again on the view as it is (`walk_again`) instead of waiting
+    for the next cycle, so the pods of a batch that all want the same few nodes (the least-loaded
+    zone a spread constraint allows) are placed in one cycle. The queue allows it where no waiting
+    pod would be scheduled first; replay where the queue recorded a decision. Such a decision
+    carries no scores: the ranking they came from was not the walk's."""
     out: list[Decision] = []
     for item in items:
         m = item.merged
@@ -161,7 +163,7 @@ def decide_batch(items: Sequence[BatchItem], snapshot: Callable[[], Snapshot],
             if not host and walker is not None and not item.extenders and may_walk is not None and may_walk(item):
                 host = walk_again(walker, item, snapshot())
                 if host:
-                    ranked = [host]
+                    ranked, scores = [host], []
             if not host:
                 # Every candidate was taken by pods decided earlier in this batch: try again at once.
                 out.append(Decision("retry", scores=scores, ranked=ranked))

@@ -87,7 +87,7 @@ class NodeToStatus(MutableMapping[str, Status]):
         """Each distinct status with its nodes as positions in `all_nodes`, or None when the
         statuses are not kept as positions into that very list."""
         r = self._rejections
-        return r.position_groups() if r is not None and r.nodes is all_nodes and not self._statuses else None
+        return r.position_groups() if r is not None and r.nodes is all_nodes else None
 
     def nodes_with_code(self, code: Code, all_nodes: Sequence[NodeInfo]) -> list[NodeInfo]:
         """The nodes of `all_nodes`, in its order, whose status has `code`."""

@@ -40,7 +40,7 @@ from .failure_groups import group_failures, to_failure, to_status, ungroup_failu
 from .fit_error import Diagnosis
 from .node_index import Indexes, NodeIndex, NodeIndexes, WalkError, filters_after_index
 from .packed_failures import rejections_of
-from .packing import pack, pack_walk
+from .packing import names_at, pack, pack_walk
 from .raw_scores import NO_SCORES, RawScores
 from .rejections import Rejections
 from .schedule_one import num_feasible_nodes_to_find
@@ -223,7 +223,9 @@ def merge_filter(fwk: Framework, pod: PodInfo, snapshot: Snapshot, start: int,
     feasible_names: set[str] = set()
     for r in results:
         feasible_names.update(r.feasible)
-    failures = ungroup_failures(f for r in results for f in r.failures)
+    # Failures the caller left packed (read as arrays above) name their nodes here.
+    failures = ungroup_failures(msgspec.structs.replace(f, nodes=names_at(snapshot.names, f.at), at=[])
+                                if f.at and not f.nodes else f for r in results for f in r.failures)
     if nominated and snapshot.get(nominated) is not None:
         failed = next((r.nominated for r in results if r.nominated is not None), None)
         if failed is None:

@@ -101,3 +101,10 @@ def test_the_nominator_follows_every_change_whenever_it_is_read(seed: int) -> No
                 assert stamp != before[node][1], (node, kind, args)  # its pods changed: a new stamp
             before[node] = (pods, stamp)
     assert _listed(once) == _listed(often) == _expected(once)
+
+
+def test_pods_entering_the_overlay_together_keep_its_order() -> None:
+    view = _view()
+    order = ["uid-p5", "uid-p0", "uid-p11", "uid-p3", "uid-p1", "uid-p8"]
+    view.set_preempting([], {uid: "node-0" for uid in order})
+    assert _listed(view)["node-0"] == order

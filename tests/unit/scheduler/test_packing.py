@@ -153,3 +153,36 @@ def test_one_answer_for_every_node_with_rejections_is_its_own_merge() -> None:
             assert FitError("default/p", 300, fast_d).message() == FitError("default/p", 300, walked_d).message()
             assert dict(fast_d.node_to_status.items()) == dict(walked_d.node_to_status.items())
             assert list(fast_d.node_to_status) == list(walked_d.node_to_status)  # in walk order too
+
+
+def test_rejections_left_packed_are_read_by_name_where_the_merge_walks_node_by_node() -> None:
+    """A whole answer whose rejections the queue left packed, for a pod the shortcut does not take
+    (a nominated node, or a PreFilter node subset): the node-by-node merge reads them by name."""
+    cluster, snapshot = _cluster(nodes=50, pods=2)
+    fwk = next(iter(build_profiles(cluster.config).values()))
+    fwk.set_snapshot(snapshot)
+    every = set(snapshot.names)
+    small = cluster.pods[0]
+    for i in range(50):  # every node runs a 100m pod: the 3.95 CPU pod fits nowhere
+        name = f"node-{i}"
+        snapshot.get(name).add_pod(PodInfo(msgspec.structs.replace(  # type: ignore[union-attr]
+            small, metadata=msgspec.structs.replace(small.metadata, uid=f"s{i}", name=f"s{i}"),
+            spec=msgspec.structs.replace(small.spec, node_name=name))))
+    big = cluster.pods[-1]
+    nominated = msgspec.structs.replace(big, status=msgspec.structs.replace(big.status, nominated_node_name="node-7"))
+    fields = {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{"matchFields": [
+        {"key": "metadata.name", "operator": "In", "values": ["node-3", "node-4", "node-5"]}]}]}}
+    subset = load_objects([("subset", {"kind": "Pod", "metadata": {"name": "q", "uid": "uq"}, "spec": {
+        "containers": [{"name": "c", "resources": {"requests": {"cpu": "3950m"}}}],
+        "affinity": {"nodeAffinity": fields}}})]).pods[0]
+    for spec in (nominated, subset):
+        pod = PodInfo(spec)
+        packed = filter_on_shard(fwk, CycleState(), pod, snapshot, 10, every, NodeIndexes(), packed=True)
+        assert any(f.at for f in packed.failures)
+        kept = unpack(packed, snapshot.names, scores=False, failures=False)
+        fast = merge_filter(fwk, pod, snapshot, 10, [kept], whole=True)
+        walked = merge_filter(fwk, pod, snapshot, 10, [unpack(packed, snapshot.names)], whole=False)
+        assert (fast.feasible, fast.processed) == (walked.feasible, walked.processed)
+        assert fast.processed in (50, 3)
+        assert FitError("default/p", 50, fast.diagnosis).message() == FitError("default/p", 50, walked.diagnosis).message()
+        assert dict(fast.diagnosis.node_to_status.items()) == dict(walked.diagnosis.node_to_status.items())
