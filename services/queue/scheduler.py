@@ -739,11 +739,16 @@ class Scheduler:
 
     def _first_in_line(self, qpi: object) -> bool:
         """Whether a popped pod may walk again now: no pod waiting in the active queue would be
-        popped before it (one scheduler deciding pods one at a time would decide that one first).
-        Pods already popped into the next batch at the shards are not looked at: popped after this
-        one, they come after it unless they arrived since with a higher priority."""
+        popped before it (one scheduler deciding pods one at a time would decide that one first),
+        and no pod of higher priority waits for its preemption to be decided (one scheduler would
+        have nominated it a node, whose room this pod's walk would then leave alone). Pods already
+        popped into the next batch at the shards are not looked at: popped after this one, they
+        come after it unless they arrived since with a higher priority."""
         head = self.queue.active_head()
-        return head is None or not self.queue.less(head, qpi)  # type: ignore[arg-type]
+        if head is not None and self.queue.less(head, qpi):  # type: ignore[arg-type]
+            return False
+        priority = qpi.pod_info.priority  # type: ignore[attr-defined]
+        return all(a.info.priority <= priority for _, a, _ in self.preemptions.values())
 
     def _bind(self, a: _Attempt, host: str, batch_id: str) -> None:
         uid = a.info.uid

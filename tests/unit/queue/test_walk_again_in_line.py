@@ -1,10 +1,12 @@
 """The queue service lets a batch's pod walk again on its view (its ranked nodes were taken by pods
 decided before it) only while no waiting pod would be scheduled first, as one scheduler deciding
-pods one at a time would schedule that pod first."""
+pods one at a time would schedule that pod first, and no pod of higher priority waits for its
+preemption to be decided (one scheduler would have nominated it a node already)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from types import SimpleNamespace
 
 from prometheus_client import CollectorRegistry
 
@@ -39,3 +41,16 @@ def test_a_popped_pod_walks_again_only_with_nobody_ahead_of_it_waiting() -> None
 
     s.queue.add(PodInfo(make_pod("high", cpu="1", priority=100)))
     assert not s._first_in_line(popped)  # this one would be scheduled first
+
+
+def test_a_popped_pod_does_not_walk_again_while_a_higher_priority_preemption_is_decided() -> None:
+    view = ClusterView()
+    view.apply(envelope(NodeUpserted(node=make_node("node-a", cpu="4")), producer="t"))
+    view.apply(envelope(PodSubmitted(pod=make_pod("mid", cpu="1", priority=10)), producer="t"))
+    s = Scheduler(view, profiles_from(None), Gatherer(), _publish, SchedulerMetrics(CollectorRegistry()))
+    s.start_live()
+    (popped,) = s._pop_batch() or []
+    for priority, allowed in ((5, True), (10, True), (100, False)):
+        waiting = SimpleNamespace(info=PodInfo(make_pod(f"pre-{priority}", cpu="1", priority=priority)))
+        s.preemptions = {"attempt": (None, waiting, "batch")}  # type: ignore[dict-item]
+        assert s._first_in_line(popped) is allowed, priority
