@@ -25,7 +25,8 @@ async def _publish(events: Sequence[OutgoingEvent]) -> None:
     return None
 
 
-def test_a_popped_pod_walks_again_only_with_nobody_ahead_of_it_waiting() -> None:
+def _popped() -> tuple[Scheduler, object]:
+    """A live queue that has popped its one pending pod, "mid" (priority 10)."""
     view = ClusterView()
     view.apply(envelope(NodeUpserted(node=make_node("node-a", cpu="4")), producer="t"))
     view.apply(envelope(PodSubmitted(pod=make_pod("mid", cpu="1", priority=10)), producer="t"))
@@ -33,7 +34,11 @@ def test_a_popped_pod_walks_again_only_with_nobody_ahead_of_it_waiting() -> None
     s.start_live()
     batch = s._pop_batch()
     assert batch is not None and len(batch) == 1
-    (popped,) = batch
+    return s, batch[0]
+
+
+def test_a_popped_pod_walks_again_only_with_nobody_ahead_of_it_waiting() -> None:
+    s, popped = _popped()
     assert s._first_in_line(popped)  # nobody waits
 
     s.queue.add(PodInfo(make_pod("low", cpu="1", priority=0)))
@@ -44,12 +49,7 @@ def test_a_popped_pod_walks_again_only_with_nobody_ahead_of_it_waiting() -> None
 
 
 def test_a_popped_pod_does_not_walk_again_while_a_higher_priority_preemption_is_decided() -> None:
-    view = ClusterView()
-    view.apply(envelope(NodeUpserted(node=make_node("node-a", cpu="4")), producer="t"))
-    view.apply(envelope(PodSubmitted(pod=make_pod("mid", cpu="1", priority=10)), producer="t"))
-    s = Scheduler(view, profiles_from(None), Gatherer(), _publish, SchedulerMetrics(CollectorRegistry()))
-    s.start_live()
-    (popped,) = s._pop_batch() or []
+    s, popped = _popped()
     for priority, allowed in ((5, True), (10, True), (100, False)):
         waiting = SimpleNamespace(info=PodInfo(make_pod(f"pre-{priority}", cpu="1", priority=priority)))
         s.preemptions = {"attempt": (None, waiting, "batch")}  # type: ignore[dict-item]
