@@ -21,7 +21,7 @@ import random
 import time
 import uuid
 from collections import deque
-from collections.abc import Awaitable, Callable, Collection, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
@@ -145,20 +145,17 @@ def _on_our_view(result: PodShardResult) -> bool:
     return bool(result.feasible_at) or any(f.at for f in result.failures) or not (result.feasible or result.failures)
 
 
-def _unpacked(filtered: dict[str, list[PodShardResult]], names: list[str],
-              whole: Collection[str] = ()) -> dict[str, list[PodShardResult]]:
-    """The shards' results with node names (score columns stay packed, and the failed nodes of the
-    pods in `whole`, which the merge reads as arrays); a result that identical pods share stays one
-    object."""
-    done: dict[tuple[int, bool], PodShardResult] = {}
+def _unpacked(filtered: dict[str, list[PodShardResult]], names: list[str]) -> dict[str, list[PodShardResult]]:
+    """The shards' results with the feasible nodes named (score columns and failed nodes stay
+    packed: `merge_filter` reads them); a result that identical pods share stays one object."""
+    done: dict[int, PodShardResult] = {}
     out: dict[str, list[PodShardResult]] = {}
     for uid, results in filtered.items():
         opened = out[uid] = []
-        failures = uid not in whole
         for r in results:
-            u = done.get((id(r), failures))
+            u = done.get(id(r))
             if u is None:
-                u = done[(id(r), failures)] = unpack(r, names, scores=False, failures=failures)
+                u = done[id(r)] = unpack(r, names, scores=False, failures=False)
             opened.append(u)
     return out
 
@@ -576,7 +573,7 @@ class Scheduler:
         # answer. Its walk is the global one only if made on the queue's view: packed (a worker
         # whose view was elsewhere answers with names).
         whole = {uid for uid, results in filtered.items() if len(results) == 1 and _on_our_view(results[0])}
-        filtered = _unpacked(filtered, snapshot.names, whole)
+        filtered = _unpacked(filtered, snapshot.names)
         merged = [merge_filter(a.fwk, a.info, snapshot, start, filtered.get(a.info.uid, []), whole=a.info.uid in whole)
                   for a in attempts]
         for m in merged:

@@ -49,8 +49,7 @@ def pack_failures(statuses: Mapping[str, Status], snapshot: Snapshot) -> list[No
         at = np.fromiter(map(position.get, failure.nodes, [-1] * len(failure.nodes)), dtype=np.intp,
                          count=len(failure.nodes))
         if len(at) and int(at.min()) >= 0:
-            failure = NodeFailure(code=failure.code, reasons=failure.reasons, plugin=failure.plugin,
-                                  at=runs(np.sort(at)))
+            failure = msgspec.structs.replace(failure, nodes=[], at=runs(np.sort(at)))
         out.append(failure)
     return out
 

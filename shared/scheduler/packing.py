@@ -112,8 +112,8 @@ def pack_walk(result: PodShardResult, feasible: Positions, columns: Mapping[str,
 def unpack(result: PodShardResult, names: Sequence[str], *, scores: bool = True, failures: bool = True) -> PodShardResult:
     """`result` with node names and plain score columns (an unpacked result is returned as is);
     `names`: the view's nodes in order, as at the request's watermark. `scores=False` leaves the
-    columns packed (RawScores reads them as they are), `failures=False` the failed nodes (the
-    merge reads them as arrays, `packed_failures.rejections_of`, or by name where it must)."""
+    columns packed (RawScores reads them as they are), `failures=False` the failed nodes (which
+    `merge_filter` reads packed)."""
     if not (result.feasible_at or (scores and result.score_runs) or (failures and any(f.at for f in result.failures))):
         return result
     columns = ({p: column_of(c).tolist() for p, c in result.score_runs.items()} or result.scores) if scores \

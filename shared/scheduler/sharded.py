@@ -223,7 +223,7 @@ def merge_filter(fwk: Framework, pod: PodInfo, snapshot: Snapshot, start: int,
     feasible_names: set[str] = set()
     for r in results:
         feasible_names.update(r.feasible)
-    # Failures the caller left packed (read as arrays above) name their nodes here.
+    # Packed failures (positions in `snapshot`'s order) name their nodes here.
     failures = ungroup_failures(msgspec.structs.replace(f, nodes=names_at(snapshot.names, f.at), at=[])
                                 if f.at and not f.nodes else f for r in results for f in r.failures)
     if nominated and snapshot.get(nominated) is not None:
