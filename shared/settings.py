@@ -34,7 +34,7 @@ from pathlib import Path
 
 from shared.errors import ConfigurationError
 
-__all__ = ["Settings", "load_settings"]
+__all__ = ["Settings", "env_int", "load_settings"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,7 +96,7 @@ class Settings:
         return self.kafka_bootstrap_servers, self.database_url
 
 
-def _int(env: Mapping[str, str], name: str, default: int, *, minimum: int = 0) -> int:
+def env_int(env: Mapping[str, str], name: str, default: int, *, minimum: int = 0) -> int:
     raw = env.get(name, "").strip()
     if not raw:
         return default
@@ -129,16 +129,16 @@ def load_settings(env: Mapping[str, str] | None = None, **overrides: object) -> 
         state_dir=Path(_str(env, "BERTH_STATE_DIR") or default.state_dir),
         service_name=_str(env, "BERTH_SERVICE") or default.service_name,
         http_host=_str(env, "BERTH_HTTP_HOST") or default.http_host,
-        http_port=_int(env, "BERTH_HTTP_PORT", default.http_port),
+        http_port=env_int(env, "BERTH_HTTP_PORT", default.http_port),
         log_level=(_str(env, "BERTH_LOG_LEVEL") or default.log_level).upper(),
-        kafka_session_timeout_ms=_int(env, "BERTH_KAFKA_SESSION_TIMEOUT_MS", default.kafka_session_timeout_ms, minimum=1),
-        kafka_heartbeat_ms=_int(env, "BERTH_KAFKA_HEARTBEAT_MS", default.kafka_heartbeat_ms, minimum=1),
-        kafka_max_poll_records=_int(env, "BERTH_KAFKA_MAX_POLL_RECORDS", default.kafka_max_poll_records, minimum=1),
-        kafka_linger_ms=_int(env, "BERTH_KAFKA_LINGER_MS", default.kafka_linger_ms),
-        kafka_replication_factor=_int(
+        kafka_session_timeout_ms=env_int(env, "BERTH_KAFKA_SESSION_TIMEOUT_MS", default.kafka_session_timeout_ms, minimum=1),
+        kafka_heartbeat_ms=env_int(env, "BERTH_KAFKA_HEARTBEAT_MS", default.kafka_heartbeat_ms, minimum=1),
+        kafka_max_poll_records=env_int(env, "BERTH_KAFKA_MAX_POLL_RECORDS", default.kafka_max_poll_records, minimum=1),
+        kafka_linger_ms=env_int(env, "BERTH_KAFKA_LINGER_MS", default.kafka_linger_ms),
+        kafka_replication_factor=env_int(
             env, "BERTH_KAFKA_REPLICATION_FACTOR", default.kafka_replication_factor, minimum=1
         ),
-        kafka_max_message_bytes=_int(
+        kafka_max_message_bytes=env_int(
             env, "BERTH_KAFKA_MAX_MESSAGE_BYTES", default.kafka_max_message_bytes, minimum=1 << 20
         ),
         pg_os_user=_str(env, "BERTH_PG_OS_USER"),

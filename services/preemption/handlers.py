@@ -1,14 +1,16 @@
 """The preemption handler: PreemptionRequested in; PreemptionDecided, the victims' PodEvicted and
 the nomination changes out (upstream DefaultPreemption as PostFilter, over the whole cluster view).
 
-The view is folded up to the request's watermark and the queue's in-flight assumptions overlaid,
-as a filter worker does; the preemption's random candidate offset is drawn from the attempt's seed,
+The view is folded up to the request's watermark and on to every event received by then (the
+positions are recorded in `folded`), and the queue's in-flight assumptions are overlaid, as a
+filter worker does; the preemption's random candidate offset is drawn from the attempt's seed,
 as the in-process simulator draws it. Each request is decided once: the decisions this service has
 published are folded too (`answered`), so a request redelivered after a crash gets no second,
 different decision: its first one stands.
 
 A request's watermark can predate this service's own recent decisions (the queue asked before their
-evictions and nominations reached it). Those decisions stay "in flight" until the view has folded
+evictions and nominations reached it, or they are still unpublished: a batch's events go out when
+it ends). Those decisions stay "in flight" until the view has folded
 every event they published, and each new decision is made with them overlaid: their victims gone,
 their nominations made. Without that, two preemptors would free room with the same victim. The
 overlay used is recorded in the decision (`evicting`, `nominating`), so replay applies the same.

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from services.runtime.scheduler_config import load_scheduler_config
 from shared.model.config import KubeSchedulerConfiguration
-from shared.settings import Settings, load_service_settings
+from shared.settings import Settings, env_int, load_service_settings
 
 SERVICE = "preemption"
 
@@ -19,10 +19,14 @@ class PreemptionSettings:
     config: KubeSchedulerConfiguration | None = None
     group_id: str = "berth-preemption"
     watermark_wait_s: float = 10.0
+    batch_size: int = 64
+    """Requests decided per batch. A batch's evictions and nominations are published when it ends,
+    and until this service has folded them back each later decision carries them as its overlay."""
 
 
 def load(env: Mapping[str, str] | None = None) -> PreemptionSettings:
     env = os.environ if env is None else env
     base = load_service_settings(SERVICE, env)
     return PreemptionSettings(base=base, config=load_scheduler_config(env),
-                              group_id=env.get("BERTH_PREEMPTION_GROUP", "").strip() or "berth-preemption")
+                              group_id=env.get("BERTH_PREEMPTION_GROUP", "").strip() or "berth-preemption",
+                              batch_size=env_int(env, "BERTH_PREEMPTION_BATCH", 64, minimum=1))

@@ -60,14 +60,20 @@ class LogFollower:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
 
-    async def wait_reached(self, watermark: Mapping[str, list[int]], timeout: float) -> bool:
+    async def wait_reached(self, watermark: Mapping[str, list[int]], timeout: float, *,
+                           fold_received: bool = False) -> bool:
         """True once the view has folded up to `watermark` (gated topics: exactly up to it, when the
-        view is not past it already); False after `timeout` seconds."""
+        view is not past it already; with `fold_received`, on to everything received by then, in
+        one fold); False after `timeout` seconds."""
         if not self._received_up_to(watermark):
             async with self._changed:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._changed.wait_for(lambda: self._received_up_to(watermark)), timeout)
-        self.advance_to(watermark)
+        if fold_received:
+            self.advance_to({t: [ends.get(p, 0) for p in range(max(ends, default=-1) + 1)]
+                             for t, ends in self._received.items()})
+        else:
+            self.advance_to(watermark)
         return self.view.reached(watermark)
 
     def advance_to(self, watermark: Mapping[str, list[int]]) -> None:

@@ -48,6 +48,8 @@ class ServiceConfig:
     topics: Sequence[str]
     """Logical topic names to consume."""
     fetch_timeout_ms: int = 200
+    max_records: int | None = None
+    """The most records handled as one batch (None: whatever a fetch returns)."""
     dedupe_capacity: int = 50_000
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     serve_http: bool = True
@@ -162,7 +164,8 @@ class Service:
         stop_wait = asyncio.ensure_future(self._stop.wait())
         try:
             while not self._stop.is_set():
-                fetch = asyncio.ensure_future(consumer.getmany(timeout_ms=self.config.fetch_timeout_ms))
+                fetch = asyncio.ensure_future(consumer.getmany(timeout_ms=self.config.fetch_timeout_ms,
+                                                             max_records=self.config.max_records))
                 await asyncio.wait({fetch, stop_wait}, return_when=asyncio.FIRST_COMPLETED)
                 if not fetch.done():
                     fetch.cancel()

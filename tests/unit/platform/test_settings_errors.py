@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from services.preemption.settings import load as load_preemption
 from shared.errors import (
     BerthError,
     BrokerUnavailable,
@@ -100,3 +101,10 @@ def test_a_service_announces_its_bound_port_in_its_port_file(tmp_path: Path) -> 
     assert not list(tmp_path.glob("*.partial"))
     load_settings({}).announce_port(43123)  # no port file asked for: nothing written anywhere
     assert [p.name for p in tmp_path.iterdir()] == ["queue.port"]
+
+
+def test_the_preemption_batch_size_is_read_and_checked() -> None:
+    assert load_preemption({}).batch_size == 64
+    assert load_preemption({"BERTH_PREEMPTION_BATCH": "16"}).batch_size == 16
+    with pytest.raises(ConfigurationError, match="BERTH_PREEMPTION_BATCH='0': must be at least 1"):
+        load_preemption({"BERTH_PREEMPTION_BATCH": "0"})
