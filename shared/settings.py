@@ -19,6 +19,7 @@ external broker or database instead, and nothing embedded is started for it.
 | BERTH_KAFKA_HEARTBEAT_MS       | ``1000``       | consumer group heartbeat interval                 |
 | BERTH_KAFKA_MAX_POLL_RECORDS   | ``500``        | most records one fetch hands the loop             |
 | BERTH_KAFKA_LINGER_MS          | ``2``          | producer batching delay                           |
+| BERTH_KAFKA_FETCH_MAX_WAIT_MS  | ``100``        | longest a fetch waits for records to arrive       |
 | BERTH_KAFKA_REPLICATION_FACTOR | ``1``          | replication factor of the topics Berth creates    |
 | BERTH_PG_OS_USER               | (auto)         | OS user the embedded Postgres runs as under root  |
 
@@ -53,6 +54,9 @@ class Settings:
     kafka_heartbeat_ms: int = 1_000
     kafka_max_poll_records: int = 500
     kafka_linger_ms: int = 2
+    kafka_fetch_max_wait_ms: int = 100
+    """The embedded broker answers a fetch that found nothing at the end of this wait, not when
+    records arrive: with Kafka's 500 ms a request-answer round trip took a quarter of a second."""
     kafka_replication_factor: int = 1
     kafka_max_message_bytes: int = 16 << 20
     """Largest message produced or fetched (a shard's answer for a big batch on many nodes can pass
@@ -135,6 +139,8 @@ def load_settings(env: Mapping[str, str] | None = None, **overrides: object) -> 
         kafka_heartbeat_ms=env_int(env, "BERTH_KAFKA_HEARTBEAT_MS", default.kafka_heartbeat_ms, minimum=1),
         kafka_max_poll_records=env_int(env, "BERTH_KAFKA_MAX_POLL_RECORDS", default.kafka_max_poll_records, minimum=1),
         kafka_linger_ms=env_int(env, "BERTH_KAFKA_LINGER_MS", default.kafka_linger_ms),
+        kafka_fetch_max_wait_ms=env_int(env, "BERTH_KAFKA_FETCH_MAX_WAIT_MS", default.kafka_fetch_max_wait_ms,
+                                        minimum=1),
         kafka_replication_factor=env_int(
             env, "BERTH_KAFKA_REPLICATION_FACTOR", default.kafka_replication_factor, minimum=1
         ),

@@ -62,6 +62,7 @@ def make_consumer(
         session_timeout_ms=settings.kafka_session_timeout_ms,
         heartbeat_interval_ms=settings.kafka_heartbeat_ms,
         max_poll_records=settings.kafka_max_poll_records,
+        fetch_max_wait_ms=settings.kafka_fetch_max_wait_ms,
         max_partition_fetch_bytes=settings.kafka_max_message_bytes,
         fetch_max_bytes=max(52_428_800, settings.kafka_max_message_bytes),
         partition_assignment_strategy=(RangePartitionAssignor,),

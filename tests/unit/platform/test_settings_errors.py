@@ -108,3 +108,10 @@ def test_the_preemption_batch_size_is_read_and_checked() -> None:
     assert load_preemption({"BERTH_PREEMPTION_BATCH": "16"}).batch_size == 16
     with pytest.raises(ConfigurationError, match="BERTH_PREEMPTION_BATCH='0': must be at least 1"):
         load_preemption({"BERTH_PREEMPTION_BATCH": "0"})
+
+
+def test_the_fetch_wait_is_read_and_checked() -> None:
+    assert load_settings({}).kafka_fetch_max_wait_ms == 100
+    assert load_settings({"BERTH_KAFKA_FETCH_MAX_WAIT_MS": "500"}).kafka_fetch_max_wait_ms == 500
+    with pytest.raises(ConfigurationError, match="BERTH_KAFKA_FETCH_MAX_WAIT_MS='soon': expected an integer"):
+        load_settings({"BERTH_KAFKA_FETCH_MAX_WAIT_MS": "soon"})
