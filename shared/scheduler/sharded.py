@@ -223,9 +223,6 @@ def merge_filter(fwk: Framework, pod: PodInfo, snapshot: Snapshot, start: int,
     feasible_names: set[str] = set()
     for r in results:
         feasible_names.update(r.feasible)
-    # Packed failures (positions in `snapshot`'s order) name their nodes here.
-    failures = ungroup_failures(msgspec.structs.replace(f, nodes=names_at(snapshot.names, f.at), at=[])
-                                if f.at and not f.nodes else f for r in results for f in r.failures)
     if nominated and snapshot.get(nominated) is not None:
         failed = next((r.nominated for r in results if r.nominated is not None), None)
         if failed is None:
@@ -234,6 +231,9 @@ def merge_filter(fwk: Framework, pod: PodInfo, snapshot: Snapshot, start: int,
         status = to_status(failed)
         d.node_to_status[nominated] = status
         d.add_plugin_status(status)
+    # Packed failures (positions in `snapshot`'s order) name their nodes here.
+    failures = ungroup_failures(msgspec.structs.replace(f, nodes=names_at(snapshot.names, f.at), at=[])
+                                if f.at and not f.nodes else f for r in results for f in r.failures)
     names = snapshot.names
     if subset is not None:
         wanted = set(subset)
