@@ -97,6 +97,9 @@ class PreemptionHandler(Handler):
             fwk.set_extenders(list(recording))
         self.metrics, self.producer, self.watermark_wait_s = metrics, producer, watermark_wait_s
         self.answered: set[str] = set()
+        self.unpublished: dict[str, list[OutgoingEvent]] = {}
+        """Attempt id → a decision's events until it is read back from the log: a batch handled
+        again after a failure part way through hands them out again (same event ids)."""
         self.node_indexes = NodeIndexes()
         self.in_flight: dict[str, InFlight] = {}
         """Attempt id → a decision whose effects the view has not folded yet, in decision order."""
@@ -108,7 +111,10 @@ class PreemptionHandler(Handler):
         p = env.payload
         if isinstance(p, PodEvicted | PodNominated):
             self.folded_effects.add(env.event_id)
-        elif isinstance(p, PreemptionDecided) and p.attempt_id and p.attempt_id not in self.answered:
+        elif isinstance(p, PreemptionDecided) and p.attempt_id:
+            self.unpublished.pop(p.attempt_id, None)  # published: the log holds it
+            if p.attempt_id in self.answered:
+                return
             self.answered.add(p.attempt_id)
             flight = in_flight(env.causation_id, p) if env.causation_id is not None else None
             if flight is not None:
@@ -140,13 +146,17 @@ class PreemptionHandler(Handler):
         if not isinstance(req, PreemptionRequested):
             return []  # our own decisions share the topic
         if req.attempt_id in self.answered:
-            return []
-        if not await self.wait_reached(req.watermark, self.watermark_wait_s):
+            return self.unpublished.get(req.attempt_id, [])
+        reached = await self.wait_reached(req.watermark, self.watermark_wait_s)
+        if not reached:
             log.warning("preemption: %s decided before the view reached the queue's", req.attempt_id)
-        folded = self.view.past(req.watermark)
+        # Replay folds to the positions decided on wherever they are not the watermark's.
+        folded = self.view.past(req.watermark) or (
+            {} if reached else self.view.watermark({t: len(o) for t, o in req.watermark.items()}))
         self.view.set_assumed((a.pod_uid, a.node_name) for a in req.assumed)
         out = await self._decide(event.envelope, req, folded)
         self.answered.add(req.attempt_id)
+        self.unpublished[req.attempt_id] = out
         return out
 
     async def _decide(self, cause: Envelope, req: PreemptionRequested,

@@ -10,7 +10,8 @@ Two ways of holding events back keep every decision a function of a named prefix
 replay can rebuild exactly the state it was made on:
 - **gated** topics (filter workers, preemption) are folded only as far as a request's watermark:
   events beyond it wait in a buffer, and `wait_reached` folds exactly up to the watermark, partition
-  by partition in a fixed order (replay folds in the same order).
+  by partition in a fixed order (replay folds in the same order). The preemption service asks it
+  to fold on to everything received (`fold_received`) and records the positions it reached.
 - **pause/resume** (the queue): while paused nothing is folded; a cycle then decides on the view its
   requests' watermark names, and what arrived meanwhile is folded, in arrival order, at `resume`.
 """

@@ -350,7 +350,8 @@ class PreemptionDecided(Event, frozen=True):
     message: str = ""
     attempt_id: str = ""
     folded: dict[str, list[int]] = {}
-    """As `ShardFiltered.folded`: set only when decided on a view past the request's watermark."""
+    """The positions of the view decided on, set wherever they are not the request's watermark:
+    past it (the service folds everything it has received), or short of it (the wait ran out)."""
     cleared: list[str] = []
     """Pods whose nomination this decision cleared (lower-priority pods nominated to the chosen node,
     or the preemptor's own when no node helps)."""

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import random
 
+from services.preemption.app import build as build_preemption
+from services.preemption.handlers import PreemptionHandler
+from services.preemption.settings import load as load_preemption
 from services.runtime.follower import LogFollower
 from shared.cluster import ClusterView
 from shared.events import (
@@ -89,3 +92,15 @@ async def test_folding_everything_received_is_recorded_and_replay_folds_the_same
         replayed = LogFolder(History(events))
         replayed.advance_to(folded)
         assert _state(replayed.view) == _state(follower.view), seed
+
+
+async def test_the_preemption_service_decides_on_everything_it_has_received() -> None:
+    service, follower = build_preemption(load_preemption({}), serve_http=False)
+    events = _log(3)
+    for e in events:
+        follower._take(e.envelope, e.position)  # noqa: SLF001
+    watermark = _watermark(events, 0.5)
+    handler = service.handler
+    assert isinstance(handler, PreemptionHandler)
+    assert await handler.wait_reached(watermark, 0.01)
+    assert handler.view.past(watermark) == _watermark(events, 1.0)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 import msgspec
+import pytest
 from prometheus_client import CollectorRegistry
 
 from services.preemption.handlers import PreemptionHandler, PreemptionMetrics
@@ -185,3 +186,51 @@ def _evicting_nobody(out: Sequence[OutgoingEvent]) -> PreemptionDecided:
     assert decided.nominated_node == "" and decided.victims == []
     assert not [o for o in out if isinstance(o.envelope.payload, (PodEvicted, PodNominated))]
     return decided
+
+
+async def test_a_batch_handled_again_after_a_failure_hands_out_the_decisions_made_before_it() -> None:
+    view = _cluster()
+    handler = _handler(view)
+    for name in ("hi-1", "hi-2"):
+        view.apply(envelope(PodSubmitted(pod=make_pod(name, cpu="1", priority=100)), producer="t"))
+    batch = [_request("hi-1"), _request("hi-2")]
+    decide = handler._decide
+
+    async def failing_on_the_second(cause, req, folded):  # type: ignore[no-untyped-def]
+        if req.pod.metadata.name == "hi-2":
+            raise RuntimeError("lost the database")
+        return await decide(cause, req, folded)
+
+    handler._decide = failing_on_the_second  # type: ignore[method-assign]
+    with pytest.raises(RuntimeError):
+        await handler.handle_batch(batch)
+    handler._decide = decide  # type: ignore[method-assign]
+
+    # The runtime handles the batch again: the first request's events come out once more, as they
+    # were (nothing was published), and the second is decided.
+    again = await handler.handle_batch(batch)
+    decided = [o.envelope.payload for o in again if isinstance(o.envelope.payload, PreemptionDecided)]
+    assert [d.preemptor_uid for d in decided] == ["uid-hi-1", "uid-hi-2"]
+    evicted = [o.envelope.payload.uid for o in again if isinstance(o.envelope.payload, PodEvicted)]
+    nominated = [o.envelope.payload.uid for o in again if isinstance(o.envelope.payload, PodNominated)]
+    assert sorted(evicted) == ["uid-low-a", "uid-low-b"] and nominated == ["uid-hi-1", "uid-hi-2"]
+    assert len({o.envelope.event_id for o in again}) == len(again)
+
+    # Once the log holds them, a redelivered request gets nothing.
+    _fold(view, handler, again)
+    assert handler.unpublished == {} and await handler.handle_batch(batch) == []
+
+
+async def test_a_request_decided_short_of_its_watermark_records_the_positions_decided_on() -> None:
+    view = _cluster()
+    view.apply(envelope(PodSubmitted(pod=make_pod("hi-1", cpu="1", priority=100)), producer="t"),
+               Position("pods", 0, 0))
+
+    async def never(watermark: Mapping[str, list[int]], timeout: float) -> bool:
+        return False
+
+    handler = PreemptionHandler(view, profiles_from(None), never, PreemptionMetrics(CollectorRegistry()))
+    req = msgspec.structs.replace(_request("hi-1").payload, watermark={"pods": [5, 0]})  # type: ignore[type-var]
+    decided = _decided(await handler.handle(ReceivedEvent(envelope(req, producer="queue"),
+                                                          Position("preemption", 0, 0))))
+    assert decided.folded == {"pods": [1, 0]}  # replay folds to these, not to the watermark
