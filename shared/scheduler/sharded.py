@@ -71,6 +71,7 @@ def filter_on_shard(fwk: Framework, state: CycleState, pod: PodInfo, snapshot: S
         return PodShardResult(pod_uid=uid, prefilter=to_failure(status), rejectors=sorted(rejectors))
     run = fwk.run_filter_plugins_with_nominated_pods
     nominated_failure = None
+    nominated_fits: NodeInfo | None = None
     nominated = pod.pod.status.nominated_node_name
     if nominated and nominated in shard_nodes:
         info = snapshot.get(nominated)
@@ -80,6 +81,8 @@ def filter_on_shard(fwk: Framework, state: CycleState, pod: PodInfo, snapshot: S
                 return PodShardResult(pod_uid=uid, error=s.message())
             if s is not None and s.code != Code.SUCCESS:
                 nominated_failure = to_failure(s, [nominated])
+            else:
+                nominated_fits = info
     nodes = snapshot.node_info_list
     subset: list[str] | None = None
     if pre_result is not None and not pre_result.all_nodes():
@@ -89,6 +92,9 @@ def filter_on_shard(fwk: Framework, state: CycleState, pod: PodInfo, snapshot: S
     feasible: list[NodeInfo] = []
     failures: list[tuple[str, Status]] | Rejections = []
     n = len(nodes)
+    if nominated_fits is not None:
+        # The merge (as upstream) takes a nominated node that passes and reads no walk.
+        feasible, n = [nominated_fits], 0
     indexed: tuple[NodeIndex, Indexes] | None = None
     rest = filters_after_index(fwk, state, pod) if indexes is not None and subset is None else None
     if n and rest is not None and indexes is not None:

@@ -186,3 +186,32 @@ def test_rejections_left_packed_are_read_by_name_where_the_merge_walks_node_by_n
         assert fast.processed in (50, 3)
         assert FitError("default/p", 50, fast.diagnosis).message() == FitError("default/p", 50, walked.diagnosis).message()
         assert dict(fast.diagnosis.node_to_status.items()) == dict(walked.diagnosis.node_to_status.items())
+
+
+def test_a_shard_stops_at_a_nominated_node_that_passes() -> None:
+    """As upstream's evaluateNominatedNode: the merge takes a nominated node that passes and reads
+    nothing else, so the shard walks no further; a nominated node that fails is walked past."""
+    cluster, snapshot = _cluster(nodes=50, pods=2)
+    fwk = next(iter(build_profiles(cluster.config).values()))
+    fwk.set_snapshot(snapshot)
+    every = set(snapshot.names)
+    small = cluster.pods[0]
+    for i in range(50):  # every node but node-7 runs a 100m pod: the 3.95 CPU pod fits node-7 only
+        if i != 7:
+            name = f"node-{i}"
+            snapshot.get(name).add_pod(PodInfo(msgspec.structs.replace(  # type: ignore[union-attr]
+                small, metadata=msgspec.structs.replace(small.metadata, uid=f"s{i}", name=f"s{i}"),
+                spec=msgspec.structs.replace(small.spec, node_name=name))))
+    big = cluster.pods[-1]
+    for node, walked in (("node-7", False), ("node-3", True)):
+        spec = msgspec.structs.replace(big, status=msgspec.structs.replace(big.status, nominated_node_name=node))
+        pod = PodInfo(spec)
+        answer = filter_on_shard(fwk, CycleState(), pod, snapshot, 10, every, NodeIndexes())
+        merged = merge_filter(fwk, pod, snapshot, 10, [answer])
+        assert merged.feasible == ["node-7"]
+        if walked:
+            assert answer.nominated is not None and len(answer.failures[0].nodes) == 49
+            assert merged.processed == 50 and merged.advance
+        else:
+            assert answer.feasible == ["node-7"] and answer.failures == [] and answer.nominated is None
+            assert merged.processed == 0 and not merged.advance
