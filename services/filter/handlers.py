@@ -157,7 +157,7 @@ class FilterHandler(Handler):
             return raw_scores_on_shard(fwk, entry.state, entry.info, snapshot, req.feasible[i], mine)
         start = req.starts[i] if i < len(req.starts) else 0
         result = filter_on_shard(fwk, entry.state, entry.info, snapshot, start, mine, self.node_indexes,
-                                 packed=packed)
+                                 packed=packed, stop_at_nominated=packed)
         entry.prefiltered = True
         return result
 

@@ -46,7 +46,7 @@ from shared.events import (
 from shared.framework.runtime import Framework
 from shared.preemption.evaluator import PreemptionExtender
 from shared.preemption.extenders import RecordingExtender
-from shared.preemption.request import decide_preemption
+from shared.preemption.request import decide_preemption, folded_past
 from shared.scheduler.node_index import NodeIndexes
 
 log = logging.getLogger(__name__)
@@ -162,7 +162,7 @@ class PreemptionHandler(Handler):
     async def _decide(self, cause: Envelope, req: PreemptionRequested,
                       folded: dict[str, list[int]]) -> list[OutgoingEvent]:
         evicting, nominating = self._overlay()
-        moved = bool(folded or evicting or nominating)
+        moved = bool(folded_past(folded, req.watermark) or evicting or nominating)
         self.extender_answers.clear()
         fwk = self.profiles.get(req.pod.spec.scheduler_name)
         if fwk is not None and fwk.extenders():

@@ -104,6 +104,16 @@ def _attempt_statuses(fwk: Framework, state: CycleState, pod: PodInfo, view: Clu
     return out
 
 
+def folded_past(folded: Mapping[str, list[int]], watermark: Mapping[str, list[int]]) -> bool:
+    """Whether a decision's recorded positions are beyond the request's watermark anywhere: the
+    view had moved on (positions short of it everywhere mean the wait for it ran out)."""
+    for topic, offsets in folded.items():
+        mark = watermark.get(topic, [])
+        if any(o > (mark[p] if p < len(mark) else 0) for p, o in enumerate(offsets)):
+            return True
+    return False
+
+
 def _nodes_moved(view: ClusterView, watermark: Mapping[str, list[int]]) -> bool:
     """Whether `view` has folded node events past the watermark's."""
     nodes = watermark.get(NODES)

@@ -25,7 +25,7 @@ from shared.framework.profile import build_profiles
 from shared.framework.runtime import Framework
 from shared.model.config import KubeSchedulerConfiguration
 from shared.preemption.extenders import replayed
-from shared.preemption.request import PreemptionOutcome, decide_preemption
+from shared.preemption.request import PreemptionOutcome, decide_preemption, folded_past
 from shared.scheduler.batch import BatchItem, Decision, decide_batch
 from shared.scheduler.schedule_one import ScheduleAlgorithm
 from shared.scheduler.extending import apply_filters
@@ -152,7 +152,7 @@ class Replayer:
             if fwk is not None:  # the preempt-verb extenders' recorded answers, not new calls
                 fwk.set_extenders(replayed(decided.extenders if decided else [], folder.view.snapshot().get))
             outcome = decide_preemption(fwk, folder.view, record.request, moved=decided is not None and bool(
-                decided.folded or decided.evicting or decided.nominating))
+                folded_past(decided.folded, record.request.watermark) or decided.evicting or decided.nominating))
             self.preempted[record.request.attempt_id] = outcome
             if record.decided is None:
                 continue
@@ -164,7 +164,8 @@ class Replayer:
                 matched_preemptions += 1
                 continue
             uid = record.request.pod.metadata.uid
-            detail = "decided on a view past its watermark" if record.decided.folded else ""
+            detail = ("decided on a view past its watermark" if folded_past(record.decided.folded, record.request.watermark)
+                      else "decided on a view short of its watermark" if record.decided.folded else "")
             self.divergences.append(Divergence(
                 kind="preemption", pod=h.pod_name(uid), uid=uid, attempt=attempt.decision.attempt if attempt else 0,
                 recorded=_preemption_text(record.decided.nominated_node, recorded_victims, record.decided.message),

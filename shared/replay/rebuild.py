@@ -72,7 +72,7 @@ def evaluate(profiles: Mapping[str, Framework], pod: Pod, snapshot: Snapshot, st
     if fwk is None:
         error = f"no profile serves scheduler {pod.spec.scheduler_name!r}"
         return Evaluation(info, None, PodShardResult(pod_uid=info.uid, error=error), MergedFilter(error=error))
-    result = filter_on_shard(fwk, state, info, snapshot, start, every_node)
+    result = filter_on_shard(fwk, state, info, snapshot, start, every_node, stop_at_nominated=True)
     merged = merge_filter(fwk, info, snapshot, start, [result], whole=True)
     raw: Mapping[str, Mapping[str, int]] = {}
     if len(merged.feasible) > 1 and not merged.error:

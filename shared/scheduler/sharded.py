@@ -58,11 +58,13 @@ def feasible_target(fwk: Framework, num_nodes: int) -> int:
 
 def filter_on_shard(fwk: Framework, state: CycleState, pod: PodInfo, snapshot: Snapshot, start: int,
                     shard_nodes: Collection[str], indexes: NodeIndexes | None = None,
-                    *, packed: bool = False) -> PodShardResult:
+                    *, packed: bool = False, stop_at_nominated: bool = False) -> PodShardResult:
     """PreFilter, the nominated node, and Filter over this shard's nodes; when the pod's PreScore
     does not read the feasible set, this shard's feasible nodes are scored in the same pass.
     With `indexes`, a walk over every node reads the pod spec's NodeIndex (the same answer).
-    `packed`: the answer's nodes as positions in `snapshot` (shared.scheduler.packing)."""
+    `packed`: the answer's nodes as positions in `snapshot` (shared.scheduler.packing).
+    `stop_at_nominated`: a nominated node that passes is the whole answer, as the merge reads no
+    more (only on the queue's view: where the queue lacks the node, it reads the walk)."""
     uid = pod.uid
     pre_result, status, rejectors = fwk.run_pre_filter_plugins(state, pod)
     if status is not None and not status.is_success():
@@ -81,7 +83,7 @@ def filter_on_shard(fwk: Framework, state: CycleState, pod: PodInfo, snapshot: S
                 return PodShardResult(pod_uid=uid, error=s.message())
             if s is not None and s.code != Code.SUCCESS:
                 nominated_failure = to_failure(s, [nominated])
-            else:
+            elif stop_at_nominated:
                 nominated_fits = info
     nodes = snapshot.node_info_list
     subset: list[str] | None = None

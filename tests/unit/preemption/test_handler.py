@@ -11,6 +11,7 @@ from prometheus_client import CollectorRegistry
 
 from services.preemption.handlers import PreemptionHandler, PreemptionMetrics
 from services.runtime.scheduler_config import profiles_from
+from shared.preemption.request import folded_past
 from shared.cluster import ClusterView
 from shared.events import (
     NodeFailure,
@@ -223,6 +224,7 @@ async def test_a_batch_handled_again_after_a_failure_hands_out_the_decisions_mad
 
 async def test_a_request_decided_short_of_its_watermark_records_the_positions_decided_on() -> None:
     view = _cluster()
+    view.apply(envelope(NodeUpserted(node=make_node("node-b", cpu="2")), producer="t"))
     view.apply(envelope(PodSubmitted(pod=make_pod("hi-1", cpu="1", priority=100)), producer="t"),
                Position("pods", 0, 0))
 
@@ -234,3 +236,13 @@ async def test_a_request_decided_short_of_its_watermark_records_the_positions_de
     decided = _decided(await handler.handle(ReceivedEvent(envelope(req, producer="queue"),
                                                           Position("preemption", 0, 0))))
     assert decided.folded == {"pods": [1, 0]}  # replay folds to these, not to the watermark
+    # A view short of the attempt's has not moved on: node-b looks free only because the events
+    # that fill it were not folded yet, so the attempt's statuses stand.
+    assert decided.fits == "" and decided.nominated_node == "node-a"
+
+
+def test_recorded_positions_are_past_a_watermark_only_where_some_partition_is_beyond_it() -> None:
+    assert folded_past({"pods": [3, 1]}, {"pods": [3, 0]})
+    assert folded_past({"pods": [0, 0], "nodes": [1]}, {"pods": [5, 0]})  # a topic the watermark lacks
+    assert not folded_past({"pods": [1, 0]}, {"pods": [5, 0]})
+    assert not folded_past({}, {"pods": [5, 0]})

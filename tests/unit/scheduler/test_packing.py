@@ -206,9 +206,12 @@ def test_a_shard_stops_at_a_nominated_node_that_passes() -> None:
     for node, walked in (("node-7", False), ("node-3", True)):
         spec = msgspec.structs.replace(big, status=msgspec.structs.replace(big.status, nominated_node_name=node))
         pod = PodInfo(spec)
-        answer = filter_on_shard(fwk, CycleState(), pod, snapshot, 10, every, NodeIndexes())
+        answer = filter_on_shard(fwk, CycleState(), pod, snapshot, 10, every, NodeIndexes(), stop_at_nominated=True)
         merged = merge_filter(fwk, pod, snapshot, 10, [answer])
         assert merged.feasible == ["node-7"]
+        # Off the queue's view a shard walks on: the queue reads the walk where it lacks the node.
+        walk = filter_on_shard(fwk, CycleState(), pod, snapshot, 10, every, NodeIndexes())
+        assert walk.feasible == ["node-7"] and len(walk.failures[0].nodes) == 49
         if walked:
             assert answer.nominated is not None and len(answer.failures[0].nodes) == 49
             assert merged.processed == 50 and merged.advance
