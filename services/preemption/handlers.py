@@ -147,12 +147,9 @@ class PreemptionHandler(Handler):
             return []  # our own decisions share the topic
         if req.attempt_id in self.answered:
             return self.unpublished.get(req.attempt_id, [])
-        reached = await self.wait_reached(req.watermark, self.watermark_wait_s)
-        if not reached:
+        if not await self.wait_reached(req.watermark, self.watermark_wait_s):
             log.warning("preemption: %s decided before the view reached the queue's", req.attempt_id)
-        # Replay folds to the positions decided on wherever they are not the watermark's.
-        folded = self.view.past(req.watermark) or (
-            {} if reached else self.view.watermark({t: len(o) for t, o in req.watermark.items()}))
+        folded = self.view.off(req.watermark)  # replay folds to these when they are set
         self.view.set_assumed((a.pod_uid, a.node_name) for a in req.assumed)
         out = await self._decide(event.envelope, req, folded)
         self.answered.add(req.attempt_id)

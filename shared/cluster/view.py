@@ -207,6 +207,12 @@ class ClusterView:
                 return self.watermark({t: len(o) for t, o in watermark.items()})
         return {}
 
+    def off(self, watermark: Mapping[str, list[int]]) -> Watermark:
+        """This view's positions of the watermark's topics when they are not the watermark's (past
+        it, or short of it); empty when the view is exactly at it."""
+        mine = self.watermark({t: len(o) for t, o in watermark.items()})
+        return {} if mine == {t: list(o) for t, o in watermark.items()} else mine
+
     def watermark(self, partitions: Mapping[str, int]) -> Watermark:
         """Positions of these topics (logical name → partition count) as a request carries them."""
         return {t: [self.positions.get(t, {}).get(p, 0) for p in range(n)] for t, n in partitions.items()}

@@ -4,7 +4,7 @@ live view, replay on the view rebuilt from the log."""
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 from shared.cluster import ClusterView, point_at
@@ -12,8 +12,10 @@ from shared.events import PreemptionRequested
 from shared.events.topics import NODES
 from shared.framework.cycle_state import CycleState
 from shared.framework.interfaces import PreFilterResult
+from shared.framework.node_info import NodeInfo
 from shared.framework.pod_info import PodInfo
 from shared.framework.runtime import Framework
+from shared.framework.snapshot import Snapshot
 from shared.framework.status import Code, Status
 from shared.scheduler.node_index import NodeIndexes, WalkError, filters_after_index
 from shared.scheduler.packed_failures import unpack_failures
@@ -95,13 +97,17 @@ def _attempt_statuses(fwk: Framework, state: CycleState, pod: PodInfo, view: Clu
         return dict.fromkeys(snapshot.names, pre_status)
     run = fwk.node_filter()
     out: dict[str, Status] = {}
-    for info in snapshot.node_info_list:
-        if pre is not None and not pre.all_nodes() and info.name not in pre.node_names:
-            continue  # left out by PreFilter: absent, as in the attempt
+    for info in _prefiltered(snapshot, pre):  # the others are absent, as in the attempt
         status = run(state, pod, info)
         if status is not None and not status.is_success():
             out[info.name] = status
     return out
+
+
+def _prefiltered(snapshot: Snapshot, pre: PreFilterResult | None) -> Iterator[NodeInfo]:
+    """The snapshot's nodes that PreFilter left to Filter, in order."""
+    keep = None if pre is None or pre.all_nodes() else pre.node_names
+    return iter(snapshot.node_info_list) if keep is None else (i for i in snapshot.node_info_list if i.name in keep)
 
 
 def folded_past(folded: Mapping[str, list[int]], watermark: Mapping[str, list[int]]) -> bool:
@@ -135,9 +141,7 @@ def _first_fitting(fwk: Framework, state: CycleState, pod: PodInfo, pre: PreFilt
             else:
                 return index.names[int(walked.feasible[0])] if len(walked.feasible) else ""
     run = fwk.node_filter()
-    for info in snapshot.node_info_list:
-        if pre is not None and not pre.all_nodes() and info.name not in pre.node_names:
-            continue
+    for info in _prefiltered(snapshot, pre):
         status = run(state, pod, info)
         if status is None or status.is_success():
             return info.name

@@ -76,6 +76,13 @@ def names_at(names: Sequence[str], packed: Sequence[int]) -> list[str]:
     return out
 
 
+def named(failure: NodeFailure, names: Sequence[str]) -> NodeFailure:
+    """`failure` with its nodes named (a packed one's positions read in `names`)."""
+    if not failure.at or failure.nodes:
+        return failure
+    return msgspec.structs.replace(failure, nodes=names_at(names, failure.at), at=[])
+
+
 def column_of(packed: Sequence[int]) -> npt.NDArray[np.int64]:
     """`run_lengths(...)`'s column back."""
     if len(packed) == 2:
@@ -121,8 +128,7 @@ def unpack(result: PodShardResult, names: Sequence[str], *, scores: bool = True,
     return msgspec.structs.replace(
         result, feasible=names_at(names, result.feasible_at), feasible_at=[],
         scores=columns, score_runs={} if scores else result.score_runs,
-        failures=[msgspec.structs.replace(f, nodes=names_at(names, f.at), at=[]) if f.at and failures else f
-                  for f in result.failures],
+        failures=[named(f, names) for f in result.failures] if failures else result.failures,
     )
 
 

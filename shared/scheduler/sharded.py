@@ -40,7 +40,7 @@ from .failure_groups import group_failures, to_failure, to_status, ungroup_failu
 from .fit_error import Diagnosis
 from .node_index import Indexes, NodeIndex, NodeIndexes, WalkError, filters_after_index
 from .packed_failures import rejections_of
-from .packing import names_at, pack, pack_walk
+from .packing import named, pack, pack_walk
 from .raw_scores import NO_SCORES, RawScores
 from .rejections import Rejections
 from .schedule_one import num_feasible_nodes_to_find
@@ -240,8 +240,7 @@ def merge_filter(fwk: Framework, pod: PodInfo, snapshot: Snapshot, start: int,
         d.node_to_status[nominated] = status
         d.add_plugin_status(status)
     # Packed failures (positions in `snapshot`'s order) name their nodes here.
-    failures = ungroup_failures(msgspec.structs.replace(f, nodes=names_at(snapshot.names, f.at), at=[])
-                                if f.at and not f.nodes else f for r in results for f in r.failures)
+    failures = ungroup_failures(named(f, snapshot.names) for r in results for f in r.failures)
     names = snapshot.names
     if subset is not None:
         wanted = set(subset)

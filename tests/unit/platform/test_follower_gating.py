@@ -76,7 +76,7 @@ async def test_a_gated_fold_stops_exactly_at_the_watermark() -> None:
     follower = _follower(events)
     watermark = _watermark(events, 0.5)
     assert await follower.wait_reached(watermark, 0.01)
-    assert follower.view.past(watermark) == {}
+    assert follower.view.past(watermark) == {} and follower.view.off(watermark) == {}
     for topic, offsets in watermark.items():
         assert [follower.view.positions.get(topic, {}).get(p, 0) for p in range(len(offsets))] == offsets
 
