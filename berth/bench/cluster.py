@@ -20,6 +20,7 @@ import urllib.request
 import uuid
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
+from collections.abc import Mapping
 from pathlib import Path
 
 import msgspec
@@ -65,7 +66,7 @@ def run_cluster(workload: Workload, *, filter_workers: int, progress: bool, time
             fleet = Fleet(env, logs or state / "logs", UpOptions(filter_workers=filter_workers))
             try:
                 fleet.start_all()
-                result = asyncio.run(_measure(workload, settings, fleet, progress, timeout_s))
+                result = asyncio.run(_measure(workload, settings, fleet, progress, timeout_s, endpoints.pids))
                 if record is not None:
                     from shared.adapters.history import export_log
 
@@ -80,7 +81,7 @@ def run_cluster(workload: Workload, *, filter_workers: int, progress: bool, time
 
 
 async def _measure(workload: Workload, settings: Settings, fleet: Fleet, progress: bool,
-                   timeout_s: float) -> BenchResult:
+                   timeout_s: float, stack_pids: Mapping[str, int] | None = None) -> BenchResult:
     registry = TopicRegistry(settings.topic_prefix)
     cluster = workload.cluster
     split = len(cluster.pods) - workload.measured
@@ -88,7 +89,7 @@ async def _measure(workload: Workload, settings: Settings, fleet: Fleet, progres
     probe = _probe(measured[0])
     watcher = _BoundWatcher(settings, registry)
     await watcher.start()
-    sampler = _Sampler(fleet)
+    sampler = _Sampler(fleet, stack_pids)
     sampler_task = asyncio.ensure_future(sampler.run())
     producer = make_producer(settings, client_id="bench")
     await producer.start()
@@ -220,33 +221,51 @@ class _BoundWatcher:
 
 
 class _Sampler:
-    """CPU seconds per service and the fleet's peak resident memory, sampled once a second."""
+    """CPU seconds per service (and for the embedded broker and database, whose work the services'
+    traffic makes) and the fleet's peak resident memory, sampled once a second."""
 
-    def __init__(self, fleet: Fleet) -> None:
-        self.fleet = fleet
+    def __init__(self, fleet: Fleet, stack_pids: Mapping[str, int] | None = None) -> None:
         self.peak_mb = 0.0
-        self._procs: dict[str, psutil.Process] = {}
-        for label, member in fleet.members.items():
-            with contextlib.suppress(psutil.Error, TypeError):
-                self._procs[label] = psutil.Process(member.process.pid)  # type: ignore[arg-type]
+        self._services = [(m.spec.name, p) for m in fleet.members.values() if (p := _process(m.process.pid))]
+        self._stack = [(_STACK_LABELS.get(name, name), p) for name, pid in (stack_pids or {}).items()
+                       if (p := _process(pid))]
+        self._seen: dict[int, tuple[str, float]] = {}
+        """pid → (label, CPU seconds last read): a database backend that exits keeps its reading."""
 
     def cpu(self) -> dict[str, float]:
-        out: dict[str, float] = {}
-        for label, proc in self._procs.items():
+        readings = [(label, [proc]) for label, proc in self._services]
+        for label, root in self._stack:  # the database works in child processes
             with contextlib.suppress(psutil.Error):
-                t = proc.cpu_times()
-                service = self.fleet.members[label].spec.name
-                out[service] = out.get(service, 0.0) + t.user + t.system
+                readings.append((label, [root, *root.children(recursive=True)]))
+        for label, procs in readings:
+            for proc in procs:
+                with contextlib.suppress(psutil.Error):
+                    t = proc.cpu_times()
+                    self._seen[proc.pid] = (label, t.user + t.system)
+        out: dict[str, float] = {}
+        for label, seconds in self._seen.values():
+            out[label] = out.get(label, 0.0) + seconds
         return out
 
     async def run(self) -> None:
         while True:
             total = 0
-            for proc in self._procs.values():
+            for _, proc in self._services:
                 with contextlib.suppress(psutil.Error):
                     total += proc.memory_info().rss
             self.peak_mb = max(self.peak_mb, total / (1 << 20))
+            self.cpu()
             await asyncio.sleep(1.0)
+
+
+_STACK_LABELS = {"tansu": "broker", "postgres": "database"}
+
+
+def _process(pid: int | None) -> psutil.Process | None:
+    try:
+        return psutil.Process(pid) if pid is not None else None
+    except psutil.Error:
+        return None
 
 
 _BUCKET = re.compile(r'^scheduler_scheduling_attempt_duration_seconds_bucket\{(?P<labels>[^}]*)\} (?P<value>\S+)$')

@@ -52,3 +52,36 @@ def test_scale_sweep_refuses_options_it_cannot_honour(extra: list[str], says: st
                                                       capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["bench", "--nodes", "4", "--pods", "4", "--scale-sweep", "1,2", *extra])
     assert code == 2 and says in capsys.readouterr().err
+
+
+def test_cluster_sampler_counts_the_embedded_stack_and_its_children(tmp_path: Path) -> None:
+    """The broker and the database are sampled with the services; the database's work is in its
+    child processes, and a child that exits keeps what it used."""
+    import subprocess
+    import sys
+    import time
+    from types import SimpleNamespace
+
+    from berth.bench.cluster import _Sampler
+
+    burn = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.6: pass\n"
+    parent = f"import subprocess, sys, time\nsubprocess.run([sys.executable, '-c', {burn!r}])\ntime.sleep(30)\n"
+    database = subprocess.Popen([sys.executable, "-c", parent])
+    service = subprocess.Popen([sys.executable, "-c", burn + "time.sleep(30)\n"])
+    try:
+        fleet = SimpleNamespace(members={"queue": SimpleNamespace(spec=SimpleNamespace(name="queue"),
+                                                                  process=SimpleNamespace(pid=service.pid))})
+        sampler = _Sampler(fleet, {"postgres": database.pid})  # type: ignore[arg-type]
+        seen: dict[str, float] = {}
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and not (seen.get("database", 0) >= 0.3 and seen.get("queue", 0) >= 0.3):
+            seen = sampler.cpu()  # the child is read while it burns, then it exits
+            time.sleep(0.05)
+        assert set(seen) == {"queue", "database"}
+        assert seen["queue"] >= 0.3 and seen["database"] >= 0.3
+        time.sleep(0.2)
+        assert sampler.cpu()["database"] >= 0.3  # the exited child's reading stays
+    finally:
+        for p in (database, service):
+            p.kill()
+            p.wait()
