@@ -83,11 +83,12 @@ class NodeToStatus(MutableMapping[str, Status]):
         r = self._rejections
         return r.positions_with_code(code) if r is not None and r.nodes is all_nodes else None
 
-    def position_groups(self, all_nodes: Sequence[NodeInfo]) -> list[tuple[Status, Indexes]] | None:
-        """Each distinct status with its nodes as positions in `all_nodes`, or None when the
-        statuses are not kept as positions into that very list."""
+    def position_groups(self, names: list[str]) -> list[tuple[Status, Indexes]] | None:
+        """Each distinct status with its nodes as positions in the node order `names`, or None when
+        the statuses are not kept as positions into that order (a later view with the same nodes
+        in the same order will do: its positions are the same)."""
         r = self._rejections
-        return r.position_groups() if r is not None and r.nodes is all_nodes else None
+        return r.position_groups() if r is not None and (r.names is names or r.names == names) else None
 
     def nodes_with_code(self, code: Code, all_nodes: Sequence[NodeInfo]) -> list[NodeInfo]:
         """The nodes of `all_nodes`, in its order, whose status has `code`."""

@@ -40,7 +40,7 @@ def pack_failures(statuses: Mapping[str, Status], snapshot: Snapshot) -> list[No
     """`statuses` grouped by equal status, each group's nodes as runs of ascending positions in
     `snapshot` (the view at the watermark the request names); a group naming a node the snapshot
     lacks keeps its names."""
-    groups = statuses.position_groups(snapshot.node_info_list) if isinstance(statuses, NodeToStatus) else None
+    groups = statuses.position_groups(snapshot.names) if isinstance(statuses, NodeToStatus) else None
     if groups is not None:  # kept as positions into this very snapshot
         return [msgspec.structs.replace(to_failure(status), at=runs(np.sort(at))) for status, at in groups]
     position = snapshot.position()

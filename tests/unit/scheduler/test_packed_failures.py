@@ -43,3 +43,22 @@ def test_packed_statuses_read_back_as_they_were(seed: int) -> None:
 def test_runs_of_positions_read_back_in_order(positions: list[int]) -> None:
     at = np.array(positions, dtype=np.intp)
     assert positions_of(runs(at)).tolist() == positions
+
+
+def test_a_later_view_with_the_same_node_order_packs_from_the_arrays() -> None:
+    """The queue packs a failed attempt's statuses on the view it decides on, often a later one than
+    the attempt walked (other pods placed since); with the same nodes in the same order the positions
+    are the same, so they are read from the arrays, not from a 5,000-entry map built to find them."""
+    nodes = [f"n{i}" for i in range(40)]
+    walked = Snapshot([MakeNode().name(n).info() for n in nodes])
+    statuses = {n: STATUSES[i % 3] for i, n in enumerate(nodes) if i % 5}
+    kept = unpack_failures(pack_failures(statuses, walked), walked)
+    assert isinstance(kept, NodeToStatus)
+    later = Snapshot([MakeNode().name(n).info() for n in nodes])
+    assert later.names is not walked.names
+    packed = pack_failures(kept, later)
+    assert kept.position_groups(later.names) is not None  # still arrays: nothing iterated the map
+    assert dict(unpack_failures(packed, later).items()) == statuses
+    reordered = Snapshot([MakeNode().name(n).info() for n in reversed(nodes)])
+    assert kept.position_groups(reordered.names) is None
+    assert dict(unpack_failures(pack_failures(kept, reordered), reordered).items()) == statuses

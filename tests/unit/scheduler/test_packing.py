@@ -147,7 +147,7 @@ def test_one_answer_for_every_node_with_rejections_is_its_own_merge() -> None:
             walked = merge_filter(fwk, pod, snapshot, start, [unpack(packed, snapshot.names)], whole=False)
             assert (fast.feasible, fast.processed, fast.advance) == (walked.feasible, walked.processed, walked.advance)
             fast_d, walked_d = fast.diagnosis, walked.diagnosis
-            assert fast_d.node_to_status.position_groups(snapshot.node_info_list) is not None  # kept as arrays
+            assert fast_d.node_to_status.position_groups(snapshot.names) is not None  # kept as arrays
             assert fast_d.unschedulable_plugins == walked_d.unschedulable_plugins == {"NodeResourcesFit"}
             assert pack_failures(fast_d.node_to_status, snapshot) == pack_failures(walked_d.node_to_status, snapshot)
             assert FitError("default/p", 300, fast_d).message() == FitError("default/p", 300, walked_d).message()
