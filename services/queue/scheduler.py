@@ -37,6 +37,7 @@ from shared.events import (
     PLACEMENTS,
     PODS,
     PREEMPTION,
+    TOPICS,
     Assumed,
     BindRejected,
     BindRequested,
@@ -87,7 +88,7 @@ from .metrics import SchedulerMetrics
 
 log = logging.getLogger(__name__)
 
-WATERMARK_TOPICS = {NODES: NODE_SHARDS, PODS: 8, PLACEMENTS: NODE_SHARDS}
+WATERMARK_TOPICS = {spec.name: spec.partitions for spec in TOPICS if spec.name in (NODES, PODS, PLACEMENTS)}
 """What filter workers and the preemption service fold; requests carry the queue's positions."""
 FOLLOWED = (NODES, PODS, PLACEMENTS, BINDS, DECISIONS)
 FEASIBLE_BUDGET = 200_000

@@ -72,6 +72,7 @@ from .topics import (
     DEAD_LETTERS,
     DECISIONS,
     FILTER_REQUESTS,
+    NODE_PARTITIONS,
     NODE_SHARDS,
     NODES,
     PLACEMENTS,
@@ -84,7 +85,7 @@ from .topics import (
 )
 
 __all__ = [
-    "BINDS", "DEAD_LETTERS", "DECISIONS", "EVENT_TYPES", "FILTER_REQUESTS", "NODES", "NODE_SHARDS",
+    "BINDS", "DEAD_LETTERS", "DECISIONS", "EVENT_TYPES", "FILTER_REQUESTS", "NODES", "NODE_PARTITIONS", "NODE_SHARDS",
     "PLACEMENTS", "PODS", "PREEMPTION", "SCHEMA_VERSION", "SHARD_RESULTS", "TOPICS",
     "AnyEvent", "Assumed", "BindEvent", "BindRejected", "BindRequested", "DeadLetterEvent", "DeadLettered",
     "DecisionEvent", "DecodeError", "Envelope", "Event", "ExtenderAnswer", "ExtendersAnswered", "LateBatchDecided",

@@ -4,10 +4,15 @@ Logical names ("pods") are what code and the event store use; the physical Kafka
 name behind a configurable prefix (BERTH_TOPIC_PREFIX, "berth." by default), so several Berth clusters
 or test runs can share one broker.
 
-`nodes`, `filter-requests`, `binds` and `placements` all have NODE_SHARDS partitions and are keyed by
-node name (or addressed by partition), so Kafka's default murmur2 partitioner puts everything about a
-node on the same shard number in each of them: a consumer assigned partition k of these topics owns
-node shard k.
+`nodes`, `binds` and `placements` all have NODE_PARTITIONS partitions and are keyed by node name, so
+Kafka's default murmur2 partitioner puts everything about a node on the same partition number in each
+of them: a binder assigned partition k of `binds` and `nodes` owns the nodes of that partition.
+`filter-requests` has NODE_SHARDS partitions, one copy of each request per partition: the replica
+assigned partition k filters the nodes whose murmur2 hash modulo NODE_SHARDS is k.
+
+Partition counts are kept small because the embedded broker's cost grows with them: Tansu (0.6) checks
+every partition a fetch names on each pass, about 37 µs each, so it is the number of partitions each
+consumer reads, times how often it fetches, that the broker pays for (see docs/platform.md).
 """
 
 from __future__ import annotations
@@ -42,7 +47,9 @@ from .catalogue import (
 )
 
 NODE_SHARDS = 16
-"""Partitions of every node-keyed topic: the number of node shards."""
+"""Partitions of `filter-requests`: the shards of the nodes that filter replicas divide among them."""
+NODE_PARTITIONS = 4
+"""Partitions of `nodes`, `binds` and `placements`: the most binder members that share the work."""
 
 NODES = "nodes"
 PODS = "pods"
@@ -71,16 +78,16 @@ class TopicSpec:
 
 
 TOPICS: tuple[TopicSpec, ...] = (
-    TopicSpec(NODES, NODE_SHARDS, "node name", (NodeUpserted, NodeDeleted)),
-    TopicSpec(PODS, 8, "pod uid (policies: kind/name)", (PodSubmitted, PodDeleted, PodNominated, PodEvicted,
+    TopicSpec(NODES, NODE_PARTITIONS, "node name", (NodeUpserted, NodeDeleted)),
+    TopicSpec(PODS, 4, "pod uid (policies: kind/name)", (PodSubmitted, PodDeleted, PodNominated, PodEvicted,
                                                     PriorityClassUpserted, PriorityClassDeleted,
                                                     PodDisruptionBudgetUpserted, PodDisruptionBudgetDeleted)),
     TopicSpec(FILTER_REQUESTS, NODE_SHARDS, "partition = node shard", (FilterBatchRequested,), broadcast=True),
-    TopicSpec(SHARD_RESULTS, 8, "batch id", (ShardFiltered,)),
-    TopicSpec(BINDS, NODE_SHARDS, "node name", (BindRequested,)),
-    TopicSpec(PLACEMENTS, NODE_SHARDS, "node name", (PodBound, BindRejected)),
+    TopicSpec(SHARD_RESULTS, 4, "batch id", (ShardFiltered,)),
+    TopicSpec(BINDS, NODE_PARTITIONS, "node name", (BindRequested,)),
+    TopicSpec(PLACEMENTS, NODE_PARTITIONS, "node name", (PodBound, BindRejected)),
     TopicSpec(PREEMPTION, 4, "preemptor pod uid", (PreemptionRequested, PreemptionDecided)),
-    TopicSpec(DECISIONS, 8, "pod uid (SchedulerStarted: \"scheduler\")", (SchedulingAttempted, ExtendersAnswered,
+    TopicSpec(DECISIONS, 4, "pod uid (SchedulerStarted: \"scheduler\")", (SchedulingAttempted, ExtendersAnswered,
                                                                        LateBatchDecided, SchedulerStarted)),
     TopicSpec(DEAD_LETTERS, 1, "origin topic", (DeadLettered,)),
 )

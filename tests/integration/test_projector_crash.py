@@ -76,7 +76,7 @@ async def test_killed_between_db_commit_and_offset_commit(berth_env: BerthTestEn
 
     store = PostgresProjectionStore(engine)
     topics = sorted({o.topic for o in first})
-    in_db = await store.positions(GROUP, [(t, p) for t in topics for p in range(16)])
+    in_db = await store.positions(GROUP, [(t, p) for t in topics for p in range(berth_env.registry.spec(t).partitions)])
     assert in_db, "the database commit happened"
     assert await _committed(berth_env, topics) == {}, "the Kafka offset commit did not"
 

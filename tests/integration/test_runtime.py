@@ -157,18 +157,19 @@ async def test_rebalance_hooks_split_co_partitioned_shards(berth_env: BerthTestE
     first, second = Recorder(), Recorder()
     one = _service(berth_env, first, name="filter-a", topics=topics, group="berth-filter")
     two = _service(berth_env, second, name="filter-b", topics=topics, group="berth-filter")
+    every = sum(berth_env.registry.spec(t).partitions for t in topics)
     tasks = [asyncio.create_task(one.run())]
     try:
-        await first.wait_owning(32)
+        await first.wait_owning(every)
         tasks.append(asyncio.create_task(two.run()))
-        await asyncio.gather(first.wait_owning(16), second.wait_owning(16))
+        await asyncio.gather(first.wait_owning(every // 2), second.wait_owning(every // 2))
         for rec in (first, second):
             shards = {p for t, p in rec.owned if t == "nodes"}
             assert shards == {p for t, p in rec.owned if t == "placements"}, "same shard numbers in both topics"
         assert not {p for _, p in first.owned} & {p for _, p in second.owned}
         two.request_stop()
         await asyncio.wait_for(tasks.pop(), 10)
-        await first.wait_owning(32)
+        await first.wait_owning(every)
     finally:
         for service in (one, two):
             service.request_stop()

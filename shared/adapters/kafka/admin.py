@@ -20,8 +20,9 @@ _TOPIC_ALREADY_EXISTS = 36
 async def ensure_topics(settings: Settings, registry: TopicRegistry | None = None) -> list[str]:
     """Create every topic of the registry that is missing; return the physical names created.
 
-    An existing topic with fewer partitions than the plan is a ConfigurationError: node-keyed topics
-    must be co-partitioned for node sharding to work.
+    An existing topic whose partition count is not the plan's is a ConfigurationError: node-keyed
+    topics must be co-partitioned for node sharding to work, and consumers read the plan's partitions
+    (events keyed on to any others would never be read).
     """
     registry = registry or TopicRegistry(settings.topic_prefix)
     admin = make_admin(settings)
@@ -54,9 +55,9 @@ async def _ensure(admin: AIOKafkaAdminClient, registry: TopicRegistry, replicati
         for described in await admin.describe_topics(present):
             spec = registry.spec(registry.logical(described["topic"]))
             have = len(described["partitions"])
-            if have < spec.partitions:
+            if have != spec.partitions:
                 raise ConfigurationError(
-                    f"topic {described['topic']!r} has {have} partitions, Berth needs {spec.partitions}"
+                    f"topic {described['topic']!r} has {have} partitions, Berth needs exactly {spec.partitions}"
                 )
     if created:
         log.info("created topics: %s", ", ".join(created))

@@ -6,6 +6,7 @@ import pytest
 
 from shared.events import (
     FILTER_REQUESTS,
+    NODE_PARTITIONS,
     NODE_SHARDS,
     NODES,
     PLACEMENTS,
@@ -30,10 +31,11 @@ def test_physical_names_carry_the_prefix() -> None:
         reg.physical("podz")
 
 
-def test_node_keyed_topics_share_the_shard_count() -> None:
+def test_node_keyed_topics_are_co_partitioned_and_filter_requests_have_a_copy_per_shard() -> None:
     reg = TopicRegistry()
-    for name in (NODES, FILTER_REQUESTS, "binds", PLACEMENTS):
-        assert reg.spec(name).partitions == NODE_SHARDS
+    for name in (NODES, "binds", PLACEMENTS):
+        assert reg.spec(name).partitions == NODE_PARTITIONS
+    assert reg.spec(FILTER_REQUESTS).partitions == NODE_SHARDS
     assert reg.spec(FILTER_REQUESTS).broadcast
 
 
