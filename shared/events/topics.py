@@ -46,7 +46,7 @@ from .catalogue import (
     LateBatchDecided,
 )
 
-NODE_SHARDS = 16
+NODE_SHARDS = 8
 """Partitions of `filter-requests`: the shards of the nodes that filter replicas divide among them."""
 NODE_PARTITIONS = 4
 """Partitions of `nodes`, `binds` and `placements`: the most binder members that share the work."""
