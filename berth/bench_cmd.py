@@ -9,11 +9,13 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from shared.events import NODE_SHARDS
 from shared.workloads import WORKLOADS, generate
 
 from .bench.inprocess import run_inprocess
 from .bench.plot import plot_scaling, plot_throughput
 from .client import CliError, run_guarded
+from .services import check_filter_workers
 
 
 def register(sub: Any) -> None:
@@ -51,6 +53,9 @@ def _worker_counts(text: str) -> list[int]:
         raise argparse.ArgumentTypeError(f"expected worker counts like 1,2,4,8, got {text!r}") from None
     if not counts or min(counts) < 1 or counts != sorted(set(counts)):
         raise argparse.ArgumentTypeError(f"expected increasing worker counts of at least 1, got {text!r}")
+    if max(counts) > NODE_SHARDS:
+        raise argparse.ArgumentTypeError(f"at most {NODE_SHARDS} filter workers (the partitions of filter-requests), "
+                                         f"got {text!r}")
     return counts
 
 
@@ -64,8 +69,7 @@ def run(args: argparse.Namespace) -> int:
             raise CliError("--scale-sweep measures the cluster's filter workers: not with --mode inprocess", 2)
         return _sweep(args, workload, progress)
     if args.mode == "cluster":
-        if args.filter_workers < 1:
-            raise CliError("--filter-workers must be at least 1", 2)
+        check_filter_workers(args.filter_workers)
         from .bench.cluster import run_cluster
 
         result = run_cluster(workload, filter_workers=args.filter_workers, progress=progress, timeout_s=args.timeout,

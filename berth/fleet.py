@@ -17,7 +17,7 @@ from pathlib import Path
 
 from shared.adapters.processes import ManagedProcess
 
-from .services import SERVICES, ServiceSpec, UpOptions, filter_workers_env
+from .services import SERVICES, ServiceSpec, UpOptions
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -101,7 +101,7 @@ class Fleet:
         # check would then reach that process instead.
         port_file = self._port_file(label)
         port_file.unlink(missing_ok=True)
-        env = {**self.env, **filter_workers_env(self.options), **spec.env(self.options),
+        env = {**self.env, **spec.env(self.options),
                "BERTH_SERVICE": label, "BERTH_HTTP_HOST": "127.0.0.1", "BERTH_HTTP_PORT": str(port),
                "BERTH_PORT_FILE": str(port_file)}
         # SIGTERM on parent death: a SIGKILLed parent still lets each service stop cleanly.

@@ -10,6 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from shared.events import NODE_SHARDS
+
+from .client import CliError
+
 
 @dataclass(frozen=True)
 class UpOptions:
@@ -36,6 +40,8 @@ SERVICES: tuple[ServiceSpec, ...] = (
 )
 
 
-def filter_workers_env(options: UpOptions) -> dict[str, str]:
-    """Passed to every service: the queue sizes its scatter/gather by the number of filter workers."""
-    return {"BERTH_FILTER_WORKERS": str(options.filter_workers)}
+def check_filter_workers(count: int) -> None:
+    """Filter replicas share the partitions of filter-requests: more than there are would sit idle."""
+    if not 1 <= count <= NODE_SHARDS:
+        raise CliError(f"--filter-workers must be between 1 and {NODE_SHARDS} (the partitions of filter-requests), "
+                       f"got {count}", 2)

@@ -21,7 +21,7 @@ from typing import Any
 
 from .client import EXIT_ERROR, STATE_FILE, CliError, run_guarded
 from .fleet import Fleet, ServiceFailed, service_env
-from .services import UpOptions
+from .services import UpOptions, check_filter_workers
 
 
 def register(sub: Any) -> None:
@@ -39,8 +39,7 @@ def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.filter_workers < 1:
-        raise CliError("--filter-workers must be at least 1", 2)
+    check_filter_workers(args.filter_workers)
     from shared.adapters.embedded import EmbeddedStack
     from shared.settings import load_settings
 

@@ -44,6 +44,22 @@ def test_scale_sweep_needs_increasing_positive_counts(sweep: str, capsys: pytest
     assert exit_.value.code == 2 and "--scale-sweep" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("command", [["bench", "--mode", "cluster", "--filter-workers"], ["up", "--filter-workers"]])
+@pytest.mark.parametrize("workers", ["0", "9"])
+def test_filter_workers_are_between_one_and_the_filter_request_partitions(
+        command: list[str], workers: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """More replicas than partitions of filter-requests would sit idle: refused before anything starts."""
+    code = main([*command, workers])
+    assert code == 2
+    assert "--filter-workers must be between 1 and 8 (the partitions of filter-requests)" in capsys.readouterr().err
+
+
+def test_scale_sweep_stops_at_the_filter_request_partitions(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main(["bench", "--scale-sweep", "1,2,16"])
+    assert exit_.value.code == 2 and "at most 8 filter workers" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize(("extra", "says"), [
     (["--record", "run.jsonl"], "--record"),
     (["--mode", "inprocess"], "--mode inprocess"),
