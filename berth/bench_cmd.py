@@ -9,13 +9,12 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from shared.events import NODE_SHARDS
 from shared.workloads import WORKLOADS, generate
 
 from .bench.inprocess import run_inprocess
 from .bench.plot import plot_scaling, plot_throughput
 from .client import CliError, run_guarded
-from .services import check_filter_workers
+from .services import check_filter_workers, filter_workers_problem
 
 
 def register(sub: Any) -> None:
@@ -53,13 +52,15 @@ def _worker_counts(text: str) -> list[int]:
         raise argparse.ArgumentTypeError(f"expected worker counts like 1,2,4,8, got {text!r}") from None
     if not counts or min(counts) < 1 or counts != sorted(set(counts)):
         raise argparse.ArgumentTypeError(f"expected increasing worker counts of at least 1, got {text!r}")
-    if max(counts) > NODE_SHARDS:
-        raise argparse.ArgumentTypeError(f"at most {NODE_SHARDS} filter workers (the partitions of filter-requests), "
-                                         f"got {text!r}")
+    problem = filter_workers_problem(max(counts))
+    if problem:
+        raise argparse.ArgumentTypeError(problem)
     return counts
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.mode == "cluster" and not args.scale_sweep:
+        check_filter_workers(args.filter_workers)
     workload = generate(args.workload, args.nodes, args.pods, args.seed)
     progress = sys.stderr.isatty() if args.progress is None else args.progress
     if args.scale_sweep:
@@ -69,7 +70,6 @@ def run(args: argparse.Namespace) -> int:
             raise CliError("--scale-sweep measures the cluster's filter workers: not with --mode inprocess", 2)
         return _sweep(args, workload, progress)
     if args.mode == "cluster":
-        check_filter_workers(args.filter_workers)
         from .bench.cluster import run_cluster
 
         result = run_cluster(workload, filter_workers=args.filter_workers, progress=progress, timeout_s=args.timeout,

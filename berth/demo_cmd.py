@@ -17,6 +17,7 @@ from typing import Any
 
 from .client import CliError, Gateway, find_cluster, run_guarded
 from .get_cmd import pod_rows, table
+from .services import check_filter_workers
 
 DEFAULT_WORKLOAD = "examples/cluster-small.yaml"
 
@@ -30,6 +31,7 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    check_filter_workers(args.filter_workers)
     with tempfile.TemporaryDirectory(prefix="berth-demo-") as tmp:
         state = Path(tmp)
         up = subprocess.Popen(

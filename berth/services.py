@@ -40,8 +40,15 @@ SERVICES: tuple[ServiceSpec, ...] = (
 )
 
 
+def filter_workers_problem(count: int) -> str:
+    """Why `count` filter replicas cannot run ("" when they can): they share the partitions of
+    filter-requests, and more than there are would sit idle."""
+    if 1 <= count <= NODE_SHARDS:
+        return ""
+    return f"filter workers must be between 1 and {NODE_SHARDS} (the partitions of filter-requests), got {count}"
+
+
 def check_filter_workers(count: int) -> None:
-    """Filter replicas share the partitions of filter-requests: more than there are would sit idle."""
-    if not 1 <= count <= NODE_SHARDS:
-        raise CliError(f"--filter-workers must be between 1 and {NODE_SHARDS} (the partitions of filter-requests), "
-                       f"got {count}", 2)
+    problem = filter_workers_problem(count)
+    if problem:
+        raise CliError(f"--filter-workers: {problem}", 2)

@@ -229,22 +229,24 @@ class _Sampler:
         self._services = [(m.spec.name, p) for m in fleet.members.values() if (p := _process(m.process.pid))]
         self._stack = [(_STACK_LABELS.get(name, name), p) for name, pid in (stack_pids or {}).items()
                        if (p := _process(pid))]
-        self._seen: dict[int, tuple[str, float]] = {}
-        """pid → (label, CPU seconds last read): a database backend that exits keeps its reading."""
 
     def cpu(self) -> dict[str, float]:
-        readings = [(label, [proc]) for label, proc in self._services]
-        for label, root in self._stack:  # the database works in child processes
-            with contextlib.suppress(psutil.Error):
-                readings.append((label, [root, *root.children(recursive=True)]))
-        for label, procs in readings:
-            for proc in procs:
-                with contextlib.suppress(psutil.Error):
-                    t = proc.cpu_times()
-                    self._seen[proc.pid] = (label, t.user + t.system)
         out: dict[str, float] = {}
-        for label, seconds in self._seen.values():
-            out[label] = out.get(label, 0.0) + seconds
+        for label, proc in self._services:
+            with contextlib.suppress(psutil.Error):
+                t = proc.cpu_times()
+                out[label] = out.get(label, 0.0) + t.user + t.system
+        for label, root in self._stack:
+            # The database works in child processes: those it has reaped are in its children_*
+            # times, the live ones are read one by one.
+            with contextlib.suppress(psutil.Error):
+                t = root.cpu_times()
+                total = t.user + t.system + t.children_user + t.children_system
+                for child in root.children():
+                    with contextlib.suppress(psutil.Error):
+                        c = child.cpu_times()
+                        total += c.user + c.system
+                out[label] = out.get(label, 0.0) + total
         return out
 
     async def run(self) -> None:
@@ -254,7 +256,6 @@ class _Sampler:
                 with contextlib.suppress(psutil.Error):
                     total += proc.memory_info().rss
             self.peak_mb = max(self.peak_mb, total / (1 << 20))
-            self.cpu()
             await asyncio.sleep(1.0)
 
 

@@ -9,6 +9,7 @@ import pytest
 
 from berth.bench.stats import percentile, throughput_series
 from berth.cli import main
+from shared.events import NODE_SHARDS
 
 KEYS = {"workload", "mode", "nodes", "pods", "pods_per_second", "attempt_latency_p50_ms",
         "attempt_latency_p99_ms", "e2e_latency_p50_ms", "e2e_latency_p99_ms"}
@@ -44,20 +45,23 @@ def test_scale_sweep_needs_increasing_positive_counts(sweep: str, capsys: pytest
     assert exit_.value.code == 2 and "--scale-sweep" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("command", [["bench", "--mode", "cluster", "--filter-workers"], ["up", "--filter-workers"]])
-@pytest.mark.parametrize("workers", ["0", "9"])
+@pytest.mark.parametrize("command", [["bench", "--mode", "cluster", "--filter-workers"], ["up", "--filter-workers"],
+                                     ["demo", "--filter-workers"]])
+@pytest.mark.parametrize("workers", [0, NODE_SHARDS + 1])
 def test_filter_workers_are_between_one_and_the_filter_request_partitions(
-        command: list[str], workers: str, capsys: pytest.CaptureFixture[str]) -> None:
+        command: list[str], workers: int, capsys: pytest.CaptureFixture[str]) -> None:
     """More replicas than partitions of filter-requests would sit idle: refused before anything starts."""
-    code = main([*command, workers])
+    code = main([*command, str(workers)])
     assert code == 2
-    assert "--filter-workers must be between 1 and 8 (the partitions of filter-requests)" in capsys.readouterr().err
+    assert (f"--filter-workers: filter workers must be between 1 and {NODE_SHARDS} (the partitions of filter-requests), "
+            f"got {workers}") in capsys.readouterr().err
 
 
 def test_scale_sweep_stops_at_the_filter_request_partitions(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exit_:
-        main(["bench", "--scale-sweep", "1,2,16"])
-    assert exit_.value.code == 2 and "at most 8 filter workers" in capsys.readouterr().err
+        main(["bench", "--scale-sweep", f"1,2,{NODE_SHARDS * 2}"])
+    assert exit_.value.code == 2
+    assert f"filter workers must be between 1 and {NODE_SHARDS}" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(("extra", "says"), [
@@ -72,11 +76,13 @@ def test_scale_sweep_refuses_options_it_cannot_honour(extra: list[str], says: st
 
 def test_cluster_sampler_counts_the_embedded_stack_and_its_children(tmp_path: Path) -> None:
     """The broker and the database are sampled with the services; the database's work is in its
-    child processes, and a child that exits keeps what it used."""
+    child processes, counted while they run and after they exit."""
     import subprocess
     import sys
     import time
     from types import SimpleNamespace
+
+    import psutil
 
     from berth.bench.cluster import _Sampler
 
@@ -88,15 +94,17 @@ def test_cluster_sampler_counts_the_embedded_stack_and_its_children(tmp_path: Pa
         fleet = SimpleNamespace(members={"queue": SimpleNamespace(spec=SimpleNamespace(name="queue"),
                                                                   process=SimpleNamespace(pid=service.pid))})
         sampler = _Sampler(fleet, {"postgres": database.pid})  # type: ignore[arg-type]
-        seen: dict[str, float] = {}
         deadline = time.monotonic() + 20
-        while time.monotonic() < deadline and not (seen.get("database", 0) >= 0.3 and seen.get("queue", 0) >= 0.3):
-            seen = sampler.cpu()  # the child is read while it burns, then it exits
+        seen = sampler.cpu()
+        while time.monotonic() < deadline and not (seen["database"] >= 0.3 and seen["queue"] >= 0.3):
+            seen = sampler.cpu()  # the child is read while it burns
             time.sleep(0.05)
         assert set(seen) == {"queue", "database"}
         assert seen["queue"] >= 0.3 and seen["database"] >= 0.3
-        time.sleep(0.2)
-        assert sampler.cpu()["database"] >= 0.3  # the exited child's reading stays
+        while time.monotonic() < deadline and psutil.Process(database.pid).children():
+            time.sleep(0.05)
+        assert not psutil.Process(database.pid).children()
+        assert sampler.cpu()["database"] >= 0.6  # the exited child's whole burn, reaped by its parent
     finally:
         for p in (database, service):
             p.kill()
