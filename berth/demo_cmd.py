@@ -45,7 +45,8 @@ def run(args: argparse.Namespace) -> int:
             body = Path(args.filename).read_bytes()
             result = gateway.request("POST", "/apis/berth.dev/v1/apply", body, content_type="application/yaml")
             print(f"applied {args.filename}: {len(result['items'])} objects")
-            expected = sum(1 for item in result["items"] if item["kind"] == "Pod")
+            expected = {f"{item.get('namespace') or 'default'}/{item['name']}"
+                        for item in result["items"] if item["kind"] == "Pod"}
             pods = _watch(gateway, expected, args.timeout)
             print()
             sys.stdout.write(table(pod_rows(pods)))
@@ -69,16 +70,23 @@ def _wait_ready(up: subprocess.Popen[str]) -> None:
     raise CliError(f"berth up exited ({up.wait()}) before it was ready")
 
 
-def _watch(gateway: Gateway, expected: int, timeout: float) -> list[dict[str, Any]]:
-    """Print pods as their scheduling outcome appears; return them once all `expected` pods have one
-    and nothing has changed for 3 s."""
+def _watch(gateway: Gateway, expected: set[str], timeout: float, *, poll_s: float = 0.3, quiet_s: float = 3.0,
+           unseen_s: float = 10.0) -> list[dict[str, Any]]:
+    """Print pods as their scheduling outcome appears, and those that leave the cluster (a preemption's
+    victims); return the pods once every listed one has an outcome and nothing has changed for
+    `quiet_s`. A pod of `expected` (namespace/name) never listed may have been evicted before the
+    first look: after `unseen_s` without a change it is waited for no longer."""
     seen: dict[str, str] = {}
+    listed: set[str] = set()
+    ever: set[str] = set()
     deadline = time.monotonic() + timeout
     quiet_since = time.monotonic()
     while True:
         pods = gateway.get("/api/v1/pods")["items"]
+        now_listed: set[str] = set()
         for p in pods:
             key = f"{p['metadata'].get('namespace', 'default')}/{p['metadata']['name']}"
+            now_listed.add(key)
             status, spec = p.get("status", {}), p.get("spec", {})
             line = (f"bound     {key} -> {spec['nodeName']}" if spec.get("nodeName")
                     else f"pending   {key}: {status['message']}" if status.get("message") else "")
@@ -86,7 +94,16 @@ def _watch(gateway: Gateway, expected: int, timeout: float) -> list[dict[str, An
                 seen[key] = line
                 quiet_since = time.monotonic()
                 print(line, flush=True)
-        settled = len(pods) >= expected and len(seen) >= len(pods)
-        if (settled and time.monotonic() - quiet_since > 3.0) or time.monotonic() > deadline:
+        for key in sorted(listed - now_listed):
+            print(f"removed   {key} (evicted or deleted)", flush=True)
+            seen.pop(key, None)
+            quiet_since = time.monotonic()
+        listed = now_listed
+        ever |= now_listed
+        quiet = time.monotonic() - quiet_since
+        if all(key in seen for key in listed) and (
+                quiet > unseen_s or (quiet > quiet_s and expected <= ever)) or time.monotonic() > deadline:
+            for key in sorted(expected - ever):
+                print(f"removed   {key} (evicted or deleted)", flush=True)
             return pods
-        time.sleep(0.3)
+        time.sleep(poll_s)
