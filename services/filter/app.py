@@ -7,12 +7,12 @@ from services.runtime import Service, ServiceConfig, run_service
 from services.runtime.follower import LogFollower
 from services.runtime.scheduler_config import profiles_from
 from shared.cluster import ClusterView
-from shared.events import FILTER_REQUESTS, NODES, PLACEMENTS, PODS, TopicRegistry
+from shared.events import FILTER_REQUESTS, GATED_TOPICS, TopicRegistry
 
 from .handlers import FilterHandler
 from .settings import FilterSettings, load
 
-FOLLOWED = (NODES, PODS, PLACEMENTS)
+FOLLOWED = GATED_TOPICS
 
 
 def build(settings: FilterSettings, *, registry: TopicRegistry | None = None,

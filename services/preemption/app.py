@@ -8,12 +8,12 @@ from services.runtime.follower import LogFollower
 from services.runtime.scheduler_config import profiles_from
 from shared.adapters.extender_http import build_extenders
 from shared.cluster import ClusterView
-from shared.events import NODES, PLACEMENTS, PODS, PREEMPTION, TopicRegistry
+from shared.events import GATED_TOPICS, PREEMPTION, TopicRegistry
 
 from .handlers import PreemptionHandler, PreemptionMetrics
 from .settings import PreemptionSettings, load
 
-FOLLOWED = (NODES, PODS, PLACEMENTS, PREEMPTION)
+FOLLOWED = (*GATED_TOPICS, PREEMPTION)
 
 
 def build(settings: PreemptionSettings, *, registry: TopicRegistry | None = None,
@@ -29,7 +29,7 @@ def build(settings: PreemptionSettings, *, registry: TopicRegistry | None = None
                                 watermark_wait_s=settings.watermark_wait_s,
                                 extenders=build_extenders(settings.config, lambda name: view.snapshot().get(name)))
     follower = LogFollower(settings.base, registry, FOLLOWED, view, lambda env, pos: handler.on_event(env),
-                           gated=(NODES, PODS, PLACEMENTS))
+                           gated=GATED_TOPICS)
     service.handler = handler
     return service, follower
 

@@ -32,6 +32,7 @@ from shared.events import (
     BINDS,
     DECISIONS,
     FILTER_REQUESTS,
+    GATED_TOPICS,
     NODE_SHARDS,
     NODES,
     PLACEMENTS,
@@ -88,7 +89,7 @@ from .metrics import SchedulerMetrics
 
 log = logging.getLogger(__name__)
 
-WATERMARK_TOPICS = {spec.name: spec.partitions for spec in TOPICS if spec.name in (NODES, PODS, PLACEMENTS)}
+WATERMARK_TOPICS = {topic: next(s.partitions for s in TOPICS if s.name == topic) for topic in GATED_TOPICS}
 """What filter workers and the preemption service fold; requests carry the queue's positions."""
 FOLLOWED = (NODES, PODS, PLACEMENTS, BINDS, DECISIONS)
 FEASIBLE_BUDGET = 200_000

@@ -72,6 +72,7 @@ from .topics import (
     DEAD_LETTERS,
     DECISIONS,
     FILTER_REQUESTS,
+    GATED_TOPICS,
     NODE_PARTITIONS,
     NODE_SHARDS,
     NODES,
@@ -85,7 +86,7 @@ from .topics import (
 )
 
 __all__ = [
-    "BINDS", "DEAD_LETTERS", "DECISIONS", "EVENT_TYPES", "FILTER_REQUESTS", "NODES", "NODE_PARTITIONS", "NODE_SHARDS",
+    "BINDS", "DEAD_LETTERS", "DECISIONS", "EVENT_TYPES", "FILTER_REQUESTS", "GATED_TOPICS", "NODES", "NODE_PARTITIONS", "NODE_SHARDS",
     "PLACEMENTS", "PODS", "PREEMPTION", "SCHEMA_VERSION", "SHARD_RESULTS", "TOPICS",
     "AnyEvent", "Assumed", "BindEvent", "BindRejected", "BindRequested", "DeadLetterEvent", "DeadLettered",
     "DecisionEvent", "DecodeError", "Envelope", "Event", "ExtenderAnswer", "ExtendersAnswered", "LateBatchDecided",

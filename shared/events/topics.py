@@ -61,6 +61,10 @@ PREEMPTION = "preemption"
 DECISIONS = "decisions"
 DEAD_LETTERS = "dead-letters"
 
+GATED_TOPICS = (NODES, PODS, PLACEMENTS)
+"""The topics a request's watermark names: a filter worker and the preemption service fold them up to
+it before deciding (replay too), in this order."""
+
 
 @dataclass(frozen=True, slots=True)
 class TopicSpec:

@@ -13,7 +13,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 
 from shared.cluster import ClusterView
-from shared.events import NODES, PLACEMENTS, PODS, PodShardResult
+from shared.events import GATED_TOPICS, PodShardResult
 from shared.framework.cycle_state import CycleState
 from shared.framework.pod_info import PodInfo
 from shared.framework.runtime import Framework
@@ -29,10 +29,6 @@ from shared.scheduler.sharded import (
 
 from .history import History
 
-GATED = (NODES, PODS, PLACEMENTS)
-"""What the filter workers and the preemption service fold up to a request's watermark, in order."""
-
-
 class LogFolder:
     """Folds a view forwards from the history, exactly up to each watermark it is given."""
 
@@ -42,7 +38,7 @@ class LogFolder:
         self._next: dict[tuple[str, int], int] = {}
 
     def advance_to(self, watermark: Mapping[str, list[int]]) -> None:
-        for topic in GATED:
+        for topic in GATED_TOPICS:
             for partition, end in enumerate(watermark.get(topic, [])):
                 events = self.history.partitions.get((topic, partition), [])
                 i = self._next.get((topic, partition), 0)
