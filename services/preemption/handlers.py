@@ -13,7 +13,8 @@ evictions and nominations reached it, or they are still unpublished: a batch's e
 it ends). Those decisions stay "in flight" until the view has folded
 every event they published, and each new decision is made with them overlaid: their victims gone,
 their nominations made. Without that, two preemptors would free room with the same victim. The
-overlay used is recorded in the decision (`evicting`, `nominating`), so replay applies the same.
+decision names the ones it overlaid by their requests' offsets (`in_flight`), so replay applies the
+same (`shared.preemption.in_flight`).
 """
 
 from __future__ import annotations
@@ -43,9 +44,11 @@ from shared.events import (
     derived_id,
     envelope,
 )
+from shared.events.catalogue import REQUESTS_PARTITION
 from shared.framework.runtime import Framework
 from shared.preemption.evaluator import PreemptionExtender
 from shared.preemption.extenders import RecordingExtender
+from shared.preemption.in_flight import Effects, effects_of, named, overlay
 from shared.preemption.request import decide_preemption, folded_past
 from shared.scheduler.node_index import NodeIndexes
 
@@ -62,26 +65,24 @@ class PreemptionMetrics:
 
 @dataclass(frozen=True)
 class InFlight:
-    """A decision's effects on the cluster, and the ids of the events that carry them."""
+    """A decision's effects on the cluster, the ids of the events that carry them, and its request's
+    offset on the requests partition (-1: not known)."""
 
-    effects: frozenset[uuid.UUID]
-    evicting: tuple[str, ...]
-    nominating: tuple[tuple[str, str], ...]
+    events: frozenset[uuid.UUID]
+    effects: Effects
+    at: int
 
 
 def in_flight(request_id: uuid.UUID, decided: PreemptionDecided) -> InFlight | None:
     """What a decision published (the ids are derived from its request's), None when nothing."""
     uid = decided.preemptor_uid
-    effects = [derived_id(request_id, "evict", v.uid) for v in decided.victims]
-    effects += [derived_id(request_id, "clear", c) for c in decided.cleared if c != uid]
-    nominating = [(c, "") for c in decided.cleared]
+    events = [derived_id(request_id, "evict", v.uid) for v in decided.victims]
+    events += [derived_id(request_id, "clear", c) for c in decided.cleared if c != uid]
     if decided.nominated_node or uid in decided.cleared:
-        effects.append(derived_id(request_id, "nominate"))
-    if decided.nominated_node:
-        nominating.append((uid, decided.nominated_node))
-    if not effects:
+        events.append(derived_id(request_id, "nominate"))
+    if not events:
         return None
-    return InFlight(frozenset(effects), tuple(v.uid for v in decided.victims), tuple(nominating))
+    return InFlight(frozenset(events), effects_of(decided), decided.request_at)
 
 
 class PreemptionHandler(Handler):
@@ -120,15 +121,20 @@ class PreemptionHandler(Handler):
             if flight is not None:
                 self.in_flight[p.attempt_id] = flight
 
-    def _overlay(self) -> tuple[list[str], dict[str, str]]:
-        """Drop the decisions the view now shows; overlay the rest (later ones win a nomination)."""
-        for attempt_id in [a for a, f in self.in_flight.items() if f.effects <= self.folded_effects]:
+    def _overlay(self) -> tuple[list[str], dict[str, str], list[int] | None]:
+        """Drop the decisions the view now shows; overlay the rest in request order (a later one
+        wins a nomination). Also their requests' offsets, None when one is not known (a decision
+        an earlier build made): the decision then records the overlay itself."""
+        for attempt_id in [a for a, f in self.in_flight.items() if f.events <= self.folded_effects]:
             # Its effects are needed no more: each event id is folded once, for one decision.
-            self.folded_effects -= self.in_flight.pop(attempt_id).effects
-        evicting = sorted({v for f in self.in_flight.values() for v in f.evicting})
-        nominating = {uid: node for f in self.in_flight.values() for uid, node in f.nominating}
+            self.folded_effects -= self.in_flight.pop(attempt_id).events
+        flights = list(self.in_flight.values())
+        known = all(f.at >= 0 for f in flights)
+        if known:
+            flights.sort(key=lambda f: f.at)
+        evicting, nominating = overlay(f.effects for f in flights)
         self.view.set_preempting(evicting, nominating)
-        return evicting, nominating
+        return evicting, nominating, [f.at for f in flights] if known else None
 
     async def handle_batch(self, events: Sequence[ReceivedEvent]) -> Sequence[OutgoingEvent]:
         """Requests in the order the queue made them (the watermarks grow), whichever partitions
@@ -151,14 +157,16 @@ class PreemptionHandler(Handler):
             log.warning("preemption: %s decided before the view reached the queue's", req.attempt_id)
         folded = self.view.off(req.watermark)  # replay folds to these when they are set
         self.view.set_assumed((a.pod_uid, a.node_name) for a in req.assumed)
-        out = await self._decide(event.envelope, req, folded)
+        at = event.position.offset if event.position.partition == REQUESTS_PARTITION else -1
+        out = await self._decide(event.envelope, req, folded, at)
         self.answered.add(req.attempt_id)
         self.unpublished[req.attempt_id] = out
         return out
 
     async def _decide(self, cause: Envelope, req: PreemptionRequested,
-                      folded: dict[str, list[int]]) -> list[OutgoingEvent]:
-        evicting, nominating = self._overlay()
+                      folded: dict[str, list[int]], at: int = -1) -> list[OutgoingEvent]:
+        """`at`: the request's offset on the requests partition (-1: not known)."""
+        evicting, nominating, offsets = self._overlay()
         moved = bool(folded_past(folded, req.watermark) or evicting or nominating)
         self.extender_answers.clear()
         fwk = self.profiles.get(req.pod.spec.scheduler_name)
@@ -188,8 +196,9 @@ class PreemptionHandler(Handler):
         decided = PreemptionDecided(
             preemptor_uid=uid, nominated_node=outcome.nominated, attempt_id=req.attempt_id, message=outcome.message,
             folded=folded, victims=[PodRef(uid=v.uid, namespace=v.namespace, name=v.name) for v in outcome.victims],
-            cleared=cleared, evicting=evicting, nominating=nominating, extenders=list(self.extender_answers),
-            fits=outcome.fits)
+            cleared=cleared, request_at=at, extenders=list(self.extender_answers), fits=outcome.fits,
+            in_flight=named(offsets) if offsets is not None else [],
+            evicting=evicting if offsets is None else [], nominating=nominating if offsets is None else {})
         flight = in_flight(cause.event_id, decided)
         if flight is not None:
             self.in_flight[req.attempt_id] = flight

@@ -360,10 +360,16 @@ class PreemptionDecided(Event, frozen=True):
     fits: str = ""
     """Set when the view had moved on since the attempt and the pod fits this node now: nobody is
     evicted, and the queue retries the pod at once."""
+    request_at: int = -1
+    """Its request's offset on the requests partition (-1: not known); later decisions name it so."""
+    in_flight: list[int] = []
+    """The earlier preemptions not yet visible on the view this one was decided on, named by their
+    requests' offsets (`request_at`) as runs (first, count, …): their victims were taken as gone and
+    their nominations as made, in request order (`shared.preemption.in_flight`)."""
     evicting: list[str] = []
     nominating: dict[str, str] = {}
-    """Earlier preemptions not yet visible at the request's watermark, as the decision accounted for
-    them: their victims taken as gone, their nominations (uid → node, "" for cleared) as made."""
+    """The same overlay written out (uid → node, "" for cleared), as decisions recorded it when an
+    in-flight one had no `request_at` (made by an earlier build); empty otherwise."""
 
     def partition_key(self) -> str:
         return self.preemptor_uid

@@ -25,6 +25,7 @@ from shared.framework.profile import build_profiles
 from shared.framework.runtime import Framework
 from shared.model.config import KubeSchedulerConfiguration
 from shared.preemption.extenders import replayed
+from shared.preemption.in_flight import recorded_overlay
 from shared.preemption.request import PreemptionOutcome, decide_preemption, folded_past
 from shared.scheduler.batch import BatchItem, Decision, decide_batch
 from shared.scheduler.schedule_one import ScheduleAlgorithm
@@ -146,13 +147,14 @@ class Replayer:
             # The service decided on its view as it was then: past the watermark when `folded` says so.
             folder.advance_to(decided.folded if decided is not None and decided.folded else record.request.watermark)
             folder.view.set_assumed((a.pod_uid, a.node_name) for a in record.request.assumed)
-            folder.view.set_preempting(decided.evicting if decided else (), decided.nominating if decided else {})
+            evicting, nominating = recorded_overlay(decided, h.decided_by_request) if decided else ([], {})
+            folder.view.set_preempting(evicting, nominating)
             profiles = self.profiles_for(attempt.decision.config_hash if attempt else "")
             fwk = profiles.get(record.request.pod.spec.scheduler_name)
             if fwk is not None:  # the preempt-verb extenders' recorded answers, not new calls
                 fwk.set_extenders(replayed(decided.extenders if decided else [], folder.view.snapshot().get))
             outcome = decide_preemption(fwk, folder.view, record.request, moved=decided is not None and bool(
-                folded_past(decided.folded, record.request.watermark) or decided.evicting or decided.nominating))
+                folded_past(decided.folded, record.request.watermark) or evicting or nominating))
             self.preempted[record.request.attempt_id] = outcome
             if record.decided is None:
                 continue

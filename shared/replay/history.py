@@ -99,6 +99,9 @@ class History:
         self.decisions: list[Recorded] = []
         self.by_attempt: dict[str, Recorded] = {}
         """Attempt id (the decision's correlation id) → its decision."""
+        self.decided_by_request: dict[int, PreemptionDecided] = {}
+        """A preemption decision by its request's offset on the requests partition (how later
+        decisions name the ones in flight when they were made)."""
         seen: set[object] = set()
         answers: list[ShardFiltered] = []
         asked: list[ExtendersAnswered] = []
@@ -124,6 +127,8 @@ class History:
             record = self.preemptions.get(outcome.attempt_id)
             if record is not None and record.decided is None:
                 record.decided = outcome
+            if outcome.request_at >= 0:
+                self.decided_by_request.setdefault(outcome.request_at, outcome)
         for answer in answers:
             batch = self.batches.get(answer.batch_id)
             if batch is not None:

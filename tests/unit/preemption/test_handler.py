@@ -11,6 +11,7 @@ from prometheus_client import CollectorRegistry
 
 from services.preemption.handlers import PreemptionHandler, PreemptionMetrics
 from services.runtime.scheduler_config import profiles_from
+from shared.preemption.in_flight import recorded_overlay
 from shared.preemption.request import folded_past
 from shared.cluster import ClusterView
 from shared.events import (
@@ -57,10 +58,11 @@ def _handler(view: ClusterView) -> PreemptionHandler:
     return PreemptionHandler(view, profiles_from(None), _reached, PreemptionMetrics(CollectorRegistry()))
 
 
-def _request(name: str) -> ReceivedEvent:
+def _request(name: str, at: int = 0) -> ReceivedEvent:
+    """The request at offset `at` of the requests partition."""
     req = PreemptionRequested(pod=make_pod(name, cpu="1", priority=100), node_statuses=FULL,
                               attempt_id=f"uid-{name}/1", seed=1)
-    return ReceivedEvent(envelope(req, producer="queue"), Position("preemption", 0, 0))
+    return ReceivedEvent(envelope(req, producer="queue"), Position("preemption", 0, at))
 
 
 def _decided(out: Sequence[OutgoingEvent]) -> PreemptionDecided:
@@ -81,17 +83,20 @@ async def test_a_second_request_on_a_stale_watermark_does_not_reuse_the_first_vi
     view.apply(envelope(PodSubmitted(pod=make_pod("hi-1", cpu="1", priority=100)), producer="t"))
     view.apply(envelope(PodSubmitted(pod=make_pod("hi-2", cpu="1", priority=100)), producer="t"))
 
-    first = await handler.handle(_request("hi-1"))
+    first = await handler.handle(_request("hi-1", 7))
     one = _decided(first)
-    assert one.nominated_node == "node-a" and len(one.victims) == 1 and one.evicting == [] and one.nominating == {}
+    assert one.nominated_node == "node-a" and len(one.victims) == 1
+    assert one.request_at == 7 and one.in_flight == [] and one.evicting == [] and one.nominating == {}
 
     # The view has not folded the first decision's evictions and nomination (the queue asked for
-    # the second before they reached it): they are overlaid, so the other pod is the victim.
-    second = await handler.handle(_request("hi-2"))
+    # the second before they reached it): they are overlaid, so the other pod is the victim. The
+    # decision names the first by its request's offset, which replay reads the overlay back from.
+    second = await handler.handle(_request("hi-2", 8))
     two = _decided(second)
     assert two.nominated_node == "node-a"
     assert [v.uid for v in two.victims] != [v.uid for v in one.victims] and len(two.victims) == 1
-    assert two.evicting == [one.victims[0].uid] and two.nominating == {"uid-hi-1": "node-a"}
+    assert two.in_flight == [7, 1] and two.evicting == [] and two.nominating == {}
+    assert recorded_overlay(two, {7: one}) == ([one.victims[0].uid], {"uid-hi-1": "node-a"})
     evicted = [o.envelope.payload.uid for o in first + second if isinstance(o.envelope.payload, PodEvicted)]
     assert sorted(evicted) == ["uid-low-a", "uid-low-b"]
 
@@ -105,7 +110,7 @@ async def test_in_flight_decisions_are_rebuilt_from_the_log_after_a_restart() ->
     view = _cluster()
     handler = _handler(view)
     view.apply(envelope(PodSubmitted(pod=make_pod("hi-1", cpu="1", priority=100)), producer="t"))
-    first = await handler.handle(_request("hi-1"))
+    first = await handler.handle(_request("hi-1", 3))
 
     # A fresh process reads its past decision back before the evictions it published.
     restarted_view = _cluster()
@@ -116,10 +121,11 @@ async def test_in_flight_decisions_are_rebuilt_from_the_log_after_a_restart() ->
         if isinstance(o.envelope.payload, PreemptionDecided):
             restarted.on_event(o.envelope)
     assert list(restarted.in_flight) == ["uid-hi-1/1"]
-    again = await restarted.handle(_request("hi-1"))
+    again = await restarted.handle(_request("hi-1", 3))
     assert again == []  # answered already
-    two = _decided(await restarted.handle(_request("hi-2")))
-    assert two.evicting == [_decided(first).victims[0].uid] and two.nominating == {"uid-hi-1": "node-a"}
+    two = _decided(await restarted.handle(_request("hi-2", 4)))
+    assert two.in_flight == [3, 1]  # named by the offset the decision read back records
+    assert recorded_overlay(two, {3: _decided(first)}) == ([_decided(first).victims[0].uid], {"uid-hi-1": "node-a"})
     assert [v.uid for v in two.victims] != [v.uid for v in _decided(first).victims]
 
     nominations = [o for o in first if isinstance(o.envelope.payload, PodNominated)]
@@ -137,14 +143,15 @@ async def test_a_request_whose_pod_fits_once_in_flight_evictions_land_evicts_nob
     for name in ("hi-1", "hi-2"):
         view.apply(envelope(PodSubmitted(pod=make_pod(name, cpu="1", priority=100)), producer="t"))
 
-    one = _decided(await handler.handle(_request("hi-1")))
+    one = _decided(await handler.handle(_request("hi-1", 0)))
     assert one.nominated_node == "node-a" and [v.uid for v in one.victims] == ["uid-big"]
 
     # The first eviction frees 3 cpus and the first preemptor is to take 1 of them: the second
     # preemptor fits beside it, so nobody more is evicted and it is retried instead.
-    second = await handler.handle(_request("hi-2"))
+    second = await handler.handle(_request("hi-2", 1))
     two = _decided(second)
-    assert two.nominated_node == "" and two.victims == [] and two.evicting == ["uid-big"]
+    assert two.nominated_node == "" and two.victims == []
+    assert recorded_overlay(two, {0: one}) == (["uid-big"], {"uid-hi-1": "node-a"})
     assert two.message == 'preemption: not needed, the pod fits on node "node-a" now'
     assert two.fits == "node-a"
     assert not [o for o in second if isinstance(o.envelope.payload, (PodEvicted, PodNominated))]
@@ -194,13 +201,13 @@ async def test_a_batch_handled_again_after_a_failure_hands_out_the_decisions_mad
     handler = _handler(view)
     for name in ("hi-1", "hi-2"):
         view.apply(envelope(PodSubmitted(pod=make_pod(name, cpu="1", priority=100)), producer="t"))
-    batch = [_request("hi-1"), _request("hi-2")]
+    batch = [_request("hi-1", 0), _request("hi-2", 1)]
     decide = handler._decide
 
-    async def failing_on_the_second(cause, req, folded):  # type: ignore[no-untyped-def]
+    async def failing_on_the_second(cause, req, folded, at):  # type: ignore[no-untyped-def]
         if req.pod.metadata.name == "hi-2":
             raise RuntimeError("lost the database")
-        return await decide(cause, req, folded)
+        return await decide(cause, req, folded, at)
 
     handler._decide = failing_on_the_second  # type: ignore[method-assign]
     with pytest.raises(RuntimeError):
@@ -246,3 +253,22 @@ def test_recorded_positions_are_past_a_watermark_only_where_some_partition_is_be
     assert folded_past({"pods": [0, 0], "nodes": [1]}, {"pods": [5, 0]})  # a topic the watermark lacks
     assert not folded_past({"pods": [1, 0]}, {"pods": [5, 0]})
     assert not folded_past({}, {"pods": [5, 0]})
+
+
+async def test_an_in_flight_decision_without_its_requests_offset_is_written_out_whole() -> None:
+    """A decision read back after a restart that an earlier build made names no request offset: a
+    decision made with it in flight cannot name it, so it records the overlay itself."""
+    view = _cluster()
+    handler = _handler(view)
+    view.apply(envelope(PodSubmitted(pod=make_pod("hi-1", cpu="1", priority=100)), producer="t"))
+    first = _decided(await handler.handle(_request("hi-1", 3)))
+    restarted_view = _cluster()
+    for name in ("hi-1", "hi-2"):
+        restarted_view.apply(envelope(PodSubmitted(pod=make_pod(name, cpu="1", priority=100)), producer="t"))
+    restarted = _handler(restarted_view)
+    unnamed = msgspec.structs.replace(first, request_at=-1)
+    restarted.on_event(envelope(unnamed, producer="preemption", caused_by=_request("hi-1", 3).envelope))
+    two = _decided(await restarted.handle(_request("hi-2", 4)))
+    assert two.in_flight == [] and two.request_at == 4
+    assert two.evicting == [first.victims[0].uid] and two.nominating == {"uid-hi-1": "node-a"}
+    assert recorded_overlay(two, {}) == (two.evicting, two.nominating)
