@@ -103,7 +103,7 @@ class PreemptionHandler(Handler):
         again after a failure part way through hands them out again (same event ids)."""
         self.node_indexes = NodeIndexes()
         self.in_flight: dict[str, InFlight] = {}
-        """Attempt id → a decision whose effects the view has not folded yet, in decision order."""
+        """Attempt id → a decision whose effects the view has not folded yet."""
         self.folded_effects: set[uuid.UUID] = set()
 
     def on_event(self, env: Envelope) -> None:
@@ -123,8 +123,9 @@ class PreemptionHandler(Handler):
 
     def _overlay(self) -> tuple[list[str], dict[str, str], list[int] | None]:
         """Drop the decisions the view now shows; overlay the rest in request order (a later one
-        wins a nomination). Also their requests' offsets, None when one is not known (a decision
-        an earlier build made): the decision then records the overlay itself."""
+        wins a nomination). Also their requests' offsets, None when one is not known (a decision an
+        earlier build made, or one whose request was not on the requests partition): the decision
+        then records the overlay itself."""
         for attempt_id in [a for a, f in self.in_flight.items() if f.events <= self.folded_effects]:
             # Its effects are needed no more: each event id is folded once, for one decision.
             self.folded_effects -= self.in_flight.pop(attempt_id).events

@@ -361,7 +361,8 @@ class PreemptionDecided(Event, frozen=True):
     """Set when the view had moved on since the attempt and the pod fits this node now: nobody is
     evicted, and the queue retries the pod at once."""
     request_at: int = -1
-    """Its request's offset on the requests partition (-1: not known); later decisions name it so."""
+    """Its request's offset on the requests partition; later decisions name it so. -1: not known
+    (made by an earlier build, or its request was not on the requests partition)."""
     in_flight: list[int] = []
     """The earlier preemptions not yet visible on the view this one was decided on, named by their
     requests' offsets (`request_at`) as runs (first, count, …): their victims were taken as gone and

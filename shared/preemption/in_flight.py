@@ -43,8 +43,8 @@ def overlay(in_flight: Iterable[Effects]) -> tuple[list[str], dict[str, str]]:
 
 
 def named(offsets: Iterable[int]) -> list[int]:
-    """Requests' offsets as a decision names them: ascending, as runs (first, count, …)."""
-    return runs(np.asarray(sorted(offsets), dtype=np.intp))
+    """Requests' offsets as a decision names them: ascending, each once, as runs (first, count, …)."""
+    return runs(np.unique(np.asarray(list(offsets), dtype=np.intp)))
 
 
 def recorded_overlay(decided: PreemptionDecided,

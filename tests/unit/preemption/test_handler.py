@@ -12,6 +12,7 @@ from prometheus_client import CollectorRegistry
 from services.preemption.handlers import PreemptionHandler, PreemptionMetrics
 from services.runtime.scheduler_config import profiles_from
 from shared.preemption.in_flight import recorded_overlay
+from shared.replay.history import History
 from shared.preemption.request import folded_past
 from shared.cluster import ClusterView
 from shared.events import (
@@ -22,6 +23,7 @@ from shared.events import (
     PodDeleted,
     PodEvicted,
     PodNominated,
+    PodRef,
     PodSubmitted,
     PreemptionDecided,
     PreemptionRequested,
@@ -272,3 +274,42 @@ async def test_an_in_flight_decision_without_its_requests_offset_is_written_out_
     assert two.in_flight == [] and two.request_at == 4
     assert two.evicting == [first.victims[0].uid] and two.nominating == {"uid-hi-1": "node-a"}
     assert recorded_overlay(two, {}) == (two.evicting, two.nominating)
+
+
+async def test_in_flight_decisions_read_back_out_of_order_are_overlaid_in_request_order() -> None:
+    """Decisions read back after a restart come in the order the log gives them, not the order they
+    were made: the overlay follows their requests' offsets, which is the order replay reads them
+    back in from the decision that names them."""
+    view = _cluster()
+    for name in ("hi-1", "hi-2", "hi-3"):
+        view.apply(envelope(PodSubmitted(pod=make_pod(name, cpu="1", priority=100)), producer="t"))
+    handler = _handler(view)
+    nominate = PreemptionDecided(preemptor_uid="uid-hi-1", nominated_node="node-a", attempt_id="uid-hi-1/1",
+                                 victims=[PodRef(uid="uid-low-a")], request_at=2)
+    clear = PreemptionDecided(preemptor_uid="uid-hi-2", nominated_node="node-a", attempt_id="uid-hi-2/1",
+                              victims=[PodRef(uid="uid-low-b")], cleared=["uid-hi-1"], request_at=5)
+    requests = {2: _request("hi-1", 2), 5: _request("hi-2", 5)}
+    recorded = [envelope(d, producer="preemption", caused_by=requests[d.request_at].envelope)
+                for d in (clear, nominate)]  # read back the later one first
+    for env in recorded:
+        handler.on_event(env)
+    third = _decided(await handler.handle(_request("hi-3", 9)))
+    assert third.in_flight == [2, 1, 5, 1]
+    assert view.nominating == {"uid-hi-1": "", "uid-hi-2": "node-a"}  # the later request's clearing wins
+    log = [requests[2], ReceivedEvent(recorded[1], Position("preemption", 1, 0)), requests[5],
+           ReceivedEvent(recorded[0], Position("preemption", 2, 0))]
+    third_at = ReceivedEvent(envelope(third, producer="preemption"), Position("preemption", 3, 0))
+    history = History([*log, _request("hi-3", 9), third_at])
+    assert recorded_overlay(third, history.decided_by_request) == (sorted(view.evicting), view.nominating)
+
+
+async def test_a_request_off_the_requests_partition_is_not_named_by_later_decisions() -> None:
+    view = _cluster()
+    handler = _handler(view)
+    for name in ("hi-1", "hi-2"):
+        view.apply(envelope(PodSubmitted(pod=make_pod(name, cpu="1", priority=100)), producer="t"))
+    off = _request("hi-1")
+    one = _decided(await handler.handle(ReceivedEvent(off.envelope, Position("preemption", 1, 0))))
+    assert one.request_at == -1 and one.nominated_node == "node-a"
+    two = _decided(await handler.handle(_request("hi-2", 4)))
+    assert two.in_flight == [] and two.evicting == [one.victims[0].uid] and two.nominating == {"uid-hi-1": "node-a"}

@@ -33,6 +33,7 @@ def test_the_overlay_is_every_effect_with_the_later_nomination_winning() -> None
 def test_offsets_are_named_as_ascending_runs() -> None:
     assert named([]) == []
     assert named([9, 3, 4, 5]) == [3, 3, 9, 1]
+    assert named([5, 3, 3]) == [3, 1, 5, 1]
 
 
 def test_the_recorded_overlay_reads_the_named_decisions_in_request_order() -> None:
