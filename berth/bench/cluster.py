@@ -81,7 +81,7 @@ def run_cluster(workload: Workload, *, filter_workers: int, progress: bool, time
 
 
 async def _measure(workload: Workload, settings: Settings, fleet: Fleet, progress: bool,
-                   timeout_s: float, stack_pids: Mapping[str, int] | None = None) -> BenchResult:
+                   timeout_s: float, stack_pids: Mapping[str, int]) -> BenchResult:
     registry = TopicRegistry(settings.topic_prefix)
     cluster = workload.cluster
     split = len(cluster.pods) - workload.measured
@@ -224,10 +224,10 @@ class _Sampler:
     """CPU seconds per service (and for the embedded broker and database, whose work the services'
     traffic makes) and the fleet's peak resident memory, sampled once a second."""
 
-    def __init__(self, fleet: Fleet, stack_pids: Mapping[str, int] | None = None) -> None:
+    def __init__(self, fleet: Fleet, stack_pids: Mapping[str, int]) -> None:
         self.peak_mb = 0.0
         self._services = [(m.spec.name, p) for m in fleet.members.values() if (p := _process(m.process.pid))]
-        self._stack = [(_STACK_LABELS.get(name, name), p) for name, pid in (stack_pids or {}).items()
+        self._stack = [(_STACK_LABELS.get(name, name), p) for name, pid in stack_pids.items()
                        if (p := _process(pid))]
 
     def cpu(self) -> dict[str, float]:

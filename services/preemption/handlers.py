@@ -48,8 +48,8 @@ from shared.events.catalogue import REQUESTS_PARTITION
 from shared.framework.runtime import Framework
 from shared.preemption.evaluator import PreemptionExtender
 from shared.preemption.extenders import RecordingExtender
-from shared.preemption.in_flight import Effects, effects_of, named, overlay
-from shared.preemption.request import decide_preemption, folded_past
+from shared.preemption.in_flight import Effects, effects_of, offsets_as_runs, overlay
+from shared.preemption.request import decide_preemption
 from shared.scheduler.node_index import NodeIndexes
 
 log = logging.getLogger(__name__)
@@ -168,7 +168,7 @@ class PreemptionHandler(Handler):
                       folded: dict[str, list[int]], at: int = -1) -> list[OutgoingEvent]:
         """`at`: the request's offset on the requests partition (-1: not known)."""
         evicting, nominating, offsets = self._overlay()
-        moved = bool(folded_past(folded, req.watermark) or evicting or nominating)
+        moved = bool(self.view.past(req.watermark) or evicting or nominating)
         self.extender_answers.clear()
         fwk = self.profiles.get(req.pod.spec.scheduler_name)
         if fwk is not None and fwk.extenders():
@@ -198,7 +198,7 @@ class PreemptionHandler(Handler):
             preemptor_uid=uid, nominated_node=outcome.nominated, attempt_id=req.attempt_id, message=outcome.message,
             folded=folded, victims=[PodRef(uid=v.uid, namespace=v.namespace, name=v.name) for v in outcome.victims],
             cleared=cleared, request_at=at, extenders=list(self.extender_answers), fits=outcome.fits,
-            in_flight=named(offsets) if offsets is not None else [],
+            in_flight=offsets_as_runs(offsets) if offsets is not None else [],
             evicting=evicting if offsets is None else [], nominating=nominating if offsets is None else {})
         flight = in_flight(cause.event_id, decided)
         if flight is not None:

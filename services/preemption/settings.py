@@ -11,6 +11,7 @@ from shared.model.config import KubeSchedulerConfiguration
 from shared.settings import Settings, env_int, load_service_settings
 
 SERVICE = "preemption"
+DEFAULT_BATCH = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,7 +20,7 @@ class PreemptionSettings:
     config: KubeSchedulerConfiguration | None = None
     group_id: str = "berth-preemption"
     watermark_wait_s: float = 10.0
-    batch_size: int = 64
+    batch_size: int = DEFAULT_BATCH
     """Most records of the `preemption` topic handled per batch (requests, and this service's own
     decisions read back). A batch's evictions and nominations are published when it ends, and
     until this service has folded them back each later decision carries them as its overlay."""
@@ -30,4 +31,4 @@ def load(env: Mapping[str, str] | None = None) -> PreemptionSettings:
     base = load_service_settings(SERVICE, env)
     return PreemptionSettings(base=base, config=load_scheduler_config(env),
                               group_id=env.get("BERTH_PREEMPTION_GROUP", "").strip() or "berth-preemption",
-                              batch_size=env_int(env, "BERTH_PREEMPTION_BATCH", 64, minimum=1))
+                              batch_size=env_int(env, "BERTH_PREEMPTION_BATCH", DEFAULT_BATCH, minimum=1))

@@ -71,8 +71,7 @@ class LogFollower:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._changed.wait_for(lambda: self._received_up_to(watermark)), timeout)
         if fold_received:
-            self.advance_to({t: [ends.get(p, 0) for p in range(max(ends, default=-1) + 1)]
-                             for t, ends in self._received.items()})
+            self._fold_buffered()
         else:
             self.advance_to(watermark)
         return self.view.reached(watermark)
@@ -88,6 +87,15 @@ class LogFollower:
                 pending = self._buffered.get((topic, partition))
                 while pending and pending[0][1].offset < end:
                     self._fold(*pending.popleft())
+
+    def _fold_buffered(self) -> None:
+        """Fold every buffered gated event (each was received), in `advance_to`'s order."""
+        for topic in self.topics:
+            if topic in self.gated:
+                for key in sorted(k for k in self._buffered if k[0] == topic):
+                    pending = self._buffered[key]
+                    while pending:
+                        self._fold(*pending.popleft())
 
     def pause(self) -> None:
         """Hold every event back until `resume` (the queue, for the length of a cycle)."""

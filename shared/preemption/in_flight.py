@@ -42,7 +42,7 @@ def overlay(in_flight: Iterable[Effects]) -> tuple[list[str], dict[str, str]]:
     return sorted(evicting), nominating
 
 
-def named(offsets: Iterable[int]) -> list[int]:
+def offsets_as_runs(offsets: Iterable[int]) -> list[int]:
     """Requests' offsets as a decision names them: ascending, each once, as runs (first, count, …)."""
     return runs(np.unique(np.asarray(list(offsets), dtype=np.intp)))
 

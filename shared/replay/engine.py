@@ -153,8 +153,9 @@ class Replayer:
             fwk = profiles.get(record.request.pod.spec.scheduler_name)
             if fwk is not None:  # the preempt-verb extenders' recorded answers, not new calls
                 fwk.set_extenders(replayed(decided.extenders if decided else [], folder.view.snapshot().get))
-            outcome = decide_preemption(fwk, folder.view, record.request, moved=decided is not None and bool(
-                folded_past(decided.folded, record.request.watermark) or evicting or nominating))
+            past = decided is not None and folded_past(decided.folded, record.request.watermark)
+            outcome = decide_preemption(fwk, folder.view, record.request,
+                                        moved=decided is not None and bool(past or evicting or nominating))
             self.preempted[record.request.attempt_id] = outcome
             if record.decided is None:
                 continue
@@ -166,7 +167,7 @@ class Replayer:
                 matched_preemptions += 1
                 continue
             uid = record.request.pod.metadata.uid
-            detail = ("decided on a view past its watermark" if folded_past(record.decided.folded, record.request.watermark)
+            detail = ("decided on a view past its watermark" if past
                       else "decided on a view short of its watermark" if record.decided.folded else "")
             self.divergences.append(Divergence(
                 kind="preemption", pod=h.pod_name(uid), uid=uid, attempt=attempt.decision.attempt if attempt else 0,

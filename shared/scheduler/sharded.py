@@ -94,12 +94,11 @@ def filter_on_shard(fwk: Framework, state: CycleState, pod: PodInfo, snapshot: S
     feasible: list[NodeInfo] = []
     failures: list[tuple[str, Status]] | Rejections = []
     n = len(nodes)
+    indexed: tuple[NodeIndex, Indexes] | None = None
     if nominated_fits is not None:
         # The merge (as upstream) takes a nominated node that passes and reads no walk.
-        feasible, n = [nominated_fits], 0
-    indexed: tuple[NodeIndex, Indexes] | None = None
-    rest = filters_after_index(fwk, state, pod) if indexes is not None and subset is None else None
-    if n and rest is not None and indexes is not None:
+        feasible = [nominated_fits]
+    elif n and indexes is not None and subset is None and (rest := filters_after_index(fwk, state, pod)) is not None:
         index = indexes.get(fwk, pod, snapshot)
         try:
             walked = index.walk(fwk, state, pod, start % n, feasible_target(fwk, n), rest, index.mask(shard_nodes))

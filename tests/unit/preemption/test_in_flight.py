@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from shared.events import PodRef, PreemptionDecided, PreemptionRequested, Position, ReceivedEvent, envelope
 from shared.events.catalogue import REQUESTS_PARTITION
-from shared.preemption.in_flight import effects_of, named, overlay, recorded_overlay
+from shared.preemption.in_flight import effects_of, offsets_as_runs, overlay, recorded_overlay
 from shared.replay.history import History
 
 from ..events.samples import make_pod
@@ -31,18 +31,18 @@ def test_the_overlay_is_every_effect_with_the_later_nomination_winning() -> None
 
 
 def test_offsets_are_named_as_ascending_runs() -> None:
-    assert named([]) == []
-    assert named([9, 3, 4, 5]) == [3, 3, 9, 1]
-    assert named([5, 3, 3]) == [3, 1, 5, 1]
+    assert offsets_as_runs([]) == []
+    assert offsets_as_runs([9, 3, 4, 5]) == [3, 3, 9, 1]
+    assert offsets_as_runs([5, 3, 3]) == [3, 1, 5, 1]
 
 
 def test_the_recorded_overlay_reads_the_named_decisions_in_request_order() -> None:
     p = _decided("p", "node-a", victims=("v1",), at=4)
     q = _decided("q", "node-b", victims=("v2",), cleared=("p",), at=5)
     by_request = {4: p, 5: q}
-    assert recorded_overlay(_decided("r", in_flight=named([5, 4])), by_request) == (["v1", "v2"], {"p": "", "q": "node-b"})
+    assert recorded_overlay(_decided("r", in_flight=offsets_as_runs([5, 4])), by_request) == (["v1", "v2"], {"p": "", "q": "node-b"})
     # A named decision the log lacks is left out.
-    assert recorded_overlay(_decided("r", in_flight=named([4, 6])), by_request) == (["v1"], {"p": "node-a"})
+    assert recorded_overlay(_decided("r", in_flight=offsets_as_runs([4, 6])), by_request) == (["v1"], {"p": "node-a"})
     # An earlier build's decision carries the overlay itself.
     old = _decided("r", evicting=["v9"], nominating={"s": "node-c"})
     assert recorded_overlay(old, by_request) == (["v9"], {"s": "node-c"})
