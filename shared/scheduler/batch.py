@@ -117,15 +117,20 @@ def first_still_fitting(fwk: Framework, info: PodInfo, snapshot: Snapshot, ranke
     return ""
 
 
-def walk_again(walker: ScheduleAlgorithm, item: BatchItem, snapshot: Snapshot) -> str:
+def walk_again(walker: ScheduleAlgorithm, item: BatchItem, snapshot: Snapshot, *,
+               record: bool = False) -> tuple[str, list[NodePluginScores]]:
     """The pod's attempt made afresh on `snapshot`, as the in-process scheduler makes it (from the
-    shards' start, ties broken by the attempt's seed): the node, or "" when none fits."""
+    shards' start, ties broken by the attempt's seed): the node, or "" when none fits, and when
+    `record`, the walk's weighted scores per plugin."""
     walker.rng.seed(item.seed)
     walker.next_start_node_index = item.start
+    state = CycleState()
+    state.record_scores = record
     try:
-        return walker.schedule_pod(item.fwk, CycleState(), item.info, snapshot).suggested_host
+        result = walker.schedule_pod(item.fwk, state, item.info, snapshot)
     except (FitError, NoNodesAvailable, SchedulingError):
-        return ""
+        return "", []
+    return result.suggested_host, result.scores if record else []
 
 
 def decide_batch(items: Sequence[BatchItem], snapshot: Callable[[], Snapshot],
@@ -142,7 +147,7 @@ def decide_batch(items: Sequence[BatchItem], snapshot: Callable[[], Snapshot],
     for the next cycle, so the pods of a batch that all want the same few nodes (the least-loaded
     zone a spread constraint allows) are placed in one cycle. The queue allows it where no waiting
     pod would be scheduled first; replay where the queue recorded a decision. Such a decision
-    carries no scores: the ranking they came from was not the walk's."""
+    carries the walk's scores (when `record`), not the ranking's: the walk chose it."""
     out: list[Decision] = []
     for item in items:
         m = item.merged
@@ -161,9 +166,9 @@ def decide_batch(items: Sequence[BatchItem], snapshot: Callable[[], Snapshot],
         if placed_before:
             host = first_still_fitting(item.fwk, item.info, snapshot(), ranked)
             if not host and walker is not None and not item.extenders and may_walk is not None and may_walk(item):
-                host = walk_again(walker, item, snapshot())
+                host, walked = walk_again(walker, item, snapshot(), record=record)
                 if host:
-                    ranked, scores = [host], []
+                    ranked, scores = [host], walked
             if not host:
                 # Every candidate was taken by pods decided earlier in this batch: try again at once.
                 out.append(Decision("retry", scores=scores, ranked=ranked))

@@ -103,7 +103,8 @@ class ScheduleAlgorithm:
         scores: list[NodePluginScores] = []
         if walked is not None and walked[0] is feasible and fwk.has_score_plugins():
             self._pre_score(fwk, state, pod, feasible)
-            scorers = fwk.score_plugins_if_node_local(state, pod)
+            # The index gives totals alone: a caller recording per-plugin scores takes the plain path.
+            scorers = None if state.record_scores else fwk.score_plugins_if_node_local(state, pod)
             if scorers is not None:
                 host = self._select_indexed(fwk, state, pod, scorers, walked[1], walked[2])
             else:

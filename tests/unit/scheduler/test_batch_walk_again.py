@@ -11,6 +11,8 @@ from shared.framework.pod_info import PodInfo
 from shared.framework.profile import build_profiles
 from shared.framework.runtime import Framework
 from shared.framework.snapshot import Snapshot
+from shared.model.loader import load_objects
+from shared.replay.diff import weighted_difference
 from shared.scheduler.batch import BatchItem, Decision, decide_batch
 from shared.scheduler.schedule_one import ScheduleAlgorithm
 from shared.scheduler.sharded import MergedFilter
@@ -72,3 +74,36 @@ def test_a_pod_not_allowed_to_walk_or_with_no_room_left_is_retried() -> None:
     fwk, snapshot, infos = _cluster(nodes=2, pods=3)
     full = _decide(fwk, snapshot, infos, walker=ScheduleAlgorithm(random.Random(0)), may_walk=lambda _: True)
     assert [d.verdict for d in full] == ["bind", "bind", "retry"]  # the walk finds no node either
+
+
+BALANCE_WEIGHS_40 = {
+    "apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+    "profiles": [{"schedulerName": "default-scheduler", "plugins": {"score": {"enabled": [
+        {"name": "NodeResourcesBalancedAllocation", "weight": 40}]}}}],
+}
+
+
+def _walk_third(config: object, *, record: bool) -> list[Decision]:
+    """Two one-pod nodes every pod saw, taken by the first two; the third walks to `roomy` (most room,
+    least balanced after the pod: NodeResourcesFit's pick) or `even` (cpu and memory used alike:
+    NodeResourcesBalancedAllocation's)."""
+    fwk = build_profiles(config)["default-scheduler"]  # type: ignore[arg-type]
+    snapshot = Snapshot([MakeNode().name("n0").capacity(cpu="1", memory="2Gi", pods="1").info(),
+                         MakeNode().name("n1").capacity(cpu="1", memory="2Gi", pods="1").info(),
+                         MakeNode().name("roomy").capacity(cpu="32", memory="6Gi", pods="110").info(),
+                         MakeNode().name("even").capacity(cpu="2", memory="4Gi", pods="110").info()])
+    fwk.set_snapshot(snapshot)
+    infos = [MakePod().name(f"p{k}").uid(f"uid-p{k}").req(cpu="1", memory="2Gi").info() for k in range(3)]
+    return _decide(fwk, snapshot, infos, walker=ScheduleAlgorithm(random.Random(0)), may_walk=lambda _: True,
+                   record=record)
+
+
+def test_a_recorded_walk_keeps_its_scores_so_a_what_if_can_name_the_plugin() -> None:
+    weighted = load_objects([("weighted.yaml", BALANCE_WEIGHS_40)]).config
+    as_run, what_if = _walk_third(None, record=True), _walk_third(weighted, record=True)
+    assert [d.host for d in as_run] == [d.host for d in _walk_third(None, record=False)]  # recording changes no pick
+    assert (as_run[2].host, what_if[2].host) == ("roomy", "even")
+    assert as_run[2].ranked == ["roomy"] and {s.name for s in as_run[2].scores} == {"roomy", "even"}
+    plugin, detail = weighted_difference(as_run[2].scores, what_if[2].scores, ["roomy", "even"])
+    assert plugin == "NodeResourcesBalancedAllocation" and detail.startswith("weighted score on roomy: ")
+    assert _walk_third(None, record=False)[2].scores == []  # the queue, which does not record, keeps none
