@@ -6,6 +6,7 @@ import contextlib
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
+import asyncpg
 import msgspec
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import make_url
@@ -45,9 +46,12 @@ def _json_dumps(value: Any) -> str:
 
 
 def make_engine(url: str, *, pool_size: int = 5, echo: bool = False) -> AsyncEngine:
-    """An async engine; JSONB goes through msgspec (fast, and it knows UUIDs and datetimes)."""
+    """An async engine; JSONB goes through msgspec (fast, and it knows UUIDs and datetimes). Sessions
+    run in UTC, so timestamps Postgres renders as JSON (the projector reads rows so) carry no
+    server-local offset."""
     return create_async_engine(
         async_url(url),
+        connect_args={"server_settings": {"TimeZone": "UTC"}},
         pool_size=pool_size,
         max_overflow=pool_size,
         pool_pre_ping=True,
@@ -62,8 +66,10 @@ def make_sessionmaker(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
 
 
 def is_retriable_db_error(exc: BaseException) -> bool:
-    if isinstance(exc, (OSError, TimeoutError, ConnectionError)):
+    if isinstance(exc, (OSError, TimeoutError, ConnectionError, asyncpg.InterfaceError)):
         return True
+    if isinstance(exc, asyncpg.PostgresError):  # the driver's own, from statements run on it directly
+        return str(getattr(exc, "sqlstate", "") or "").startswith(_RETRIABLE_SQLSTATES)
     if isinstance(exc, sa_exc.DBAPIError):
         if exc.connection_invalidated:
             return True
@@ -79,7 +85,7 @@ def translated_errors(what: str) -> Iterator[None]:
     """Re-raise connection-level and transient database failures as DatabaseUnavailable (retriable)."""
     try:
         yield
-    except (sa_exc.SQLAlchemyError, OSError, TimeoutError) as exc:
+    except (sa_exc.SQLAlchemyError, asyncpg.PostgresError, asyncpg.InterfaceError, OSError, TimeoutError) as exc:
         if is_retriable_db_error(exc):
             raise DatabaseUnavailable(f"{what}: {type(exc).__name__}: {exc}") from exc
         raise

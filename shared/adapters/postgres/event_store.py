@@ -1,44 +1,25 @@
 """The append-only event store: every event once (unique event id), payload as JSONB.
 
-Events are appended by the projector inside its transaction; `PostgresEventStore.read` streams them
-back in storage order (the `seq` identity), which is the order they were applied to the read model.
+Events are appended by the projector inside its transaction (`batch_sql.APPEND_EVENTS`);
+`PostgresEventStore.read` streams them back in storage order (the `seq` identity), which is the
+order they were applied to the read model.
 """
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import AsyncIterator, Sequence
 from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Table, func, or_, select
-from sqlalchemy.dialects.postgresql import insert
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncEngine
 
-from shared.events import Envelope, Position, ReceivedEvent, payload_from_builtins, payload_to_builtins
+from shared.events import Envelope, Position, ReceivedEvent, payload_from_builtins
 
 from .engine import translated_errors
 from .models import StoredEvent
 
 events_table: Table = StoredEvent.__table__  # type: ignore[assignment]
-
-
-def to_record(event: ReceivedEvent) -> dict[str, Any]:
-    env, pos = event.envelope, event.position
-    return {
-        "event_id": env.event_id,
-        "topic": pos.topic,
-        "partition": pos.partition,
-        "offset": pos.offset,
-        "type": env.type,
-        "key": env.key,
-        "timestamp": env.timestamp,
-        "producer": env.producer,
-        "causation_id": env.causation_id,
-        "correlation_id": env.correlation_id,
-        "schema_version": env.schema_version,
-        "payload": payload_to_builtins(env.payload),
-    }
 
 
 def from_record(row: Any) -> ReceivedEvent:
@@ -55,23 +36,6 @@ def from_record(row: Any) -> ReceivedEvent:
         schema_version=row.schema_version,
     )
     return ReceivedEvent(envelope, Position(row.topic, row.partition, row.offset))
-
-
-async def append(conn: AsyncConnection, events: Sequence[ReceivedEvent]) -> set[uuid.UUID]:
-    """Insert the events not stored yet; return the ids actually inserted (the rest were duplicates)."""
-    if not events:
-        return set()
-    # One statement executed with many parameter sets: SQLAlchemy compiles it once (cached) and
-    # batches the rows ("insertmanyvalues"); a literal multi-row VALUES would be recompiled per batch.
-    result = await conn.execute(_INSERT_NEW, [to_record(e) for e in events])
-    return set(result.scalars())
-
-
-_INSERT_NEW = (
-    insert(events_table)
-    .on_conflict_do_nothing(index_elements=["event_id"])
-    .returning(events_table.c.event_id)
-)
 
 
 class PostgresEventStore:

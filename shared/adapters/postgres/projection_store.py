@@ -20,10 +20,10 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
+import asyncpg
 import msgspec
-from sqlalchemy import Table, and_, bindparam, delete, literal_column, or_, select, text, tuple_
-from sqlalchemy.dialects.postgresql import ARRAY, BIGINT, insert
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+from sqlalchemy import Table, delete, select, tuple_
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from shared.events import ReceivedEvent
 from shared.ports import ApplyResult, TopicPartition
@@ -43,7 +43,7 @@ from shared.projection import (
     keys_for,
 )
 
-from . import event_store
+from . import batch_sql as sql
 from .engine import translated_errors
 from .models import READ_MODEL_TABLES, ConsumerOffset
 
@@ -51,10 +51,9 @@ _ROW_TYPES: dict[str, type[Row]] = {
     "nodes": NodeRow, "pods": PodRow, "attempts": AttemptRow, "bindings": BindingRow, "preemptions": PreemptionRow,
     "priority_classes": PriorityClassRow, "pdbs": PdbRow,
 }
+_ROW_DECODERS = {name: msgspec.json.Decoder(list[row_type]) for name, row_type in _ROW_TYPES.items()}
+_json = msgspec.json.Encoder()
 _offsets: Table = ConsumerOffset.__table__  # type: ignore[assignment]
-_lock_all = text(
-    "SELECT count(*) FROM (SELECT pg_advisory_xact_lock(k) FROM unnest(:keys) AS k) AS locked"
-).bindparams(bindparam("keys", type_=ARRAY(BIGINT)))
 
 
 def _table(name: str) -> Table:
@@ -68,11 +67,6 @@ def _pk_values(name: str, key: object) -> tuple[Any, ...]:
 def _lock_id(*parts: object) -> int:
     digest = hashlib.blake2b("\x1f".join(map(str, parts)).encode(), digest_size=8).digest()
     return int.from_bytes(digest, "big", signed=True)
-
-
-def row_to_record(row: Row) -> dict[str, Any]:
-    data: dict[str, Any] = msgspec.to_builtins(row, builtin_types=(datetime, uuid.UUID))
-    return data
 
 
 def record_to_row(name: str, record: Any) -> Row:
@@ -101,33 +95,15 @@ class PostgresProjectionStore:
         if not batch:
             return ApplyResult()
         with translated_errors("applying events to the projection"):
-            async with self._engine.begin() as conn:
-                return await self._apply(conn, group, batch)
-
-    async def _apply(self, conn: AsyncConnection, group: str, batch: Sequence[ReceivedEvent]) -> ApplyResult:
-        tps = sorted({(e.position.topic, e.position.partition) for e in batch})
-        keys = {k for e in batch for k in keys_for(e.envelope)}
-        lock_ids = sorted({_lock_id("offsets", group, *tp) for tp in tps} | {_lock_id(*k) for k in keys})
-        await conn.execute(_lock_all, {"keys": lock_ids})
-
-        stored = await _stored_positions(conn, group, tps)
-        fresh = [e for e in batch if e.position.offset >= stored.get((e.position.topic, e.position.partition), 0)]
-        inserted = await event_store.append(conn, _first_of_each_id(fresh))
-        new = [e for e in _first_of_each_id(fresh) if e.envelope.event_id in inserted]
-
-        model = await _load_rows(conn, {k for e in new for k in keys_for(e.envelope)})
-        changed: set[RowKey] = set()
-        for event in new:
-            changed |= apply(model, event.envelope)
-        await _write_rows(conn, model, changed)
-
-        if fresh:
-            nexts: dict[TopicPartition, int] = {}
-            for e in fresh:
-                tp = (e.position.topic, e.position.partition)
-                nexts[tp] = max(nexts.get(tp, 0), e.position.offset + 1)
-            await _store_positions(conn, group, nexts)
-        return ApplyResult(applied=len(new), duplicates=len(fresh) - len(new), stale=len(batch) - len(fresh))
+            async with self._engine.connect() as pooled:
+                raw = await pooled.get_raw_connection()
+                conn: asyncpg.Connection = raw.driver_connection  # type: ignore[assignment]
+                try:
+                    async with conn.transaction():
+                        return await _apply(conn, group, batch)
+                except (asyncpg.InterfaceError, asyncpg.PostgresConnectionError, OSError):
+                    raw.invalidate()  # the pool must not hand this connection out again
+                    raise
 
     async def load(self) -> ReadModel:
         model = ReadModel()
@@ -159,59 +135,110 @@ def _first_of_each_id(events: Sequence[ReceivedEvent]) -> list[ReceivedEvent]:
     return out
 
 
-async def _stored_positions(conn: AsyncConnection, group: str, tps: list[TopicPartition]) -> dict[TopicPartition, int]:
-    stmt = select(_offsets.c.topic, _offsets.c.partition, _offsets.c.next_offset).where(
-        _offsets.c.group_id == group, tuple_(_offsets.c.topic, _offsets.c.partition).in_(tps)
-    )
-    return {(r.topic, r.partition): r.next_offset for r in (await conn.execute(stmt)).all()}
+async def _apply(conn: asyncpg.Connection, group: str, batch: Sequence[ReceivedEvent]) -> ApplyResult:
+    tps = sorted({(e.position.topic, e.position.partition) for e in batch})
+    keys = {k for e in batch for k in keys_for(e.envelope)}
+    lock_ids = sorted({_lock_id("offsets", group, *tp) for tp in tps} | {_lock_id(*k) for k in keys})
+    await conn.fetchval(sql.LOCK, lock_ids)
+
+    stored = await _stored_positions(conn, group, tps)
+    fresh = [e for e in batch if e.position.offset >= stored.get((e.position.topic, e.position.partition), 0)]
+    unique = _first_of_each_id(fresh)
+    inserted = await _append_events(conn, unique)
+    new = [e for e in unique if e.envelope.event_id in inserted]
+
+    model = await _load_rows(conn, {k for e in new for k in keys_for(e.envelope)})
+    changed: set[RowKey] = set()
+    for event in new:
+        changed |= apply(model, event.envelope)
+    await _write_rows(conn, model, changed)
+
+    if fresh:
+        nexts: dict[TopicPartition, int] = {}
+        for e in fresh:
+            tp = (e.position.topic, e.position.partition)
+            nexts[tp] = max(nexts.get(tp, 0), e.position.offset + 1)
+        await _store_positions(conn, group, nexts)
+    return ApplyResult(applied=len(new), duplicates=len(fresh) - len(new), stale=len(batch) - len(fresh))
 
 
-def _upsert(table: Table, extra: dict[str, Any] | None = None) -> Any:
-    """INSERT … ON CONFLICT (primary key) DO UPDATE every other column; executed with many rows."""
-    stmt = insert(table)
-    keys = [c.name for c in table.primary_key.columns]
-    values = {c.name: stmt.excluded[c.name] for c in table.columns if not c.primary_key and c.name not in (extra or {})}
-    return stmt.on_conflict_do_update(index_elements=keys, set_={**values, **(extra or {})})
+class _EventRecord(msgspec.Struct):
+    """An event as the events table's columns (`sql.EVENT_COLUMNS`), for `jsonb_populate_recordset`."""
+
+    event_id: uuid.UUID
+    topic: str
+    partition: int
+    offset: int
+    type: str
+    key: str
+    timestamp: datetime
+    producer: str
+    causation_id: uuid.UUID | None
+    correlation_id: str | None
+    schema_version: int
+    payload: Any
 
 
-_UPSERT_OFFSETS = _upsert(_offsets, {"updated_at": literal_column("now()")})
-_UPSERTS = {name: _upsert(_table(name)) for name in READ_MODEL_TABLES}
+def _event_record(event: ReceivedEvent) -> _EventRecord:
+    env, pos = event.envelope, event.position
+    return _EventRecord(env.event_id, pos.topic, pos.partition, pos.offset, env.type, env.key, env.timestamp,
+                        env.producer, env.causation_id, env.correlation_id, env.schema_version, env.payload)
 
 
-async def _store_positions(conn: AsyncConnection, group: str, nexts: dict[TopicPartition, int]) -> None:
-    rows = [{"group_id": group, "topic": t, "partition": p, "next_offset": o} for (t, p), o in sorted(nexts.items())]
-    await conn.execute(_UPSERT_OFFSETS, rows)
+async def _append_events(conn: asyncpg.Connection, events: Sequence[ReceivedEvent]) -> set[uuid.UUID]:
+    """Store the events not stored yet, in order; the ids actually stored (the rest were duplicates)."""
+    if not events:
+        return set()
+    records = _json.encode([_event_record(e) for e in events]).decode()
+    return {r[0] for r in await conn.fetch(sql.APPEND_EVENTS, records)}
 
 
-async def _load_rows(conn: AsyncConnection, keys: set[RowKey]) -> ReadModel:
+async def _stored_positions(conn: asyncpg.Connection, group: str,
+                            tps: list[TopicPartition]) -> dict[TopicPartition, int]:
+    rows = await conn.fetch(sql.STORED_POSITIONS, group, [t for t, _ in tps], [p for _, p in tps])
+    return {(r[0], r[1]): r[2] for r in rows}
+
+
+async def _store_positions(conn: asyncpg.Connection, group: str, nexts: dict[TopicPartition, int]) -> None:
+    ordered = sorted(nexts.items())
+    await conn.execute(sql.STORE_POSITIONS, group, [t for (t, _), _ in ordered], [p for (_, p), _ in ordered],
+                       [o for _, o in ordered])
+
+
+def _key_arrays(name: str, keys: Sequence[object]) -> list[list[Any]]:
+    """One array per key column of table `name`, from row keys (a value, or a tuple of values)."""
+    width = len(sql.TABLES[name].key_columns)
+    if width == 1:
+        return [list(keys)]
+    return [[k[i] for k in keys] for i in range(width)]  # type: ignore[index]
+
+
+async def _load_rows(conn: asyncpg.Connection, keys: set[RowKey]) -> ReadModel:
     model = ReadModel()
     by_table: dict[TableName, list[object]] = {}
     for name, key in keys:
         by_table.setdefault(name, []).append(key)
     for name, wanted in by_table.items():
-        table = _table(name)
-        pk = list(table.primary_key.columns)
-        values = [_pk_values(name, k) for k in wanted]
-        cond = tuple_(*pk).in_(values) if len(pk) > 1 else pk[0].in_([v[0] for v in values])
-        for record in (await conn.execute(select(table).where(cond))).all():
-            row = record_to_row(name, record)
-            key = tuple(getattr(record, c.name) for c in pk)
-            model.table(name)[key if len(key) > 1 else key[0]] = row  # type: ignore[arg-type]
+        statements = sql.TABLES[name]
+        found = await conn.fetchval(statements.select, *_key_arrays(name, wanted))
+        table = model.table(name)
+        width = len(statements.key_columns)
+        for row in _ROW_DECODERS[name].decode(found):
+            key = tuple(getattr(row, c) for c in statements.key_columns)
+            table[key if width > 1 else key[0]] = row
     return model
 
 
-async def _write_rows(conn: AsyncConnection, model: ReadModel, changed: set[RowKey]) -> None:
+async def _write_rows(conn: asyncpg.Connection, model: ReadModel, changed: set[RowKey]) -> None:
     by_table: dict[TableName, list[object]] = {}
     for name, key in changed:
         by_table.setdefault(name, []).append(key)
     for name, keys in sorted(by_table.items()):
-        table = _table(name)
-        pk = list(table.primary_key.columns)
+        statements = sql.TABLES[name]
         rows = model.table(name)
-        upserts = [row_to_record(rows[k]) for k in keys if k in rows]
-        gone = [_pk_values(name, k) for k in keys if k not in rows]
+        upserts = [rows[k] for k in keys if k in rows]
+        gone = [k for k in keys if k not in rows]
         if upserts:
-            await conn.execute(_UPSERTS[name], upserts)
+            await conn.execute(statements.upsert, _json.encode(upserts).decode())
         if gone:
-            cond = or_(*(and_(*(c == v for c, v in zip(pk, values, strict=True))) for values in gone))
-            await conn.execute(delete(table).where(cond))
+            await conn.execute(statements.delete, *_key_arrays(name, gone))

@@ -1,0 +1,104 @@
+"""The projector's statements, one fixed text each, so that a connection prepares each once.
+
+A batch's rows travel as one JSON array per table (msgspec encodes the row structs in one call;
+`jsonb_populate_recordset` turns it into the table's own row type), and its keys as arrays: the
+text never depends on how many rows a batch has. The texts are built from the SQLAlchemy models,
+so a column added by a migration reaches them with the model.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy import BigInteger, Integer, Table, Text
+from sqlalchemy.dialects.postgresql import UUID
+
+from .models import READ_MODEL_TABLES, ConsumerOffset, StoredEvent
+
+_ARRAY_TYPES: tuple[tuple[type, str], ...] = ((BigInteger, "bigint[]"), (Integer, "integer[]"), (Text, "text[]"),
+                                              (UUID, "uuid[]"))
+
+
+def _array_type(column: object) -> str:
+    for kind, name in _ARRAY_TYPES:
+        if isinstance(getattr(column, "type", None), kind):
+            return name
+    raise TypeError(f"no array type for key column {column!r}")
+
+
+def _quoted(name: str) -> str:
+    return f'"{name}"'
+
+
+@dataclass(frozen=True)
+class TableStatements:
+    """Load, upsert and delete for one read-model table, by primary key."""
+
+    name: str
+    key_columns: tuple[str, ...]
+    select: str
+    """The rows whose keys are in the arrays $1.. (one per key column), as one JSON array (text)."""
+    upsert: str
+    """$1: a JSON array of rows (text), inserted or, on a key already present, written over."""
+    delete: str
+    """The rows whose keys are in the arrays $1.."""
+
+
+def _keys_in(table: Table) -> str:
+    """A condition on the key columns being among the arrays $1..: one array per key column."""
+    keys = list(table.primary_key.columns)
+    if len(keys) == 1:
+        return f"{_quoted(keys[0].name)} = ANY($1::{_array_type(keys[0])})"
+    arrays = ", ".join(f"${i}::{_array_type(c)}" for i, c in enumerate(keys, start=1))
+    return f"({', '.join(_quoted(c.name) for c in keys)}) IN (SELECT * FROM unnest({arrays}))"
+
+
+def table_statements(name: str, table: Table) -> TableStatements:
+    keys = tuple(c.name for c in table.primary_key.columns)
+    columns = [c.name for c in table.columns]
+    updates = ", ".join(f"{_quoted(c)} = EXCLUDED.{_quoted(c)}" for c in columns if c not in keys)
+    listed = ", ".join(_quoted(c) for c in columns)
+    return TableStatements(
+        name=name,
+        key_columns=keys,
+        select=f"SELECT coalesce(json_agg(t), '[]')::text FROM {table.name} AS t WHERE {_keys_in(table)}",
+        upsert=(f"INSERT INTO {table.name} ({listed}) SELECT {listed} FROM "
+                f"jsonb_populate_recordset(NULL::{table.name}, $1::text::jsonb) "
+                f"ON CONFLICT ({', '.join(_quoted(k) for k in keys)}) DO UPDATE SET {updates}"),
+        delete=f"DELETE FROM {table.name} WHERE {_keys_in(table)}",
+    )
+
+
+TABLES: dict[str, TableStatements] = {
+    name: table_statements(name, model.__table__)  # type: ignore[arg-type]
+    for name, model in READ_MODEL_TABLES.items()
+}
+
+LOCK = "SELECT count(*) FROM (SELECT pg_advisory_xact_lock(k) FROM unnest($1::bigint[]) AS k) AS locked"
+"""Advisory locks on every id in $1, held to the end of the transaction (take them sorted)."""
+
+_offsets: Table = ConsumerOffset.__table__  # type: ignore[assignment]
+_events: Table = StoredEvent.__table__  # type: ignore[assignment]
+
+STORED_POSITIONS = (
+    f"SELECT topic, partition, next_offset FROM {_offsets.name} WHERE group_id = $1 "
+    "AND (topic, partition) IN (SELECT * FROM unnest($2::text[], $3::integer[]))"
+)
+"""Group $1's next offsets on the (topic, partition) pairs given as arrays $2, $3."""
+
+STORE_POSITIONS = (
+    f"INSERT INTO {_offsets.name} (group_id, topic, partition, next_offset, updated_at) "
+    "SELECT $1, t, p, o, now() FROM unnest($2::text[], $3::integer[], $4::bigint[]) AS u(t, p, o) "
+    "ON CONFLICT (group_id, topic, partition) DO UPDATE SET next_offset = EXCLUDED.next_offset, updated_at = now()"
+)
+
+_EVENT_COLUMNS = [c.name for c in _events.columns if c.name not in ("seq", "stored_at")]
+APPEND_EVENTS = (
+    f"INSERT INTO {_events.name} ({', '.join(map(_quoted, _EVENT_COLUMNS))}) "
+    f"SELECT {', '.join('r.' + _quoted(c) for c in _EVENT_COLUMNS)} "
+    f"FROM jsonb_populate_recordset(NULL::{_events.name}, $1::text::jsonb) WITH ORDINALITY AS r "
+    "ORDER BY r.ordinality ON CONFLICT (event_id) DO NOTHING RETURNING event_id"
+)
+"""$1: a JSON array of events; stored in array order (their `seq`), those already stored skipped;
+returns the ids inserted."""
+EVENT_COLUMNS: tuple[str, ...] = tuple(_EVENT_COLUMNS)

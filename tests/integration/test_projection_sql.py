@@ -1,0 +1,68 @@
+"""The projector's statements on a real Postgres: events are stored in the order applied and read
+back as they were, rows read back through JSON keep their instants in UTC whatever the
+database's own time zone, and the statements' texts do not depend on a batch's size."""
+
+from __future__ import annotations
+
+import zlib
+from datetime import timedelta
+
+import pytest
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from shared.adapters.postgres import PostgresEventStore, PostgresProjectionStore, make_engine
+from shared.adapters.postgres.projection_store import _load_rows
+from shared.events import Position, ReceivedEvent, TopicRegistry, envelope
+from shared.projection import fold, keys_for
+from tests.unit.events.samples import lifecycle, sample_payloads
+
+from .fixtures import BerthTestEnv
+
+pytestmark = pytest.mark.integration
+
+REGISTRY = TopicRegistry()
+
+
+def _received() -> list[ReceivedEvent]:
+    next_offset: dict[tuple[str, int], int] = {}
+    out = []
+    for payload in lifecycle(n_pods=6) + sample_payloads():
+        topic = REGISTRY.topic_of(payload)
+        partition = zlib.crc32(payload.partition_key().encode()) % 3
+        offset = next_offset.get((topic, partition), 0)
+        next_offset[(topic, partition)] = offset + 1
+        out.append(ReceivedEvent(envelope(payload, producer="test"), Position(topic, partition, offset)))
+    return out
+
+
+async def test_events_are_stored_in_the_order_applied_and_read_back_whole(engine: AsyncEngine) -> None:
+    events = _received()
+    store = PostgresProjectionStore(engine)
+    for size, start in ((1, 0), (5, 1), (len(events), 6)):
+        await store.apply("g", events[start:start + size])
+    stored = await PostgresEventStore(engine).all()
+    assert stored == events
+
+
+async def test_rows_read_back_in_utc_where_the_database_keeps_another_zone(
+        berth_env: BerthTestEnv, engine: AsyncEngine) -> None:
+    async with engine.begin() as conn:
+        name = (await conn.execute(text("SELECT current_database()"))).scalar_one()
+        await conn.execute(text(f'ALTER DATABASE "{name}" SET timezone TO \'Asia/Kolkata\''))
+    local = make_engine(berth_env.database_url)
+    try:
+        events = _received()
+        store = PostgresProjectionStore(local)
+        for start in range(0, len(events), 4):  # every batch reads back rows the one before wrote
+            await store.apply("g", events[start:start + 4])
+        assert await store.load() == fold(e.envelope for e in events)
+        async with local.connect() as pooled:
+            raw = await pooled.get_raw_connection()
+            model = await _load_rows(raw.driver_connection, {k for e in events for k in keys_for(e.envelope)})
+        stamps = [getattr(row, f) for table in ("nodes", "pods", "attempts", "bindings", "preemptions")
+                  for row in model.table(table).values()  # type: ignore[arg-type]
+                  for f in row.__struct_fields__ if f.endswith("_at") and getattr(row, f) is not None]
+        assert stamps and all(s.utcoffset() == timedelta(0) for s in stamps)
+    finally:
+        await local.dispose()
