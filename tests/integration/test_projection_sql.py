@@ -1,6 +1,6 @@
 """The projector's statements on a real Postgres: events are stored in the order applied and read
-back as they were, rows read back through JSON keep their instants in UTC whatever the
-database's own time zone, and the statements' texts do not depend on a batch's size."""
+back as they were, and rows read back through JSON keep their instants in UTC whatever the
+database's own time zone."""
 
 from __future__ import annotations
 

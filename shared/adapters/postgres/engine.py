@@ -66,6 +66,8 @@ def make_sessionmaker(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
 
 
 def is_retriable_db_error(exc: BaseException) -> bool:
+    if isinstance(exc, asyncpg.InterfaceError) and isinstance(exc, ValueError):
+        return False  # a parameter the driver cannot encode (its DataError): the same next time
     if isinstance(exc, (OSError, TimeoutError, ConnectionError, asyncpg.InterfaceError)):
         return True
     if isinstance(exc, asyncpg.PostgresError):  # the driver's own, from statements run on it directly

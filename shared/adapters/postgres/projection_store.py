@@ -45,12 +45,23 @@ from shared.projection import (
 
 from . import batch_sql as sql
 from .engine import translated_errors
-from .models import READ_MODEL_TABLES, ConsumerOffset
+from .models import READ_MODEL_TABLES, ConsumerOffset, StoredEvent
 
 _ROW_TYPES: dict[str, type[Row]] = {
     "nodes": NodeRow, "pods": PodRow, "attempts": AttemptRow, "bindings": BindingRow, "preemptions": PreemptionRow,
     "priority_classes": PriorityClassRow, "pdbs": PdbRow,
 }
+def _check_columns(table: Table, fields: Iterable[str], what: str) -> None:
+    """`jsonb_populate_recordset` drops keys that are not columns: a field added without its
+    migration would be lost without a word, so the two must match."""
+    columns = {c.name for c in table.columns} - {"seq", "stored_at"}
+    if set(fields) != columns:
+        raise RuntimeError(f"{what}'s fields {sorted(fields)} do not match table {table.name}'s columns {sorted(columns)}")
+
+
+for _name, _row_type in _ROW_TYPES.items():
+    _check_columns(READ_MODEL_TABLES[_name].__table__, _row_type.__struct_fields__, _row_type.__name__)  # type: ignore[arg-type]
+
 _ROW_DECODERS = {name: msgspec.json.Decoder(list[row_type]) for name, row_type in _ROW_TYPES.items()}
 _json = msgspec.json.Encoder()
 _offsets: Table = ConsumerOffset.__table__  # type: ignore[assignment]
@@ -58,10 +69,6 @@ _offsets: Table = ConsumerOffset.__table__  # type: ignore[assignment]
 
 def _table(name: str) -> Table:
     return READ_MODEL_TABLES[name].__table__  # type: ignore[return-value]
-
-
-def _pk_values(name: str, key: object) -> tuple[Any, ...]:
-    return key if isinstance(key, tuple) else (key,)
 
 
 def _lock_id(*parts: object) -> int:
@@ -101,8 +108,11 @@ class PostgresProjectionStore:
                 try:
                     async with conn.transaction():
                         return await _apply(conn, group, batch)
-                except (asyncpg.InterfaceError, asyncpg.PostgresConnectionError, OSError):
-                    raw.invalidate()  # the pool must not hand this connection out again
+                except BaseException:
+                    # The pool's own reset knows nothing of this transaction: a connection that broke,
+                    # or whose rollback was cut short (a cancel), must not be handed out again.
+                    if conn.is_closed() or conn.is_in_transaction():
+                        raw.invalidate()
                     raise
 
     async def load(self) -> ReadModel:
@@ -177,6 +187,9 @@ class _EventRecord(msgspec.Struct):
     correlation_id: str | None
     schema_version: int
     payload: Any
+
+
+_check_columns(StoredEvent.__table__, _EventRecord.__struct_fields__, "_EventRecord")  # type: ignore[arg-type]
 
 
 def _event_record(event: ReceivedEvent) -> _EventRecord:
