@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import zlib
-
 import msgspec
 import pytest
 
 from shared.adapters.memory import MemoryProjectionStore
 from shared.adapters.postgres import PostgresProjectionStore
-from shared.events import Position, ReceivedEvent, TopicRegistry, envelope
+from shared.events import Position, ReceivedEvent, TopicRegistry
 from shared.ports import ProjectionStore
 from shared.projection import fold
-from tests.unit.events.samples import lifecycle
+from tests.unit.events.samples import lifecycle, received
 
 REGISTRY = TopicRegistry()
 
@@ -25,16 +23,7 @@ def store(request: pytest.FixtureRequest) -> ProjectionStore:
 
 
 def _received(n_pods: int = 4) -> list[ReceivedEvent]:
-    """Events with the positions a consumer would see: per (topic, partition) offsets from 0."""
-    next_offset: dict[tuple[str, int], int] = {}
-    out = []
-    for payload in lifecycle(n_pods=n_pods):
-        topic = REGISTRY.topic_of(payload)
-        partition = zlib.crc32(payload.partition_key().encode()) % 3
-        offset = next_offset.get((topic, partition), 0)
-        next_offset[(topic, partition)] = offset + 1
-        out.append(ReceivedEvent(envelope(payload, producer="test"), Position(topic, partition, offset)))
-    return out
+    return received(lifecycle(n_pods=n_pods), REGISTRY)
 
 
 async def test_apply_then_load_equals_fold(store: ProjectionStore) -> None:

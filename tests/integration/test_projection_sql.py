@@ -4,7 +4,6 @@ database's own time zone."""
 
 from __future__ import annotations
 
-import zlib
 from datetime import timedelta
 
 import pytest
@@ -13,27 +12,16 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from shared.adapters.postgres import PostgresEventStore, PostgresProjectionStore, make_engine
 from shared.adapters.postgres.projection_store import _load_rows
-from shared.events import Position, ReceivedEvent, TopicRegistry, envelope
+from shared.events import ReceivedEvent
 from shared.projection import fold, keys_for
-from tests.unit.events.samples import lifecycle, sample_payloads
+from tests.unit.events.samples import lifecycle, received, sample_payloads
 
 from .fixtures import BerthTestEnv
 
 pytestmark = pytest.mark.integration
 
-REGISTRY = TopicRegistry()
-
-
 def _received() -> list[ReceivedEvent]:
-    next_offset: dict[tuple[str, int], int] = {}
-    out = []
-    for payload in lifecycle(n_pods=6) + sample_payloads():
-        topic = REGISTRY.topic_of(payload)
-        partition = zlib.crc32(payload.partition_key().encode()) % 3
-        offset = next_offset.get((topic, partition), 0)
-        next_offset[(topic, partition)] = offset + 1
-        out.append(ReceivedEvent(envelope(payload, producer="test"), Position(topic, partition, offset)))
-    return out
+    return received(lifecycle(n_pods=6) + sample_payloads())
 
 
 async def test_events_are_stored_in_the_order_applied_and_read_back_whole(engine: AsyncEngine) -> None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import base64
+import zlib
+from collections.abc import Iterable
 
 from shared.events import (
     Assumed,
@@ -27,14 +29,18 @@ from shared.events import (
     PodNominated,
     PodRef,
     PodShardResult,
+    Position,
     PodSubmitted,
     PreemptionDecided,
     PreemptionRequested,
     PriorityClassDeleted,
     PriorityClassUpserted,
+    ReceivedEvent,
     SchedulerStarted,
     SchedulingAttempted,
     ShardFiltered,
+    TopicRegistry,
+    envelope,
 )
 from shared.model.config import KubeSchedulerConfiguration
 from shared.model import (
@@ -156,4 +162,20 @@ def lifecycle(n_nodes: int = 4, n_pods: int = 12, *, seed: int = 7) -> list[AnyE
     out.append(PodDeleted(uid="uid-1", namespace="default", name="p-1"))
     out.append(NodeDeleted(node_name=nodes[-1]))
     out.append(NodeUpserted(node=make_node(nodes[0], cpu="8")))
+    return out
+
+
+def received(payloads: Iterable[AnyEvent], registry: TopicRegistry | None = None,
+             partitions: int = 3) -> list[ReceivedEvent]:
+    """The payloads as a consumer would see them: on their topic, a partition by key, and per
+    (topic, partition) offsets from 0."""
+    registry = registry or TopicRegistry()
+    next_offset: dict[tuple[str, int], int] = {}
+    out = []
+    for payload in payloads:
+        topic = registry.topic_of(payload)
+        partition = zlib.crc32(payload.partition_key().encode()) % partitions
+        offset = next_offset.get((topic, partition), 0)
+        next_offset[(topic, partition)] = offset + 1
+        out.append(ReceivedEvent(envelope(payload, producer="test"), Position(topic, partition, offset)))
     return out
