@@ -165,7 +165,7 @@ class PreemptionHandler(Handler):
         return out
 
     async def _decide(self, cause: Envelope, req: PreemptionRequested,
-                      folded: dict[str, list[int]], at: int = -1) -> list[OutgoingEvent]:
+                      folded: dict[str, list[int]], at: int) -> list[OutgoingEvent]:
         """`at`: the request's offset on the requests partition (-1: not known)."""
         evicting, nominating, offsets = self._overlay()
         moved = bool(self.view.past(req.watermark) or evicting or nominating)

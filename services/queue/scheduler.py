@@ -38,6 +38,7 @@ from shared.events import (
     PLACEMENTS,
     PODS,
     PREEMPTION,
+    TOPICS,
     Assumed,
     BindRejected,
     BindRequested,
@@ -59,7 +60,6 @@ from shared.events import (
     PreemptionRequested,
     SchedulerStarted,
     SchedulingAttempted,
-    TopicRegistry,
     broadcast,
     envelope,
 )
@@ -89,7 +89,7 @@ from .metrics import SchedulerMetrics
 
 log = logging.getLogger(__name__)
 
-WATERMARK_TOPICS = {topic: TopicRegistry().spec(topic).partitions for topic in GATED_TOPICS}
+WATERMARK_TOPICS = {spec.name: spec.partitions for spec in TOPICS if spec.name in GATED_TOPICS}
 """What filter workers and the preemption service fold; requests carry the queue's positions."""
 FOLLOWED = (NODES, PODS, PLACEMENTS, BINDS, DECISIONS)
 FEASIBLE_BUDGET = 200_000

@@ -106,7 +106,7 @@ def _attempt_statuses(fwk: Framework, state: CycleState, pod: PodInfo, view: Clu
 
 def _prefiltered(snapshot: Snapshot, pre: PreFilterResult | None) -> Iterator[NodeInfo]:
     """The snapshot's nodes that PreFilter left to Filter, in order."""
-    keep = None if pre is None or pre.all_nodes() else pre.node_names
+    keep = pre.node_names if pre is not None else None
     return iter(snapshot.node_info_list) if keep is None else (i for i in snapshot.node_info_list if i.name in keep)
 
 

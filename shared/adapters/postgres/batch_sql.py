@@ -34,7 +34,7 @@ def _quoted(name: str) -> str:
 class TableStatements:
     """Load, upsert and delete for one read-model table, by primary key."""
 
-    name: str
+    columns: tuple[str, ...]
     key_columns: tuple[str, ...]
     select: str
     """The rows whose keys are in the arrays $1.. (one per key column), as one JSON array (text)."""
@@ -53,13 +53,13 @@ def _keys_in(table: Table) -> str:
     return f"({', '.join(_quoted(c.name) for c in keys)}) IN (SELECT * FROM unnest({arrays}))"
 
 
-def table_statements(name: str, table: Table) -> TableStatements:
+def table_statements(table: Table) -> TableStatements:
     keys = tuple(c.name for c in table.primary_key.columns)
-    columns = [c.name for c in table.columns]
+    columns = tuple(c.name for c in table.columns)
     updates = ", ".join(f"{_quoted(c)} = EXCLUDED.{_quoted(c)}" for c in columns if c not in keys)
     listed = ", ".join(_quoted(c) for c in columns)
     return TableStatements(
-        name=name,
+        columns=columns,
         key_columns=keys,
         select=f"SELECT coalesce(json_agg(t), '[]')::text FROM {table.name} AS t WHERE {_keys_in(table)}",
         upsert=(f"INSERT INTO {table.name} ({listed}) SELECT {listed} FROM "
@@ -70,7 +70,7 @@ def table_statements(name: str, table: Table) -> TableStatements:
 
 
 TABLES: dict[str, TableStatements] = {
-    name: table_statements(name, model.__table__)  # type: ignore[arg-type]
+    name: table_statements(model.__table__)  # type: ignore[arg-type]
     for name, model in READ_MODEL_TABLES.items()
 }
 
@@ -92,13 +92,13 @@ STORE_POSITIONS = (
     "ON CONFLICT (group_id, topic, partition) DO UPDATE SET next_offset = EXCLUDED.next_offset, updated_at = now()"
 )
 
-_EVENT_COLUMNS = [c.name for c in _events.columns if c.name not in ("seq", "stored_at")]
+EVENT_COLUMNS: tuple[str, ...] = tuple(c.name for c in _events.columns if c.name not in ("seq", "stored_at"))
+"""The events table's columns an event fills (the store numbers and stamps it)."""
 APPEND_EVENTS = (
-    f"INSERT INTO {_events.name} ({', '.join(map(_quoted, _EVENT_COLUMNS))}) "
-    f"SELECT {', '.join('r.' + _quoted(c) for c in _EVENT_COLUMNS)} "
+    f"INSERT INTO {_events.name} ({', '.join(map(_quoted, EVENT_COLUMNS))}) "
+    f"SELECT {', '.join('r.' + _quoted(c) for c in EVENT_COLUMNS)} "
     f"FROM jsonb_populate_recordset(NULL::{_events.name}, $1::text::jsonb) WITH ORDINALITY AS r "
     "ORDER BY r.ordinality ON CONFLICT (event_id) DO NOTHING RETURNING event_id"
 )
 """$1: a JSON array of events; stored in array order (their `seq`), those already stored skipped;
 returns the ids inserted."""
-EVENT_COLUMNS: tuple[str, ...] = tuple(_EVENT_COLUMNS)

@@ -45,22 +45,23 @@ from shared.projection import (
 
 from . import batch_sql as sql
 from .engine import translated_errors
-from .models import READ_MODEL_TABLES, ConsumerOffset, StoredEvent
+from .models import READ_MODEL_TABLES, ConsumerOffset
 
 _ROW_TYPES: dict[str, type[Row]] = {
     "nodes": NodeRow, "pods": PodRow, "attempts": AttemptRow, "bindings": BindingRow, "preemptions": PreemptionRow,
     "priority_classes": PriorityClassRow, "pdbs": PdbRow,
 }
-def _check_columns(table: Table, fields: Iterable[str], what: str) -> None:
+
+
+def _check_columns(columns: Iterable[str], fields: Iterable[str], what: str) -> None:
     """`jsonb_populate_recordset` drops keys that are not columns: a field added without its
     migration would be lost without a word, so the two must match."""
-    columns = {c.name for c in table.columns} - {"seq", "stored_at"}
-    if set(fields) != columns:
-        raise RuntimeError(f"{what}'s fields {sorted(fields)} do not match table {table.name}'s columns {sorted(columns)}")
+    if set(fields) != set(columns):
+        raise RuntimeError(f"{what}'s fields {sorted(fields)} do not match its table's columns {sorted(columns)}")
 
 
 for _name, _row_type in _ROW_TYPES.items():
-    _check_columns(READ_MODEL_TABLES[_name].__table__, _row_type.__struct_fields__, _row_type.__name__)  # type: ignore[arg-type]
+    _check_columns(sql.TABLES[_name].columns, _row_type.__struct_fields__, _row_type.__name__)
 
 _ROW_DECODERS = {name: msgspec.json.Decoder(list[row_type]) for name, row_type in _ROW_TYPES.items()}
 _json = msgspec.json.Encoder()
@@ -189,7 +190,7 @@ class _EventRecord(msgspec.Struct):
     payload: Any
 
 
-_check_columns(StoredEvent.__table__, _EventRecord.__struct_fields__, "_EventRecord")  # type: ignore[arg-type]
+_check_columns(sql.EVENT_COLUMNS, _EventRecord.__struct_fields__, "_EventRecord")
 
 
 def _event_record(event: ReceivedEvent) -> _EventRecord:
@@ -218,6 +219,13 @@ async def _store_positions(conn: asyncpg.Connection, group: str, nexts: dict[Top
                        [o for _, o in ordered])
 
 
+def _by_table(keys: Iterable[RowKey]) -> dict[TableName, list[object]]:
+    out: dict[TableName, list[object]] = {}
+    for name, key in keys:
+        out.setdefault(name, []).append(key)
+    return out
+
+
 def _key_arrays(name: str, keys: Sequence[object]) -> list[list[Any]]:
     """One array per key column of table `name`, from row keys (a value, or a tuple of values)."""
     width = len(sql.TABLES[name].key_columns)
@@ -228,10 +236,7 @@ def _key_arrays(name: str, keys: Sequence[object]) -> list[list[Any]]:
 
 async def _load_rows(conn: asyncpg.Connection, keys: set[RowKey]) -> ReadModel:
     model = ReadModel()
-    by_table: dict[TableName, list[object]] = {}
-    for name, key in keys:
-        by_table.setdefault(name, []).append(key)
-    for name, wanted in by_table.items():
+    for name, wanted in _by_table(keys).items():
         statements = sql.TABLES[name]
         found = await conn.fetchval(statements.select, *_key_arrays(name, wanted))
         table = model.table(name)
@@ -243,10 +248,7 @@ async def _load_rows(conn: asyncpg.Connection, keys: set[RowKey]) -> ReadModel:
 
 
 async def _write_rows(conn: asyncpg.Connection, model: ReadModel, changed: set[RowKey]) -> None:
-    by_table: dict[TableName, list[object]] = {}
-    for name, key in changed:
-        by_table.setdefault(name, []).append(key)
-    for name, keys in sorted(by_table.items()):
+    for name, keys in sorted(_by_table(changed).items()):
         statements = sql.TABLES[name]
         rows = model.table(name)
         upserts = [rows[k] for k in keys if k in rows]
