@@ -135,6 +135,9 @@ def _first_fitting(fwk: Framework, state: CycleState, pod: PodInfo, pre: PreFilt
         if rest is not None:
             index = indexes.get(fwk, pod, snapshot)
             try:
+                if not rest:
+                    at = index.first_fit(fwk, state, pod)
+                    return index.names[at] if at >= 0 else ""
                 walked = index.walk(fwk, state, pod, 0, 1, rest)
             except WalkError:
                 pass  # a node answered Error: the walk below passes over it

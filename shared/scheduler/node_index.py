@@ -214,6 +214,58 @@ class NodeIndex:
         rejected = Rejections(self, self._table, _joined(failed_at, np.intp), _joined(failed_ids, np.int32))
         return Walk(feasible, rejected)
 
+    def first_fit(self, checks: FilterChecks, state: CycleState, pod: PodInfo) -> int:
+        """The first position (from 0) whose node passes Filter, nominated pods counted, or -1:
+        `walk(0, 1)`'s feasible node without its rejections, for a pod whose filters are all
+        node-local (the walk's `rest` empty). The nodes known to fail (node-local verdicts, and
+        nominated nodes' verdicts kept against their stamps) are passed over as arrays; the
+        others are checked one by one in order, so an Error is raised where the sequential walk
+        would meet it. When every node is full but some are nominated (a preemptor asking
+        whether it fits now), that is a few array operations where the walk would take a slice
+        per nominated node."""
+        log = checks.nomination_log()
+        if log is not None:
+            self._nominated.follow(log)
+            asked = self._nominated.positions()
+        else:  # nobody is nominated anywhere (see `filters_after_index`)
+            asked = np.zeros(0, dtype=np.intp)
+        keys = checks.counted_nominations_key(pod) if len(asked) else None
+        kept = self._kept_nominated(checks, pod, asked) if keys is not None else None
+        may = ~self._known | self._fits
+        if kept is not None:
+            may[asked[kept.valid & ~self._nom_fits[asked]]] = False
+        for i in may.nonzero()[0].tolist():
+            if not self._known[i]:
+                error = self._learn(checks, state, pod, [i])
+                if error is not None:
+                    raise WalkError(error[1])
+                if not self._fits[i]:
+                    continue
+            j = int(np.searchsorted(asked, i))
+            if j == len(asked) or asked[j] != i:
+                return i  # not nominated: the node-local verdict is the whole one
+            if kept is not None and kept.valid[j]:
+                return i  # a kept verdict that fits (the failing ones are not in `may`)
+            s = self._check_nominated(checks, state, pod, i, keys, cache=True)
+            if s is not None and s.code == Code.ERROR:
+                raise WalkError(s)
+            ok = s is None or s.code == Code.SUCCESS
+            if kept is not None and i != kept.own:
+                self._keep_nominated(i, kept.stamps[j], s if not ok else None)
+            if ok:
+                return i
+        return -1
+
+    def _keep_nominated(self, i: int, stamp: int, rejected: Status | None) -> int:
+        """Keep node `i`'s verdict with its nominated pods counted (None: it fits) against the
+        node as it is and the nominator's `stamp`; the rejection's status id (-1: none)."""
+        status_id = -1 if rejected is None else self._table.intern(rejected)
+        self._nom_valid[i] = True
+        self._nom_stamp[i] = stamp
+        self._nom_fits[i] = rejected is None
+        self._nom_status_id[i] = status_id
+        return status_id
+
     def _kept_nominated(self, checks: FilterChecks, pod: PodInfo, asked: Indexes) -> _KeptNominated | None:
         """For the nominated nodes `asked`: their current stamps (`_nominated` has caught up),
         and which have a verdict kept against the node as it is and that stamp (the pod's own
@@ -321,14 +373,12 @@ class NodeIndex:
                 raise WalkError(s)
             ok = s is None or s.code == Code.SUCCESS
             fits[i - lo] = ok
-            status_id = -1 if ok else self._table.intern(s)  # type: ignore[arg-type]
+            if i != kept.own:
+                status_id = self._keep_nominated(i, kept.stamps[j], None if ok else s)
+            else:
+                status_id = -1 if ok else self._table.intern(s)  # type: ignore[arg-type]
             if not ok:
                 out.append(i, status_id)
-            if i != kept.own:
-                self._nom_valid[i] = True
-                self._nom_stamp[i] = kept.stamps[j]
-                self._nom_fits[i] = ok
-                self._nom_status_id[i] = status_id
         return fits
 
     def _by_labels(self, checks: FilterChecks, state: CycleState, pod: PodInfo, rest: tuple[Any, ...],

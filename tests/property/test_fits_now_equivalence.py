@@ -1,0 +1,90 @@
+"""The preemption service asks whether a preemptor fits somewhere now (its view moved since the
+attempt) through the pod spec's node index, which keeps verdicts between requests. Whatever
+nominations, binds, deletions and in-flight preemptions come between requests, the indexed
+answer, and so the whole decision, is the one a sequential walk over the nodes gives."""
+
+from __future__ import annotations
+
+import msgspec
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from services.runtime.scheduler_config import profiles_from
+from shared.cluster import ClusterView
+from shared.events import NodeFailure, NodeUpserted, PodBound, PodDeleted, PodNominated, PodSubmitted, PreemptionRequested, envelope
+from shared.preemption.request import decide_preemption
+from shared.scheduler.node_index import NodeIndexes
+from tests.unit.events.samples import make_node
+from tests.unit.preemption.test_handler import make_pod
+
+NODES = [f"n{i}" for i in range(12)]
+PENDING = [f"p{i}" for i in range(6)]
+RUNNING = [f"r{i}" for i in range(24)]
+SHAPES = [("500m", 10), ("1", 10), ("1", 0), ("1500m", 100)]  # identical specs share an index
+
+
+@st.composite
+def clusters(draw: st.DrawFn) -> ClusterView:
+    view = ClusterView()
+    for name in NODES:
+        view.apply(envelope(NodeUpserted(node=make_node(name, cpu=draw(st.sampled_from(["1", "2"])))), producer="t"))
+    for i, name in enumerate(RUNNING):  # two running pods per node or more: most nodes full
+        node = NODES[i % len(NODES)] if i < 2 * len(NODES) - 4 else draw(st.sampled_from(NODES))
+        pod = make_pod(name, cpu=draw(st.sampled_from(["500m", "1", "1"])), priority=draw(st.sampled_from([0, 5, 50])),
+                       node_name=node)
+        view.apply(envelope(PodSubmitted(pod=pod), producer="t"))
+    for name in PENDING:
+        cpu, priority = draw(st.sampled_from(SHAPES))
+        view.apply(envelope(PodSubmitted(pod=make_pod(name, cpu=cpu, priority=priority)), producer="t"))
+    return view
+
+
+operation = st.one_of(
+    st.tuples(st.just("nominate"), st.sampled_from(PENDING), st.sampled_from([*NODES, ""])),
+    st.tuples(st.just("bind"), st.sampled_from(PENDING), st.sampled_from(NODES)),
+    st.tuples(st.just("delete"), st.sampled_from(PENDING + RUNNING), st.just("")),
+    st.tuples(st.just("preempting"), st.lists(st.sampled_from(RUNNING), max_size=3, unique=True),
+              st.dictionaries(st.sampled_from(PENDING), st.sampled_from(NODES), max_size=3)),
+)
+
+
+def _uid(name: str) -> str:
+    return f"uid-{name}"
+
+
+def _apply(view: ClusterView, kind: str, a: object, b: object) -> None:
+    match kind:
+        case "nominate":
+            view.apply(envelope(PodNominated(uid=_uid(str(a)), node_name=str(b)), producer="t"))
+        case "bind":
+            view.apply(envelope(PodBound(pod_uid=_uid(str(a)), node_name=str(b), attempt_id=f"{a}/1"), producer="t"))
+        case "delete":
+            view.apply(envelope(PodDeleted(uid=_uid(str(a)), namespace="default", name=str(a)), producer="t"))
+        case "preempting":
+            view.set_preempting([_uid(v) for v in a], {_uid(k): v for k, v in b.items()})  # type: ignore[attr-defined]
+
+
+def _request(view: ClusterView, name: str, step: int) -> PreemptionRequested:
+    """The pending pod's request as the queue makes it: its nomination, if any, in its status, and
+    every node short of cpu at its attempt."""
+    uid = _uid(name)
+    pod = view.specs[uid]
+    status = msgspec.structs.replace(pod.status, nominated_node_name=view.nominated.get(uid, ""))
+    return PreemptionRequested(pod=msgspec.structs.replace(pod, status=status), node_statuses=[
+        NodeFailure(code="Unschedulable", reasons=["Insufficient cpu"], plugin="NodeResourcesFit", at=[0, len(NODES)])],
+                               attempt_id=f"{uid}/{step}", seed=step, watermark={})
+
+
+@settings(max_examples=150, deadline=None)
+@given(view=clusters(), operations=st.lists(operation, max_size=25))
+def test_the_indexed_fits_now_answer_is_the_sequential_one(view: ClusterView, operations: list[tuple]) -> None:  # type: ignore[type-arg]
+    fwk = profiles_from(None)["default-scheduler"]
+    indexes = NodeIndexes()
+    for step, (kind, a, b) in enumerate([("start", "", ""), *operations]):
+        _apply(view, kind, a, b)
+        for name in PENDING:
+            req = _request(view, name, step)
+            indexed = decide_preemption(fwk, view, req, moved=True, indexes=indexes)
+            plain = decide_preemption(fwk, view, req, moved=True)
+            assert (indexed.fits, indexed.nominated, indexed.message, [v.uid for v in indexed.victims]) == (
+                plain.fits, plain.nominated, plain.message, [v.uid for v in plain.victims]), (step, kind, a, b, name)
