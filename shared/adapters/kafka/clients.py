@@ -40,6 +40,7 @@ def make_producer(settings: Settings, *, client_id: str | None = None) -> AIOKaf
         linger_ms=settings.kafka_linger_ms,
         request_timeout_ms=30_000,
         max_request_size=settings.kafka_max_message_bytes,
+        max_batch_size=min(settings.kafka_max_batch_bytes, settings.kafka_max_message_bytes),
     )
 
 

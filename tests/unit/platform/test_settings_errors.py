@@ -115,3 +115,20 @@ def test_the_fetch_wait_is_read_and_checked() -> None:
     assert load_settings({"BERTH_KAFKA_FETCH_MAX_WAIT_MS": "500"}).kafka_fetch_max_wait_ms == 500
     with pytest.raises(ConfigurationError, match="BERTH_KAFKA_FETCH_MAX_WAIT_MS='soon': expected an integer"):
         load_settings({"BERTH_KAFKA_FETCH_MAX_WAIT_MS": "soon"})
+
+
+async def test_the_producer_batch_size_is_read_checked_and_given_to_the_producer() -> None:
+    from shared.adapters.kafka import make_producer
+
+    assert load_settings({}).kafka_max_batch_bytes == 1 << 20
+    assert load_settings({"BERTH_KAFKA_MAX_BATCH_BYTES": "65536"}).kafka_max_batch_bytes == 65536
+    with pytest.raises(ConfigurationError, match="BERTH_KAFKA_MAX_BATCH_BYTES='10': must be at least 1024"):
+        load_settings({"BERTH_KAFKA_MAX_BATCH_BYTES": "10"})
+    broker = {"KAFKA_BOOTSTRAP_SERVERS": "127.0.0.1:9"}
+    producer = make_producer(load_settings(broker))  # not started: nothing connects
+    assert producer._message_accumulator._batch_size == 1 << 20  # noqa: SLF001 - the client keeps no public copy
+    await producer.stop()
+    capped = make_producer(load_settings({**broker, "BERTH_KAFKA_MAX_BATCH_BYTES": str(4 << 20),
+                                          "BERTH_KAFKA_MAX_MESSAGE_BYTES": str(2 << 20)}))
+    assert capped._message_accumulator._batch_size == 2 << 20  # noqa: SLF001 - never above the largest request
+    await capped.stop()
