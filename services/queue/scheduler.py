@@ -574,9 +574,11 @@ class Scheduler:
         # Every answer holds every pod of the batch: a pod with one result had all shards in one
         # answer. Its walk is the global one only if made on the queue's view: packed (a worker
         # whose view was elsewhere answers with names).
-        whole = {uid for uid, results in filtered.items() if len(results) == 1 and _on_our_view(results[0])}
+        packed = {uid for uid, results in filtered.items() if all(_on_our_view(r) for r in results)}
+        whole = {uid for uid in packed if len(filtered[uid]) == 1}
         filtered = _unpacked(filtered, snapshot.names)
-        merged = [merge_filter(a.fwk, a.info, snapshot, start, filtered.get(a.info.uid, []), whole=a.info.uid in whole)
+        merged = [merge_filter(a.fwk, a.info, snapshot, start, filtered.get(a.info.uid, []), whole=a.info.uid in whole,
+                               packed=a.info.uid in packed)
                   for a in attempts]
         for m in merged:
             if m.advance and not m.error:

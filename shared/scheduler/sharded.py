@@ -191,9 +191,10 @@ class MergedFilter:
 
 
 def merge_filter(fwk: Framework, pod: PodInfo, snapshot: Snapshot, start: int,
-                 results: Iterable[PodShardResult], *, whole: bool = False) -> MergedFilter:
+                 results: Iterable[PodShardResult], *, whole: bool = False, packed: bool = False) -> MergedFilter:
     """`whole`: one result covering every node (one filter worker answered for all the shards),
-    made on this snapshot's nodes (a packed answer)."""
+    made on this snapshot's nodes (a packed answer). `packed`: every result was made on this
+    snapshot's nodes, however many there are."""
     results = list(results)
     out = MergedFilter()
     d = out.diagnosis
@@ -226,6 +227,15 @@ def merge_filter(fwk: Framework, pod: PodInfo, snapshot: Snapshot, start: int,
             if rejections is not None:
                 d.add_rejections(rejections)
                 out.processed += len(rejections)
+            return out
+    if (whole or packed) and not nominated and subset is None and not any(r.feasible for r in results):
+        # No shard found a node (a preemptor's attempt): the merge is every shard's rejections in
+        # walk order, read as arrays (the shards' nodes are disjoint).
+        rejections = rejections_of([f for r in results for f in r.failures], snapshot, start)
+        if rejections is not None:
+            out.advance = True
+            d.add_rejections(rejections)
+            out.processed = len(rejections)
             return out
     feasible_names: set[str] = set()
     for r in results:

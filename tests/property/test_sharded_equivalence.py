@@ -47,7 +47,8 @@ class LocalShards(ScheduleAlgorithm):
         if self.packed:  # over the wire, then unpacked as the queue does
             results = [unpack(msgspec.msgpack.decode(msgspec.msgpack.encode(r), type=PodShardResult), snapshot.names,
                               scores=False) for r in results]
-        merged = merge_filter(fwk, pod, snapshot, self.next_start_node_index, results, whole=len(results) == 1)
+        merged = merge_filter(fwk, pod, snapshot, self.next_start_node_index, results, whole=len(results) == 1,
+                              packed=self.packed)
         fwk.run_pre_filter_plugins(state, pod)  # what the preemption service computes for itself
         if merged.error:
             raise SchedulingError(Status(Code.ERROR, merged.error))

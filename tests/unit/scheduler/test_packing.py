@@ -155,6 +155,50 @@ def test_one_answer_for_every_node_with_rejections_is_its_own_merge() -> None:
             assert list(fast_d.node_to_status) == list(walked_d.node_to_status)  # in walk order too
 
 
+def test_packed_answers_of_several_shards_that_found_no_node_merge_as_arrays() -> None:
+    """A filter worker that answered its shards in two answers (two results per pod), each made on
+    the queue's view, for a pod no node fits (a preemptor's first attempt): the rejections merge
+    as arrays, with the merge, message and packed request of the node-by-node walk; a pod some
+    shard found a node for still merges node by node."""
+    cluster, snapshot = _cluster(nodes=300, pods=2)
+    fwk = next(iter(build_profiles(cluster.config).values()))
+    fwk.set_snapshot(snapshot)
+    halves = [set(snapshot.names[:150]), set(snapshot.names[150:])]
+    pod = PodInfo(cluster.pods[-1])  # 3.95 CPUs: fails where a 100m pod runs
+    small = cluster.pods[0]
+    for i in range(0, 300, 2):  # every other node full: both halves find nodes
+        snapshot.get(f"node-{i}").add_pod(PodInfo(msgspec.structs.replace(  # type: ignore[union-attr]
+            small, metadata=msgspec.structs.replace(small.metadata, uid=f"s{i}", name=f"s{i}"),
+            spec=msgspec.structs.replace(small.spec, node_name=f"node-{i}"))))
+
+    def merges(start: int) -> tuple[object, object]:
+        answers = [filter_on_shard(fwk, CycleState(), pod, snapshot, start, half, NodeIndexes(), packed=True)
+                   for half in halves]
+        kept = [unpack(a, snapshot.names, scores=False, failures=False) for a in answers]
+        fast = merge_filter(fwk, pod, snapshot, start, kept, packed=True)
+        walked = merge_filter(fwk, pod, snapshot, start, [unpack(a, snapshot.names) for a in answers])
+        assert (fast.feasible, fast.processed, fast.advance) == (walked.feasible, walked.processed, walked.advance)
+        return fast, walked
+
+    fast, walked = merges(250)
+    assert fast.feasible  # some shard found nodes: merged node by node
+    assert dict(fast.diagnosis.node_to_status.items()) == dict(walked.diagnosis.node_to_status.items())
+    for i in range(1, 300, 2):  # now every node is full
+        snapshot.get(f"node-{i}").add_pod(PodInfo(msgspec.structs.replace(  # type: ignore[union-attr]
+            small, metadata=msgspec.structs.replace(small.metadata, uid=f"s{i}", name=f"s{i}"),
+            spec=msgspec.structs.replace(small.spec, node_name=f"node-{i}"))))
+    for start in (0, 250):
+        fast, walked = merges(start)
+        fast_d, walked_d = fast.diagnosis, walked.diagnosis
+        assert not fast.feasible and fast.processed == 300
+        assert fast_d.node_to_status.position_groups(snapshot.names) is not None  # kept as arrays
+        assert fast_d.unschedulable_plugins == walked_d.unschedulable_plugins == {"NodeResourcesFit"}
+        assert pack_failures(fast_d.node_to_status, snapshot) == pack_failures(walked_d.node_to_status, snapshot)
+        assert FitError("default/p", 300, fast_d).message() == FitError("default/p", 300, walked_d).message()
+        assert list(fast_d.node_to_status) == list(walked_d.node_to_status)  # in walk order too
+        assert dict(fast_d.node_to_status.items()) == dict(walked_d.node_to_status.items())
+
+
 def test_rejections_left_packed_are_read_by_name_where_the_merge_walks_node_by_node() -> None:
     """A whole answer whose rejections the queue left packed, for a pod the shortcut does not take
     (a nominated node, or a PreFilter node subset): the node-by-node merge reads them by name."""
