@@ -50,6 +50,7 @@ from shared.preemption.evaluator import PreemptionExtender
 from shared.preemption.extenders import RecordingExtender
 from shared.preemption.in_flight import Effects, effects_of, offsets_as_runs, overlay
 from shared.preemption.request import decide_preemption
+from shared.scheduler.packed_failures import RejectionsMemo
 from shared.scheduler.node_index import NodeIndexes
 
 log = logging.getLogger(__name__)
@@ -102,6 +103,7 @@ class PreemptionHandler(Handler):
         """Attempt id → a decision's events until it is read back from the log: a batch handled
         again after a failure part way through hands them out again (same event ids)."""
         self.node_indexes = NodeIndexes()
+        self.rejections = RejectionsMemo()
         self.in_flight: dict[str, InFlight] = {}
         """Attempt id → a decision whose effects the view has not folded yet."""
         self.folded_effects: set[uuid.UUID] = set()
@@ -177,7 +179,8 @@ class PreemptionHandler(Handler):
             # waited for, so the view holds still meanwhile.
             outcome = await asyncio.to_thread(decide_preemption, fwk, self.view, req, moved=moved)
         else:
-            outcome = decide_preemption(fwk, self.view, req, moved=moved, indexes=self.node_indexes)
+            outcome = decide_preemption(fwk, self.view, req, moved=moved, indexes=self.node_indexes,
+                                        memo=self.rejections)
         uid = req.pod.metadata.uid
         out: list[OutgoingEvent] = []
         if outcome.attempted:

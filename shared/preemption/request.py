@@ -18,7 +18,7 @@ from shared.framework.runtime import Framework
 from shared.framework.snapshot import Snapshot
 from shared.framework.status import Code, Status
 from shared.scheduler.node_index import NodeIndexes, WalkError, filters_after_index
-from shared.scheduler.packed_failures import unpack_failures
+from shared.scheduler.packed_failures import RejectionsMemo, unpack_failures
 
 
 @dataclass
@@ -49,7 +49,8 @@ def stale_message(view: ClusterView, uid: str) -> str:
 
 
 def decide_preemption(fwk: Framework | None, view: ClusterView, req: PreemptionRequested,
-                      *, moved: bool = False, indexes: NodeIndexes | None = None) -> PreemptionOutcome:
+                      *, moved: bool = False, indexes: NodeIndexes | None = None,
+                      memo: RejectionsMemo | None = None) -> PreemptionOutcome:
     """PostFilter (DefaultPreemption) for the request's pod over `view`, its candidate offset drawn
     from the attempt's seed; the request's per-node statuses are the failed attempt's.
 
@@ -57,7 +58,8 @@ def decide_preemption(fwk: Framework | None, view: ClusterView, req: PreemptionR
     in flight, are in it). Pods freed or nominations made since may have made room for this pod
     already; a scheduler deciding one pod at a time would then place it without evicting anyone,
     so nobody is evicted for it: the pod is retried instead. `indexes`: that check reads the pod
-    spec's node index (the same answer)."""
+    spec's node index (the same answer). `memo`: the last request's packed failures as read (the
+    same statuses)."""
     if fwk is None:
         return PreemptionOutcome("", "no profile serves this pod", attempted=False)
     stale = stale_message(view, req.pod.metadata.uid)
@@ -76,7 +78,7 @@ def decide_preemption(fwk: Framework | None, view: ClusterView, req: PreemptionR
         node = _first_fitting(fwk, state, pod, pre, indexes)
         if node:
             return PreemptionOutcome("", fits_now_message(node), attempted=False, fits=node)
-    statuses = _attempt_statuses(fwk, state, pod, view, req, pre, pre_status)
+    statuses = _attempt_statuses(fwk, state, pod, view, req, pre, pre_status, memo)
     result, status = fwk.run_post_filter_plugins(state, pod, statuses)
     nominated = result.nominated_node_name if result is not None and status.code == Code.SUCCESS else ""
     if nominated and result is not None:
@@ -86,13 +88,14 @@ def decide_preemption(fwk: Framework | None, view: ClusterView, req: PreemptionR
 
 
 def _attempt_statuses(fwk: Framework, state: CycleState, pod: PodInfo, view: ClusterView, req: PreemptionRequested,
-                      pre: PreFilterResult | None, pre_status: Status | None) -> Mapping[str, Status]:
+                      pre: PreFilterResult | None, pre_status: Status | None,
+                      memo: RejectionsMemo | None = None) -> Mapping[str, Status]:
     """The failed attempt's per-node statuses. Packed ones are positions in the node order at the
     request's watermark: on a view whose nodes moved past it they cannot be read, and each node's
     status is taken afresh on the view instead (the one the decision is made on)."""
     snapshot = fwk.snapshot()
     if not any(f.at for f in req.node_statuses) or not _nodes_moved(view, req.watermark):
-        return unpack_failures(req.node_statuses, snapshot)
+        return unpack_failures(req.node_statuses, snapshot, memo)
     if pre_status is not None and not pre_status.is_success():
         return dict.fromkeys(snapshot.names, pre_status)
     run = fwk.node_filter()

@@ -84,16 +84,38 @@ def rejections_of(failures: Sequence[NodeFailure], snapshot: Snapshot, start: in
     return Rejections(SnapshotNodes(snapshot), table, at[order], status_ids[order])
 
 
-def unpack_failures(failures: Sequence[NodeFailure], snapshot: Snapshot) -> Mapping[str, Status]:
+def unpack_failures(failures: Sequence[NodeFailure], snapshot: Snapshot,
+                    memo: RejectionsMemo | None = None) -> Mapping[str, Status]:
     """Node name → status from a request's failures; packed ones are read as positions into
     `snapshot`, which must be the view at the request's watermark (positions past its end are
-    left out, as names it lacks are)."""
+    left out, as names it lacks are). `memo`: where the last packed failures read are kept."""
     packed = [f for f in failures if f.at]
     if not packed:
         return ungroup_failures(failures)
     out = NodeToStatus()
-    out.add_rejections(rejections_of(packed, snapshot))  # type: ignore[arg-type]
+    rejections = memo.read(packed, snapshot) if memo is not None else rejections_of(packed, snapshot)
+    out.add_rejections(rejections)  # type: ignore[arg-type]
     named = [f for f in failures if not f.at]
     if named:
         out.update(ungroup_failures(named))
     return out
+
+
+class RejectionsMemo:
+    """The packed failures read last, with the snapshot they were read over: preemptors of one
+    spec fail alike (every node, "Insufficient cpu"), so the next request reads the same arrays
+    again while the view's nodes stay the same. `Rejections` is never changed once made."""
+
+    __slots__ = ("_snapshot", "_key", "_rejections")
+
+    def __init__(self) -> None:
+        self._snapshot: Snapshot | None = None
+        self._key: tuple[object, ...] = ()
+        self._rejections: Rejections | None = None
+
+    def read(self, packed: Sequence[NodeFailure], snapshot: Snapshot) -> Rejections | None:
+        """`rejections_of(packed, snapshot)`."""
+        key = tuple((f.code, tuple(f.reasons), f.plugin, tuple(f.at)) for f in packed)
+        if self._snapshot is not snapshot or self._key != key:
+            self._snapshot, self._key, self._rejections = snapshot, key, rejections_of(packed, snapshot)
+        return self._rejections

@@ -1,7 +1,8 @@
 """The preemption service asks whether a preemptor fits somewhere now (its view moved since the
-attempt) through the pod spec's node index, which keeps verdicts between requests. Whatever
-nominations, binds, deletions and in-flight preemptions come between requests, the indexed
-answer, and so the whole decision, is the one a sequential walk over the nodes gives."""
+attempt) through the pod spec's node index, which keeps verdicts between requests, and reads the
+attempt's packed failures through a memo of the last ones read. Whatever nominations, binds,
+deletions and in-flight preemptions come between requests, the decision is the one a sequential
+walk over the nodes and a fresh reading of the failures give."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from shared.cluster import ClusterView
 from shared.events import NodeFailure, NodeUpserted, PodBound, PodDeleted, PodNominated, PodSubmitted, PreemptionRequested, envelope
 from shared.preemption.request import decide_preemption
 from shared.scheduler.node_index import NodeIndexes
+from shared.scheduler.packed_failures import RejectionsMemo
 from tests.unit.events.samples import make_node
 from tests.unit.preemption.test_handler import make_pod
 
@@ -79,12 +81,12 @@ def _request(view: ClusterView, name: str, step: int) -> PreemptionRequested:
 @given(view=clusters(), operations=st.lists(operation, max_size=25))
 def test_the_indexed_fits_now_answer_is_the_sequential_one(view: ClusterView, operations: list[tuple]) -> None:  # type: ignore[type-arg]
     fwk = profiles_from(None)["default-scheduler"]
-    indexes = NodeIndexes()
+    indexes, memo = NodeIndexes(), RejectionsMemo()
     for step, (kind, a, b) in enumerate([("start", "", ""), *operations]):
         _apply(view, kind, a, b)
         for name in PENDING:
             req = _request(view, name, step)
-            indexed = decide_preemption(fwk, view, req, moved=True, indexes=indexes)
+            indexed = decide_preemption(fwk, view, req, moved=True, indexes=indexes, memo=memo)
             plain = decide_preemption(fwk, view, req, moved=True)
             assert (indexed.fits, indexed.nominated, indexed.message, [v.uid for v in indexed.victims]) == (
                 plain.fits, plain.nominated, plain.message, [v.uid for v in plain.victims]), (step, kind, a, b, name)

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import random
 
+import msgspec
 import numpy as np
 import pytest
 
+from shared.events import NodeFailure
 from shared.framework.snapshot import Snapshot
 from shared.framework.status import Code, Status
 from shared.scheduler.fit_error import NodeToStatus
@@ -62,3 +64,23 @@ def test_a_later_view_with_the_same_node_order_packs_from_the_arrays() -> None:
     reordered = Snapshot([MakeNode().name(n).info() for n in reversed(nodes)])
     assert kept.position_groups(reordered.names) is None
     assert dict(unpack_failures(pack_failures(kept, reordered), reordered).items()) == statuses
+
+
+def test_the_memo_reads_failures_again_only_for_other_failures_or_other_nodes() -> None:
+    from shared.scheduler.packed_failures import RejectionsMemo, rejections_of
+
+    # One memo per preemption service: preemptors of one spec fail alike on the same nodes.
+    snapshot = Snapshot([MakeNode().name(n).info() for n in "abcd"])
+    cpu = NodeFailure(code="Unschedulable", reasons=["Insufficient cpu"], plugin="NodeResourcesFit", at=[0, 3])
+    memo = RejectionsMemo()
+    first = memo.read([cpu], snapshot)
+    assert first is not None and memo.read([NodeFailure(**msgspec.structs.asdict(cpu))], snapshot) is first
+    other = memo.read([msgspec.structs.replace(cpu, at=[1, 3])], snapshot)
+    assert other is not first and other is not None and other.positions.tolist() == [1, 2, 3]
+    moved = Snapshot([MakeNode().name(n).info() for n in "abcde"])
+    again = memo.read([msgspec.structs.replace(cpu, at=[1, 3])], moved)
+    assert again is not other and again is not None
+    expected = rejections_of([msgspec.structs.replace(cpu, at=[1, 3])], moved)
+    assert again.pairs() == expected.pairs()  # type: ignore[union-attr]
+    memo_read = unpack_failures([cpu], snapshot, memo)
+    assert dict(memo_read.items()) == dict(unpack_failures([cpu], snapshot).items())
