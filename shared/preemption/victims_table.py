@@ -97,17 +97,23 @@ class VictimsTable:
         """Scan `positions` (ascending) from `offset`, wrapping around, until `wanted` candidates
         are found, dry-running (`dry_run`) each node whose answer is not kept. The pod's own
         nominated node is always dry-run and never kept: the pod itself counts differently there."""
-        order = np.concatenate((positions[offset:], positions[:offset])) if offset else positions
-        known = self._valid[order] & (self._stamp[order] == self._nominated.stamp[order])
         own = self._position.get(own_node, -1) if own_node else -1
-        if own >= 0:
-            known[order == own] = False
-        candidate = self._candidate[order] & known
-        found, lo, end = 0, 0, len(order)
+        end = len(positions)
+        # The scan order's first nodes only: it nearly always stops within twice the candidates
+        # wanted, and reading the table for every node (5,000 of them) would cost more than the
+        # scan. The window grows when the scan needs more.
+        window = _Window(self, positions, offset, own)
+        window.grow(min(end, 2 * wanted + 64))
+        found, lo = 0, 0
         while lo < end and found < wanted:
             # The scan cannot stop before the node that would be the last wanted candidate if
             # every unknown node turned out one.
-            may = np.flatnonzero(~known[lo:] | candidate[lo:])
+            while True:
+                order, known, candidate = window.order, window.known, window.candidate
+                may = np.flatnonzero(~known[lo:] | candidate[lo:])
+                if len(may) >= wanted - found or len(known) == end:
+                    break
+                window.grow(min(end, 2 * len(known)))
             hi = lo + int(may[wanted - found - 1]) + 1 if len(may) >= wanted - found else end
             for k in (np.flatnonzero(~known[lo:hi]) + lo).tolist():
                 i = int(order[k])
@@ -123,14 +129,44 @@ class VictimsTable:
             found += int(np.count_nonzero(candidate[lo:hi]))
             lo = hi
         answers, nodes = self._answers, self.nodes
-        scanned = order[:lo]
-        picked = candidate[:lo]
+        scanned = window.order[:lo]
+        picked = window.candidate[:lo]
         at = scanned[picked]
         candidates = ScannedCandidates(_at(self._candidates, at.tolist()))
         if not self._inexact[at].any():
             candidates.first_best = _first_greatest(self._ranks[at])
         others = [(nodes[i], answers[i]) for i in scanned[~picked].tolist()]
         return DryRun(candidates, others)  # type: ignore[arg-type]
+
+
+class _Window:
+    """The first nodes of a scan's order (`positions` from `offset`, wrapping around) with what
+    the table knows of them: `known` (an answer kept against the node as it is and its stamp; never
+    the pod's own nominated node) and `candidate`. The scan marks the nodes it dry-runs in them."""
+
+    __slots__ = ("_table", "_positions", "_offset", "_own", "order", "known", "candidate")
+
+    def __init__(self, table: VictimsTable, positions: Indexes, offset: int, own: int) -> None:
+        self._table, self._positions, self._offset, self._own = table, positions, offset, own
+        self.order = np.zeros(0, dtype=np.intp)
+        self.known = np.zeros(0, dtype=bool)
+        self.candidate = np.zeros(0, dtype=bool)
+
+    def grow(self, size: int) -> None:
+        """Extend the window to the first `size` nodes of the order."""
+        t, have, n = self._table, len(self.order), len(self._positions)
+        if size <= have:
+            return
+        first, last = self._offset + have, self._offset + size
+        more = self._positions[first:last] if last <= n else np.concatenate(
+            (self._positions[first:n] if first < n else self._positions[:0], self._positions[max(0, first - n):last - n]))
+        known = t._valid[more] & (t._stamp[more] == t._nominated.stamp[more])
+        if self._own >= 0:
+            known[more == self._own] = False
+        self.order = np.concatenate((self.order, more)) if have else more
+        self.known = np.concatenate((self.known, known)) if have else known
+        candidate = t._candidate[more] & known
+        self.candidate = np.concatenate((self.candidate, candidate)) if have else candidate
 
 
 def _exact(value: float) -> bool:

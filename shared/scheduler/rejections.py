@@ -53,7 +53,7 @@ class NodeList(Protocol):
 class Rejections:
     """Rejected nodes in walk order: `positions` into `nodes` (and `names`), `ids` into `table`."""
 
-    __slots__ = ("nodes", "names", "position", "table", "positions", "ids", "_id_at", "_counts")
+    __slots__ = ("nodes", "names", "position", "table", "positions", "ids", "_id_at", "_counts", "_with_code")
 
     def __init__(self, walked: NodeList, table: StatusTable, positions: Indexes, ids: StatusIds) -> None:
         self.nodes, self.names, self.position = walked.nodes, walked.names, walked.position
@@ -62,6 +62,7 @@ class Rejections:
         self.ids = ids
         self._id_at: StatusIds | None = None
         self._counts: list[tuple[Status, int]] | None = None
+        self._with_code: dict[int, Indexes] = {}
 
     def __len__(self) -> int:
         return len(self.positions)
@@ -104,6 +105,11 @@ class Rejections:
         return [(statuses[int(distinct[k])], positions[ids == distinct[k]]) for k in np.argsort(first, kind="stable")]
 
     def positions_with_code(self, code: Code) -> Indexes:
-        """The positions (ascending, not walk order) of the nodes rejected with `code`."""
-        codes = np.asarray(self.table.codes, dtype=np.int32)
-        return np.sort(self.positions[codes[self.ids] == int(code)])
+        """The positions (ascending, not walk order) of the nodes rejected with `code`; read-only,
+        kept (a memo hands one request's rejections to the next)."""
+        at = self._with_code.get(int(code))
+        if at is None:
+            codes = np.asarray(self.table.codes, dtype=np.int32)
+            at = self._with_code[int(code)] = np.sort(self.positions[codes[self.ids] == int(code)])
+            at.flags.writeable = False
+        return at

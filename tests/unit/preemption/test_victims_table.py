@@ -66,6 +66,35 @@ def test_the_scan_stops_where_the_sequential_one_does_and_reuses_answers() -> No
     assert sorted(dry_run.asked) == sorted(names)  # each node dry-run once over the four scans
 
 
+def test_a_scan_that_needs_more_than_its_first_window_reads_on_around_the_order() -> None:
+    """The scan reads the table for the first nodes of its order only, and further when candidates
+    are sparse there: wherever the offset (wrapping around the end too), it stops where the
+    sequential scan does, and kept answers and the own node are honoured past the first window."""
+    import random
+
+    rng = random.Random(7)
+    nodes = _nodes(400)
+    table, nominator = VictimsTable(Snapshot(nodes)), Nominator()
+    table.catch_up(nominator)
+    positions = np.array(sorted(rng.sample(range(400), 350)), dtype=np.intp)
+    names = [f"n{i}" for i in positions.tolist()]
+    refusing = {name for name in names if rng.random() < 0.9}  # about one candidate in ten
+    dry_run = _DryRuns(refusing)
+    owns: set[str] = set()
+    for offset, wanted in [(340, 12), (0, 30), (200, 5), (349, 40), (10, 400)]:
+        own = names[(offset + 150) % len(names)]
+        owns.add(own)
+        asked_before = len(dry_run.asked)
+        run = table.scan(positions, offset, wanted, own, dry_run)
+        found, others = _sequential(names, offset, wanted, refusing)
+        assert [c.name for c in run.candidates] == found
+        assert [info.name for info, _ in run.others] == others
+        scanned = set(found) | set(others)
+        assert (own in dry_run.asked[asked_before:]) == (own in scanned)  # the own node asked afresh
+    again = {name for i, name in enumerate(dry_run.asked) if name in dry_run.asked[:i]}
+    assert again and again <= owns  # each node dry-run once, but for a pod's own node
+
+
 def test_a_changed_node_or_nomination_is_asked_again_and_the_own_node_always() -> None:
     nodes = _nodes(4)
     table, nominator = VictimsTable(Snapshot(nodes)), Nominator()
