@@ -56,10 +56,10 @@ class Settings:
     kafka_max_poll_records: int = 500
     kafka_linger_ms: int = 2
     kafka_max_batch_bytes: int = 1 << 20
-    """A producer sends one batch per partition at a time, and a send waits while its partition's
-    batch is full: with the client's 16 KB default, a publish of hundreds of events to one partition
-    (the queue's preemption requests all go to one, about 0.9 KB each) took a round trip to the
-    broker per 16 KB, one after another."""
+    """Most bytes a producer batches per partition (capped at `kafka_max_message_bytes`). One
+    batch per partition is in flight at a time and a send waits while its partition's batch is
+    full, so a publish of hundreds of events to one partition (the queue's preemption requests all
+    go to one) takes a broker round trip per batch; the client's 16 KB default made that dozens."""
     kafka_fetch_max_wait_ms: int = 100
     """The embedded broker answers a fetch that found nothing at the end of this wait, not when
     records arrive: with Kafka's 500 ms a request-answer round trip took a quarter of a second."""

@@ -94,14 +94,16 @@ class VictimsTable:
 
     def scan(self, positions: Indexes, offset: int, wanted: int, own_node: str | None,
              dry_run: Callable[[NodeInfo], Answer]) -> DryRun:
-        """Scan `positions` (ascending) from `offset`, wrapping around, until `wanted` candidates
-        are found, dry-running (`dry_run`) each node whose answer is not kept. The pod's own
-        nominated node is always dry-run and never kept: the pod itself counts differently there."""
+        """Scan `positions` (ascending) from `offset` (modulo their number), wrapping around, until
+        `wanted` candidates are found, dry-running (`dry_run`) each node whose answer is not kept.
+        The pod's own nominated node is always dry-run and never kept: the pod itself counts
+        differently there."""
         own = self._position.get(own_node, -1) if own_node else -1
         end = len(positions)
-        # The scan order's first nodes only: it nearly always stops within twice the candidates
-        # wanted, and reading the table for every node (5,000 of them) would cost more than the
-        # scan. The window grows when the scan needs more.
+        offset = offset % end if end else 0
+        # The table is read for the scan order's first nodes only, a window that grows when the scan
+        # needs more: the scan nearly always stops within twice the candidates wanted, and reading
+        # every node's entries (5,000 of them) would cost more than the scan.
         window = _Window(self, positions, offset, own)
         window.grow(min(end, 2 * wanted + 64))
         found, lo = 0, 0
@@ -157,9 +159,7 @@ class _Window:
         t, have, n = self._table, len(self.order), len(self._positions)
         if size <= have:
             return
-        first, last = self._offset + have, self._offset + size
-        more = self._positions[first:last] if last <= n else np.concatenate(
-            (self._positions[first:n] if first < n else self._positions[:0], self._positions[max(0, first - n):last - n]))
+        more = self._positions[(np.arange(have, size) + self._offset) % n]
         known = t._valid[more] & (t._stamp[more] == t._nominated.stamp[more])
         if self._own >= 0:
             known[more == self._own] = False

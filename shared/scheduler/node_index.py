@@ -174,14 +174,7 @@ class NodeIndex:
         count, a verdict kept (when `rest` is empty) while the node and those pods stay the same.
         `within` (a filter shard's nodes, see `mask`): the other nodes are passed over."""
         n = len(self.nodes)
-        log = checks.nomination_log()
-        if log is not None:
-            self._nominated.follow(log)
-            asked = self._nominated.positions(within)
-        else:  # nobody is nominated anywhere (see `filters_after_index`)
-            asked = np.zeros(0, dtype=np.intp)
-        keys = checks.counted_nominations_key(pod) if len(asked) and not rest else None
-        kept = self._kept_nominated(checks, pod, asked) if keys is not None else None
+        asked, keys, kept = self._nominated_nodes(checks, pod, within, rest)
         maybe = within
         if kept is not None and np.any(failing := kept.valid & ~self._nom_fits[asked]):
             maybe = np.ones(n, dtype=bool) if within is None else within.copy()
@@ -219,18 +212,12 @@ class NodeIndex:
         `walk(0, 1)`'s feasible node without its rejections, for a pod whose filters are all
         node-local (the walk's `rest` empty). The nodes known to fail (node-local verdicts, and
         nominated nodes' verdicts kept against their stamps) are passed over as arrays; the
-        others are checked one by one in order, so an Error is raised where the sequential walk
-        would meet it. When every node is full but some are nominated (a preemptor asking
-        whether it fits now), that is a few array operations where the walk would take a slice
-        per nominated node."""
-        log = checks.nomination_log()
-        if log is not None:
-            self._nominated.follow(log)
-            asked = self._nominated.positions()
-        else:  # nobody is nominated anywhere (see `filters_after_index`)
-            asked = np.zeros(0, dtype=np.intp)
-        keys = checks.counted_nominations_key(pod) if len(asked) else None
-        kept = self._kept_nominated(checks, pod, asked) if keys is not None else None
+        others are checked one by one in order, and the first Error among them is raised. (The
+        walk also checks a nominated node that fails node-local with its nominated pods, and
+        would raise an Error met there: the feasible node is the same.) When every node is full
+        but some are nominated (a preemptor asking whether it fits now), this is a few array
+        operations."""
+        asked, keys, kept = self._nominated_nodes(checks, pod, None, ())
         may = ~self._known | self._fits
         if kept is not None:
             may[asked[kept.valid & ~self._nom_fits[asked]]] = False
@@ -255,6 +242,21 @@ class NodeIndex:
             if ok:
                 return i
         return -1
+
+    def _nominated_nodes(self, checks: FilterChecks, pod: PodInfo, within: Mask | None, rest: tuple[Any, ...]
+                         ) -> tuple[Indexes, Callable[[str], Hashable] | None, _KeptNominated | None]:
+        """The nodes some pod is nominated to (those `within`), ascending, which a walk checks with
+        their nominated pods; where no filter runs after the index, the key of the nominated pods
+        a node counts and the verdicts kept for those nodes."""
+        log = checks.nomination_log()
+        if log is not None:
+            self._nominated.follow(log)
+            asked = self._nominated.positions(within)
+        else:  # nobody is nominated anywhere (see `filters_after_index`)
+            asked = np.zeros(0, dtype=np.intp)
+        keys = checks.counted_nominations_key(pod) if len(asked) and not rest else None
+        kept = self._kept_nominated(checks, pod, asked) if keys is not None else None
+        return asked, keys, kept
 
     def _keep_nominated(self, i: int, stamp: int, rejected: Status | None) -> int:
         """Keep node `i`'s verdict with its nominated pods counted (None: it fits) against the

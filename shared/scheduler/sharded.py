@@ -24,6 +24,7 @@ from itertools import chain
 
 import msgspec
 import numpy as np
+import numpy.typing as npt
 
 from shared.events import PodShardResult
 from shared.framework.cycle_state import CycleState
@@ -230,9 +231,10 @@ def merge_filter(fwk: Framework, pod: PodInfo, snapshot: Snapshot, start: int,
             return out
     if (whole or packed) and not nominated and subset is None and not any(r.feasible for r in results):
         # No shard found a node (a preemptor's attempt): the merge is every shard's rejections in
-        # walk order, read as arrays (the shards' nodes are disjoint).
+        # walk order, read as arrays. Answers whose shards overlap (a resent request answered for
+        # more shards than the first time) name some nodes twice: those merge by name below.
         rejections = rejections_of([f for r in results for f in r.failures], snapshot, start)
-        if rejections is not None:
+        if rejections is not None and (len(results) == 1 or not _repeats(rejections.positions)):
             out.advance = True
             d.add_rejections(rejections)
             out.processed = len(rejections)
@@ -278,6 +280,11 @@ def merge_filter(fwk: Framework, pod: PodInfo, snapshot: Snapshot, start: int,
         d.add_plugin_status(status)
     out.processed = len(feasible) + len(statuses)
     return out
+
+
+def _repeats(positions: npt.NDArray[np.intp]) -> bool:
+    """Whether positions in walk order name a node twice (the same node's entries are adjacent)."""
+    return bool(len(positions) > 1 and (positions[1:] == positions[:-1]).any())
 
 
 def finish_scores(fwk: Framework, state: CycleState, pod: PodInfo, snapshot: Snapshot, feasible: list[str],

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from services.runtime.scheduler_config import profiles_from
-from shared.cluster import ClusterView
+from shared.cluster import ClusterView, point_at
 from shared.events import NodeFailure, NodeUpserted, PodBound, PodDeleted, PodNominated, PodSubmitted, PreemptionRequested, envelope
 from shared.preemption.request import decide_preemption
 from shared.scheduler.node_index import NodeIndexes
@@ -90,3 +90,55 @@ def test_the_indexed_fits_now_answer_is_the_sequential_one(view: ClusterView, op
             plain = decide_preemption(fwk, view, req, moved=True)
             assert (indexed.fits, indexed.nominated, indexed.message, [v.uid for v in indexed.victims]) == (
                 plain.fits, plain.nominated, plain.message, [v.uid for v in plain.victims]), (step, kind, a, b, name)
+
+
+def test_first_fit_meets_a_node_local_error_where_the_walk_does() -> None:
+    """A node-local filter answering Error on one node: before the first node that fits, the
+    one-pass check raises it as the index's walk does; past it, both answer the fitting node."""
+    from unittest import mock
+
+    from shared.framework.cycle_state import CycleState
+    from shared.framework.pod_info import PodInfo
+    from shared.framework.status import Code, Status
+    from shared.plugins.noderesources.fit import Fit
+    from shared.scheduler.node_index import WalkError, filters_after_index
+
+    view = ClusterView()
+    for i, name in enumerate(NODES):
+        view.apply(envelope(NodeUpserted(node=make_node(name, cpu="2")), producer="t"))
+        if i != 8:  # every node full but n8
+            view.apply(envelope(PodSubmitted(pod=make_pod(f"r{i}", cpu="2", priority=0, node_name=name)), producer="t"))
+    view.apply(envelope(PodSubmitted(pod=make_pod("p0", cpu="1", priority=50)), producer="t"))
+    view.apply(envelope(PodNominated(uid=_uid("p0"), node_name="n3"), producer="t"))  # a full node nominated
+    real = Fit.filter
+    order = view.snapshot().names
+    before, after = order[order.index("n8") - 1], order[order.index("n8") + 1]
+    for broken, expected in ((before, "raise"), (after, "n8")):
+        def flaky(self, state, pod, node_info, broken=broken):  # type: ignore[no-untyped-def]
+            if node_info.name == broken:
+                return Status(Code.ERROR, f"{broken} unreachable")
+            return real(self, state, pod, node_info)
+
+        with mock.patch.object(Fit, "filter", flaky):
+            answers = []
+            for one_pass in (True, False):
+                fwk = profiles_from(None)["default-scheduler"]  # nothing remembered from another case
+                req = _request(view, "p0", 0)
+                pod = PodInfo(msgspec.structs.replace(req.pod, metadata=msgspec.structs.replace(
+                    req.pod.metadata, name="asker", uid="uid-asker")))
+                point_at([fwk], view)
+                state = CycleState()
+                fwk.run_pre_filter_plugins(state, pod)
+                assert filters_after_index(fwk, state, pod) == ()  # every filter node-local
+                index = NodeIndexes().get(fwk, pod, view.snapshot())
+                try:
+                    if one_pass:
+                        at = index.first_fit(fwk, state, pod)
+                    else:
+                        walked = index.walk(fwk, state, pod, 0, 1, ())
+                        at = int(walked.feasible[0]) if len(walked.feasible) else -1
+                    answers.append(index.names[at] if at >= 0 else "")
+                except WalkError as exc:
+                    answers.append(f"raise: {exc.status.message()}")
+            assert answers[0] == answers[1], broken
+            assert answers[0] == expected or answers[0].startswith(expected), answers

@@ -93,6 +93,8 @@ def test_a_scan_that_needs_more_than_its_first_window_reads_on_around_the_order(
         assert (own in dry_run.asked[asked_before:]) == (own in scanned)  # the own node asked afresh
     again = {name for i, name in enumerate(dry_run.asked) if name in dry_run.asked[:i]}
     assert again and again <= owns  # each node dry-run once, but for a pod's own node
+    past_the_end = table.scan(positions, 350 + 340, 12, None, dry_run)  # taken modulo the positions
+    assert [c.name for c in past_the_end.candidates] == _sequential(names, 340, 12, refusing)[0]
 
 
 def test_a_changed_node_or_nomination_is_asked_again_and_the_own_node_always() -> None:

@@ -187,6 +187,12 @@ def test_packed_answers_of_several_shards_that_found_no_node_merge_as_arrays() -
         snapshot.get(f"node-{i}").add_pod(PodInfo(msgspec.structs.replace(  # type: ignore[union-attr]
             small, metadata=msgspec.structs.replace(small.metadata, uid=f"s{i}", name=f"s{i}"),
             spec=msgspec.structs.replace(small.spec, node_name=f"node-{i}"))))
+    overlapping = [set(snapshot.names[:160]), set(snapshot.names[140:])]  # a resent request's answer
+    answers = [filter_on_shard(fwk, CycleState(), pod, snapshot, 0, part, NodeIndexes(), packed=True)
+               for part in overlapping]
+    kept = [unpack(a, snapshot.names, scores=False, failures=False) for a in answers]
+    merged = merge_filter(fwk, pod, snapshot, 0, kept, packed=True)
+    assert merged.processed == 300 and len(merged.diagnosis.node_to_status) == 300  # each node once
     for start in (0, 250):
         fast, walked = merges(start)
         fast_d, walked_d = fast.diagnosis, walked.diagnosis
