@@ -27,13 +27,13 @@ def run(args: argparse.Namespace) -> int:
     w = generate(args.workload, args.nodes, args.pods, args.seed)
     # The model leaves out fields at their defaults, apiVersion and kind included: state them.
     items = [{"apiVersion": "v1", "kind": obj.kind, **msgspec.to_builtins(obj)}
-             for obj in (*w.cluster.nodes, *w.cluster.pods)]
+             for obj in (*w.cluster.nodes, *w.cluster.pods, *w.churn)]  # churn last: a file has no timing
     data = msgspec.json.encode({"apiVersion": "v1", "kind": "List", "items": items})
     if args.output == "-":
         sys.stdout.buffer.write(data + b"\n")
     else:
         with open(args.output, "wb") as f:
             f.write(data + b"\n")
-        print(f"wrote {len(w.cluster.nodes)} nodes and {len(w.cluster.pods)} pods "
-              f"({w.measured} pending) to {args.output}", file=sys.stderr)
+        print(f"wrote {len(w.cluster.nodes)} nodes and {len(w.cluster.pods) + len(w.churn)} pods "
+              f"({w.measured + len(w.churn)} pending) to {args.output}", file=sys.stderr)
     return 0

@@ -103,13 +103,20 @@ async def _measure(workload: Workload, settings: Settings, fleet: Fleet, progres
         want = {p.metadata.uid for p in measured}
         bar = Progress(len(want), progress, unit="pods bound")
         started = time.monotonic()
+        churn = asyncio.ensure_future(_churn(publisher, clock, workload)) if workload.churn else None
         submitted: dict[str, float] = {}
         for i in range(0, len(measured), PUBLISH_CHUNK):
             chunk = measured[i:i + PUBLISH_CHUNK]
             now = time.monotonic()
             submitted.update((p.metadata.uid, now) for p in chunk)
             await _publish_pods(publisher, clock, chunk)
-        await watcher.wait_for(want, timeout_s, stall_s=STALL_S, on_progress=bar.update)
+        try:
+            await watcher.wait_for(want, timeout_s, stall_s=STALL_S, on_progress=bar.update)
+        finally:
+            if churn is not None:
+                churn.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await churn
         bar.close()
         cpu = {k: v - cpu_before.get(k, 0.0) for k, v in sampler.cpu().items()}
         done = {uid: t for uid, t in watcher.bound.items() if uid in want}
@@ -141,12 +148,13 @@ async def _measure(workload: Workload, settings: Settings, fleet: Fleet, progres
 
 
 async def _answered_ledger(settings: Settings, registry: TopicRegistry, wait_s: float = 30.0) -> Ledger:
-    """The log once every bind requested so far has its outcome (binds still in flight when the
-    measured pods stop being bound are not lost ones), or as it is after `wait_s`."""
+    """The log once every bind requested so far has its outcome and every pod bound, gone or
+    pending after an attempt (binds still in flight when the measured pods stop being bound, and
+    churn pods submitted just before, are not lost ones), or as it is after `wait_s`."""
     deadline = time.monotonic() + wait_s
     while True:
         ledger = await read_ledger(settings, registry)
-        if ledger.requested.keys() <= ledger.answered or time.monotonic() > deadline:
+        if ledger.settled() or time.monotonic() > deadline:
             return ledger
         await asyncio.sleep(0.5)
 
@@ -165,6 +173,13 @@ class _Stamps:
     def envelope(self, payload: object) -> Envelope:
         self.last = max(self.last + timedelta(microseconds=1), datetime.now(UTC))
         return envelope(payload, producer="bench", timestamp=self.last)  # type: ignore[arg-type]
+
+
+async def _churn(publisher: KafkaPublisher, clock: _Stamps, workload: Workload) -> None:
+    """The workload's churn: one pod every `churn_interval_s` until cancelled or none is left."""
+    for pod in workload.churn:
+        await asyncio.sleep(workload.churn_interval_s)
+        await _publish_pods(publisher, clock, [pod])
 
 
 async def _publish_pods(publisher: KafkaPublisher, clock: _Stamps, pods: list[Pod]) -> None:

@@ -76,6 +76,8 @@ def run_inprocess(workload: Workload, seed: int, progress: bool) -> BenchResult:
     start = time.perf_counter()
     last = [start]
 
+    churn = list(workload.churn)
+
     def on_attempt(pod: PodInfo, node: str | None) -> None:
         now = time.perf_counter()
         attempts.append(now - last[0])
@@ -83,6 +85,10 @@ def run_inprocess(workload: Workload, seed: int, progress: bool) -> BenchResult:
         if node is not None and pod.uid in measured:
             bound_at[pod.uid] = now - start
         bar.tick()
+        # The churn's pods arrive on the wall clock while measured pods are still unbound.
+        due = int((now - start) / workload.churn_interval_s) if churn else 0
+        while churn and len(workload.churn) - len(churn) < due and len(bound_at) < len(measured):
+            sim.submit(churn.pop(0))
 
     sim.on_attempt = on_attempt
     report = sim.run()
@@ -108,7 +114,7 @@ def run_inprocess(workload: Workload, seed: int, progress: bool) -> BenchResult:
 def check_outcome(workload: Workload, report: SimulationReport) -> list[str]:
     """Invariant 1 and 2 on the result: no node over-committed, every pod bound or pending with a reason."""
     problems: list[str] = []
-    pods = {f"{p.metadata.namespace}/{p.metadata.name}": PodInfo(p) for p in workload.cluster.pods}
+    pods = {f"{p.metadata.namespace}/{p.metadata.name}": PodInfo(p) for p in (*workload.cluster.pods, *workload.churn)}
     nodes = {n.metadata.name: node_allocatable(n) for n in workload.cluster.nodes}
     cpu: Counter[str] = Counter()
     mem: Counter[str] = Counter()
@@ -126,6 +132,8 @@ def check_outcome(workload: Workload, report: SimulationReport) -> list[str]:
         if cpu[name] > alloc.milli_cpu or mem[name] > alloc.memory or count[name] > alloc.allowed_pod_number:
             problems.append(f"node {name} over-committed: cpu {cpu[name]}m/{alloc.milli_cpu}m, "
                             f"memory {mem[name]}/{alloc.memory}, pods {count[name]}/{alloc.allowed_pod_number}")
-    if len(report.pods) != len(workload.cluster.pods):
-        problems.append(f"{len(workload.cluster.pods) - len(report.pods)} pods lost")
+    reported = {f"{o.namespace}/{o.name}" for o in report.pods}
+    lost = sum(1 for p in workload.cluster.pods if f"{p.metadata.namespace}/{p.metadata.name}" not in reported)
+    if lost:  # the churn's pods are reported when they were submitted
+        problems.append(f"{lost} pods lost")
     return problems

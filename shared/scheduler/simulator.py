@@ -119,6 +119,13 @@ class Simulator:
             if pod.spec.scheduling_gates:
                 record.message = GATED_MESSAGE
 
+    def submit(self, pod: Pod) -> None:
+        """A pod created while the simulation runs (a benchmark's churn): queued as a loaded one."""
+        info = PodInfo(pod)
+        self.records[info.uid] = _PodRecord(info)
+        self.order.append(info.uid)
+        self.queue.add(info)
+
     # -- the loop ---------------------------------------------------------------------------------
     def run(self) -> SimulationReport:
         budget = 20 * len(self.records) + 1000

@@ -33,11 +33,19 @@ HOSTNAME = "kubernetes.io/hostname"
 ZONES = 10
 
 
+CHURN_INTERVAL_S = 0.2
+"""scheduler_perf's churn op in PreemptionAsync: one pod every 200 ms."""
+
+
 @dataclass(frozen=True)
 class Workload:
     name: str
     cluster: ClusterInput
     measured: int  # how many of cluster.pods (the last ones) are the measured pods
+    churn: tuple[Pod, ...] = ()
+    """Pods submitted one every `churn_interval_s` while the measured pods are scheduled (not
+    measured themselves); the bench stops submitting them once the measured pods are bound."""
+    churn_interval_s: float = CHURN_INTERVAL_S
 
 
 def _node(i: int, rng: random.Random) -> Node:
@@ -114,6 +122,16 @@ def preemption(nodes: int, pods: int, rng: random.Random) -> Workload:
     return Workload("Preemption", ClusterInput(nodes=ns, pods=init + measured), len(measured))
 
 
+def preemption_async(nodes: int, pods: int, rng: random.Random) -> Workload:
+    """upstream's PreemptionAsync: nodes 3.6 of their 4 CPUs full of low-priority pods, plain pods
+    measured while high-priority ones needing 3 CPUs (three evictions each) arrive every 200 ms."""
+    ns = [_node(i, rng) for i in range(nodes)]
+    init = [_pod(f"low-{i}", node=ns[i // 4].name, cpu="900m", memory="1Gi") for i in range(nodes * 4)]
+    measured = [_pod(f"pod-{i}") for i in range(pods)]
+    churn = tuple(_pod(f"preemptor-{i}", priority=10, cpu="3", memory="1Gi") for i in range(max(10, pods // 20)))
+    return Workload("PreemptionAsync", ClusterInput(nodes=ns, pods=init + measured), len(measured), churn)
+
+
 def mixed(nodes: int, pods: int, rng: random.Random) -> Workload:
     ns = [_node(i, rng) for i in range(nodes)]
     init = _initial(ns, min(1000, nodes))
@@ -134,6 +152,7 @@ WORKLOADS: dict[str, Callable[[int, int, random.Random], Workload]] = {
     "NodeAffinity": node_affinity,
     "PodAntiAffinity": pod_anti_affinity,
     "Preemption": preemption,
+    "PreemptionAsync": preemption_async,
     "Mixed": mixed,
 }
 

@@ -18,7 +18,7 @@ KEYS = {"workload", "mode", "nodes", "pods", "pods_per_second", "attempt_latency
         "attempt_latency_p99_ms", "e2e_latency_p50_ms", "e2e_latency_p99_ms"}
 
 
-@pytest.mark.parametrize("workload", ["SchedulingBasic", "Preemption"])
+@pytest.mark.parametrize("workload", ["SchedulingBasic", "Preemption", "PreemptionAsync"])
 async def test_cluster_bench_smoke(berth_env: BerthTestEnv, tmp_path: Path, workload: str) -> None:
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "berth", "bench", "--mode", "cluster", "--workload", workload, "--nodes", "12",

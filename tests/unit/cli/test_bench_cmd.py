@@ -15,7 +15,7 @@ KEYS = {"workload", "mode", "nodes", "pods", "pods_per_second", "attempt_latency
         "attempt_latency_p99_ms", "e2e_latency_p50_ms", "e2e_latency_p99_ms"}
 
 
-@pytest.mark.parametrize("workload", ["SchedulingBasic", "Preemption", "PodAntiAffinity", "TopologySpreading"])
+@pytest.mark.parametrize("workload", ["SchedulingBasic", "Preemption", "PreemptionAsync", "PodAntiAffinity", "TopologySpreading"])
 def test_bench_smoke(workload: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["bench", "--workload", workload, "--nodes", "12", "--pods", "20", "--out-dir", str(tmp_path),
                  "-o", "json", "--no-progress"])
