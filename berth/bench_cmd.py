@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +38,8 @@ def register(sub: Any) -> None:
     p.add_argument("--record", metavar="FILE", help="write the run's event log to FILE as JSON Lines, for "
                    "`berth replay --source FILE` (cluster mode)")
     p.add_argument("--timeout", type=float, default=1800.0, metavar="S", help="give up after S seconds (cluster mode)")
+    p.add_argument("--churn-interval", type=float, default=None, metavar="S",
+                   help="seconds between the churn's pods (PreemptionAsync; default upstream's 0.2)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out-dir", default="bench-results", help="where the JSON result and the plot go")
     p.add_argument("-o", "--output", choices=("text", "json"), default="text")
@@ -62,6 +64,10 @@ def run(args: argparse.Namespace) -> int:
     if args.mode == "cluster" and not args.scale_sweep:
         check_filter_workers(args.filter_workers)
     workload = generate(args.workload, args.nodes, args.pods, args.seed)
+    if args.churn_interval is not None:
+        if args.churn_interval <= 0:
+            raise CliError(f"--churn-interval must be above 0 seconds, got {args.churn_interval}", 2)
+        workload = replace(workload, churn_interval_s=args.churn_interval)
     progress = sys.stderr.isatty() if args.progress is None else args.progress
     if args.scale_sweep:
         if args.record:
@@ -94,6 +100,8 @@ def run(args: argparse.Namespace) -> int:
               f"{result.wall_seconds:.2f} s)")
         print(f"  attempt latency p50 {result.attempt_latency_p50_ms:.2f} ms, p99 {result.attempt_latency_p99_ms:.2f} ms")
         print(f"  end-to-end      p50 {result.e2e_latency_p50_ms:.1f} ms, p99 {result.e2e_latency_p99_ms:.1f} ms")
+        if result.churn_submitted:
+            print(f"  churn           {result.churn_submitted} pods submitted while measuring (not measured)")
         per_service = ", ".join(f"{k} {v:.1f}" for k, v in sorted(result.cpu_seconds.items()))
         print(f"  cpu {sum(result.cpu_seconds.values()):.2f} s ({per_service}), peak memory {result.peak_memory_mb:.0f} MB")
         print(f"  result {out_dir / (stem + '.json')}" + (f", plot {plot}" if plot else ""))

@@ -103,20 +103,17 @@ async def _measure(workload: Workload, settings: Settings, fleet: Fleet, progres
         want = {p.metadata.uid for p in measured}
         bar = Progress(len(want), progress, unit="pods bound")
         started = time.monotonic()
-        churn = asyncio.ensure_future(_churn(publisher, clock, workload)) if workload.churn else None
+        churn = _Churn(publisher, clock, workload)
         submitted: dict[str, float] = {}
-        for i in range(0, len(measured), PUBLISH_CHUNK):
-            chunk = measured[i:i + PUBLISH_CHUNK]
-            now = time.monotonic()
-            submitted.update((p.metadata.uid, now) for p in chunk)
-            await _publish_pods(publisher, clock, chunk)
         try:
+            for i in range(0, len(measured), PUBLISH_CHUNK):
+                chunk = measured[i:i + PUBLISH_CHUNK]
+                now = time.monotonic()
+                submitted.update((p.metadata.uid, now) for p in chunk)
+                await _publish_pods(publisher, clock, chunk)
             await watcher.wait_for(want, timeout_s, stall_s=STALL_S, on_progress=bar.update)
         finally:
-            if churn is not None:
-                churn.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await churn
+            await churn.stop()
         bar.close()
         cpu = {k: v - cpu_before.get(k, 0.0) for k, v in sampler.cpu().items()}
         done = {uid: t for uid, t in watcher.bound.items() if uid in want}
@@ -143,14 +140,15 @@ async def _measure(workload: Workload, settings: Settings, fleet: Fleet, progres
         bound=len(done), pending=len(want) - len(done), wall_seconds=wall, cpu_seconds=cpu,
         peak_memory_mb=sampler.peak_mb,
         throughput=throughput_series(sorted(t - started for t in done.values()), bucket=max(wall / 50, 0.05)),
-        problems=problems, filter_workers=fleet.options.filter_workers,
+        problems=problems, filter_workers=fleet.options.filter_workers, churn_submitted=churn.submitted,
     )
 
 
 async def _answered_ledger(settings: Settings, registry: TopicRegistry, wait_s: float = 30.0) -> Ledger:
     """The log once every bind requested so far has its outcome and every pod bound, gone or
     pending after an attempt (binds still in flight when the measured pods stop being bound, and
-    churn pods submitted just before, are not lost ones), or as it is after `wait_s`."""
+    churn pods submitted just before, are not lost ones), or as it is after `wait_s` (the whole
+    wait, when the measured pods ran out of time unattempted)."""
     deadline = time.monotonic() + wait_s
     while True:
         ledger = await read_ledger(settings, registry)
@@ -175,11 +173,31 @@ class _Stamps:
         return envelope(payload, producer="bench", timestamp=self.last)  # type: ignore[arg-type]
 
 
-async def _churn(publisher: KafkaPublisher, clock: _Stamps, workload: Workload) -> None:
-    """The workload's churn: one pod every `churn_interval_s` until cancelled or none is left."""
-    for pod in workload.churn:
-        await asyncio.sleep(workload.churn_interval_s)
-        await _publish_pods(publisher, clock, [pod])
+class _Churn:
+    """The workload's churn: its pods published at a fixed rate, one every `churn_interval_s` from
+    the start, until stopped or none is left. A pod being published when it is stopped is
+    published whole (the ledger read after it then sees the pod)."""
+
+    def __init__(self, publisher: KafkaPublisher, clock: _Stamps, workload: Workload) -> None:
+        self.submitted = 0
+        self._stopping = asyncio.Event()
+        self._task = asyncio.ensure_future(self._run(publisher, clock, workload)) if workload.churn else None
+
+    async def _run(self, publisher: KafkaPublisher, clock: _Stamps, workload: Workload) -> None:
+        start = time.monotonic()
+        for k, pod in enumerate(workload.churn, start=1):
+            delay = start + k * workload.churn_interval_s - time.monotonic()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stopping.wait(), max(delay, 0.0))
+            if self._stopping.is_set():
+                return
+            await _publish_pods(publisher, clock, [pod])
+            self.submitted += 1
+
+    async def stop(self) -> None:
+        self._stopping.set()
+        if self._task is not None:
+            await self._task
 
 
 async def _publish_pods(publisher: KafkaPublisher, clock: _Stamps, pods: list[Pod]) -> None:

@@ -37,6 +37,8 @@ class BenchResult:
     throughput: list[tuple[float, float]] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     filter_workers: int | None = None
+    churn_submitted: int = 0
+    """How many of the workload's churn pods were submitted during the measurement."""
 
 
 class Progress:
@@ -107,7 +109,7 @@ def run_inprocess(workload: Workload, seed: int, progress: bool) -> BenchResult:
         cpu_seconds={"inprocess": cpu},
         peak_memory_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         throughput=throughput_series(e2e, bucket=max(wall / 50, 0.05)),
-        problems=check_outcome(workload, report),
+        problems=check_outcome(workload, report), churn_submitted=len(workload.churn) - len(churn),
     )
 
 

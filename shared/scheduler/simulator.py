@@ -106,25 +106,30 @@ class Simulator:
                 if node is not None and pod.status.phase not in TERMINAL_PHASES:
                     node.add_pod(info)
         for uid in self.order:
-            record = self.records[uid]
-            pod = record.info.pod
-            if pod.spec.node_name or pod.spec.scheduler_name not in self.profiles:
-                continue  # bound already, or no profile is responsible for it: never attempted
-            if pod.metadata.deletion_timestamp:
-                continue  # being deleted: upstream's skipPodSchedule never attempts it
-            if pod.status.nominated_node_name:
-                self.queue.nominator.add_nominated_pod(record.info, pod.status.nominated_node_name)
-            self.clock.advance(CYCLE_SECONDS)
-            self.queue.add(record.info)
-            if pod.spec.scheduling_gates:
-                record.message = GATED_MESSAGE
+            self._enqueue(self.records[uid])
+
+    def _enqueue(self, record: _PodRecord) -> None:
+        pod = record.info.pod
+        if pod.spec.node_name or pod.spec.scheduler_name not in self.profiles:
+            return  # bound already, or no profile is responsible for it: never attempted
+        if pod.metadata.deletion_timestamp:
+            return  # being deleted: upstream's skipPodSchedule never attempts it
+        if pod.status.nominated_node_name:
+            self.queue.nominator.add_nominated_pod(record.info, pod.status.nominated_node_name)
+        self.clock.advance(CYCLE_SECONDS)
+        self.queue.add(record.info)
+        if pod.spec.scheduling_gates:
+            record.message = GATED_MESSAGE
 
     def submit(self, pod: Pod) -> None:
-        """A pod created while the simulation runs (a benchmark's churn): queued as a loaded one."""
-        info = PodInfo(pod)
-        self.records[info.uid] = _PodRecord(info)
-        self.order.append(info.uid)
-        self.queue.add(info)
+        """A pending pod created while the simulation runs (a benchmark's churn), queued as a
+        loaded one is."""
+        record = _PodRecord(PodInfo(pod))
+        if record.info.uid in self.records or pod.spec.node_name:
+            raise ValueError(f"submit takes a new pending pod: {record.info.uid} is known or names a node")
+        self.records[record.info.uid] = record
+        self.order.append(record.info.uid)
+        self._enqueue(record)
 
     # -- the loop ---------------------------------------------------------------------------------
     def run(self) -> SimulationReport:

@@ -124,7 +124,9 @@ def preemption(nodes: int, pods: int, rng: random.Random) -> Workload:
 
 def preemption_async(nodes: int, pods: int, rng: random.Random) -> Workload:
     """upstream's PreemptionAsync: nodes 3.6 of their 4 CPUs full of low-priority pods, plain pods
-    measured while high-priority ones needing 3 CPUs (three evictions each) arrive every 200 ms."""
+    measured while high-priority ones needing 3 CPUs (three evictions each) arrive every 200 ms.
+    Upstream's churn has no end; here one preemptor per 20 measured pods (at least 10), more than a
+    run lasts at either mode's rates."""
     ns = [_node(i, rng) for i in range(nodes)]
     init = [_pod(f"low-{i}", node=ns[i // 4].name, cpu="900m", memory="1Gi") for i in range(nodes * 4)]
     measured = [_pod(f"pod-{i}") for i in range(pods)]

@@ -20,8 +20,10 @@ KEYS = {"workload", "mode", "nodes", "pods", "pods_per_second", "attempt_latency
 
 @pytest.mark.parametrize("workload", ["SchedulingBasic", "Preemption", "PreemptionAsync"])
 async def test_cluster_bench_smoke(berth_env: BerthTestEnv, tmp_path: Path, workload: str) -> None:
+    # PreemptionAsync: room for the preemptors its churn sends in, one every 50 ms.
+    churn = ["--nodes", "40", "--churn-interval", "0.05"] if workload == "PreemptionAsync" else ["--nodes", "12"]
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "berth", "bench", "--mode", "cluster", "--workload", workload, "--nodes", "12",
+        sys.executable, "-m", "berth", "bench", "--mode", "cluster", "--workload", workload, *churn,
         "--pods", "40", "--filter-workers", "2", "--out-dir", str(tmp_path), "-o", "json", "--no-progress",
         "--timeout", "120",
         env=_env(berth_env), cwd=ROOT, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
@@ -35,6 +37,8 @@ async def test_cluster_bench_smoke(berth_env: BerthTestEnv, tmp_path: Path, work
     assert result["bound"] + result["pending"] == result["pods"] == 40
     assert set(result["cpu_seconds"]) >= {"queue", "filter", "binder", "preemption", "projector"}
     assert list(tmp_path.glob("*.json")) and list(tmp_path.glob("*.png"))
+    # The churn's preemptors went in while the measured pods were scheduled, and were checked too.
+    assert (result["churn_submitted"] > 0) == (workload == "PreemptionAsync")
 
 
 async def test_scale_sweep_smoke(berth_env: BerthTestEnv, tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ from collections import Counter
 
 import pytest
 
+from berth.bench import inprocess
 from berth.bench.inprocess import run_inprocess
 from shared.scheduler.simulator import Simulator
 from shared.workloads import generate
@@ -36,16 +37,37 @@ def test_each_preemptor_evicts_three_pods_of_its_node() -> None:
     assert len(evicted) == 9
 
 
-def test_the_inprocess_bench_submits_the_churn_while_it_measures(monkeypatch: pytest.MonkeyPatch) -> None:
-    w = dataclasses.replace(generate("PreemptionAsync", 30, 60), churn_interval_s=1e-9)  # all due at once
-    submitted: list[str] = []
+def test_the_inprocess_bench_submits_the_churn_on_the_clock_while_it_measures(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a clock that moves 1/16 s a reading: the k-th churn pod goes in at the first attempt k
+    intervals after the start, in order, and none once the measured pods are all bound."""
+    now = [0.0]
+    step = 1 / 16  # exact in binary, as the interval below: no rounding at the boundaries
+
+    def ticking() -> float:
+        now[0] += step
+        return now[0]
+
+    submitted: list[tuple[str, float]] = []
     real = Simulator.submit
 
-    def counting(self: Simulator, pod: object) -> None:
-        submitted.append(pod.metadata.name)  # type: ignore[attr-defined]
+    def recording(self: Simulator, pod: object) -> None:
+        submitted.append((pod.metadata.name, now[0]))  # type: ignore[attr-defined]
         real(self, pod)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(Simulator, "submit", counting)
+    monkeypatch.setattr(inprocess.time, "perf_counter", ticking)
+    monkeypatch.setattr(Simulator, "submit", recording)
+    w = dataclasses.replace(generate("PreemptionAsync", 30, 24), churn_interval_s=0.25)
     result = run_inprocess(w, seed=0, progress=False)
-    assert result.problems == [] and result.bound == 60
-    assert submitted and submitted == [p.metadata.name for p in w.churn[:len(submitted)]]
+    assert result.problems == [] and result.bound == 24
+    assert [name for name, _ in submitted] == [p.metadata.name for p in w.churn[:len(submitted)]]
+    start = step  # the clock's first reading
+    for k, (_, at) in enumerate(submitted, start=1):
+        assert start + k * w.churn_interval_s <= at < start + k * w.churn_interval_s + step
+    assert result.churn_submitted == len(submitted) and 0 < len(submitted) < len(w.churn)
+
+
+def test_no_churn_is_due_when_the_measured_pods_are_bound_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(Simulator, "submit", lambda self, pod: pytest.fail("submitted after the measurement"))
+    result = run_inprocess(generate("PreemptionAsync", 30, 40), seed=0, progress=False)  # done in milliseconds
+    assert result.churn_submitted == 0 and result.bound == 40
