@@ -78,7 +78,7 @@ def run_inprocess(workload: Workload, seed: int, progress: bool) -> BenchResult:
     start = time.perf_counter()
     last = [start]
 
-    churn = list(workload.churn)
+    churned = [0]  # how many of the churn's pods were submitted
 
     def on_attempt(pod: PodInfo, node: str | None) -> None:
         now = time.perf_counter()
@@ -88,9 +88,10 @@ def run_inprocess(workload: Workload, seed: int, progress: bool) -> BenchResult:
             bound_at[pod.uid] = now - start
         bar.tick()
         # The churn's pods arrive on the wall clock while measured pods are still unbound.
-        due = int((now - start) / workload.churn_interval_s) if churn else 0
-        while churn and len(workload.churn) - len(churn) < due and len(bound_at) < len(measured):
-            sim.submit(churn.pop(0))
+        due = min(int((now - start) / workload.churn_interval_s), len(workload.churn)) if workload.churn else 0
+        while churned[0] < due and len(bound_at) < len(measured):
+            sim.submit(workload.churn[churned[0]])
+            churned[0] += 1
 
     sim.on_attempt = on_attempt
     report = sim.run()
@@ -109,7 +110,7 @@ def run_inprocess(workload: Workload, seed: int, progress: bool) -> BenchResult:
         cpu_seconds={"inprocess": cpu},
         peak_memory_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         throughput=throughput_series(e2e, bucket=max(wall / 50, 0.05)),
-        problems=check_outcome(workload, report), churn_submitted=len(workload.churn) - len(churn),
+        problems=check_outcome(workload, report), churn_submitted=churned[0],
     )
 
 

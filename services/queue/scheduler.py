@@ -575,10 +575,8 @@ class Scheduler:
         # answer. Its walk is the global one only if made on the queue's view: packed (a worker
         # whose view was elsewhere answers with names).
         packed = {uid for uid, results in filtered.items() if all(_on_our_view(r) for r in results)}
-        whole = {uid for uid in packed if len(filtered[uid]) == 1}
         filtered = _unpacked(filtered, snapshot.names)
-        merged = [merge_filter(a.fwk, a.info, snapshot, start, filtered.get(a.info.uid, []), whole=a.info.uid in whole,
-                               packed=a.info.uid in packed)
+        merged = [merge_filter(a.fwk, a.info, snapshot, start, filtered.get(a.info.uid, []), packed=a.info.uid in packed)
                   for a in attempts]
         for m in merged:
             if m.advance and not m.error:

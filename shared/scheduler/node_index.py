@@ -233,13 +233,7 @@ class NodeIndex:
                 return i  # not nominated: the node-local verdict is the whole one
             if kept is not None and kept.valid[j]:
                 return i  # a kept verdict that fits (the failing ones are not in `may`)
-            s = self._check_nominated(checks, state, pod, i, keys, cache=True)
-            if s is not None and s.code == Code.ERROR:
-                raise WalkError(s)
-            ok = s is None or s.code == Code.SUCCESS
-            if kept is not None and i != kept.own:
-                self._keep_nominated(i, kept.stamps[j], s if not ok else None)
-            if ok:
+            if self._check_nominated_kept(checks, state, pod, i, j, keys, kept) < 0:
                 return i
         return -1
 
@@ -258,14 +252,20 @@ class NodeIndex:
         kept = self._kept_nominated(checks, pod, asked) if keys is not None else None
         return asked, keys, kept
 
-    def _keep_nominated(self, i: int, stamp: int, rejected: Status | None) -> int:
-        """Keep node `i`'s verdict with its nominated pods counted (None: it fits) against the
-        node as it is and the nominator's `stamp`; the rejection's status id (-1: none)."""
-        status_id = -1 if rejected is None else self._table.intern(rejected)
-        self._nom_valid[i] = True
-        self._nom_stamp[i] = stamp
-        self._nom_fits[i] = rejected is None
-        self._nom_status_id[i] = status_id
+    def _check_nominated_kept(self, checks: FilterChecks, state: CycleState, pod: PodInfo, i: int, j: int,
+                              keys: Callable[[str], Hashable] | None, kept: _KeptNominated | None) -> int:
+        """Check nominated node `i` (place `j` among the walk's nominated nodes) with its nominated
+        pods; the rejection's status id, -1 when it fits. An Error is raised. The verdict is kept
+        against the node as it is and the nominator's stamp (never for the pod's own node)."""
+        s = self._check_nominated(checks, state, pod, i, keys, cache=True)
+        if s is not None and s.code == Code.ERROR:
+            raise WalkError(s)
+        status_id = -1 if s is None or s.code == Code.SUCCESS else self._table.intern(s)
+        if kept is not None and i != kept.own:
+            self._nom_valid[i] = True
+            self._nom_stamp[i] = kept.stamps[j]
+            self._nom_fits[i] = status_id < 0
+            self._nom_status_id[i] = status_id
         return status_id
 
     def _kept_nominated(self, checks: FilterChecks, pod: PodInfo, asked: Indexes) -> _KeptNominated | None:
@@ -370,16 +370,9 @@ class NodeIndex:
         one by one, in walk order, keeping each verdict against the node's generation and stamp."""
         fits = fits.copy()
         for i, j in zip(at.tolist(), in_asked.tolist()):
-            s = self._check_nominated(checks, state, pod, i, keys, cache=True)
-            if s is not None and s.code == Code.ERROR:
-                raise WalkError(s)
-            ok = s is None or s.code == Code.SUCCESS
-            fits[i - lo] = ok
-            if i != kept.own:
-                status_id = self._keep_nominated(i, kept.stamps[j], None if ok else s)
-            else:
-                status_id = -1 if ok else self._table.intern(s)  # type: ignore[arg-type]
-            if not ok:
+            status_id = self._check_nominated_kept(checks, state, pod, i, j, keys, kept)
+            fits[i - lo] = status_id < 0
+            if status_id >= 0:
                 out.append(i, status_id)
         return fits
 

@@ -106,16 +106,15 @@ class RejectionsMemo:
     spec fail alike (every node, "Insufficient cpu"), so the next request reads the same arrays
     again while the view's nodes stay the same. `Rejections` is never changed once made."""
 
-    __slots__ = ("_snapshot", "_key", "_rejections")
+    __slots__ = ("_snapshot", "_packed", "_rejections")
 
     def __init__(self) -> None:
         self._snapshot: Snapshot | None = None
-        self._key: tuple[object, ...] = ()
+        self._packed: list[NodeFailure] = []
         self._rejections: Rejections | None = None
 
     def read(self, packed: Sequence[NodeFailure], snapshot: Snapshot) -> Rejections | None:
         """`rejections_of(packed, snapshot)`."""
-        key = tuple((f.code, tuple(f.reasons), f.plugin, tuple(f.at)) for f in packed)
-        if self._snapshot is not snapshot or self._key != key:
-            self._snapshot, self._key, self._rejections = snapshot, key, rejections_of(packed, snapshot)
+        if self._snapshot is not snapshot or self._packed != packed:
+            self._snapshot, self._packed, self._rejections = snapshot, list(packed), rejections_of(packed, snapshot)
         return self._rejections

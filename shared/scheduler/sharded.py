@@ -193,9 +193,9 @@ class MergedFilter:
 
 def merge_filter(fwk: Framework, pod: PodInfo, snapshot: Snapshot, start: int,
                  results: Iterable[PodShardResult], *, whole: bool = False, packed: bool = False) -> MergedFilter:
-    """`whole`: one result covering every node (one filter worker answered for all the shards),
-    made on this snapshot's nodes (a packed answer). `packed`: every result was made on this
-    snapshot's nodes, however many there are."""
+    """`packed`: every result was made on this snapshot's nodes (packed answers); one such result
+    covers every node (one filter worker answered for all the shards). `whole`: the one result
+    is such an answer."""
     results = list(results)
     out = MergedFilter()
     d = out.diagnosis
@@ -216,7 +216,7 @@ def merge_filter(fwk: Framework, pod: PodInfo, snapshot: Snapshot, start: int,
         return out
     nominated = pod.pod.status.nominated_node_name
     subset = next((r.prefilter_nodes for r in results if r.prefilter_nodes is not None), None)
-    if whole and len(results) == 1 and not nominated and subset is None:
+    if (whole or packed) and len(results) == 1 and not nominated and subset is None:
         # The one walk was the global walk: its answer is the merge, the nodes it rejected (packed)
         # kept as arrays.
         r = results[0]
