@@ -79,9 +79,9 @@ from shared.scheduler.seeds import attempt_seed, config_hash
 from shared.scheduler.raw_scores import NO_SCORES, RawScores
 from shared.events.catalogue import REQUESTS_PARTITION
 from shared.scheduler.packed_failures import pack_failures
-from shared.scheduler.packing import unpack
 from shared.scheduler.schedule_one import ScheduleAlgorithm
-from shared.scheduler.sharded import MergedFilter, feasible_target, merge_filter, raw_by_plugin
+from shared.scheduler.merge_batch import merge_batch
+from shared.scheduler.sharded import MergedFilter, feasible_target, raw_by_plugin
 from shared.scheduler.simulator import CYCLE_SECONDS, event_map
 
 from .gather import Gatherer
@@ -140,26 +140,6 @@ class _Attempt:
     cycle: int
     """The scheduling queue's cycle once the pod's batch was popped (no event comes between the
     pops of one batch): moves after it send the pod to backoff."""
-
-
-def _on_our_view(result: PodShardResult) -> bool:
-    """Whether a result was made on the view at the request's watermark: packed, or naming no node."""
-    return bool(result.feasible_at) or any(f.at for f in result.failures) or not (result.feasible or result.failures)
-
-
-def _unpacked(filtered: dict[str, list[PodShardResult]], names: list[str]) -> dict[str, list[PodShardResult]]:
-    """The shards' results with the feasible nodes named (score columns and failed nodes stay
-    packed: `merge_filter` reads them); a result that identical pods share stays one object."""
-    done: dict[int, PodShardResult] = {}
-    out: dict[str, list[PodShardResult]] = {}
-    for uid, results in filtered.items():
-        opened = out[uid] = []
-        for r in results:
-            u = done.get(id(r))
-            if u is None:
-                u = done[id(r)] = unpack(r, names, scores=False, failures=False)
-            opened.append(u)
-    return out
 
 
 class Scheduler:
@@ -571,33 +551,11 @@ class Scheduler:
         filtered = await self._scatter(FilterBatchRequested(
             batch_id=batch_id, cycle=cycle, phase="filter", pods=[a.info.pod for a in attempts],
             starts=[start] * len(attempts), watermark=watermark, assumed=assumed), stopping)
-        # Every answer holds every pod of the batch: a pod with one result had all shards in one
-        # answer. Its walk is the global one only if made on the queue's view: packed (a worker
-        # whose view was elsewhere answers with names).
-        packed = {uid for uid, results in filtered.items() if all(_on_our_view(r) for r in results)}
-        filtered = _unpacked(filtered, snapshot.names)
-        merged = [merge_filter(a.fwk, a.info, snapshot, start, filtered.get(a.info.uid, []), packed=a.info.uid in packed)
-                  for a in attempts]
+        batch = merge_batch([(a.fwk, a.info) for a in attempts], filtered, snapshot, start)
+        merged, raw, second = batch.merged, batch.raw, batch.to_score
         for m in merged:
             if m.advance and not m.error:
                 self.next_start = (self.next_start + m.processed) % snapshot.num_nodes()
-        raw: dict[str, RawScores] = {}
-        second: list[int] = []
-        shared: dict[int, tuple[RawScores, str]] = {}  # a result identical pods share is read once
-        for i, m in enumerate(merged):
-            if len(m.feasible) < 2 or m.error:
-                continue
-            results = filtered.get(attempts[i].info.uid, [])
-            if all(r.scored or not r.feasible for r in results):
-                key = id(results[0]) if len(results) == 1 else None
-                kept = shared.get(key) if key is not None else None
-                if kept is None:
-                    kept = raw_by_plugin(results)
-                    if key is not None:
-                        shared[key] = kept
-                raw[attempts[i].info.uid], m.error = kept
-            else:
-                second.append(i)
         if second:
             scored = await self._scatter(FilterBatchRequested(
                 batch_id=str(uuid.uuid4()), cycle=cycle, phase="score",
