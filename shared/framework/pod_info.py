@@ -130,6 +130,32 @@ def compute_pod_requests(pod: Pod, non_missing: Mapping[str, int] | None = None)
 
 
 _NON_MISSING = {CPU: DEFAULT_MILLI_CPU_REQUEST, MEMORY: DEFAULT_MEMORY_REQUEST}
+_spec_key = msgspec.msgpack.Encoder().encode
+_DERIVED_KEPT = 4096
+_derived_memo: dict[bytes, tuple[Resource, int, int, tuple[tuple[str, str, int], ...]]] = {}
+
+
+def _derived(pod: Pod) -> tuple[Resource, int, int, tuple[tuple[str, str, int], ...]]:
+    """What PodInfo derives from the containers alone (requests, scoring requests, host ports), kept
+    per distinct set of containers: a ReplicaSet's pods share one spec, and every scheduling service builds a
+    PodInfo for each pod it places on its view (computing the requests was most of a filter
+    worker's fold). The Resource is shared between PodInfos: nothing may change it."""
+    spec = pod.spec
+    key = _spec_key((spec.containers, spec.init_containers, spec.overhead))  # not nodeName: bound copies share
+    kept = _derived_memo.get(key)
+    if kept is None:
+        non_zero = compute_pod_requests(pod, _NON_MISSING)
+        # Sidecars (restartable init containers) hold their host ports for the pod's lifetime.
+        ports = tuple(
+            (p.host_ip, p.protocol, p.host_port)
+            for c in [*pod.spec.containers, *(ic for ic in pod.spec.init_containers if _is_restartable(ic))]
+            for p in c.ports
+            if p.host_port > 0
+        )
+        if len(_derived_memo) >= _DERIVED_KEPT:
+            _derived_memo.clear()
+        kept = _derived_memo[key] = (compute_pod_requests(pod), non_zero.milli_cpu, non_zero.memory, ports)
+    return kept
 
 
 class PodInfo:
@@ -152,17 +178,7 @@ class PodInfo:
         self.uid = meta.uid or self.key
         self.labels = meta.labels
         self.priority = pod.spec.priority or 0
-        self.requests = compute_pod_requests(pod)
-        non_zero = compute_pod_requests(pod, _NON_MISSING)
-        self.non_zero_milli_cpu = non_zero.milli_cpu
-        self.non_zero_memory = non_zero.memory
-        # Sidecars (restartable init containers) hold their host ports for the pod's lifetime.
-        self.host_ports = tuple(
-            (p.host_ip, p.protocol, p.host_port)
-            for c in [*pod.spec.containers, *(ic for ic in pod.spec.init_containers if _is_restartable(ic))]
-            for p in c.ports
-            if p.host_port > 0
-        )
+        self.requests, self.non_zero_milli_cpu, self.non_zero_memory, self.host_ports = _derived(pod)
         self.start_time = pod.status.start_time
         self._signature: bytes | None = None
         aff = pod.spec.affinity
