@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from services.runtime import Handler
@@ -95,7 +95,7 @@ class FilterHandler(Handler):
                 continue
             key = (event.envelope.event_id, payload.phase)
             first, shards = groups.setdefault(key, (event, []))
-            shards.append(event.position.partition)
+            shards.extend(range(NODE_SHARDS) if payload.whole else [event.position.partition])
         out: list[OutgoingEvent] = []
         for first, shards in groups.values():
             out.append(await self._answer(first, sorted(set(shards))))
@@ -111,17 +111,20 @@ class FilterHandler(Handler):
         self.view.set_assumed((a.pod_uid, a.node_name) for a in req.assumed)
         point_at(self.profiles.values(), self.view)
         snapshot = self.view.snapshot()
-        mine = self.index.nodes_of(snapshot, shards)
+        # A whole batch walks every node: the snapshot's own map stands for them (the node index
+        # keeps the mask of the collection it was last asked about).
+        mine = snapshot.node_info_map if req.whole else self.index.nodes_of(snapshot, shards)
         # Positions mean the same to the queue only in the view at its watermark.
         packed = reached and not folded
         results = self._evaluate_all(req, snapshot, mine, packed)
         answer = ShardFiltered(batch_id=req.batch_id, cycle=req.cycle, shard=shards[0], shards=shards,
-                               phase=req.phase, node_count=len(mine), results=results, folded=folded)
+                               phase=req.phase, node_count=len(mine), results=results, folded=folded,
+                               owned=sorted(self.owned))
         env = envelope(answer, producer=self.producer, caused_by=event.envelope,
                        event_id=derived_id(event.envelope.event_id, "shards", *shards))
         return OutgoingEvent(SHARD_RESULTS, env)
 
-    def _evaluate_all(self, req: FilterBatchRequested, snapshot: Snapshot, mine: set[str],
+    def _evaluate_all(self, req: FilterBatchRequested, snapshot: Snapshot, mine: Collection[str],
                       packed: bool) -> list[PodShardResult]:
         """Every pod's answer; in the filter phase a pod only its name tells apart from one
         answered before it gets a reference to that answer."""
@@ -143,7 +146,7 @@ class FilterHandler(Handler):
                 first[key] = pod.metadata.uid
         return results
 
-    def _evaluate(self, req: FilterBatchRequested, i: int, snapshot: Snapshot, mine: set[str],
+    def _evaluate(self, req: FilterBatchRequested, i: int, snapshot: Snapshot, mine: Collection[str],
                   packed: bool) -> PodShardResult:
         pod = req.pods[i]
         uid = pod.metadata.uid
@@ -157,7 +160,7 @@ class FilterHandler(Handler):
             return raw_scores_on_shard(fwk, entry.state, entry.info, snapshot, req.feasible[i], mine)
         start = req.starts[i] if i < len(req.starts) else 0
         result = filter_on_shard(fwk, entry.state, entry.info, snapshot, start, mine, self.node_indexes,
-                                 packed=packed, stop_at_nominated=packed)
+                                 packed=packed, stop_at_nominated=packed, whole=req.whole)
         entry.prefiltered = True
         return result
 

@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from shared.events import NODE_SHARDS, PodShardResult, ShardFiltered
 from shared.scheduler.same_answers import shared_results
 
+from .dispatch import Dispatcher
+
 
 @dataclass
 class _Pending:
@@ -20,12 +22,14 @@ class Gatherer:
     def __init__(self, shards: int = NODE_SHARDS) -> None:
         self.shards = shards
         self._pending: dict[tuple[str, str], _Pending] = {}
+        self.dispatcher = Dispatcher(shards)
 
     def expect(self, batch_id: str, phase: str) -> None:
         self._pending[(batch_id, phase)] = _Pending()
 
     def offer(self, answer: ShardFiltered) -> None:
         """Fold one answer; answers for batches nobody waits for (old, or before a restart) are dropped."""
+        self.dispatcher.owned(answer.owned)
         pending = self._pending.get((answer.batch_id, answer.phase))
         if pending is None:
             return

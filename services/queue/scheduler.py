@@ -33,7 +33,6 @@ from shared.events import (
     DECISIONS,
     FILTER_REQUESTS,
     GATED_TOPICS,
-    NODE_SHARDS,
     NODES,
     PLACEMENTS,
     PODS,
@@ -60,7 +59,6 @@ from shared.events import (
     PreemptionRequested,
     SchedulerStarted,
     SchedulingAttempted,
-    broadcast,
     envelope,
 )
 from shared.framework import events as cluster_events
@@ -95,10 +93,10 @@ FOLLOWED = (NODES, PODS, PLACEMENTS, BINDS, DECISIONS)
 FEASIBLE_BUDGET = 200_000
 """Pods × feasible nodes sought per batch: an answer carries, per pod, the names and raw scores of
 the feasible nodes it found (about 20 bytes a node on the wire), so a batch's answers stay a few MB."""
-PIPELINE_DEPTH = 1
-"""Batches at the shards while the one before them is decided. More than one lets a later
-batch's request move a worker's view past an earlier batch's watermark before that batch's score
-phase (PreScore reading the feasible set) is evaluated, and the answer is then made on another view."""
+PIPELINE_DEPTH = 0
+"""Batches at the filter workers while the one before them is decided; 0: one per worker known.
+Each batch is walked whole by one worker, which scores it too (PreScore sees the whole feasible
+set), so there is no score phase whose view a later batch's request could move on."""
 DECIDE_SLICE = 32
 """Pods decided between two yields to the event loop while a batch is decided."""
 EXTENDER_CALLS = 64
@@ -155,7 +153,7 @@ class Scheduler:
         self.config, self.gate = config, gate
         self.metrics = metrics
         self.batch_size = 1 if lockstep else batch_size
-        self.pipeline_depth = max(1, pipeline_depth)
+        self.pipeline_depth = max(0, pipeline_depth)
         self.lockstep, self.seed, self.producer = lockstep, seed, producer
         self.gather_timeout_s = gather_timeout_s
         self.config_hash = config_hash(config)
@@ -452,7 +450,7 @@ class Scheduler:
                 stopping: asyncio.Event) -> bool:
         """Send batches until `pipeline_depth` are at the shards; True if one was sent."""
         sent = False
-        while len(ahead) < self.pipeline_depth:
+        while len(ahead) < self._depth():
             following = self._pop_batch()
             if not following:
                 break
@@ -468,6 +466,10 @@ class Scheduler:
         if not attempts:
             return None
         return attempts, asyncio.ensure_future(self._evaluate(attempts, stopping))
+
+    def _depth(self) -> int:
+        """Batches kept at the workers: the setting, or (0) one per worker known."""
+        return self.pipeline_depth or self.gatherer.dispatcher.workers()
 
     def _requeue(self, attempts: list[_Attempt]) -> None:
         self._put_back(a.info for a in attempts)
@@ -550,7 +552,7 @@ class Scheduler:
         cycle = self.cycle
         filtered = await self._scatter(FilterBatchRequested(
             batch_id=batch_id, cycle=cycle, phase="filter", pods=[a.info.pod for a in attempts],
-            starts=[start] * len(attempts), watermark=watermark, assumed=assumed), stopping)
+            starts=[start] * len(attempts), watermark=watermark, assumed=assumed, whole=True), stopping)
         batch = merge_batch([(a.fwk, a.info) for a in attempts], filtered, snapshot, start)
         merged, raw, second = batch.merged, batch.raw, batch.to_score
         for m in merged:
@@ -560,7 +562,7 @@ class Scheduler:
             scored = await self._scatter(FilterBatchRequested(
                 batch_id=str(uuid.uuid4()), cycle=cycle, phase="score",
                 pods=[attempts[i].info.pod for i in second], feasible=[merged[i].feasible for i in second],
-                watermark=watermark, assumed=assumed), stopping)
+                watermark=watermark, assumed=assumed, whole=True), stopping)
             for i in second:
                 uid = attempts[i].info.uid
                 raw[uid], merged[i].error = raw_by_plugin(scored.get(uid, []))
@@ -661,19 +663,27 @@ class Scheduler:
                         self.queue.scheduling_cycle)
 
     async def _scatter(self, request: FilterBatchRequested, stopping: asyncio.Event) -> dict[str, list[PodShardResult]]:
+        """One request for the whole batch, to the worker with the fewest batches in hand (sent
+        elsewhere when it stays silent); every shard's results by pod uid."""
         self.gatherer.expect(request.batch_id, request.phase)
-        env = envelope(request, producer=self.producer)
-        await self.publish(broadcast(FILTER_REQUESTS, env, NODE_SHARDS))
-        while True:
-            results = await self.gatherer.wait(request.batch_id, request.phase, self.gather_timeout_s)
-            if results is not None:
-                return results
-            if stopping.is_set():
-                raise asyncio.CancelledError
-            missing = self.gatherer.missing(request.batch_id, request.phase)
-            log.warning("queue: shards %s silent for batch %s; sending again", missing, request.batch_id)
-            again = envelope(request, producer=self.producer)
-            await self.publish([OutgoingEvent(FILTER_REQUESTS, again, partition=k) for k in missing])
+        dispatcher = self.gatherer.dispatcher
+        partition = dispatcher.choose(request.batch_id)
+        await self.publish([OutgoingEvent(FILTER_REQUESTS, envelope(request, producer=self.producer),
+                                          partition=partition)])
+        try:
+            while True:
+                results = await self.gatherer.wait(request.batch_id, request.phase, self.gather_timeout_s)
+                if results is not None:
+                    return results
+                if stopping.is_set():
+                    raise asyncio.CancelledError
+                log.warning("queue: partition %d silent for batch %s; sending again", partition, request.batch_id)
+                dispatcher.forget(partition)
+                partition = dispatcher.choose(request.batch_id, avoid=partition)
+                await self.publish([OutgoingEvent(FILTER_REQUESTS, envelope(request, producer=self.producer),
+                                                  partition=partition)])
+        finally:
+            dispatcher.answered(request.batch_id)
 
     # --- decisions ----------------------------------------------------------------------------
 

@@ -20,8 +20,9 @@ class QueueSettings:
     group_id: str = "berth-queue"
     batch_size: int = 256
     """Pods evaluated per scatter/gather round trip."""
-    pipeline_depth: int = 1
-    """Batches at the filter workers while the one before them is merged and decided."""
+    pipeline_depth: int = 0
+    """Batches at the filter workers while the one before them is merged and decided; 0: one per
+    filter worker known (each batch goes to one worker, so that keeps every worker busy)."""
     lockstep: bool = False
     """One pod in flight at a time, its outcome awaited before the next, with the simulator's
     logical clock: decisions then equal `berth simulate`'s on the same input."""
@@ -46,7 +47,7 @@ def load(env: Mapping[str, str] | None = None) -> QueueSettings:
         config=config,
         group_id=env.get("BERTH_QUEUE_GROUP", "").strip() or "berth-queue",
         batch_size=int(env.get("BERTH_QUEUE_BATCH", "256")),
-        pipeline_depth=int(env.get("BERTH_QUEUE_PIPELINE", "1")),
+        pipeline_depth=int(env.get("BERTH_QUEUE_PIPELINE", "0")),
         lockstep=_flag(env.get("BERTH_QUEUE_LOCKSTEP", "")),
         seed=int(env.get("BERTH_SEED", "0")),
         unschedulable_timeout_s=float(timeout or 300.0),

@@ -158,7 +158,9 @@ class Assumed(Part, frozen=True):
 
 
 class FilterBatchRequested(Event, frozen=True):
-    """Evaluate `pods` on every node of the receiving shard (one copy per partition).
+    """Evaluate `pods` on every node of the receiving shard (one copy per partition), or, when
+    `whole`, on every node (one copy, to the partition the queue chose: one worker walks the whole
+    cluster for the batch, and other batches go to other workers).
 
     The receiver first folds the log up to `watermark` (logical topic → next offset per partition
     the queue had folded) and overlays `assumed`, so it evaluates exactly the queue's view.
@@ -175,6 +177,7 @@ class FilterBatchRequested(Event, frozen=True):
     feasible: list[list[str]] = []
     watermark: dict[str, list[int]] = {}
     assumed: list[Assumed] = []
+    whole: bool = False
 
     def partition_key(self) -> str:
         return self.batch_id
@@ -247,6 +250,9 @@ class ShardFiltered(Event, frozen=True):
     folded: dict[str, list[int]] = {}
     """Set only when the worker's view had already folded past the request's watermark (it cannot
     fold backwards): the positions it evaluated at instead. Replay reports such answers."""
+    owned: list[int] = []
+    """The `filter-requests` partitions the answering worker owned when it answered: partitions
+    one worker owns are one place to send a whole batch (the queue spreads batches over workers)."""
 
     def partition_key(self) -> str:
         return self.batch_id

@@ -59,13 +59,15 @@ def feasible_target(fwk: Framework, num_nodes: int) -> int:
 
 def filter_on_shard(fwk: Framework, state: CycleState, pod: PodInfo, snapshot: Snapshot, start: int,
                     shard_nodes: Collection[str], indexes: NodeIndexes | None = None,
-                    *, packed: bool = False, stop_at_nominated: bool = False) -> PodShardResult:
+                    *, packed: bool = False, stop_at_nominated: bool = False, whole: bool = False) -> PodShardResult:
     """PreFilter, the nominated node, and Filter over this shard's nodes; when the pod's PreScore
     does not read the feasible set, this shard's feasible nodes are scored in the same pass.
     With `indexes`, a walk over every node reads the pod spec's NodeIndex (the same answer).
     `packed`: the answer's nodes as positions in `snapshot` (shared.scheduler.packing).
     `stop_at_nominated`: a nominated node that passes is the whole answer, as the merge reads no
-    more (only on the queue's view: where the queue lacks the node, it reads the walk)."""
+    more (only on the queue's view: where the queue lacks the node, it reads the walk).
+    `whole`: `shard_nodes` are every node, so the walk's feasible nodes are the merged ones and
+    are scored here even where PreScore reads the feasible set (no score phase)."""
     uid = pod.uid
     pre_result, status, rejectors = fwk.run_pre_filter_plugins(state, pod)
     if status is not None and not status.is_success():
@@ -126,7 +128,7 @@ def filter_on_shard(fwk: Framework, state: CycleState, pod: PodInfo, snapshot: S
                 failures.append((info.name, s))
     scores: Mapping[str, Sequence[int]] = {}
     score_error = ""
-    scored = bool(feasible) and fwk.has_score_plugins() and not fwk.pre_score_reads_nodes(pod)
+    scored = bool(feasible) and fwk.has_score_plugins() and (whole or not fwk.pre_score_reads_nodes(pod))
     if scored:
         scores, score_error = _raw_scores(fwk, state, pod, feasible, feasible, indexed)
     result = PodShardResult(pod_uid=uid, scored=scored, score_error=score_error, prefilter_nodes=subset,

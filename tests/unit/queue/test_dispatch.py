@@ -1,0 +1,65 @@
+"""Whole batches go to the worker with the fewest in hand; workers are learned from their answers."""
+
+from __future__ import annotations
+
+import pytest
+
+from services.queue.dispatch import Dispatcher
+
+
+def _owners(assignment: list[list[int]]) -> Dispatcher:
+    d = Dispatcher(8)
+    for owned in assignment:
+        d.owned(owned)
+    return d
+
+
+def test_before_any_answer_consecutive_batches_spread_over_range_assigned_workers() -> None:
+    d = Dispatcher(8)
+    assert d.workers() == 1
+    sent = [d.choose(f"b{i}") for i in range(4)]
+    for i in range(4):
+        d.answered(f"b{i}")
+    assert sent == [0, 4, 2, 6]  # two workers (0-3, 4-7): alternate; four: each one once
+
+
+@pytest.mark.parametrize("assignment", [
+    [[0, 1, 2, 3, 4, 5, 6, 7]],
+    [[0, 1, 2, 3], [4, 5, 6, 7]],
+    [[0, 1, 2], [3, 4, 5], [6, 7]],
+    [[k] for k in range(8)],
+], ids=["1", "2", "3", "8"])
+def test_batches_in_flight_are_spread_one_per_worker(assignment: list[list[int]]) -> None:
+    d = _owners(assignment)
+    assert d.workers() == len(assignment)
+    sent = [d.choose(f"b{i}") for i in range(len(assignment))]
+    owner_of = {p: i for i, owned in enumerate(assignment) for p in owned}
+    assert sorted(owner_of[p] for p in sent) == list(range(len(assignment)))
+
+
+def test_unnamed_partitions_count_as_one_more_worker_until_an_answer_names_them() -> None:
+    d = _owners([[0, 1, 2, 3]])
+    assert d.workers() == 2
+    busy = d.choose("a")
+    other = d.choose("b")
+    assert {busy // 4, other // 4} == {0, 1}  # the second goes to the other destination
+    d.owned([4, 5, 6, 7])
+    assert d.workers() == 2
+
+
+def test_a_silent_partition_is_avoided_and_forgotten() -> None:
+    d = _owners([[0, 1, 2, 3], [4, 5, 6, 7]])
+    first = d.choose("a")
+    d.forget(first)
+    again = d.choose("a", avoid=first)
+    assert again != first
+    d.answered("a")
+    assert d.workers() == 3  # the forgotten partition is unnamed again until an answer names it
+
+
+def test_a_rebalance_is_learned_from_the_next_answers() -> None:
+    d = _owners([[0, 1], [2, 3], [4, 5], [6, 7]])
+    assert d.workers() == 4
+    d.owned([0, 1, 2, 3])  # the second worker left; the first took its partitions
+    d.owned([4, 5, 6, 7])
+    assert d.workers() == 2
