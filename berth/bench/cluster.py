@@ -3,7 +3,9 @@ environment names), the workload fed through Kafka as the gateway would publish 
 timed from its submission to its PodBound event.
 
 The nodes and the pods already running go in first, with one probe pod behind them: once the probe is
-bound, every service has folded the cluster, and the clock starts as the measured pods are published.
+bound, the services have folded the cluster. With several filter workers, more probes follow one at a
+time (each batch goes to one worker, and a worker folds the log as far as its requests name), so
+every worker has caught up before the clock starts as the measured pods are published.
 Afterwards the event log is read back and checked: no pod bound twice, no node over-committed, every
 bind answered, every measured pod bound or pending with an upstream reason.
 """
@@ -41,6 +43,9 @@ from .ledger import Ledger, read_ledger
 from .stats import percentile, throughput_series
 
 PUBLISH_CHUNK = 500
+WARMUP_PROBES_PER_WORKER = 2
+"""Probes sent one after another before measuring: the queue sends consecutive batches to different
+workers, so twice the worker count reaches each of them."""
 STALL_S = 60.0
 """No pod bound for this long ends the run (the rest count as pending)."""
 
@@ -99,6 +104,11 @@ async def _measure(workload: Workload, settings: Settings, fleet: Fleet, progres
         await publisher.publish([OutgoingEvent("nodes", clock.envelope(NodeUpserted(node=n))) for n in cluster.nodes])
         await _publish_pods(publisher, clock, [*setup, probe])
         await watcher.wait_for({probe.metadata.uid}, timeout_s)
+        workers = fleet.options.filter_workers
+        for k in range(1, WARMUP_PROBES_PER_WORKER * workers if workers > 1 else 1):
+            again = _probe(measured[0], k)
+            await _publish_pods(publisher, clock, [again])
+            await watcher.wait_for({again.metadata.uid}, timeout_s)
         cpu_before = sampler.cpu()
         want = {p.metadata.uid for p in measured}
         bar = Progress(len(want), progress, unit="pods bound")
@@ -157,8 +167,9 @@ async def _answered_ledger(settings: Settings, registry: TopicRegistry, wait_s: 
         await asyncio.sleep(0.5)
 
 
-def _probe(template: Pod) -> Pod:
-    meta = msgspec.structs.replace(template.metadata, name="berth-bench-probe", uid="default/berth-bench-probe")
+def _probe(template: Pod, k: int = 0) -> Pod:
+    name = "berth-bench-probe" if k == 0 else f"berth-bench-probe-{k}"
+    meta = msgspec.structs.replace(template.metadata, name=name, uid=f"default/{name}")
     return msgspec.structs.replace(template, metadata=meta)
 
 
