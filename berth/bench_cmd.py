@@ -9,6 +9,8 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
+from shared.errors import InvalidInput
+from shared.model.loader import load_files
 from shared.workloads import WORKLOADS, generate
 
 from .bench.inprocess import run_inprocess
@@ -40,6 +42,9 @@ def register(sub: Any) -> None:
     p.add_argument("--timeout", type=float, default=1800.0, metavar="S", help="give up after S seconds (cluster mode)")
     p.add_argument("--churn-interval", type=float, default=None, metavar="S",
                    help="seconds between the churn's pods (PreemptionAsync; default upstream's 0.2)")
+    p.add_argument("--config", metavar="FILE",
+                   help="a KubeSchedulerConfiguration (profiles, percentageOfNodesToScore, ...), as for simulate; "
+                        "in cluster mode every scheduling service runs with it")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out-dir", default="bench-results", help="where the JSON result and the plot go")
     p.add_argument("-o", "--output", choices=("text", "json"), default="text")
@@ -64,6 +69,9 @@ def run(args: argparse.Namespace) -> int:
     if args.mode == "cluster" and not args.scale_sweep:
         check_filter_workers(args.filter_workers)
     workload = generate(args.workload, args.nodes, args.pods, args.seed)
+    config_path = Path(args.config).resolve() if args.config else None
+    if config_path is not None:
+        workload = with_config(workload, config_path)
     if args.churn_interval is not None:
         if args.churn_interval <= 0:
             raise CliError(f"--churn-interval must be above 0 seconds, got {args.churn_interval}", 2)
@@ -74,13 +82,13 @@ def run(args: argparse.Namespace) -> int:
             raise CliError("--record records one run: it cannot be combined with --scale-sweep", 2)
         if args.mode == "inprocess":
             raise CliError("--scale-sweep measures the cluster's filter workers: not with --mode inprocess", 2)
-        return _sweep(args, workload, progress)
+        return _sweep(args, workload, progress, config_path)
     if args.mode == "cluster":
         from .bench.cluster import run_cluster
 
         result = run_cluster(workload, filter_workers=args.filter_workers, progress=progress, timeout_s=args.timeout,
                              logs=Path(args.logs) if args.logs else None,
-                             record=Path(args.record) if args.record else None)
+                             record=Path(args.record) if args.record else None, config=config_path)
     else:
         result = run_inprocess(workload, args.seed, progress)
     out_dir = Path(args.out_dir)
@@ -104,13 +112,30 @@ def run(args: argparse.Namespace) -> int:
             print(f"  churn           {result.churn_submitted} pods submitted while measuring (not measured)")
         per_service = ", ".join(f"{k} {v:.1f}" for k, v in sorted(result.cpu_seconds.items()))
         print(f"  cpu {sum(result.cpu_seconds.values()):.2f} s ({per_service}), peak memory {result.peak_memory_mb:.0f} MB")
+        print(f"  cpu per pod     {_per_pod(result.cpu_ms_per_pod)}")
         print(f"  result {out_dir / (stem + '.json')}" + (f", plot {plot}" if plot else ""))
     for problem in result.problems:
         print(f"error: {problem}", file=sys.stderr)
     return 1 if result.problems else 0
 
 
-def _sweep(args: argparse.Namespace, workload: Any, progress: bool) -> int:
+def _per_pod(cpu_ms: dict[str, float]) -> str:
+    parts = ", ".join(f"{k} {v:.3f}" for k, v in sorted(cpu_ms.items()) if k != "total")
+    return f"{cpu_ms.get('total', 0.0):.3f} ms ({parts})"
+
+
+def with_config(workload: Any, path: Path) -> Any:
+    """The workload scheduled under the KubeSchedulerConfiguration in `path`."""
+    try:
+        loaded = load_files([str(path)])
+    except InvalidInput as exc:
+        raise CliError(str(exc), 2) from None
+    if loaded.config is None:
+        raise CliError(f"{path}: no KubeSchedulerConfiguration in it", 2)
+    return replace(workload, cluster=replace(workload.cluster, config=loaded.config))
+
+
+def _sweep(args: argparse.Namespace, workload: Any, progress: bool, config_path: Path | None) -> int:
     """The cluster bench at each worker count, in turn (each on a fresh stack)."""
     from .bench.cluster import run_cluster
 
@@ -122,11 +147,12 @@ def _sweep(args: argparse.Namespace, workload: Any, progress: bool) -> int:
         if progress:
             print(f"scale sweep: {k} filter worker(s)", file=sys.stderr)
         result = run_cluster(workload, filter_workers=k, progress=progress, timeout_s=args.timeout,
-                             logs=Path(args.logs) / f"{k}w" if args.logs else None)
+                             logs=Path(args.logs) / f"{k}w" if args.logs else None, config=config_path)
         problems += [f"{k} workers: {p}" for p in result.problems]
         points.append({"filter_workers": k, "pods_per_second": result.pods_per_second,
                        "e2e_latency_p99_ms": result.e2e_latency_p99_ms,
-                       "cpu_seconds": sum(result.cpu_seconds.values())})
+                       "cpu_seconds": sum(result.cpu_seconds.values()),
+                       "cpu_ms_per_pod": result.cpu_ms_per_pod})
     base = points[0]
     for point in points:
         speedup = point["pods_per_second"] / base["pods_per_second"] if base["pods_per_second"] else 0.0
@@ -136,16 +162,19 @@ def _sweep(args: argparse.Namespace, workload: Any, progress: bool) -> int:
     summary = {"workload": workload.name, "mode": "cluster", "nodes": args.nodes, "pods": args.pods,
                "sweep": points, "problems": problems}
     (out_dir / f"{stem}.json").write_text(json.dumps(summary, indent=2) + "\n")
-    plot = plot_scaling([(p["filter_workers"], p["pods_per_second"]) for p in points],
+    plot = plot_scaling([(p["filter_workers"], p["pods_per_second"], p["cpu_ms_per_pod"]) for p in points],
                         f"{workload.name}, {args.nodes} nodes: filter-worker scaling", out_dir / f"{stem}.png")
     if args.output == "json":
         print(json.dumps(summary))
     else:
         print(f"{workload.name} cluster scale sweep: {args.nodes} nodes, {args.pods} pods")
-        print(f"  {'workers':>7}  {'pods/s':>9}  {'speedup':>7}  {'efficiency':>10}  {'e2e p99':>9}")
+        print(f"  {'workers':>7}  {'pods/s':>9}  {'speedup':>7}  {'efficiency':>10}  {'e2e p99':>9}  "
+              f"{'cpu ms/pod':>10}  {'queue':>6}  {'filter':>6}")
         for p in points:
+            ms = p["cpu_ms_per_pod"]
             print(f"  {p['filter_workers']:>7}  {p['pods_per_second']:>9.1f}  {p['speedup']:>7.2f}  "
-                  f"{p['efficiency']:>10.2f}  {p['e2e_latency_p99_ms'] / 1000:>8.1f}s")
+                  f"{p['efficiency']:>10.2f}  {p['e2e_latency_p99_ms'] / 1000:>8.1f}s  "
+                  f"{ms.get('total', 0.0):>10.3f}  {ms.get('queue', 0.0):>6.3f}  {ms.get('filter', 0.0):>6.3f}")
         print(f"  result {out_dir / (stem + '.json')}" + (f", plot {plot}" if plot else ""))
     for problem in problems:
         print(f"error: {problem}", file=sys.stderr)

@@ -51,9 +51,10 @@ STALL_S = 60.0
 
 
 def run_cluster(workload: Workload, *, filter_workers: int, progress: bool, timeout_s: float,
-                logs: Path | None = None, record: Path | None = None) -> BenchResult:
+                logs: Path | None = None, record: Path | None = None, config: Path | None = None) -> BenchResult:
     """`logs`: keep every service's log there (they go with the temporary state otherwise);
-    `record`: write the whole event log there as JSON Lines afterwards (for `berth replay`)."""
+    `record`: write the whole event log there as JSON Lines afterwards (for `berth replay`);
+    `config`: the KubeSchedulerConfiguration file every scheduling service runs with."""
     from shared.adapters.embedded import EmbeddedStack
 
     base = load_settings()
@@ -68,6 +69,8 @@ def run_cluster(workload: Workload, *, filter_workers: int, progress: bool, time
             env = service_env(endpoints.kafka_bootstrap_servers, endpoints.database_url, settings.topic_prefix,
                               uuid.uuid4().hex)
             env.setdefault("BERTH_LOG_LEVEL", "WARNING")
+            if config is not None:
+                env["BERTH_SCHEDULER_CONFIG"] = str(config)
             fleet = Fleet(env, logs or state / "logs", UpOptions(filter_workers=filter_workers))
             try:
                 fleet.start_all()

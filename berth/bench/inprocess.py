@@ -39,6 +39,14 @@ class BenchResult:
     filter_workers: int | None = None
     churn_submitted: int = 0
     """How many of the workload's churn pods were submitted during the measurement."""
+    cpu_ms_per_pod: dict[str, float] = field(default_factory=dict)
+    """Each process's CPU milliseconds per measured pod, and their "total": the figure to compare
+    builds and worker counts by (a machine's speed drifts; the work per pod does not)."""
+
+    def __post_init__(self) -> None:
+        if not self.cpu_ms_per_pod and self.pods:
+            per_pod = {k: 1000 * v / self.pods for k, v in self.cpu_seconds.items()}
+            self.cpu_ms_per_pod = {**per_pod, "total": sum(per_pod.values())}
 
 
 class Progress:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -40,18 +40,33 @@ def plot_throughput(series: Sequence[tuple[float, float]], title: str, path: Pat
     return _save(plt, fig, ax, title, path)
 
 
-def plot_scaling(points: Sequence[tuple[int, float]], title: str, path: Path) -> Path | None:
-    """Pods/s against filter workers, with linear scaling from the first point for reference."""
+def plot_scaling(points: Sequence[tuple[int, float, Mapping[str, float]]], title: str, path: Path) -> Path | None:
+    """Pods/s against filter workers, with linear scaling from the first point for reference, and
+    beside it each process's CPU milliseconds per pod, stacked."""
     plt = _pyplot()
     if plt is None:
         return None
-    workers = [k for k, _ in points]
-    k0, r0 = points[0]
-    fig, ax = plt.subplots(figsize=(6, 4))
-    ax.plot(workers, [r for _, r in points], marker="o", label="measured")
+    workers = [k for k, _, _ in points]
+    k0, r0, _ = points[0]
+    fig, (ax, cpu) = plt.subplots(1, 2, figsize=(11, 4))
+    ax.plot(workers, [r for _, r, _ in points], marker="o", label="measured")
     ax.plot(workers, [r0 * k / k0 for k in workers], linestyle="--", color="grey", label="linear")
     ax.set_xlabel("filter workers")
     ax.set_ylabel("pods bound per second")
     ax.set_xticks(workers)
     ax.legend()
+    processes = sorted({p for _, _, ms in points for p in ms if p != "total"},
+                       key=lambda p: -max(ms.get(p, 0.0) for _, _, ms in points))
+    bottom = [0.0] * len(points)
+    slots = list(range(len(points)))
+    for process in processes:
+        heights = [ms.get(process, 0.0) for _, _, ms in points]
+        cpu.bar(slots, heights, bottom=bottom, label=process)
+        bottom = [b + h for b, h in zip(bottom, heights)]
+    cpu.set_xticks(slots, [str(k) for k in workers])
+    cpu.set_xlabel("filter workers")
+    cpu.set_ylabel("CPU ms per pod")
+    cpu.set_title("CPU per pod, by process")
+    cpu.grid(True, axis="y", alpha=0.3)
+    cpu.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
     return _save(plt, fig, ax, title, path)

@@ -44,6 +44,7 @@ async def test_cluster_bench_smoke(berth_env: BerthTestEnv, tmp_path: Path, work
 async def test_scale_sweep_smoke(berth_env: BerthTestEnv, tmp_path: Path) -> None:
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "berth", "bench", "--nodes", "12", "--pods", "30", "--scale-sweep", "1,2",
+        "--config", str(ROOT / "examples" / "bench" / "score-all-nodes.yaml"),
         "--out-dir", str(tmp_path), "-o", "json", "--no-progress", "--timeout", "120",
         env=_env(berth_env), cwd=ROOT, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
     )
@@ -55,4 +56,8 @@ async def test_scale_sweep_smoke(berth_env: BerthTestEnv, tmp_path: Path) -> Non
     first, second = summary["sweep"]
     assert first["speedup"] == 1.0 and first["efficiency"] == 1.0
     assert second["efficiency"] == second["speedup"] / 2 and second["pods_per_second"] > 0
+    for point in summary["sweep"]:  # each process's CPU per pod, and the sum
+        ms = point["cpu_ms_per_pod"]
+        assert {"queue", "filter", "total"} <= set(ms)  # the broker too where the bench started it
+        assert ms["total"] == pytest.approx(sum(v for k, v in ms.items() if k != "total"))
     assert list(tmp_path.glob("*sweep*.json")) and list(tmp_path.glob("*sweep*.png"))

@@ -8,8 +8,12 @@ from pathlib import Path
 import pytest
 
 from berth.bench.stats import percentile, throughput_series
+from berth.bench_cmd import with_config
 from berth.cli import main
 from shared.events import NODE_SHARDS
+from shared.workloads import generate
+
+ROOT = Path(__file__).resolve().parents[3]
 
 KEYS = {"workload", "mode", "nodes", "pods", "pods_per_second", "attempt_latency_p50_ms",
         "attempt_latency_p99_ms", "e2e_latency_p50_ms", "e2e_latency_p99_ms"}
@@ -25,6 +29,30 @@ def test_bench_smoke(workload: str, tmp_path: Path, capsys: pytest.CaptureFixtur
     assert result["problems"] == []
     assert result["workload"] == workload and result["mode"] == "inprocess"
     assert list(tmp_path.glob("*.json")) and list(tmp_path.glob("*.png"))
+    assert result["cpu_ms_per_pod"]["total"] == pytest.approx(result["cpu_ms_per_pod"]["inprocess"])
+
+
+def test_bench_runs_a_scheduler_configuration(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--config as simulate takes it: the workload is scheduled under that configuration."""
+    config = ROOT / "examples" / "bench" / "score-all-nodes.yaml"
+    workload = with_config(generate("SchedulingBasic", 12, 20), config)
+    assert workload.cluster.config is not None and workload.cluster.config.percentage_of_nodes_to_score == 100
+    code = main(["bench", "--nodes", "120", "--pods", "20", "--out-dir", str(tmp_path), "-o", "json",
+                 "--no-progress", "--config", str(config)])
+    assert code == 0 and json.loads(capsys.readouterr().out)["bound"] == 20
+
+
+@pytest.mark.parametrize("content,says", [
+    (None, "cannot read"),
+    ("apiVersion: v1\nkind: Node\nmetadata: {name: n}\n", "no KubeSchedulerConfiguration"),
+])
+def test_bench_refuses_a_file_without_a_configuration(content: str | None, says: str, tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    config = tmp_path / "ksc.yaml"
+    if content is not None:
+        config.write_text(content)
+    assert main(["bench", "--nodes", "4", "--pods", "4", "--config", str(config)]) == 2
+    assert says in capsys.readouterr().err
 
 
 def test_percentile_nearest_rank() -> None:
