@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml
 venv: $(STAMP)
 
 run: venv
-	$(VENV)/bin/berth demo -f examples/cluster-small.yaml --filter-workers 2
+	$(VENV)/bin/berth demo -f examples/cluster-small.yaml --filter-workers 1
 
 # pytest exits 5 when it collects nothing; that is reported, not hidden.
 test: venv

@@ -25,7 +25,8 @@ DEFAULT_WORKLOAD = "examples/cluster-small.yaml"
 def register(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser("demo", help="start a cluster, schedule a sample workload, show it")
     p.add_argument("-f", "--filename", default=DEFAULT_WORKLOAD, help=f"workload to apply (default {DEFAULT_WORKLOAD})")
-    p.add_argument("--filter-workers", type=int, default=2, metavar="N")
+    p.add_argument("--filter-workers", type=int, default=1, metavar="N",
+                   help="filter service replicas (default 1: the measured best on a 2-core machine)")
     p.add_argument("--timeout", type=float, default=120.0, metavar="S", help="seconds to wait for the pods to settle")
     p.set_defaults(run=run_guarded(run))
 
