@@ -1,6 +1,8 @@
-"""The queue's scheduling loop: pop a batch from the core's `SchedulingQueue`, scatter it to the
-filter shards (filter phase, then score phase for pods with several feasible nodes), merge, decide
-in queue order against the assumed ledger, and publish bind or preemption requests.
+"""The queue's scheduling loop: pop a batch from the core's `SchedulingQueue`, send it to a filter
+worker (which walks every node for it), merge, decide in queue order against the assumed ledger,
+and publish bind or preemption requests. How cycles follow one another (one pod at a time, or
+pipelined) is a driver's (`drivers.py`); how the queue reacts to the cluster is the rules the
+simulator follows too (`shared.scheduler.queue_rules`).
 
 - **Assumed ledger.** A decided pod is assumed on its node in the queue's `ClusterView` until its
   PodBound or BindRejected is folded; every request carries those assumptions, so shards count
@@ -20,7 +22,6 @@ import logging
 import random
 import time
 import uuid
-from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -67,7 +68,7 @@ from shared.framework.runtime import Framework
 from shared.framework.snapshot import Snapshot
 from shared.memory import HeapKeeper
 from shared.model.config import KubeSchedulerConfiguration
-from shared.queue import FakeClock, SchedulingQueue
+from shared.queue import FakeClock
 from shared.queue.clock import MonotonicClock
 from shared.scheduler.batch import BatchItem, Decision, decide_batch
 from shared.scheduler.extending import apply_filters, ask, wants
@@ -80,8 +81,18 @@ from shared.scheduler.packed_failures import pack_failures
 from shared.scheduler.schedule_one import ScheduleAlgorithm
 from shared.scheduler.merge_batch import merge_batch
 from shared.scheduler.sharded import MergedFilter, feasible_target, raw_by_plugin
-from shared.scheduler.simulator import CYCLE_SECONDS, event_map
+from shared.scheduler.queue_rules import (
+    CYCLE_SECONDS,
+    FailedAt,
+    admit,
+    attemptable,
+    build_queue,
+    park,
+    placed,
+    renominate,
+)
 
+from .drivers import Driver, Lockstep, Pipelined
 from .gather import Gatherer
 from .metrics import SchedulerMetrics
 
@@ -97,8 +108,6 @@ PIPELINE_DEPTH = 0
 """Batches at the filter workers while the one before them is decided; 0: one per worker known.
 Each batch is walked whole by one worker, which scores it too (PreScore sees the whole feasible
 set), so there is no score phase whose view a later batch's request could move on."""
-DECIDE_SLICE = 32
-"""Pods decided between two yields to the event loop while a batch is decided."""
 EXTENDER_CALLS = 64
 """Extender calls in flight at once (threads: the HTTP client blocks)."""
 
@@ -114,7 +123,7 @@ class Gate(Protocol):
 
 
 @dataclass
-class _Evaluated:
+class Evaluated:
     """A cycle's pods as the shards answered: merged filter results and raw scores."""
 
     batch_id: str
@@ -127,7 +136,7 @@ class _Evaluated:
 
 
 @dataclass
-class _Attempt:
+class Attempt:
     qpi: object
     info: PodInfo
     fwk: Framework
@@ -155,19 +164,11 @@ class Scheduler:
         self.batch_size = 1 if lockstep else batch_size
         self.pipeline_depth = max(0, pipeline_depth)
         self.lockstep, self.seed, self.producer = lockstep, seed, producer
+        self.driver: Driver = Lockstep(self) if lockstep else Pipelined(self)
         self.gather_timeout_s = gather_timeout_s
         self.config_hash = config_hash(config)
-        default = next(iter(profiles.values()))
         self.clock: FakeClock | MonotonicClock = FakeClock() if lockstep else MonotonicClock()
-        self.queue = SchedulingQueue(
-            clock=self.clock,
-            less=default.queue_sort_plugin.less if default.queue_sort_plugin else None,
-            pod_initial_backoff_seconds=config.pod_initial_backoff_seconds if config else 1,
-            pod_max_backoff_seconds=config.pod_max_backoff_seconds if config else 10,
-            pod_max_in_unschedulable_pods_duration=unschedulable_timeout_s,
-            pre_enqueue_plugins={name: fwk.pre_enqueue_plugins for name, fwk in profiles.items()},
-            cluster_event_map=event_map(profiles),
-        )
+        self.queue = build_queue(profiles, config, self.clock, unschedulable_timeout_s=unschedulable_timeout_s)
         self.next_start = 0
         self._walker = ScheduleAlgorithm(random.Random(0))
         """Walks again for a pod whose ranked candidates pods decided before it took (`walk_again`)."""
@@ -178,11 +179,11 @@ class Scheduler:
         """Pods handed to the scheduling queue and not yet bound or gone, by uid."""
         self.parked: dict[str, object] = {}
         """Popped pods waiting for their bind's outcome, by uid (their QueuedPodInfo)."""
-        self.failed_at: dict[str, int] = {}
+        self.failed_at = FailedAt()
         self.submitted_at: dict[str, datetime] = {}
         self.entered: dict[str, float] = {}
-        self.preemptions: dict[str, tuple[FitError, _Attempt, str]] = {}
-        self._awaiting: Callable[[], bool] | None = None
+        self.preemptions: dict[str, tuple[FitError, Attempt, str]] = {}
+        self.awaiting: Callable[[], bool] | None = None
         self._wake = asyncio.Event()
         self._pending_updated = 0.0
         self._outbox: list[OutgoingEvent] = []
@@ -191,7 +192,7 @@ class Scheduler:
         """Pods whose cycle waits for their extenders' answers, by uid."""
         self._late: set[asyncio.Future[None]] = set()
         """Cycles waiting for their extenders' answers."""
-        self._answered: list[tuple[list[_Attempt], _Evaluated, dict[str, list[ExtenderAnswer]]]] = []
+        self._answered: list[tuple[list[Attempt], Evaluated, dict[str, list[ExtenderAnswer]]]] = []
         """Cycles whose extenders answered, waiting to be decided between two cycles."""
         self.last_message: dict[str, str | None] = {}
         """Each pod's latest attempt outcome: None once decided onto a node, else the reason."""
@@ -222,10 +223,8 @@ class Scheduler:
                 old = self.queued.pop(p.pod_uid, None)
                 self.parked.pop(p.pod_uid, None)
                 if old is not None:
-                    q.nominator.delete_nominated_pod_if_exists(old)
                     q.delete(old)
-                if info is not None:
-                    q.assigned_pod_added(info)
+                placed(q, old, info)
                 q.done(p.pod_uid)
                 self._observe_bound(p.pod_uid)
             case BindRejected():
@@ -248,16 +247,14 @@ class Scheduler:
         pod = self.view.specs.get(uid)
         if pod is None or uid in self.queued or uid in self.view.deleted or self.view.node_of(uid) is not None:
             return
-        if pod.spec.node_name or pod.spec.scheduler_name not in self.profiles or pod.metadata.deletion_timestamp:
+        if not attemptable(pod, self.profiles):
             return
         info = PodInfo(pod)
         self.queued[uid] = info
         self.entered.setdefault(uid, time.monotonic())
-        if pod.status.nominated_node_name:
-            self.queue.nominator.add_nominated_pod(info, pod.status.nominated_node_name)
         if self.lockstep:
             self.clock.advance(CYCLE_SECONDS)  # type: ignore[union-attr]
-        self.queue.add(info)
+        admit(self.queue, info)
 
     def _nominated(self, uid: str, node_name: str) -> None:
         old = self.queued.get(uid)
@@ -267,21 +264,16 @@ class Scheduler:
         self.queued[uid] = new
         if uid in self.parked or self.view.node_of(uid) is not None:
             return  # decided, its bind in flight: the bind's outcome says what comes next, not this
-        self.queue.nominator.delete_nominated_pod_if_exists(old)
-        if node_name:
-            self.queue.nominator.add_nominated_pod(new, node_name)
-        self.queue.update(old, new)
+        renominate(self.queue, old, new, node_name)
 
     def _bind_rejected(self, p: BindRejected) -> None:
         qpi = self.parked.pop(p.pod_uid, None)
         info = self.queued.get(p.pod_uid)
         if info is None or p.pod_uid in self.view.deleted:
             return
-        self.failed_at[p.pod_uid] = self.view.version
+        self.failed_at.mark(p.pod_uid, self.view.version)
         if qpi is not None:
-            qpi.pod_info = info  # type: ignore[attr-defined]
-            qpi.unschedulable_plugins = set()  # type: ignore[attr-defined]
-            self.queue.add_unschedulable_if_not_present(qpi, self.queue.scheduling_cycle)  # type: ignore[arg-type]
+            park(self.queue, qpi, info, set(), self.queue.scheduling_cycle)
         else:
             self.queue.add(info)
 
@@ -310,62 +302,38 @@ class Scheduler:
                 self._extender_pool.shutdown(wait=False, cancel_futures=True)
                 self._extender_pool = None
 
-    async def _between_cycles(self) -> None:
+    async def between_cycles(self) -> None:
         """Upkeep after each cycle: cycles whose extenders answered are decided, the heap settled."""
         if self._answered:
             await self._decide_late()
-        if not self.lockstep and self.preemptions:
-            self._release_unanswered()
+        self.driver.upkeep()
         # The view's nodes and pods are the long-lived heap; keep the collector off them.
         self._heap.grown(len(self.view.specs) + len(self.view.nodes))
         self._update_pending()
 
     async def _loop(self, stopping: asyncio.Event) -> None:
         while not stopping.is_set():
-            await self._between_cycles()
-            batch = self._pop_batch()
+            await self.between_cycles()
+            batch = self.pop_batch()
             if not batch:
                 self._wake.clear()
-                if batch is not None and self.lockstep and self._refill():
+                if batch is not None and self.driver.refill():
                     continue
                 await self._idle(stopping)
                 continue
-            if not self.lockstep:
-                await self._pipeline(batch, stopping)
-                continue
-            if self.gate is not None:
-                self.gate.pause()  # the cycle decides on the view its requests' watermark names
-            try:
-                await self._cycle(batch, stopping)
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                log.exception("queue: cycle %d failed; its undecided pods go back to the queue", self.cycle)
-                self._put_back(qpi.pod_info for qpi in batch)  # type: ignore[attr-defined]
-                await asyncio.sleep(0.5)
-            finally:
-                if self.gate is not None:
-                    self.gate.resume()
+            await self.driver.run(batch, stopping)
 
     async def _idle(self, stopping: asyncio.Event) -> None:
         self._update_pending()
         waits = [asyncio.ensure_future(self._wake.wait()), asyncio.ensure_future(stopping.wait())]
-        await asyncio.wait(waits, timeout=0.05 if not self.lockstep else 1.0, return_when=asyncio.FIRST_COMPLETED)
+        await asyncio.wait(waits, timeout=self.driver.idle_s, return_when=asyncio.FIRST_COMPLETED)
         for w in waits:
             w.cancel()
 
-    def _pop_batch(self) -> list[object] | None:
+    def pop_batch(self) -> list[object] | None:
         """Up to `batch_size` pods; None while lockstep waits for the last attempt's outcome."""
-        if not self.live:
+        if not self.live or not self.driver.ready():
             return None
-        if self.lockstep and (self.parked or self.preemptions or self._awaiting):
-            if self._awaiting is not None and self._awaiting():
-                self._awaiting = None
-                return self._pop_batch()
-            return None
-        if not self.lockstep:
-            self.queue.flush_backoff_q_completed()
-            self.queue.flush_unschedulable_pods_left_over()
         batch: list[object] = []
         limit = max(1, min(self.batch_size, FEASIBLE_BUDGET // self._feasible_target()))
         while len(batch) < limit:
@@ -378,103 +346,10 @@ class Scheduler:
     def _feasible_target(self) -> int:
         return max(1, *(feasible_target(fwk, len(self.view.nodes)) for fwk in self.profiles.values()))
 
-    def _refill(self) -> bool:
-        """Lockstep: bring waiting pods back as the simulator does when its queue runs dry."""
-        pending = [uid for uid in self.queued if uid not in self.parked]
-        stale = any(0 <= self.failed_at.get(uid, -1) < self.view.version for uid in pending)
-        if not stale:
-            return False
-        for uid in pending:
-            if uid in self.failed_at:
-                self.failed_at[uid] = self.view.version
-        wake = self.clock.now() + self.queue.pod_max_in_unschedulable_pods_duration + 1
-        expiry = self.queue.next_backoff_expiry()
-        self.clock.set(max(wake, expiry or 0.0))  # type: ignore[union-attr]
-        self.queue.flush_backoff_q_completed()
-        self.queue.flush_unschedulable_pods_left_over()
-        return True
+    def requeue(self, attempts: list[Attempt]) -> None:
+        self.put_back(a.info for a in attempts)
 
-    # --- one cycle ----------------------------------------------------------------------------
-
-    async def _cycle(self, batch: list[object], stopping: asyncio.Event) -> None:
-        """Lockstep: one pod, its extenders asked inside the cycle, as `berth simulate` does."""
-        started = time.perf_counter()
-        attempts = self._attempts_of(batch)
-        evaluated = await self._evaluate(attempts, stopping)
-        if evaluated is None:
-            return
-        answers = await self._ask_extenders(attempts, evaluated.merged, evaluated.snapshot, evaluated.batch_id)
-        try:
-            self._decide(attempts, evaluated.merged, evaluated, answers, evaluated.watermark, evaluated.assumed)
-        finally:
-            await self._flush()
-        log.debug("queue: cycle %d, %d pods in %.1f ms", self.cycle, len(attempts),
-                  (time.perf_counter() - started) * 1000)
-
-    # --- pipelined cycles ----------------------------------------------------------------------
-
-    async def _pipeline(self, batch: list[object], stopping: asyncio.Event) -> None:
-        """Cycles one after another, up to `pipeline_depth` batches' shards at work while the
-        batch before them is merged and decided (the queue's CPU and the shards' overlap, and a
-        shard has the next request in hand as it answers one). A batch whose view moved on after
-        its request (batches before it placed pods, events were folded) is decided on the view as
-        it is then, recorded by LateBatchDecided, every pod re-checked where it goes."""
-        ahead: deque[tuple[list[_Attempt], asyncio.Future[_Evaluated | None]]] = deque()
-        first = self._begin(batch, stopping)
-        if first is not None:
-            ahead.append(first)
-        try:
-            while ahead and not stopping.is_set():
-                self._top_up(ahead, stopping)
-                attempts, task = ahead.popleft()
-                try:
-                    evaluated = await task
-                except asyncio.CancelledError:
-                    raise
-                except Exception:
-                    log.exception("queue: cycle %d failed; its pods go back to the queue", self.cycle)
-                    self._requeue(attempts)
-                    await asyncio.sleep(0.5)
-                    return
-                if self._top_up(ahead, stopping):
-                    await asyncio.sleep(0)  # let its request go out before this batch is decided
-                if evaluated is not None:
-                    await self._decide_now(attempts, evaluated)
-                await self._between_cycles()
-        finally:
-            for attempts, task in ahead:
-                task.cancel()
-                self._requeue(attempts)
-
-    def _top_up(self, ahead: deque[tuple[list[_Attempt], asyncio.Future[_Evaluated | None]]],
-                stopping: asyncio.Event) -> bool:
-        """Send batches until `pipeline_depth` are at the shards; True if one was sent."""
-        sent = False
-        while len(ahead) < self._depth():
-            following = self._pop_batch()
-            if not following:
-                break
-            begun = self._begin(following, stopping)
-            if begun is not None:
-                ahead.append(begun)
-                sent = True
-        return sent
-
-    def _begin(self, batch: list[object], stopping: asyncio.Event,
-               ) -> tuple[list[_Attempt], asyncio.Future[_Evaluated | None]] | None:
-        attempts = self._split_off_extender_pods(self._attempts_of(batch), stopping)
-        if not attempts:
-            return None
-        return attempts, asyncio.ensure_future(self._evaluate(attempts, stopping))
-
-    def _depth(self) -> int:
-        """Batches kept at the workers: the setting, or (0) one per worker known."""
-        return self.pipeline_depth or self.gatherer.dispatcher.workers()
-
-    def _requeue(self, attempts: list[_Attempt]) -> None:
-        self._put_back(a.info for a in attempts)
-
-    def _put_back(self, infos: Iterable[PodInfo]) -> None:
+    def put_back(self, infos: Iterable[PodInfo]) -> None:
         """Queue again the pods of a failed cycle, except those it placed (parked until their bind
         is answered), those still waiting for extenders and those whose preemption was asked
         for: they must not be attempted twice."""
@@ -484,37 +359,12 @@ class Scheduler:
                 self.queue.done(info.uid)
                 self.queue.add(info)
 
-    async def _decide_now(self, attempts: list[_Attempt], evaluated: _Evaluated) -> None:
-        """Decide an evaluated batch on the view as it is, the log follower held back meanwhile;
-        the loop is given back every few pods, so the next batch's shard answers keep arriving."""
-        if self.gate is not None:
-            self.gate.pause()
-        try:
-            watermark, assumed = self._view_mark()
-            moved = watermark != evaluated.watermark or assumed != evaluated.assumed
-            if moved:
-                self._record_late(evaluated.batch_id, watermark, assumed)
-            placed_before = moved
-            for i in range(0, len(attempts), DECIDE_SLICE):
-                part = slice(i, i + DECIDE_SLICE)
-                decided = self._decide(attempts[part], evaluated.merged[part], evaluated, {}, watermark, assumed,
-                                       placed_before=placed_before)
-                placed_before = placed_before or any(d.verdict == "bind" for d in decided)
-                await asyncio.sleep(0)
-        except Exception:
-            log.exception("queue: deciding cycle %s failed; its undecided pods go back", evaluated.batch_id)
-            self._requeue(attempts)
-        finally:
-            if self.gate is not None:
-                self.gate.resume()
-            await self._flush()
-
-    def _attempts_of(self, batch: list[object]) -> list[_Attempt]:
+    def attempts_of(self, batch: list[object]) -> list[Attempt]:
         attempts = [self._attempt(qpi) for qpi in batch]
         self.metrics.batch_pods.observe(len(attempts))
         return attempts
 
-    def _split_off_extender_pods(self, attempts: list[_Attempt], stopping: asyncio.Event) -> list[_Attempt]:
+    def split_off_extender_pods(self, attempts: list[Attempt], stopping: asyncio.Event) -> list[Attempt]:
         """Pods an extender filters or prioritizes get a cycle of their own, decided once the
         extenders answered: the cycles of the others go on meanwhile."""
         if not self.extenders:
@@ -525,28 +375,28 @@ class Scheduler:
             attempts = [a for a, w in zip(attempts, asking) if not w]
         return attempts
 
-    def _view_mark(self) -> tuple[dict[str, list[int]], list[Assumed]]:
+    def view_mark(self) -> tuple[dict[str, list[int]], list[Assumed]]:
         """The view's watermark and assumptions, the profiles pointed at it (nominations as the
         filter workers and replay see them)."""
         point_at(self.profiles.values(), self.view)
         return (self.view.watermark(WATERMARK_TOPICS),
                 [Assumed(pod_uid=u, node_name=n) for u, n in self.view.assumed.items()])
 
-    def _record_late(self, batch_id: str, watermark: dict[str, list[int]], assumed: list[Assumed]) -> None:
+    def record_late(self, batch_id: str, watermark: dict[str, list[int]], assumed: list[Assumed]) -> None:
         late = LateBatchDecided(batch_id=batch_id, watermark=watermark, assumed=assumed)
         self._outbox.append(OutgoingEvent(DECISIONS, envelope(late, producer=self.producer)))
 
-    async def _evaluate(self, attempts: list[_Attempt], stopping: asyncio.Event) -> _Evaluated | None:
+    async def evaluate(self, attempts: list[Attempt], stopping: asyncio.Event) -> Evaluated | None:
         """Scatter the pods to the shards at the view's watermark and merge their answers (None when
         there are no nodes: the pods failed, published already)."""
         self.cycle += 1
-        watermark, assumed = self._view_mark()
+        watermark, assumed = self.view_mark()
         snapshot = self.view.snapshot()
         start = self.next_start
         if snapshot.num_nodes() == 0:
             for a in attempts:
                 self._unschedulable(a, NO_NODES_AVAILABLE, set(), "")
-            await self._flush()
+            await self.flush()
             return None
         batch_id = str(uuid.uuid4())
         cycle = self.cycle
@@ -566,9 +416,9 @@ class Scheduler:
             for i in second:
                 uid = attempts[i].info.uid
                 raw[uid], merged[i].error = raw_by_plugin(scored.get(uid, []))
-        return _Evaluated(batch_id, snapshot, watermark, assumed, merged, raw, start)
+        return Evaluated(batch_id, snapshot, watermark, assumed, merged, raw, start)
 
-    def _decide(self, attempts: list[_Attempt], merged: list[MergedFilter], evaluated: _Evaluated,
+    def decide(self, attempts: list[Attempt], merged: list[MergedFilter], evaluated: Evaluated,
                 answers: dict[str, list[ExtenderAnswer]], watermark: dict[str, list[int]], assumed: list[Assumed],
                 *, placed_before: bool = False) -> list[Decision]:
         """Decide the pods (`merged[i]` is `attempts[i]`'s) in order on the view as it is now (binds
@@ -588,26 +438,26 @@ class Scheduler:
 
     # --- cycles waiting for extenders -----------------------------------------------------------
 
-    def _start_late(self, attempts: list[_Attempt], stopping: asyncio.Event) -> None:
+    def _start_late(self, attempts: list[Attempt], stopping: asyncio.Event) -> None:
         self.waiting.update(a.info.uid for a in attempts)
         task = asyncio.ensure_future(self._late_cycle(attempts, stopping))
         self._late.add(task)
         task.add_done_callback(self._late.discard)
 
-    async def _late_cycle(self, attempts: list[_Attempt], stopping: asyncio.Event) -> None:
+    async def _late_cycle(self, attempts: list[Attempt], stopping: asyncio.Event) -> None:
         """Filter the pods now and ask their extenders; they are decided by the loop, between two
         cycles, once every answer is in (`_decide_late`)."""
         try:
-            evaluated = await self._evaluate(attempts, stopping)
+            evaluated = await self.evaluate(attempts, stopping)
             if evaluated is None:
                 return
-            answers = await self._ask_extenders(attempts, evaluated.merged, evaluated.snapshot, evaluated.batch_id)
+            answers = await self.ask_extenders(attempts, evaluated.merged, evaluated.snapshot, evaluated.batch_id)
         except asyncio.CancelledError:
             raise
         except Exception:
             log.exception("queue: a cycle waiting for extenders failed; its pods go back to the queue")
             self.waiting.difference_update(a.info.uid for a in attempts)
-            self._requeue(attempts)
+            self.requeue(attempts)
             return
         self._answered.append((attempts, evaluated, answers))
         self._wake.set()
@@ -617,18 +467,18 @@ class Scheduler:
         now; the watermark and assumptions used are recorded first, so replay decides on the same."""
         ready, self._answered = self._answered, []
         for attempts, evaluated, answers in ready:
-            watermark, assumed = self._view_mark()
-            self._record_late(evaluated.batch_id, watermark, assumed)
+            watermark, assumed = self.view_mark()
+            self.record_late(evaluated.batch_id, watermark, assumed)
             # The view moved on since the shards filtered: every pod is re-checked where it goes.
             self.waiting.difference_update(a.info.uid for a in attempts)
             try:
-                self._decide(attempts, evaluated.merged, evaluated, answers, watermark, assumed, placed_before=True)
+                self.decide(attempts, evaluated.merged, evaluated, answers, watermark, assumed, placed_before=True)
             except Exception:
                 log.exception("queue: deciding a cycle that waited for extenders failed; its undecided pods go back")
-                self._requeue(attempts)
-        await self._flush()
+                self.requeue(attempts)
+        await self.flush()
 
-    async def _ask_extenders(self, attempts: list[_Attempt], merged: list[MergedFilter], snapshot: Snapshot,
+    async def ask_extenders(self, attempts: list[Attempt], merged: list[MergedFilter], snapshot: Snapshot,
                              batch_id: str) -> dict[str, list[ExtenderAnswer]]:
         """Every interested pod's extenders, the pods at the same time (one waiting on a slow
         extender does not hold up another's call); the answers are applied and recorded."""
@@ -651,14 +501,14 @@ class Scheduler:
                                                                   correlation_id=a.attempt_id)))
         return out
 
-    def _attempt(self, qpi: object) -> _Attempt:
+    def _attempt(self, qpi: object) -> Attempt:
         info: PodInfo = self.queued.get(qpi.pod_info.uid, qpi.pod_info)  # type: ignore[attr-defined]
         qpi.pod_info = info  # type: ignore[attr-defined]
         number = self.attempts.get(info.uid, 0) + 1
         self.attempts[info.uid] = number
         if self.lockstep:
             self.clock.advance(CYCLE_SECONDS)  # type: ignore[union-attr]
-        return _Attempt(qpi, info, self.profiles[info.pod.spec.scheduler_name], number,
+        return Attempt(qpi, info, self.profiles[info.pod.spec.scheduler_name], number,
                         attempt_seed(self.seed, info.key, number), str(uuid.uuid4()), time.perf_counter(),
                         self.queue.scheduling_cycle)
 
@@ -687,13 +537,13 @@ class Scheduler:
 
     # --- decisions ----------------------------------------------------------------------------
 
-    async def _flush(self) -> None:
+    async def flush(self) -> None:
         """Publish the cycle's decisions at once: one produce round trip per batch, not per pod."""
         out, self._outbox = self._outbox, []
         if out:
             await self.publish(out)
 
-    def _decided(self, a: _Attempt, d: Decision, batch_id: str, watermark: dict[str, list[int]],
+    def _decided(self, a: Attempt, d: Decision, batch_id: str, watermark: dict[str, list[int]],
                  assumed: list[Assumed], order: Snapshot) -> None:
         """The side effects of a decision other than a bind (binds happen inside `decide_batch`)."""
         if d.verdict == "error":
@@ -717,7 +567,7 @@ class Scheduler:
         priority = qpi.pod_info.priority  # type: ignore[attr-defined]
         return all(a.info.priority <= priority for _, a, _ in self.preemptions.values())
 
-    def _bind(self, a: _Attempt, host: str, batch_id: str) -> None:
+    def _bind(self, a: Attempt, host: str, batch_id: str) -> None:
         uid = a.info.uid
         self.view.assume(uid, host)
         point_at(self.profiles.values(), self.view)
@@ -734,9 +584,9 @@ class Scheduler:
         self._observe(a, "scheduled")
         self.last_message[uid] = None
         if self.lockstep:
-            self._awaiting = lambda: uid not in self.parked
+            self.awaiting = lambda: uid not in self.parked
 
-    def _fit_error(self, a: _Attempt, fit: FitError, batch_id: str, watermark: dict[str, list[int]],
+    def _fit_error(self, a: Attempt, fit: FitError, batch_id: str, watermark: dict[str, list[int]],
                    assumed: list[Assumed], order: Snapshot) -> None:
         """`order`: the view's nodes at `watermark` (the request names nodes by position in it)."""
         plugins = set(fit.diagnosis.unschedulable_plugins)
@@ -755,10 +605,10 @@ class Scheduler:
         else:
             # Its cycle lasts until PostFilter is decided (as upstream's PreEnqueue holds a pod
             # whose preemption runs): retried meanwhile, it would ask for a second preemption.
-            self.failed_at[a.info.uid] = self.view.version
+            self.failed_at.mark(a.info.uid, self.view.version)
             a.qpi.unschedulable_plugins = plugins  # type: ignore[attr-defined]
 
-    def _release_unanswered(self) -> None:
+    def release_unanswered(self) -> None:
         """A preemptor whose request has gone unanswered as long as the unschedulable timeout (the
         request dead-lettered, say) goes back to the queue, as an unschedulable pod would; a
         decision that comes later is ignored."""
@@ -783,7 +633,7 @@ class Scheduler:
         victims = {v.uid for v in p.victims}
         if self.lockstep:
             node = p.nominated_node
-            self._awaiting = lambda: victims <= self.view.deleted and (
+            self.awaiting = lambda: victims <= self.view.deleted and (
                 not node or self.view.nominated.get(a.info.uid) == node)
         if p.fits:
             # Room was made for the pod after its attempt (by other evictions): it goes again now.
@@ -791,17 +641,16 @@ class Scheduler:
         self._wake.set()
         return [self._attempted(a, fit.message(), "unschedulable", batch_id, caused_by=env)]
 
-    def _unschedulable(self, a: _Attempt, message: str, plugins: set[str], batch_id: str,
+    def _unschedulable(self, a: Attempt, message: str, plugins: set[str], batch_id: str,
                        result: str = "unschedulable") -> None:
         self._park(a, plugins)
         self._outbox.append(self._attempted(a, message, result, batch_id))
 
-    def _park(self, a: _Attempt, plugins: set[str]) -> None:
-        self.failed_at[a.info.uid] = self.view.version
-        a.qpi.unschedulable_plugins = plugins  # type: ignore[attr-defined]
-        self.queue.add_unschedulable_if_not_present(a.qpi, a.cycle)  # type: ignore[arg-type]
+    def _park(self, a: Attempt, plugins: set[str]) -> None:
+        self.failed_at.mark(a.info.uid, self.view.version)
+        park(self.queue, a.qpi, a.info, plugins, a.cycle)
 
-    def _attempted(self, a: _Attempt, message: str, result: str, batch_id: str,
+    def _attempted(self, a: Attempt, message: str, result: str, batch_id: str,
                    caused_by: Envelope | None = None) -> OutgoingEvent:
         self._observe(a, result)
         self.last_message[a.info.uid] = message
@@ -813,7 +662,7 @@ class Scheduler:
 
     # --- metrics ------------------------------------------------------------------------------
 
-    def _observe(self, a: _Attempt, result: str) -> None:
+    def _observe(self, a: Attempt, result: str) -> None:
         profile = a.fwk.profile_name
         self.metrics.attempts.labels(result, profile).inc()
         self.metrics.attempt_seconds.labels(result, profile).observe(time.perf_counter() - a.started)

@@ -30,15 +30,15 @@ from shared.queue import FakeClock, SchedulingQueue
 from .fit_error import FitError, NoNodesAvailable
 from .outcome import PodOutcome, SimulationReport
 from .schedule_one import ScheduleAlgorithm, SchedulingError
+from .queue_rules import CYCLE_SECONDS, FailedAt, admit, attemptable, bring_back, build_queue, park, placed, renominate
 from .seeds import attempt_seed
 
 GATED_MESSAGE = "Scheduling is blocked due to non-empty scheduling gates"
 TERMINAL_PHASES = ("Succeeded", "Failed")
-CYCLE_SECONDS = 0.001
 
 
 class _PodRecord:
-    __slots__ = ("attempts", "failed_at_version", "info", "message", "node_name", "phase", "preempted_by")
+    __slots__ = ("attempts", "info", "message", "node_name", "phase", "preempted_by")
 
     def __init__(self, info: PodInfo) -> None:
         self.info = info
@@ -47,7 +47,6 @@ class _PodRecord:
         self.message: str | None = None
         self.preempted_by: str | None = None
         self.attempts = 0
-        self.failed_at_version = -1
 
 
 class Simulator:
@@ -71,15 +70,8 @@ class Simulator:
         self.order: list[str] = []
         self.version = 0
         self.cycles = 0
-        default = next(iter(self.profiles.values()))
-        self.queue = SchedulingQueue(
-            clock=self.clock,
-            less=default.queue_sort_plugin.less if default.queue_sort_plugin else None,
-            pod_initial_backoff_seconds=config.pod_initial_backoff_seconds if config else 1,
-            pod_max_backoff_seconds=config.pod_max_backoff_seconds if config else 10,
-            pre_enqueue_plugins={name: fwk.pre_enqueue_plugins for name, fwk in self.profiles.items()},
-            cluster_event_map=event_map(self.profiles),
-        )
+        self.failed_at = FailedAt()
+        self.queue: SchedulingQueue = build_queue(self.profiles, config, self.clock)
         extenders = build_extenders(config, self.snapshot.get)
         for fwk in self.profiles.values():
             fwk.set_extenders(list(extenders))
@@ -110,14 +102,10 @@ class Simulator:
 
     def _enqueue(self, record: _PodRecord) -> None:
         pod = record.info.pod
-        if pod.spec.node_name or pod.spec.scheduler_name not in self.profiles:
-            return  # bound already, or no profile is responsible for it: never attempted
-        if pod.metadata.deletion_timestamp:
-            return  # being deleted: upstream's skipPodSchedule never attempts it
-        if pod.status.nominated_node_name:
-            self.queue.nominator.add_nominated_pod(record.info, pod.status.nominated_node_name)
+        if not attemptable(pod, self.profiles):
+            return
         self.clock.advance(CYCLE_SECONDS)
-        self.queue.add(record.info)
+        admit(self.queue, record.info)
         if pod.spec.scheduling_gates:
             record.message = GATED_MESSAGE
 
@@ -156,19 +144,11 @@ class Simulator:
         A retry can only help a pod that failed before the cluster last changed; time passing (the
         backoff and the unschedulable-pods timeout) is jumped over in one step, so each refill is
         paid for by a bind or an eviction and the loop ends."""
-        stale = any(
-            r.phase == "Pending" and 0 <= r.failed_at_version < self.version for r in self.records.values()
-        )
-        if not stale:
+        pending = (uid for uid, r in self.records.items() if r.phase == "Pending")
+        if not self.failed_at.stale(pending, self.version):
             return False
-        for r in self.records.values():
-            if r.failed_at_version >= 0:
-                r.failed_at_version = self.version
-        wake = self.clock.now() + self.queue.pod_max_in_unschedulable_pods_duration + 1
-        expiry = self.queue.next_backoff_expiry()
-        self.clock.set(max(wake, expiry or 0.0))
-        self.queue.flush_backoff_q_completed()
-        self.queue.flush_unschedulable_pods_left_over()
+        self.failed_at.renew(self.version)
+        bring_back(self.queue, self.clock)
         return True
 
     def _schedule_one(self, qpi: object) -> None:
@@ -227,10 +207,8 @@ class Simulator:
 
     def _fail(self, qpi: object, record: _PodRecord, message: str, plugins: set[str]) -> None:
         record.message = message
-        record.failed_at_version = self.version
-        qpi.pod_info = record.info  # type: ignore[attr-defined]
-        qpi.unschedulable_plugins = plugins  # type: ignore[attr-defined]
-        self.queue.add_unschedulable_if_not_present(qpi, self.queue.scheduling_cycle)
+        self.failed_at.mark(record.info.uid, self.version)
+        park(self.queue, qpi, record.info, plugins, self.queue.scheduling_cycle)
 
     # -- effects ----------------------------------------------------------------------------------
     def _bind(self, record: _PodRecord, host: str) -> None:
@@ -244,10 +222,9 @@ class Simulator:
         )
         record.info = info.placed(bound)
         node.add_pod(record.info)
-        self.queue.nominator.delete_nominated_pod_if_exists(info)
         record.phase, record.node_name, record.message = "Bound", host, None
         self.version += 1
-        self.queue.assigned_pod_added(record.info)
+        placed(self.queue, info, record.info)
 
     def _apply_preemption(self, record: _PodRecord, node_name: str, victims: list[PodInfo],
                           clear: list[PodInfo]) -> None:
@@ -273,10 +250,7 @@ class Simulator:
         updated = msgspec.structs.replace(pod, status=msgspec.structs.replace(pod.status, nominated_node_name=node_name))
         old = record.info
         record.info = old.placed(updated)
-        self.queue.nominator.delete_nominated_pod_if_exists(old)
-        if node_name:
-            self.queue.nominator.add_nominated_pod(record.info, node_name)
-        self.queue.update(old, record.info)
+        renominate(self.queue, old, record.info, node_name)
 
     # -- results ----------------------------------------------------------------------------------
     def _pending_count(self) -> int:
@@ -300,21 +274,6 @@ class Simulator:
                 attempts=r.attempts,
             ))
         return SimulationReport(pods=pods, seed=self.seed, cycles=self.cycles)
-
-
-def event_map(profiles: dict[str, Framework]) -> dict[str, list[events.ClusterEvent]]:
-    """Plugin name -> the cluster events that may make pods it rejected schedulable."""
-    out: dict[str, list[events.ClusterEvent]] = {}
-    for fwk in profiles.values():
-        for name, plugin in fwk.plugins.items():
-            register = getattr(plugin, "events_to_register", None)
-            if register is None:
-                continue
-            out[name] = [
-                e if isinstance(e, events.ClusterEvent) else events.ClusterEvent(e[0], events.ActionType(e[1]))
-                for e in register()
-            ]
-    return out
 
 
 def simulate(cluster: ClusterInput, seed: int = 0) -> SimulationReport:

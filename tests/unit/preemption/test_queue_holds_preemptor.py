@@ -46,9 +46,9 @@ def _scheduler(unschedulable_timeout_s: float = 300.0) -> Scheduler:
 def _fail_with_preemption(s: Scheduler) -> str:
     """Pop the pod, fail it on every node, ask for preemption; the request's attempt id."""
     s.start_live()
-    batch = s._pop_batch()
+    batch = s.pop_batch()
     assert batch is not None and len(batch) == 1
-    (attempt,) = s._attempts_of(batch)
+    (attempt,) = s.attempts_of(batch)
     diagnosis = Diagnosis()
     diagnosis.node_to_status = {"node-a": Status(Code.UNSCHEDULABLE, "Insufficient cpu", plugin="NodeResourcesFit")}
     diagnosis.unschedulable_plugins = {"NodeResourcesFit"}
@@ -73,7 +73,7 @@ async def test_a_pod_is_not_attempted_again_while_its_preemption_is_decided() ->
     s = _scheduler()
     attempt_id = _fail_with_preemption(s)
     _events_meanwhile(s)
-    assert s._pop_batch() == []
+    assert s.pop_batch() == []
     assert s.queue.in_flight() == ["uid-hi"]
 
     # Victims chosen: events came during its cycle, so it backs off, then goes again.
@@ -88,7 +88,7 @@ async def test_a_pod_told_it_fits_now_goes_again_at_once() -> None:
     attempt_id = _fail_with_preemption(s)
     s.preemption_decided(_decided(  # type: ignore[arg-type]
         attempt_id, message='preemption: not needed, the pod fits on node "node-a" now', fits="node-a"))
-    batch = s._pop_batch()
+    batch = s.pop_batch()
     assert batch is not None and [q.pod_info.uid for q in batch] == ["uid-hi"]  # type: ignore[attr-defined]
 
 
@@ -104,7 +104,7 @@ async def test_with_no_event_meanwhile_a_pod_whose_preemption_failed_waits_for_o
 async def test_a_preemptor_whose_request_goes_unanswered_returns_after_the_unschedulable_timeout() -> None:
     s = _scheduler(unschedulable_timeout_s=0.0)
     attempt_id = _fail_with_preemption(s)
-    s._release_unanswered()
+    s.release_unanswered()
     assert [q.pod_info.uid for q in s.queue.pending_pods().unschedulable] == ["uid-hi"]
     assert s.preemptions == {} and s.queue.in_flight() == []
     # A decision that comes after all is ignored.
@@ -114,5 +114,5 @@ async def test_a_preemptor_whose_request_goes_unanswered_returns_after_the_unsch
 async def test_a_request_within_the_timeout_keeps_its_pod_held() -> None:
     s = _scheduler()
     _fail_with_preemption(s)
-    s._release_unanswered()
+    s.release_unanswered()
     assert len(s.preemptions) == 1 and s.queue.in_flight() == ["uid-hi"]

@@ -32,7 +32,7 @@ def _popped() -> tuple[Scheduler, object]:
     view.apply(envelope(PodSubmitted(pod=make_pod("mid", cpu="1", priority=10)), producer="t"))
     s = Scheduler(view, profiles_from(None), Gatherer(), _publish, SchedulerMetrics(CollectorRegistry()))
     s.start_live()
-    batch = s._pop_batch()
+    batch = s.pop_batch()
     assert batch is not None and len(batch) == 1
     return s, batch[0]
 

@@ -1,0 +1,217 @@
+"""How the queue runs its cycles: two drivers over one `Scheduler`.
+
+- `Lockstep`: one pod in flight at a time, its outcome (bind, or preemption's evictions and
+  nomination) awaited before the next pod is popped, on the simulator's logical clock; when the
+  queue runs dry, waiting pods are brought back as the simulator brings them back. Its decisions
+  equal `berth simulate`'s on the same input.
+- `Pipelined`: batches of pods, one per known filter worker at the workers while the batch before
+  them is merged and decided; a batch whose view moved on since its request is decided on the
+  view as it is then (LateBatchDecided), every pod re-checked where it goes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections import deque
+from typing import TYPE_CHECKING, Protocol
+
+from shared.queue import FakeClock
+from shared.scheduler.queue_rules import bring_back
+
+if TYPE_CHECKING:
+    from .scheduler import Attempt, Evaluated, Scheduler
+
+    Ahead = deque[tuple[list[Attempt], asyncio.Future[Evaluated | None]]]
+
+log = logging.getLogger(__name__)
+
+DECIDE_SLICE = 32
+"""Pods decided between two yields to the event loop while a batch is decided."""
+FAILED_CYCLE_PAUSE_S = 0.5
+
+
+class Driver(Protocol):
+    idle_s: float
+    """How long the loop sleeps when nothing can be popped, unless woken."""
+
+    def ready(self) -> bool:
+        """Whether pods may be popped now (the queue's timed moves are made here)."""
+        ...
+
+    def refill(self) -> bool:
+        """The queue ran dry: bring waiting pods back if that can change anything."""
+        ...
+
+    def upkeep(self) -> None:
+        """Work between cycles."""
+        ...
+
+    async def run(self, batch: list[object], stopping: asyncio.Event) -> None:
+        """Schedule the popped pods (and, pipelined, those popped after them)."""
+        ...
+
+
+class Lockstep:
+    idle_s = 1.0
+
+    def __init__(self, scheduler: Scheduler) -> None:
+        self.s = scheduler
+
+    def ready(self) -> bool:
+        s = self.s
+        if s.parked or s.preemptions or s.awaiting:
+            if s.awaiting is None or not s.awaiting():
+                return False
+            s.awaiting = None
+            return self.ready()
+        return True
+
+    def refill(self) -> bool:
+        """As the simulator does when its queue runs dry: a retry helps only pods that failed
+        before the cluster last changed, and time passing is jumped over in one step."""
+        s = self.s
+        pending = (uid for uid in s.queued if uid not in s.parked)
+        if not s.failed_at.stale(pending, s.view.version):
+            return False
+        s.failed_at.renew(s.view.version)
+        assert isinstance(s.clock, FakeClock)
+        bring_back(s.queue, s.clock)
+        return True
+
+    def upkeep(self) -> None:
+        pass
+
+    async def run(self, batch: list[object], stopping: asyncio.Event) -> None:
+        s = self.s
+        if s.gate is not None:
+            s.gate.pause()  # the cycle decides on the view its requests' watermark names
+        try:
+            await self._cycle(batch, stopping)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("queue: cycle %d failed; its undecided pods go back to the queue", s.cycle)
+            s.put_back(qpi.pod_info for qpi in batch)  # type: ignore[attr-defined]
+            await asyncio.sleep(FAILED_CYCLE_PAUSE_S)
+        finally:
+            if s.gate is not None:
+                s.gate.resume()
+
+    async def _cycle(self, batch: list[object], stopping: asyncio.Event) -> None:
+        """One pod, its extenders asked inside the cycle, as `berth simulate` does."""
+        s = self.s
+        started = time.perf_counter()
+        attempts = s.attempts_of(batch)
+        evaluated = await s.evaluate(attempts, stopping)
+        if evaluated is None:
+            return
+        answers = await s.ask_extenders(attempts, evaluated.merged, evaluated.snapshot, evaluated.batch_id)
+        try:
+            s.decide(attempts, evaluated.merged, evaluated, answers, evaluated.watermark, evaluated.assumed)
+        finally:
+            await s.flush()
+        log.debug("queue: cycle %d, %d pods in %.1f ms", s.cycle, len(attempts), (time.perf_counter() - started) * 1000)
+
+
+class Pipelined:
+    idle_s = 0.05
+
+    def __init__(self, scheduler: Scheduler) -> None:
+        self.s = scheduler
+
+    def ready(self) -> bool:
+        self.s.queue.flush_backoff_q_completed()
+        self.s.queue.flush_unschedulable_pods_left_over()
+        return True
+
+    def refill(self) -> bool:
+        return False  # time passes by itself here: backoff and the unschedulable timeout run on the clock
+
+    def upkeep(self) -> None:
+        if self.s.preemptions:
+            self.s.release_unanswered()
+
+    def depth(self) -> int:
+        """Batches kept at the workers: the setting, or (0) one per worker known."""
+        return self.s.pipeline_depth or self.s.gatherer.dispatcher.workers()
+
+    async def run(self, batch: list[object], stopping: asyncio.Event) -> None:
+        """Cycles one after another, up to `depth()` batches at the workers while the batch before
+        them is merged and decided (the queue's CPU and the workers' overlap, and a worker has
+        the next request in hand as it answers one)."""
+        s = self.s
+        ahead: Ahead = deque()
+        first = self._begin(batch, stopping)
+        if first is not None:
+            ahead.append(first)
+        try:
+            while ahead and not stopping.is_set():
+                self._top_up(ahead, stopping)
+                attempts, task = ahead.popleft()
+                try:
+                    evaluated = await task
+                except asyncio.CancelledError:
+                    raise
+                except Exception:
+                    log.exception("queue: cycle %d failed; its pods go back to the queue", s.cycle)
+                    s.requeue(attempts)
+                    await asyncio.sleep(FAILED_CYCLE_PAUSE_S)
+                    return
+                if self._top_up(ahead, stopping):
+                    await asyncio.sleep(0)  # let its request go out before this batch is decided
+                if evaluated is not None:
+                    await self._decide_now(attempts, evaluated)
+                await s.between_cycles()
+        finally:
+            for attempts, task in ahead:
+                task.cancel()
+                s.requeue(attempts)
+
+    def _top_up(self, ahead: Ahead, stopping: asyncio.Event) -> bool:
+        """Send batches until `depth()` are at the workers; True if one was sent."""
+        sent = False
+        while len(ahead) < self.depth():
+            following = self.s.pop_batch()
+            if not following:
+                break
+            begun = self._begin(following, stopping)
+            if begun is not None:
+                ahead.append(begun)
+                sent = True
+        return sent
+
+    def _begin(self, batch: list[object], stopping: asyncio.Event,
+               ) -> tuple[list[Attempt], asyncio.Future[Evaluated | None]] | None:
+        s = self.s
+        attempts = s.split_off_extender_pods(s.attempts_of(batch), stopping)
+        if not attempts:
+            return None
+        return attempts, asyncio.ensure_future(s.evaluate(attempts, stopping))
+
+    async def _decide_now(self, attempts: list[Attempt], evaluated: Evaluated) -> None:
+        """Decide an evaluated batch on the view as it is, the log follower held back meanwhile;
+        the loop is given back every few pods, so the next batch's answers keep arriving."""
+        s = self.s
+        if s.gate is not None:
+            s.gate.pause()
+        try:
+            watermark, assumed = s.view_mark()
+            moved = watermark != evaluated.watermark or assumed != evaluated.assumed
+            if moved:
+                s.record_late(evaluated.batch_id, watermark, assumed)
+            placed_before = moved
+            for i in range(0, len(attempts), DECIDE_SLICE):
+                part = slice(i, i + DECIDE_SLICE)
+                decided = s.decide(attempts[part], evaluated.merged[part], evaluated, {}, watermark, assumed,
+                                   placed_before=placed_before)
+                placed_before = placed_before or any(d.verdict == "bind" for d in decided)
+                await asyncio.sleep(0)
+        except Exception:
+            log.exception("queue: deciding cycle %s failed; its undecided pods go back", evaluated.batch_id)
+            s.requeue(attempts)
+        finally:
+            if s.gate is not None:
+                s.gate.resume()
+            await s.flush()
