@@ -23,7 +23,7 @@ def build(settings: FilterSettings, *, registry: TopicRegistry | None = None,
     handler = FilterHandler(view, profiles_from(settings.config), follower.wait_reached,
                             producer=settings.base.service_name, watermark_wait_s=settings.watermark_wait_s)
     config = ServiceConfig(name=settings.base.service_name, group_id=settings.group_id, topics=[FILTER_REQUESTS],
-                           serve_http=serve_http, fetch_timeout_ms=20)
+                           serve_http=serve_http, fetch_timeout_ms=200)
     return Service(settings.base, config, handler, registry=registry), follower, handler
 
 
