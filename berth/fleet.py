@@ -122,8 +122,10 @@ class Fleet:
         self.members[label].process.kill()
 
     def restart(self, label: str, ready_timeout: float = 60.0) -> Member:
+        """The member again, under its label; the gateway keeps its port (clients hold its URL)."""
         member = self.members[label]
-        return self.start(member.spec.name, index=member.index, ready_timeout=ready_timeout)
+        port = member.port if member.spec.gateway else 0
+        return self.start(member.spec.name, index=member.index, port=port, ready_timeout=ready_timeout)
 
     def stop_all(self, timeout: float = 10.0) -> None:
         """Newest first: the queue goes before the services it feeds."""

@@ -2,7 +2,9 @@
 
 Starts the embedded broker and database (or uses KAFKA_BOOTSTRAP_SERVERS / DATABASE_URL), then every
 service of `berth.services.SERVICES` as a child process in its own process group, waits until each
-answers /healthz, writes DIR/berth.json and prints `berth ready: <gateway URL>`. Ctrl-C or SIGTERM
+answers /healthz, writes DIR/berth.json and prints `berth ready: <gateway URL>`. A service that
+exits is restarted with backoff (`berth.supervisor`); one that keeps dying stops the cluster.
+Restarts are served at the supervisor's `/metrics` (its URL is in berth.json). Ctrl-C or SIGTERM
 stops the services (newest first), then the stack; no process is left behind.
 """
 
@@ -22,6 +24,7 @@ from typing import Any
 from .client import EXIT_ERROR, STATE_FILE, CliError, run_guarded
 from .fleet import Fleet, ServiceFailed, service_env
 from .services import UpOptions, check_filter_workers
+from .supervisor import Supervisor, serve_metrics
 
 
 def register(sub: Any) -> None:
@@ -60,15 +63,28 @@ def run(args: argparse.Namespace) -> int:
         except ServiceFailed as e:
             raise CliError(str(e), EXIT_ERROR) from None
         gateway = next(c for c in children if c.spec.gateway)
-        _write_state(state_file, {
-            "gateway_url": gateway.url, "api_token": token,
-            "kafka_bootstrap_servers": endpoints.kafka_bootstrap_servers, "database_url": endpoints.database_url,
-            "topic_prefix": settings.topic_prefix, "state_dir": str(state),
-            "services": {c.label: c.url for c in children},
-            "pids": {**endpoints.pids, **{c.label: c.process.pid for c in children}},
-        })
+        running = fleet
+
+        def write_state() -> None:
+            _write_state(state_file, {
+                "gateway_url": gateway.url, "api_token": token,
+                "kafka_bootstrap_servers": endpoints.kafka_bootstrap_servers, "database_url": endpoints.database_url,
+                "topic_prefix": settings.topic_prefix, "state_dir": str(state),
+                "services": {m.label: m.url for m in running.members.values()},
+                "pids": {**endpoints.pids, **{m.label: m.process.pid for m in running.members.values()}},
+                "supervisor_url": supervisor_url,
+            })
+
+        supervisor = Supervisor(fleet, say=lambda line: print(line, file=sys.stderr, flush=True),
+                                on_restart=lambda label: write_state())
+        metrics = serve_metrics(supervisor)
+        supervisor_url = f"http://127.0.0.1:{metrics.server_address[1]}"
+        write_state()
         print(f"berth ready: {gateway.url} (state in {state_file}; Ctrl-C to stop)", flush=True)
-        return _watch(fleet)
+        try:
+            return _watch(supervisor)
+        finally:
+            metrics.shutdown()
     except KeyboardInterrupt:
         return 0
     finally:
@@ -89,12 +105,12 @@ def _write_state(path: Path, data: dict[str, Any]) -> None:
     tmp.replace(path)
 
 
-def _watch(fleet: Fleet) -> int:
-    """Block until interrupted; a service that dies takes the cluster down with a non-zero code."""
+def _watch(supervisor: Supervisor) -> int:
+    """Block until interrupted, restarting services that exit; one that keeps dying takes the
+    cluster down with a non-zero code."""
     while True:
-        dead = fleet.first_dead()
-        if dead is not None:
-            print(f"error: {dead.label} exited with code {dead.process.exit_code()}; stopping\n"
-                  f"{dead.process.log_tail()}", file=sys.stderr, flush=True)
+        stop = supervisor.poll()
+        if stop is not None:
+            print(f"error: {stop}", file=sys.stderr, flush=True)
             return EXIT_ERROR
         time.sleep(0.5)

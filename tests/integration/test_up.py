@@ -128,3 +128,62 @@ def test_berth_up_apply_get_and_stop(state: Path, tmp_path: Path) -> None:
         assert time.monotonic() < deadline, "a process outlived berth up"
         time.sleep(0.05)
     assert not (state / "berth.json").exists()
+
+
+def _metric(url: str, name: str, service: str) -> float | None:
+    import urllib.request
+
+    with urllib.request.urlopen(url + "/metrics", timeout=2) as resp:
+        for line in resp.read().decode().splitlines():
+            if line.startswith(f'{name}{{service="{service}"}} '):
+                return float(line.split()[-1])
+    return None
+
+
+def test_berth_up_restarts_a_service_that_dies(state: Path, tmp_path: Path) -> None:
+    """SIGKILL the queue and the gateway under berth up: each comes back (the gateway on its URL),
+    the restarts show in the supervisor's /metrics, and the cluster still schedules."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("KAFKA_BOOTSTRAP_SERVERS", "DATABASE_URL", "BERTH_URL", "BERTH_TOKEN", "BERTH_TOPIC_PREFIX")}
+    env["BERTH_STATE_DIR"] = str(state)
+    err = (tmp_path / "up.err").open("w")
+    proc = subprocess.Popen([sys.executable, "-m", "berth", "up", "--state-dir", str(state)],
+                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=err, text=True)
+    try:
+        _wait_line(proc, "berth ready: ", 60)
+        info = json.loads((state / "berth.json").read_text())
+        supervisor = info["supervisor_url"]
+        for label in ("queue", "gateway"):
+            old = info["pids"][label]
+            os.kill(old, signal.SIGKILL)
+            deadline = time.monotonic() + 60
+            while _metric(supervisor, "berth_service_restarts_total", label) != 1:
+                assert proc.poll() is None, "berth up stopped instead of restarting"
+                assert time.monotonic() < deadline, f"{label} was not restarted"
+                time.sleep(0.2)
+            info = json.loads((state / "berth.json").read_text())
+            assert info["pids"][label] != old and _metric(supervisor, "berth_service_up", label) == 1
+        (tmp_path / "cluster.yaml").write_text(CLUSTER)
+        applied = _berth("apply", "-f", str(tmp_path / "cluster.yaml"), env=env)
+        assert applied.returncode == 0, applied.stderr
+        deadline = time.monotonic() + 30
+        while True:
+            got = _berth("get", "pods", "-o", "json", env=env)
+            assert got.returncode == 0, got.stderr
+            phases = [p["status"]["phase"] for p in json.loads(got.stdout)["items"]]
+            if phases == ["Bound", "Bound"] or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        assert phases == ["Bound", "Bound"]
+        err.flush()
+        said = (tmp_path / "up.err").read_text()
+        assert "berth: queue exited with code -9; restarting in 1 s" in said
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(30) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+        assert proc.stdout is not None
+        proc.stdout.close()
+        err.close()
