@@ -17,6 +17,7 @@ from berth import (
     replay_cmd,
     generate_cmd,
     get_cmd,
+    migrate_cmd,
     simulate_cmd,
     up_cmd,
 )
@@ -29,7 +30,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     simulate_cmd.register(sub)
     for command in (generate_cmd, bench_cmd, up_cmd, demo_cmd, apply_cmd, get_cmd, describe_cmd, delete_cmd,
-                    events_cmd, explain_cmd, replay_cmd):
+                    events_cmd, explain_cmd, replay_cmd, migrate_cmd):
         command.register(sub)
     return parser
 

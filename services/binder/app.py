@@ -14,6 +14,7 @@ from aiokafka.errors import KafkaError
 
 from services.runtime import Service, ServiceConfig, run_service
 from services.runtime.scheduler_config import load_scheduler_config, profiles_from
+from services.runtime.topics import require_topics
 from shared.adapters.extender_http import build_extenders
 from shared.binding import ignored_by_profile
 from shared.adapters.kafka import make_consumer
@@ -159,6 +160,7 @@ async def run(service: Service, deletions: PodDeletions) -> None:
 
 async def main(settings: BinderSettings | None = None) -> None:
     settings = settings or load()
+    await require_topics(settings.base)
     service, deletions = build(settings)
     deletions.start()
     try:

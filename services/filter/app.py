@@ -6,6 +6,7 @@ from __future__ import annotations
 from services.runtime import Service, ServiceConfig, run_service
 from services.runtime.follower import LogFollower
 from services.runtime.scheduler_config import profiles_from
+from services.runtime.topics import require_topics
 from shared.cluster import ClusterView
 from shared.events import FILTER_REQUESTS, GATED_TOPICS, TopicRegistry
 
@@ -37,6 +38,7 @@ async def run(service: Service, follower: LogFollower) -> None:
 
 async def main(settings: FilterSettings | None = None) -> None:
     settings = settings or load()
+    await require_topics(settings.base)
     service, follower, _ = build(settings)
     follower.start()
     try:

@@ -21,6 +21,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from services.runtime.topics import require_topics
 from shared.adapters.kafka import KafkaPublisher, make_producer
 from shared.adapters.postgres import PostgresEventStore, ReadModelQueries, make_engine
 from shared.errors import BrokerUnavailable
@@ -69,6 +70,7 @@ async def main(settings: GatewaySettings | None = None) -> None:
     """Serve until SIGTERM/SIGINT, then stop accepting, flush the producer and close the database."""
     settings = settings or load()
     _, database_url = settings.base.require_endpoints()
+    await require_topics(settings.base)
     producer = make_producer(settings.base, client_id=settings.base.service_name)
     try:
         await producer.start()

@@ -6,6 +6,7 @@ from __future__ import annotations
 from services.runtime import Handler, Service, ServiceConfig, run_service
 from services.runtime.follower import LogFollower
 from services.runtime.scheduler_config import profiles_from
+from services.runtime.topics import require_topics
 from shared.adapters.extender_http import build_extenders
 from shared.cluster import ClusterView
 from shared.events import GATED_TOPICS, PREEMPTION, TopicRegistry
@@ -35,7 +36,9 @@ def build(settings: PreemptionSettings, *, registry: TopicRegistry | None = None
 
 
 async def main(settings: PreemptionSettings | None = None) -> None:
-    service, follower = build(settings or load())
+    settings = settings or load()
+    await require_topics(settings.base)
+    service, follower = build(settings)
     follower.start()
     await follower.caught_up.wait()  # past decisions known before any request is answered
     try:

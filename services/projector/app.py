@@ -7,6 +7,7 @@ import logging
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from services.runtime import Service, ServiceConfig, run_service
+from services.runtime.topics import require_topics
 from shared.adapters.postgres import PostgresProjectionStore, make_engine
 from shared.events import TopicRegistry
 
@@ -28,6 +29,7 @@ def build(settings: ProjectorSettings, engine: AsyncEngine, *, registry: TopicRe
 async def main(settings: ProjectorSettings | None = None) -> None:
     settings = settings or load()
     _, database_url = settings.base.require_endpoints()
+    await require_topics(settings.base)
     engine = make_engine(database_url)
     try:
         await run_service(build(settings, engine))

@@ -10,6 +10,7 @@ import logging
 from services.runtime import Handler, Service, ServiceConfig, run_service
 from services.runtime.follower import LogFollower
 from services.runtime.scheduler_config import profiles_from
+from services.runtime.topics import require_topics
 from shared.adapters.extender_http import build_extenders
 from shared.adapters.kafka import KafkaPublisher, make_producer
 from shared.cluster import ClusterView
@@ -94,7 +95,9 @@ class QueueApp:
 
 
 async def main(settings: QueueSettings | None = None) -> None:
-    app = QueueApp(settings or load())
+    settings = settings or load()
+    await require_topics(settings.base)
+    app = QueueApp(settings)
     loop = asyncio.get_running_loop()
     import signal
 

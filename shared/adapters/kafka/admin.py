@@ -35,6 +35,31 @@ async def ensure_topics(settings: Settings, registry: TopicRegistry | None = Non
         await admin.close()
 
 
+async def check_topics(settings: Settings, registry: TopicRegistry | None = None) -> None:
+    """Raise ConfigurationError naming every topic of the plan that is missing or has another
+    partition count than the plan's: a service started on such a broker would wait forever for
+    events published elsewhere, or fail each cycle on a partition that does not exist."""
+    registry = registry or TopicRegistry(settings.topic_prefix)
+    admin = make_admin(settings)
+    try:
+        await admin.start()
+        existing = set(await admin.list_topics())
+        wanted = {registry.physical(spec.name): spec.partitions for spec in registry}
+        problems = [f"topic {name!r} is missing" for name in wanted if name not in existing]
+        present = [name for name in wanted if name in existing]
+        if present:
+            for described in await admin.describe_topics(present):
+                have, need = len(described["partitions"]), wanted[described["topic"]]
+                if have != need:
+                    problems.append(f"topic {described['topic']!r} has {have} partitions, Berth needs exactly {need}")
+    except KafkaError as exc:
+        raise BrokerUnavailable(f"checking topics: {type(exc).__name__}: {exc}") from exc
+    finally:
+        await admin.close()
+    if problems:
+        raise ConfigurationError("; ".join(problems) + " (run `berth migrate` to create the topics)")
+
+
 async def _ensure(admin: AIOKafkaAdminClient, registry: TopicRegistry, replication: int) -> list[str]:
     existing = set(await admin.list_topics())
     wanted = [

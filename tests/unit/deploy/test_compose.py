@@ -129,7 +129,7 @@ def test_berth_service_wiring(compose, name) -> None:
         "migrate": {"condition": "service_completed_successfully"},
     }
     test = service["healthcheck"]["test"]
-    assert test[0] == "CMD" and "http://127.0.0.1:8080/healthz" in " ".join(test)
+    assert test[0] == "CMD" and "http://127.0.0.1:8080/readyz" in " ".join(test)  # readiness
 
 
 def test_filter_scales(compose) -> None:
@@ -153,12 +153,15 @@ def test_gateway_publishes_its_port_and_has_a_local_token(compose) -> None:
     assert re.fullmatch(r"\$\{BERTH_API_TOKEN:-[^}]+\}", token), token
 
 
-def test_migrate_is_one_shot(compose) -> None:
+def test_migrate_is_one_shot_and_makes_database_and_topics_ready(compose) -> None:
     migrate = _service(compose, "migrate")
-    assert _command(migrate) == ["alembic", "upgrade", "head"]
+    assert _command(migrate) == ["python", "-m", "berth", "migrate"]
     assert migrate["restart"] == "no"
-    assert migrate["depends_on"] == {"postgres": {"condition": "service_healthy"}}
-    assert "@postgres:5432/" in migrate["environment"]["DATABASE_URL"]
+    assert migrate["depends_on"] == {"postgres": {"condition": "service_healthy"},
+                                     "kafka": {"condition": "service_healthy"}}
+    env = migrate["environment"]
+    assert "@postgres:5432/" in env["DATABASE_URL"] and env["KAFKA_BOOTSTRAP_SERVERS"] == "kafka:9092"
+    assert env["BERTH_TOPIC_PREFIX"] == _service(compose, "queue")["environment"]["BERTH_TOPIC_PREFIX"]
 
 
 def test_kafka_is_a_single_kraft_node(compose) -> None:
