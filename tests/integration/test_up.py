@@ -12,6 +12,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import psutil
 import pytest
@@ -49,6 +50,16 @@ def _wait_line(proc: subprocess.Popen[str], prefix: str, timeout: float) -> str:
         if not line and proc.poll() is not None:
             break
     raise AssertionError(f"no {prefix!r} line; exit code {proc.poll()}")
+
+
+def _reap(proc: subprocess.Popen[str], err: Any) -> None:
+    """Kill berth up if a failed assertion left it running; close its pipes."""
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait(10)
+    assert proc.stdout is not None
+    proc.stdout.close()
+    err.close()
 
 
 @pytest.fixture
@@ -117,12 +128,7 @@ def test_berth_up_apply_get_and_stop(state: Path, tmp_path: Path) -> None:
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(30) == 0
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(10)
-        assert proc.stdout is not None
-        proc.stdout.close()
-        err.close()
+        _reap(proc, err)
     deadline = time.monotonic() + 5
     while any(psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE for p in pids):
         assert time.monotonic() < deadline, "a process outlived berth up"
@@ -181,9 +187,4 @@ def test_berth_up_restarts_a_service_that_dies(state: Path, tmp_path: Path) -> N
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(30) == 0
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(10)
-        assert proc.stdout is not None
-        proc.stdout.close()
-        err.close()
+        _reap(proc, err)

@@ -74,15 +74,20 @@ class LocalShards(ScheduleAlgorithm):
         return ScheduleResult(self.select_host(scores), 0, len(feasible), scores, merged.diagnosis)
 
 
-def _report(docs: list[dict], seed: int, shards: int | None, indexed: bool = False, packed: bool = False) -> bytes:
-    sim = Simulator(load_objects(("generated", d) for d in docs), seed=seed)
-    if shards is not None:
-        sim.algorithm = LocalShards(sim.algorithm, shards, indexed, packed)
+def _rendered(sim: Simulator) -> bytes:
+    """The run's report without what the way of scheduling changes (cycles, attempts)."""
     report = msgspec.to_builtins(sim.run())
     report.pop("cycles", None)
     for pod in report["pods"]:
         pod.pop("attempts", None)
     return msgspec.json.encode(report)
+
+
+def _report(docs: list[dict], seed: int, shards: int | None, indexed: bool = False, packed: bool = False) -> bytes:
+    sim = Simulator(load_objects(("generated", d) for d in docs), seed=seed)
+    if shards is not None:
+        sim.algorithm = LocalShards(sim.algorithm, shards, indexed, packed)
+    return _rendered(sim)
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -168,11 +173,7 @@ class RotatingWorkers(ScheduleAlgorithm):
 def _workers_report(docs: list[dict], seed: int, workers: int) -> bytes:
     sim = Simulator(load_objects(("generated", d) for d in docs), seed=seed)
     sim.algorithm = RotatingWorkers(sim.algorithm, workers)
-    report = msgspec.to_builtins(sim.run())
-    report.pop("cycles", None)
-    for pod in report["pods"]:
-        pod.pop("attempts", None)
-    return msgspec.json.encode(report)
+    return _rendered(sim)
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
