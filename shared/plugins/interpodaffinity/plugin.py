@@ -32,6 +32,7 @@ from .filtering import (
     filter_node,
     incoming_affinity_anti_affinity_counts,
 )
+from .counts_memo import CountsMemo, ScoresMemo
 from .scoring import PRE_SCORE_STATE_KEY, PreScoreState, normalize, score_node, topology_scores
 
 DEFAULT_HARD_POD_AFFINITY_WEIGHT = 1
@@ -93,10 +94,12 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
                        EnqueueExtensions):
     NAME = names.INTER_POD_AFFINITY
 
-    __slots__ = ("args", "handle")
+    __slots__ = ("args", "handle", "_counts", "_scores")
 
     def __init__(self, args: InterPodAffinityArgs, handle: Handle) -> None:
         self.args = args
+        self._counts = CountsMemo()
+        self._scores = ScoresMemo()
         self.handle = handle
 
     @classmethod
@@ -116,9 +119,13 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
     # -- PreFilter / Filter -----------------------------------------------------------------
     def pre_filter(self, state: CycleState, pod: PodInfo,
                    nodes: Sequence[NodeInfo]) -> tuple[PreFilterResult | None, Status | None]:
-        with_anti = self.handle.snapshot().have_pods_with_required_anti_affinity_list()
-        existing = existing_anti_affinity_counts(pod, with_anti)
-        affinity, anti = incoming_affinity_anti_affinity_counts(pod, nodes)
+        snapshot = self.handle.snapshot()
+        kept = self._counts.counts(pod, snapshot, nodes)
+        if kept is not None:
+            existing, affinity, anti = kept
+        else:
+            existing = existing_anti_affinity_counts(pod, snapshot.have_pods_with_required_anti_affinity_list())
+            affinity, anti = incoming_affinity_anti_affinity_counts(pod, nodes)
         if not existing and not pod.required_affinity_terms and not pod.required_anti_affinity_terms:
             return None, Status(Code.SKIP)
         state.write(PRE_FILTER_STATE_KEY, PreFilterState(pod, existing, affinity, anti))
@@ -142,9 +149,14 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         if self.args.ignore_preferred_terms_of_existing_pods and not has_preferred:
             return Status(Code.SKIP)
         snapshot = self.handle.snapshot()
-        # Without preferred terms of its own, only pods with affinity can contribute.
-        all_nodes = snapshot.node_info_list if has_preferred else snapshot.have_pods_with_affinity_list()
-        scores = topology_scores(pod, all_nodes, has_preferred, self.args.hard_pod_affinity_weight)
+        weight = self.args.hard_pod_affinity_weight
+        kept = self._scores.scores(pod, snapshot, has_preferred, weight)
+        if kept is not None:
+            (scores,) = kept
+        else:
+            # Without preferred terms of its own, only pods with affinity can contribute.
+            all_nodes = snapshot.node_info_list if has_preferred else snapshot.have_pods_with_affinity_list()
+            scores = topology_scores(pod, all_nodes, has_preferred, weight)
         if scores is None:
             return Status(Code.SKIP)
         state.write(PRE_SCORE_STATE_KEY, PreScoreState(pod, scores))

@@ -3,7 +3,7 @@ normalised to 0..100 (upstream scoring.go)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from shared.framework.interfaces import MAX_NODE_SCORE, NodeScore
 from shared.framework.node_info import NodeInfo
@@ -77,16 +77,28 @@ def topology_scores(incoming: PodInfo, nodes: Iterable[NodeInfo], all_pods: bool
     ignorePreferredTermsOfExistingPods only makes PreScore skip pods without preferred terms of
     their own, as upstream; otherwise existing pods' terms always count.
     """
-    ns_labels = namespace_labels(incoming.namespace)
-    own = _incoming_terms(incoming)
+    share = node_share(incoming, all_pods, hard_pod_affinity_weight)
     total: ScoreMap = {}
     contributed = False
     for info in nodes:
+        node_map = share(info)
+        if node_map:
+            contributed = True
+            add_scores(total, node_map, 1)
+    return total if contributed else None
+
+
+def node_share(incoming: PodInfo, all_pods: bool, hard_pod_affinity_weight: int) -> Callable[[NodeInfo], ScoreMap]:
+    """What one node's pods add to the incoming pod's topology scores (empty: nothing)."""
+    ns_labels = namespace_labels(incoming.namespace)
+    own = _incoming_terms(incoming)
+
+    def share(info: NodeInfo) -> ScoreMap:
         pods = info.pods if all_pods else info.pods_with_affinity
         labels = info.labels
-        if not pods or not labels:
-            continue
         node_map: ScoreMap = {}
+        if not pods or not labels:
+            return node_map
         for existing in pods:
             for matches, key, weight in own:
                 if matches(existing):
@@ -96,16 +108,18 @@ def topology_scores(incoming: PodInfo, nodes: Iterable[NodeInfo], all_pods: bool
                         values[tv] = values.get(tv, 0) + weight
             if existing.has_affinity:
                 process_existing_pod(node_map, incoming, ns_labels, existing, labels, hard_pod_affinity_weight)
-        if node_map:
-            contributed = True
-            for key, values in node_map.items():
-                target = total.get(key)
-                if target is None:
-                    total[key] = values
-                    continue
-                for v, w in values.items():
-                    target[v] = target.get(v, 0) + w
-    return total if contributed else None
+        return node_map
+
+    return share
+
+
+def add_scores(total: ScoreMap, node_map: ScoreMap, sign: int) -> None:
+    """`total` plus (sign 1) or minus (-1) one node's share; a value summing to 0 stays (it scores
+    nothing either way)."""
+    for key, values in node_map.items():
+        target = total.setdefault(key, {})
+        for v, w in values.items():
+            target[v] = target.get(v, 0) + sign * w
 
 
 def score_node(state: PreScoreState, node_labels: Mapping[str, str]) -> int:
