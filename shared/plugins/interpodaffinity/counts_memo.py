@@ -21,7 +21,7 @@ from shared.framework.node_info import NodeInfo, changed_since, journal_end
 from shared.framework.pod_info import PodInfo, namespace_labels
 from shared.framework.snapshot import Snapshot
 
-from .filtering import TopologyCounts, _update, term_matcher, update_with_anti_affinity_terms
+from .filtering import TopologyCounts, incoming_counter, update_with_anti_affinity_terms
 from .scoring import ScoreMap, add_scores, node_share
 
 KEPT_PODS = 64
@@ -97,29 +97,18 @@ def _identity(pod: PodInfo) -> tuple[object, ...]:
 
 def _counts_share(pod: PodInfo) -> Callable[[NodeInfo], Counts | None]:
     ns_labels = namespace_labels(pod.namespace)
-    aff_terms, anti_terms = pod.required_affinity_terms, pod.required_anti_affinity_terms
-    matchers = [term_matcher(t) for t in aff_terms]
-    matches_all = (lambda p: all(m(p) for m in matchers)) if matchers else None
-    aff_keys = [t.topology_key for t in aff_terms]
-    anti = [(term_matcher(t), t.topology_key) for t in anti_terms]
-    incoming = bool(aff_terms or anti_terms)
+    count_incoming = incoming_counter(pod)
 
     def share(info: NodeInfo) -> Counts | None:
-        labels = info.labels
         existing: TopologyCounts = {}
         for other in info.pods_with_required_anti_affinity:
-            update_with_anti_affinity_terms(existing, other.required_anti_affinity_terms, pod, ns_labels, labels, 1)
+            update_with_anti_affinity_terms(existing, other.required_anti_affinity_terms, pod, ns_labels,
+                                            info.labels, 1)
         affinity: TopologyCounts = {}
-        against: TopologyCounts = {}
-        if incoming:
-            for other in info.pods:
-                if matches_all is not None and matches_all(other):
-                    for key in aff_keys:
-                        _update(affinity, labels, key, 1)
-                for m, key in anti:
-                    if m(other):
-                        _update(against, labels, key, 1)
-        return (existing, affinity, against) if existing or affinity or against else None
+        anti: TopologyCounts = {}
+        if count_incoming is not None:
+            count_incoming(info, affinity, anti)
+        return (existing, affinity, anti) if existing or affinity or anti else None
 
     return share
 

@@ -128,10 +128,23 @@ def incoming_affinity_anti_affinity_counts(pod: PodInfo, nodes: Iterable[NodeInf
                                            ) -> tuple[TopologyCounts, TopologyCounts]:
     affinity: TopologyCounts = {}
     anti: TopologyCounts = {}
+    count = incoming_counter(pod)
+    if count is not None:
+        for info in nodes:
+            count(info, affinity, anti)
+    return affinity, anti
+
+
+IncomingCounter = Callable[[NodeInfo, TopologyCounts, TopologyCounts], None]
+
+
+def incoming_counter(pod: PodInfo) -> IncomingCounter | None:
+    """Adds one node's pods matching the incoming pod's required affinity (all terms) and
+    anti-affinity terms (each) to the two counts; None when the pod has no such terms."""
     aff_terms = pod.required_affinity_terms
     anti_terms = pod.required_anti_affinity_terms
     if not aff_terms and not anti_terms:
-        return affinity, anti
+        return None
     aff_matchers = [term_matcher(t) for t in aff_terms]
     matches_all: PodMatcher | None = None
     if len(aff_matchers) == 1:
@@ -140,7 +153,8 @@ def incoming_affinity_anti_affinity_counts(pod: PodInfo, nodes: Iterable[NodeInf
         matches_all = lambda p: all(m(p) for m in aff_matchers)  # noqa: E731
     aff_keys = [t.topology_key for t in aff_terms]
     anti_matchers = [(term_matcher(t), t.topology_key) for t in anti_terms]
-    for info in nodes:
+
+    def count(info: NodeInfo, affinity: TopologyCounts, anti: TopologyCounts) -> None:
         labels = info.labels
         for existing in info.pods:
             if matches_all is not None and matches_all(existing):
@@ -149,7 +163,8 @@ def incoming_affinity_anti_affinity_counts(pod: PodInfo, nodes: Iterable[NodeInf
             for m, key in anti_matchers:
                 if m(existing):
                     _update(anti, labels, key, 1)
-    return affinity, anti
+
+    return count
 
 
 def satisfy_existing_pods_anti_affinity(state: PreFilterState, node_labels: Mapping[str, str]) -> bool:
