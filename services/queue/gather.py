@@ -43,10 +43,6 @@ class Gatherer:
         if len(pending.covered) >= self.shards:
             pending.done.set()
 
-    def missing(self, batch_id: str, phase: str) -> list[int]:
-        pending = self._pending.get((batch_id, phase))
-        return [] if pending is None else [k for k in range(self.shards) if k not in pending.covered]
-
     async def wait(self, batch_id: str, phase: str, timeout: float) -> dict[str, list[PodShardResult]] | None:
         """Every shard's results by pod uid, or None after `timeout` (the caller sends again)."""
         pending = self._pending[(batch_id, phase)]
