@@ -34,9 +34,6 @@ class Dispatcher:
         for p in group:
             self._owner[p] = group
 
-    def _group(self, partition: int) -> frozenset[int] | None:
-        return self._owner.get(partition)
-
     def workers(self) -> int:
         """Destinations known: workers that answered, and one for partitions none has named."""
         groups = set(self._owner.values())
@@ -45,19 +42,21 @@ class Dispatcher:
 
     def choose(self, batch_id: str, avoid: int | None = None) -> int:
         """The partition for `batch_id`'s request: the destination with the fewest batches in hand,
-        the earliest in turn among equals; `avoid`: a partition that did not answer in time."""
+        the earliest in turn among equals; `avoid`: a partition that did not answer in time, whose
+        worker's other partitions are passed over too (it would queue the batch behind the first)."""
+        silent = self._owner.get(avoid, frozenset()) | {avoid} if avoid is not None else frozenset()
         load: dict[frozenset[int] | None, int] = {}
         for p in self._sent.values():
-            g = self._group(p)
+            g = self._owner.get(p)
             load[g] = load.get(g, 0) + 1
         best: tuple[int, int] | None = None
         chosen = self._order[0]
         n = len(self._order)
         for k in range(n):
             p = self._order[(self._turn + k) % n]
-            if p == avoid:
+            if p in silent:
                 continue
-            key = (load.get(self._group(p), 0), k)
+            key = (load.get(self._owner.get(p), 0), k)
             if best is None or key < best:
                 best, chosen = key, p
         self._turn = (self._order.index(chosen) + 1) % n

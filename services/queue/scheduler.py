@@ -528,8 +528,8 @@ class Scheduler:
                 if stopping.is_set():
                     raise asyncio.CancelledError
                 log.warning("queue: partition %d silent for batch %s; sending again", partition, request.batch_id)
-                dispatcher.forget(partition)
-                partition = dispatcher.choose(request.batch_id, avoid=partition)
+                silent, partition = partition, dispatcher.choose(request.batch_id, avoid=partition)
+                dispatcher.forget(silent)
                 await self.publish([OutgoingEvent(FILTER_REQUESTS, envelope(request, producer=self.producer),
                                                   partition=partition)])
         finally:
