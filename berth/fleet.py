@@ -72,10 +72,13 @@ class Fleet:
         self.logs = logs
         self.options = options or UpOptions()
         self.members: dict[str, Member] = {}
+        self.ready_timeout = 60.0
+        """How long a service may take to become healthy (start_all's, used again by restart)."""
         logs.mkdir(parents=True, exist_ok=True)
 
     def start_all(self, *, gateway_port: int = 0, ready_timeout: float = 60.0) -> list[Member]:
         """Every service at its replica count, then wait until each is healthy."""
+        self.ready_timeout = ready_timeout
         started = [
             self.start(spec.name, index=i, port=gateway_port if spec.gateway else 0, wait=False)
             for spec in SERVICES for i in range(spec.replicas(self.options))
@@ -121,11 +124,12 @@ class Fleet:
         """SIGKILL, mid-whatever it was doing; the member stays listed so `start` can bring it back."""
         self.members[label].process.kill()
 
-    def restart(self, label: str, ready_timeout: float = 60.0) -> Member:
+    def restart(self, label: str, ready_timeout: float | None = None) -> Member:
         """The member again, under its label; the gateway keeps its port (clients hold its URL)."""
         member = self.members[label]
         port = member.port if member.spec.gateway else 0
-        return self.start(member.spec.name, index=member.index, port=port, ready_timeout=ready_timeout)
+        return self.start(member.spec.name, index=member.index, port=port,
+                          ready_timeout=self.ready_timeout if ready_timeout is None else ready_timeout)
 
     def stop_all(self, timeout: float = 10.0) -> None:
         """Newest first: the queue goes before the services it feeds."""

@@ -70,7 +70,10 @@ class Supervisor:
         the cluster must stop (a service that keeps dying), else None."""
         now = self.clock()
         for label, member in list(self.fleet.members.items()):
-            record = self._records.setdefault(label, _Record())
+            record = self._records.get(label)
+            if record is None:
+                with self._lock:  # the metrics thread reads the records
+                    record = self._records[label] = _Record()
             if member.process.running():
                 continue
             if record.due is None:
@@ -90,8 +93,8 @@ class Supervisor:
                     self.fleet.restart(label)
                 except Exception as exc:  # noqa: BLE001 (it exited again, or never became healthy)
                     self.say(f"berth: {label} did not come back: {str(exc).splitlines()[0]}")
-                with self._lock:
-                    record.restarts += 1
+                    continue  # an exit is noted on the next poll; one still starting is left to run
+                record.restarts += 1
                 if self.on_restart is not None:
                     self.on_restart(label)
         return None

@@ -85,6 +85,7 @@ def run(args: argparse.Namespace) -> int:
             return _watch(supervisor)
         finally:
             metrics.shutdown()
+            metrics.server_close()
     except KeyboardInterrupt:
         return 0
     finally:
