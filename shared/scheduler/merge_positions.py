@@ -32,7 +32,7 @@ from .packed_failures import SnapshotNodes, positions_of, rejections_of
 from .packing import column_of
 from .raw_scores import NO_SCORES, Column, RawScores
 from .rejections import Rejections
-from .sharded import MergedFilter, feasible_target
+from .sharded import MergedFilter, feasible_target, names_a_node_twice
 
 
 @dataclass(frozen=True)
@@ -80,7 +80,7 @@ def merge_packed(fwk: Framework, snapshot: Snapshot, start: int,
     at = np.concatenate(parts) if parts else np.zeros(0, dtype=np.intp)
     ranks = (at - first) % n
     order = np.argsort(ranks, kind="stable")
-    if _repeats(ranks[order]):
+    if names_a_node_twice(ranks[order]):
         return None
     to_find = feasible_target(fwk, n)
     take = order[:to_find]
@@ -93,7 +93,7 @@ def merge_packed(fwk: Framework, snapshot: Snapshot, start: int,
         if every is None:
             return None
         walked = (every.positions - first) % n
-        if _repeats(walked):
+        if names_a_node_twice(walked):
             return None
         cut = int(np.searchsorted(walked, end))
         rejections = Rejections(SnapshotNodes(snapshot), every.table, every.positions[:cut], every.ids[:cut])
@@ -135,7 +135,3 @@ def _names(names: list[str], at: np.ndarray) -> list[str]:
     if len(at) == 1:
         return [names[int(at[0])]]
     return list(itemgetter(*at.tolist())(names))
-
-
-def _repeats(ordered: np.ndarray) -> bool:
-    return bool(len(ordered) > 1 and (ordered[1:] == ordered[:-1]).any())

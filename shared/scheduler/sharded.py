@@ -236,7 +236,7 @@ def merge_filter(fwk: Framework, pod: PodInfo, snapshot: Snapshot, start: int,
         # walk order, read as arrays. Answers whose shards overlap (a resent request answered for
         # more shards than the first time) name some nodes twice: those merge by name below.
         rejections = rejections_of([f for r in results for f in r.failures], snapshot, start)
-        if rejections is not None and (len(results) == 1 or not _repeats(rejections.positions)):
+        if rejections is not None and (len(results) == 1 or not names_a_node_twice(rejections.positions)):
             out.advance = True
             d.add_rejections(rejections)
             out.processed = len(rejections)
@@ -284,7 +284,7 @@ def merge_filter(fwk: Framework, pod: PodInfo, snapshot: Snapshot, start: int,
     return out
 
 
-def _repeats(positions: npt.NDArray[np.intp]) -> bool:
+def names_a_node_twice(positions: npt.NDArray[np.intp]) -> bool:
     """Whether positions in walk order name a node twice (the same node's entries are adjacent)."""
     return bool(len(positions) > 1 and (positions[1:] == positions[:-1]).any())
 
