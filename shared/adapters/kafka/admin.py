@@ -44,20 +44,28 @@ async def check_topics(settings: Settings, registry: TopicRegistry | None = None
     try:
         await admin.start()
         existing = set(await admin.list_topics())
-        wanted = {registry.physical(spec.name): spec.partitions for spec in registry}
-        problems = [f"topic {name!r} is missing" for name in wanted if name not in existing]
-        present = [name for name in wanted if name in existing]
-        if present:
-            for described in await admin.describe_topics(present):
-                have, need = len(described["partitions"]), wanted[described["topic"]]
-                if have != need:
-                    problems.append(f"topic {described['topic']!r} has {have} partitions, Berth needs exactly {need}")
+        problems = [f"topic {registry.physical(spec.name)!r} is missing" for spec in registry
+                    if registry.physical(spec.name) not in existing]
+        problems += await _partition_problems(admin, registry, existing)
     except KafkaError as exc:
         raise BrokerUnavailable(f"checking topics: {type(exc).__name__}: {exc}") from exc
     finally:
         await admin.close()
     if problems:
         raise ConfigurationError("; ".join(problems) + " (run `berth migrate` to create the topics)")
+
+
+async def _partition_problems(admin: AIOKafkaAdminClient, registry: TopicRegistry, existing: set[str]) -> list[str]:
+    """For each topic of the plan that exists with another partition count than the plan's, why."""
+    present = [registry.physical(spec.name) for spec in registry if registry.physical(spec.name) in existing]
+    problems: list[str] = []
+    if present:
+        for described in await admin.describe_topics(present):
+            need = registry.spec(registry.logical(described["topic"])).partitions
+            have = len(described["partitions"])
+            if have != need:
+                problems.append(f"topic {described['topic']!r} has {have} partitions, Berth needs exactly {need}")
+    return problems
 
 
 async def _ensure(admin: AIOKafkaAdminClient, registry: TopicRegistry, replication: int) -> list[str]:
@@ -75,15 +83,9 @@ async def _ensure(admin: AIOKafkaAdminClient, registry: TopicRegistry, replicati
                 created.append(topic)
             elif code != _TOPIC_ALREADY_EXISTS:
                 raise ConfigurationError(f"cannot create topic {topic!r}: error {code}: {message}")
-    present = [registry.physical(spec.name) for spec in registry if registry.physical(spec.name) in existing]
-    if present:
-        for described in await admin.describe_topics(present):
-            spec = registry.spec(registry.logical(described["topic"]))
-            have = len(described["partitions"])
-            if have != spec.partitions:
-                raise ConfigurationError(
-                    f"topic {described['topic']!r} has {have} partitions, Berth needs exactly {spec.partitions}"
-                )
+    problems = await _partition_problems(admin, registry, existing)
+    if problems:
+        raise ConfigurationError(problems[0])
     if created:
         log.info("created topics: %s", ", ".join(created))
     return created
