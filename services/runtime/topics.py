@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 
 from shared.adapters.kafka import check_topics
-from shared.errors import BrokerUnavailable, ConfigurationError
+from shared.errors import ConfigurationError
 from shared.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -19,9 +19,10 @@ EXIT_MISCONFIGURED = 2
 
 
 async def require_topics(settings: Settings) -> None:
-    """Return when every topic of the plan exists with its partition count; else log why and exit 2."""
+    """Return when every topic of the plan exists with its partition count; else log why and exit 2.
+    A broker that cannot be reached is not a wrong plan: that error propagates as it is (retriable)."""
     try:
         await check_topics(settings)
-    except (ConfigurationError, BrokerUnavailable) as exc:
+    except ConfigurationError as exc:
         log.critical("%s: cannot start: %s", settings.service_name, exc)
         raise SystemExit(EXIT_MISCONFIGURED) from None
