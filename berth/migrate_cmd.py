@@ -32,6 +32,7 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from shared.adapters.postgres.engine import make_url_safe
     from shared.errors import ConfigurationError, is_retriable
     from shared.settings import load_settings
 
@@ -51,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"berth migrate: {exc}; retrying", file=sys.stderr, flush=True)
             time.sleep(RETRY_S)
     if not args.skip_database:
-        print(f"database at head ({_host(database_url)})")
+        print(f"database at head ({make_url_safe(database_url)})")
     if not args.skip_topics:
         print(f"topics ready on {bootstrap}: {len(created)} created" + (f" ({', '.join(created)})" if created else ""))
     return 0
@@ -65,8 +66,3 @@ async def _migrate(settings: Any, database_url: str, args: argparse.Namespace) -
         await upgrade(database_url)
     return [] if args.skip_topics else await ensure_topics(settings)
 
-
-def _host(database_url: str) -> str:
-    """The URL without its credentials, for the log."""
-    rest = database_url.split("@", 1)[-1]
-    return rest
