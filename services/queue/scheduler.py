@@ -104,10 +104,6 @@ FOLLOWED = (NODES, PODS, PLACEMENTS, BINDS, DECISIONS)
 FEASIBLE_BUDGET = 200_000
 """Pods × feasible nodes sought per batch: an answer carries, per pod, the names and raw scores of
 the feasible nodes it found (about 20 bytes a node on the wire), so a batch's answers stay a few MB."""
-PIPELINE_DEPTH = 0
-"""Batches at the filter workers while the one before them is decided; 0: one per worker known.
-Each batch is walked whole by one worker, which scores it too (PreScore sees the whole feasible
-set), so there is no score phase whose view a later batch's request could move on."""
 EXTENDER_CALLS = 64
 """Extender calls in flight at once (threads: the HTTP client blocks)."""
 
@@ -153,7 +149,7 @@ class Scheduler:
     def __init__(self, view: ClusterView, profiles: dict[str, Framework], gatherer: Gatherer, publish: Publish,
                  metrics: SchedulerMetrics, *, config: KubeSchedulerConfiguration | None = None,
                  batch_size: int = 256, lockstep: bool = False, seed: int = 0, gather_timeout_s: float = 30.0,
-                 pipeline_depth: int = PIPELINE_DEPTH,
+                 pipeline_depth: int = 0,
                  unschedulable_timeout_s: float = 300.0, producer: str = "queue", gate: Gate | None = None,
                  extenders: Sequence[FilterExtender] = ()) -> None:
         self.view, self.profiles, self.gatherer, self.publish = view, profiles, gatherer, publish

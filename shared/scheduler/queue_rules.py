@@ -104,9 +104,6 @@ class FailedAt:
     def mark(self, uid: str, version: int) -> None:
         self.versions[uid] = version
 
-    def forget(self, uid: str) -> None:
-        self.versions.pop(uid, None)
-
     def stale(self, pending: Iterable[str], version: int) -> bool:
         return any(0 <= self.versions.get(uid, -1) < version for uid in pending)
 
