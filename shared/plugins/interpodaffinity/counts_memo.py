@@ -89,7 +89,7 @@ class _Memo(Generic[Share]):
 
 
 def _identity(pod: PodInfo) -> tuple[object, ...]:
-    return (pod.namespace, repr(sorted(pod.labels.items())), pod.signature())
+    return (pod.namespace, tuple(sorted(pod.labels.items())), pod.signature())
 
 
 # --- PreFilter -----------------------------------------------------------------------------------
