@@ -11,8 +11,9 @@ State per node shard lives in `shared.binding.BinderState`. How a shard's state 
 2. `positions()` returns, for `nodes` partition k, the offset the shard's state has folded up to, so
    the group consumer resumes right after it and no node event is folded twice or out of order.
    `binds` resume from the group's committed offset: requests handled before a crash but not
-   committed come again and get the outcome recorded for them (same event id), or, if that outcome
-   never reached the broker, are decided now against the rebuilt state.
+   committed come again; one whose outcome the rebuild read back is answered already (nothing is
+   published again, also when a broker that lost its offsets hands every request over again), one
+   whose outcome never reached the broker is decided now against the rebuilt state.
 3. Deletions: `pods` is keyed by pod uid, not co-partitioned with the shards, so every member reads
    all of it with a reader of its own (`app.PodDeletions`, no group) and calls `pod_gone`. The first
    assignment waits until that reader has caught up with the end it saw at start.
@@ -132,6 +133,8 @@ class BinderHandler(Handler):
             self.node_positions[pos.partition] = pos.offset + 1
             return []
         if pos.topic == BINDS and isinstance(payload, BindRequested):
+            if self.state.answered_in_log(pos.partition, env.event_id):
+                return []
             pod = PodInfo(payload.pod) if self.binders else None
             if pod is not None and any(b.is_interested(pod) for b in self.binders):
                 # The extender's HTTP call blocks: the decision (fit check, call, record) runs on a

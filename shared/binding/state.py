@@ -53,6 +53,8 @@ class NodeShard:
     """uid → the PodBound that committed it: re-sent as is for a repeated request."""
     outcomes: dict[uuid.UUID, Envelope] = field(default_factory=dict)
     """Bind request event id → its outcome: a redelivered request gets the very same answer."""
+    logged: set[uuid.UUID] = field(default_factory=set)
+    """Bind request event ids whose outcome was read back from the log: answered for good."""
 
     def apply_node(self, event: NodeUpserted | NodeDeleted) -> None:
         if isinstance(event, NodeDeleted):
@@ -111,6 +113,7 @@ def rebuild_shard(nodes: Iterable[Envelope], binds: Iterable[Envelope], placemen
     for e in placements:
         if isinstance(e.payload, PodBound | BindRejected):
             shard.record(e, requests.get(e.causation_id) if e.causation_id else None, deleted)
+    shard.logged = set(shard.outcomes)
     return shard
 
 
@@ -167,6 +170,13 @@ class BinderState:
         self.deleted.add(uid)
         for shard in self.shards.values():
             shard.forget(uid)
+
+    def answered_in_log(self, shard_no: int, request_id: uuid.UUID) -> bool:
+        """The request's outcome is in the log already (the shard was rebuilt from it): a consumer
+        group that starts over from the beginning (its broker lost its offsets) publishes nothing
+        again for it."""
+        shard = self.shards.get(shard_no)
+        return shard is not None and request_id in shard.logged
 
     def install(self, shard_no: int, shard: NodeShard) -> None:
         # Deletions seen while the shard was being rebuilt still apply.
