@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 import asyncpg
+import psutil
 
 from shared.errors import ConfigurationError, EmbeddedStackError
 
@@ -79,6 +80,39 @@ def _ensure_traversable(state_dir: Path) -> None:
             )
 
 
+def _await_previous_server(data_dir: Path, timeout: float = 15.0) -> None:
+    """A server killed a moment ago (SIGKILL of everything) leaves backends still exiting, and a
+    lock file naming a postmaster that is gone, a zombie, or a reused pid: PostgreSQL then refuses
+    to start. Wait for the old server's processes (their working directory is the data directory)
+    to go, then drop a lock whose owner is dead. A live server keeps its lock and the new one
+    refuses with PostgreSQL's own message."""
+    lock = data_dir / "postmaster.pid"
+    if not lock.exists():
+        return
+    target = str(data_dir.resolve())
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and _server_processes(target):
+        time.sleep(0.1)
+    if _server_processes(target):
+        return
+    try:
+        lock.unlink()
+    except OSError:
+        pass
+
+
+def _server_processes(data_dir: str) -> list[psutil.Process]:
+    """Live (not zombie) postgres processes working in `data_dir`."""
+    found = []
+    for proc in psutil.process_iter(["name", "status"]):
+        try:
+            if proc.info["name"] == "postgres" and proc.info["status"] != psutil.STATUS_ZOMBIE and proc.cwd() == data_dir:
+                found.append(proc)
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            continue
+    return found
+
+
 class PostgresServer:
     """One PostgreSQL server under `state_dir/postgres`, listening on a free loopback port."""
 
@@ -123,6 +157,7 @@ class PostgresServer:
 
     def start(self) -> None:
         self._initdb()
+        _await_previous_server(self.data_dir)
         options = {
             "listen_addresses": self.host,
             "port": str(self.port),
