@@ -23,7 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from services.runtime.topics import require_topics
 from shared.adapters.kafka import KafkaPublisher, make_producer
-from shared.adapters.postgres import PostgresEventStore, ReadModelQueries, make_engine
+from shared.adapters.postgres import AcceptedIntents, PostgresEventStore, ReadModelQueries, make_engine
 from shared.errors import BrokerUnavailable
 from shared.events import TopicRegistry
 from shared.ports import Publisher
@@ -43,7 +43,7 @@ def build_app(settings: GatewaySettings, publisher: Publisher, engine: AsyncEngi
     metrics = GatewayMetrics()
     app = web.Application(client_max_size=settings.max_body_bytes)
     queries = ReadModelQueries(engine)
-    Routes(settings, publisher, queries, registry, metrics).install(app)
+    Routes(settings, publisher, queries, registry, metrics, AcceptedIntents(engine)).install(app)
     DebugRoutes(PostgresEventStore(engine, page_size=5000), queries).install(app)
 
     async def healthz(request: web.Request) -> web.Response:

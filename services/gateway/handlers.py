@@ -16,7 +16,7 @@ from typing import Any
 import msgspec
 from aiohttp import web
 
-from shared.adapters.postgres import ReadModelQueries
+from shared.adapters.postgres import AcceptedIntents, ReadModelQueries
 from shared.errors import AlreadyExists, BerthError, InvalidInput, NotFound
 from shared.events import AnyEvent, NodeDeleted, OutgoingEvent, PodDeleted, TopicRegistry, envelope
 from shared.ports import Publisher
@@ -56,8 +56,9 @@ def _error_response(exc: BaseException) -> web.Response:
 
 class Routes:
     def __init__(self, settings: GatewaySettings, publisher: Publisher, queries: ReadModelQueries,
-                 registry: TopicRegistry, metrics: GatewayMetrics) -> None:
+                 registry: TopicRegistry, metrics: GatewayMetrics, intents: AcceptedIntents) -> None:
         self.settings, self.publisher, self.queries = settings, publisher, queries
+        self.intents = intents
         self.registry, self.metrics = registry, metrics
         self._token = settings.api_token.encode()
 
@@ -108,6 +109,9 @@ class Routes:
         step = self.settings.publish_batch
         for i in range(0, len(out), step):
             await self.publisher.publish(out[i:i + step])
+            # Kept before the reply: a broker that loses its log before the projector stored
+            # these gets them again (`shared.adapters.log_restore`).
+            await self.intents.record(out[i:i + step])
         self.metrics.published.inc(len(out))
 
     async def _docs(self, request: web.Request, kind: str | None = None) -> list[dict[str, Any]]:

@@ -50,6 +50,25 @@ class StoredEvent(Base):
     )
 
 
+class AcceptedIntent(Base):
+    """Every event the gateway acknowledged to a client, written once the broker acknowledged it and
+    before the reply. The embedded broker keeps its log in memory: an intent it lost before the
+    projector stored it is published again from here when the log is rebuilt."""
+
+    __tablename__ = "accepted_intents"
+
+    seq: Mapped[int] = mapped_column(BigInteger, Identity(always=True), unique=True)
+    event_id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True)
+    topic: Mapped[str] = mapped_column(Text)
+    type: Mapped[str] = mapped_column(Text)
+    key: Mapped[str] = mapped_column(Text)
+    timestamp: Mapped[datetime] = mapped_column(Timestamp)
+    producer: Mapped[str] = mapped_column(Text)
+    schema_version: Mapped[int] = mapped_column(Integer)
+    payload: Mapped[dict[str, Any]] = mapped_column(JSONB)
+    accepted_at: Mapped[datetime] = mapped_column(Timestamp, server_default=func.now())
+
+
 class ConsumerOffset(Base):
     """The next offset a consumer group applies, written in the same transaction as its effects."""
 
