@@ -55,6 +55,8 @@ def run(args: argparse.Namespace) -> int:
     state_file = state / STATE_FILE
     try:
         endpoints = stack.start()
+        if stack.restored is not None and (stack.restored.events or stack.restored.intents):
+            print(f"berth: {stack.restored.summary()}", file=sys.stderr, flush=True)
         token = os.environ.get("BERTH_API_TOKEN", "").strip() or secrets.token_urlsafe(24)
         env = service_env(endpoints.kafka_bootstrap_servers, endpoints.database_url, settings.topic_prefix, token)
         fleet = Fleet(env, state / "logs", UpOptions(filter_workers=args.filter_workers))

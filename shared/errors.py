@@ -86,6 +86,11 @@ class DecodeError(DomainError):
         return f"cannot decode event from topic {self.topic!r}: {self.reason}" if self.topic else self.reason
 
 
+class GapRecord(DecodeError):
+    """The record holds no event: it fills an offset when a log is rebuilt from the event store
+    (`shared.events.codec.GAP`). Readers skip it without a dead letter."""
+
+
 class Conflict(DomainError):
     """The request is well formed but clashes with the current state."""
 

@@ -20,7 +20,7 @@ from typing import TypeVar
 from aiokafka import AIOKafkaConsumer, ConsumerRecord, TopicPartition
 from aiokafka.errors import KafkaError
 
-from shared.errors import BerthError, DecodeError, is_retriable
+from shared.errors import BerthError, DecodeError, GapRecord, is_retriable
 from shared.events import (
     DEAD_LETTERS,
     DeadLettered,
@@ -105,6 +105,8 @@ class BatchPipeline:
                     if message.value is None:
                         raise DecodeError("message has no value", topic=topic)
                     env = _decoded(copies, topic, message.value)
+                except GapRecord:
+                    continue  # an offset filler of a restored log: nothing to handle
                 except DecodeError as exc:
                     dead.append(self.dead_letter(message, position, f"undecodable: {exc}", cause="decode"))
                     continue

@@ -18,7 +18,8 @@ Layout of the state directory:
     postgres.log, postgres.pid    the server's output and pid
 
 The embedded broker keeps messages in memory, so every start begins with empty topics while the
-database keeps its rows; stored consumer positions then point past the new logs and are cleared.
+database keeps its rows: before anything else reads the broker, its log is rebuilt from the event
+store and the gateway's accepted intents (`log_restore`).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from collections.abc import Coroutine
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from shared.errors import BerthError, EmbeddedStackError
 from shared.events import TopicRegistry
@@ -40,6 +41,9 @@ from shared.settings import Settings, load_settings
 from .pgserver import PostgresServer, create_database
 from .processes import install_termination_handler
 from .tansu import TansuBroker
+
+if TYPE_CHECKING:
+    from .log_restore import RestoreReport
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -90,6 +94,8 @@ class EmbeddedStack:
         self.broker: TansuBroker | None = None
         self.postgres: PostgresServer | None = None
         self.endpoints: Endpoints | None = None
+        self.restored: RestoreReport | None = None
+        """What rebuilding the broker's log from the event store did (the launched broker starts empty)."""
 
     # --- synchronous API ----------------------------------------------------------------------
 
@@ -179,8 +185,8 @@ class EmbeddedStack:
     async def _prepare_resources(self, settings: Settings) -> None:
         # Imported here: launching processes must not need the client libraries loaded.
         from .kafka import ensure_topics
-        from .postgres import engine_scope, upgrade
-        from .postgres.projection_store import PostgresProjectionStore
+        from .log_restore import restore_log
+        from .postgres import upgrade
 
         try:
             if self._create_topics:
@@ -189,8 +195,9 @@ class EmbeddedStack:
                 assert settings.database_url
                 await upgrade(settings.database_url)
                 if self.broker is not None:
-                    async with engine_scope(settings.database_url, pool_size=1) as engine:
-                        await PostgresProjectionStore(engine).reset_positions()
+                    report = await restore_log(settings, self.registry)
+                    log.info("%s", report.summary())
+                    self.restored = report
         except BerthError as exc:
             raise EmbeddedStackError(f"preparing topics and schema: {exc}") from exc
 

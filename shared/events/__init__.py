@@ -49,6 +49,7 @@ from .catalogue import (
     TopologyCounts,
 )
 from .codec import (
+    GAP,
     decode,
     decode_json,
     encode,
@@ -86,7 +87,7 @@ from .topics import (
 )
 
 __all__ = [
-    "BINDS", "DEAD_LETTERS", "DECISIONS", "EVENT_TYPES", "FILTER_REQUESTS", "GATED_TOPICS", "NODES", "NODE_PARTITIONS", "NODE_SHARDS",
+    "BINDS", "DEAD_LETTERS", "GAP", "DECISIONS", "EVENT_TYPES", "FILTER_REQUESTS", "GATED_TOPICS", "NODES", "NODE_PARTITIONS", "NODE_SHARDS",
     "PLACEMENTS", "PODS", "PREEMPTION", "SCHEMA_VERSION", "SHARD_RESULTS", "TOPICS",
     "AnyEvent", "Assumed", "BindEvent", "BindRejected", "BindRequested", "DeadLetterEvent", "DeadLettered",
     "DecisionEvent", "DecodeError", "Envelope", "Event", "ExtenderAnswer", "ExtendersAnswered", "LateBatchDecided",

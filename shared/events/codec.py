@@ -11,13 +11,14 @@ from typing import Any
 
 import msgspec
 
-from shared.errors import DecodeError
+from shared.errors import DecodeError, GapRecord
 
 from .catalogue import EVENT_TYPES, AnyEvent
 from .envelope import SCHEMA_VERSION, Envelope
 from .topics import TOPICS
 
 __all__ = [
+    "GAP",
     "decode",
     "decode_json",
     "encode",
@@ -34,13 +35,22 @@ _json_decoder = msgspec.json.Decoder(Envelope)
 _TOPIC_EVENTS: dict[str, frozenset[str]] = {spec.name: spec.event_names for spec in TOPICS}
 
 
+GAP = b"\x00berth:gap"
+"""The value of a record that holds no event. A log rebuilt from the event store keeps every event
+at its recorded offset; an offset whose record was never stored (it was dead-lettered, or a second
+copy of an event) gets this filler. Not msgpack of an envelope, so it can never be taken for one."""
+
+
 def encode(env: Envelope) -> bytes:
     """The envelope as msgpack bytes, ready for a Kafka message value."""
     return _msgpack_encoder.encode(env)
 
 
 def decode(data: bytes, *, topic: str | None = None) -> Envelope:
-    """Decode msgpack bytes; with `topic` (logical name), also check the payload belongs there."""
+    """Decode msgpack bytes; with `topic` (logical name), also check the payload belongs there.
+    A `GAP` filler raises `GapRecord` (a `DecodeError` that is not to be dead-lettered)."""
+    if data == GAP:
+        raise GapRecord("offset filler of a restored log", topic=topic or "")
     try:
         env = _msgpack_decoder.decode(data)
     except (msgspec.DecodeError, msgspec.ValidationError) as exc:

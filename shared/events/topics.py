@@ -75,6 +75,11 @@ class TopicSpec:
     keyed_by: str
     events: tuple[type[Event], ...]
     broadcast: bool = False
+    kept: bool = True
+    """Part of the cluster's history: a broker that lost its log gets these topics back from the
+    event store, every event at its offset. The others carry requests and answers between running
+    services (a restarted queue asks again, and replay finds them by batch id, never by offset)
+    and start empty; the event store still has them."""
 
     @property
     def event_names(self) -> frozenset[str]:
@@ -86,8 +91,9 @@ TOPICS: tuple[TopicSpec, ...] = (
     TopicSpec(PODS, 4, "pod uid (policies: kind/name)", (PodSubmitted, PodDeleted, PodNominated, PodEvicted,
                                                     PriorityClassUpserted, PriorityClassDeleted,
                                                     PodDisruptionBudgetUpserted, PodDisruptionBudgetDeleted)),
-    TopicSpec(FILTER_REQUESTS, NODE_SHARDS, "partition = node shard", (FilterBatchRequested,), broadcast=True),
-    TopicSpec(SHARD_RESULTS, 4, "batch id", (ShardFiltered,)),
+    TopicSpec(FILTER_REQUESTS, NODE_SHARDS, "partition = node shard", (FilterBatchRequested,), broadcast=True,
+              kept=False),
+    TopicSpec(SHARD_RESULTS, 4, "batch id", (ShardFiltered,), kept=False),
     TopicSpec(BINDS, NODE_PARTITIONS, "node name", (BindRequested,)),
     TopicSpec(PLACEMENTS, NODE_PARTITIONS, "node name", (PodBound, BindRejected)),
     TopicSpec(PREEMPTION, 4, "preemptor pod uid", (PreemptionRequested, PreemptionDecided)),

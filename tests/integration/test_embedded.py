@@ -16,12 +16,13 @@ from pathlib import Path
 
 import psutil
 import pytest
+from aiokafka import TopicPartition
 
 from shared.adapters.embedded import EmbeddedStack, Endpoints
-from shared.adapters.kafka import make_admin
+from shared.adapters.kafka import make_admin, make_consumer
 from shared.adapters.postgres import PostgresProjectionStore, current_revision, engine_scope, head_revision
 from shared.adapters.tansu import kafka_metadata_probe
-from shared.events import Position, ReceivedEvent, TopicRegistry, envelope
+from shared.events import Position, ReceivedEvent, TopicRegistry, decode, envelope
 from shared.settings import load_settings
 from tests.unit.events.samples import sample_payloads
 
@@ -85,19 +86,31 @@ async def test_stack_starts_answers_and_leaves_no_process(state_dir: Path) -> No
     assert not (state_dir / "tansu.pid").exists() and not (state_dir / "postgres.pid").exists()
 
 
-async def test_restart_keeps_the_database_and_forgets_broker_positions(state_dir: Path) -> None:
+async def test_restart_keeps_the_database_and_rebuilds_the_log(state_dir: Path) -> None:
     settings = load_settings({})
+    event = envelope(sample_payloads()[0], producer="t")
     async with EmbeddedStack(state_dir, settings=settings, durable=False) as first:
         async with engine_scope(first.database_url) as engine:
             store = PostgresProjectionStore(engine)
-            batch = [ReceivedEvent(envelope(sample_payloads()[0], producer="t"), Position("nodes", 0, 0))]
-            await store.apply("g", batch)
+            await store.apply("g", [ReceivedEvent(event, Position("nodes", 0, 0))])
             assert await store.positions("g", [("nodes", 0)]) == {("nodes", 0): 1}
-    async with EmbeddedStack(state_dir, settings=settings, durable=False) as second:
+    stack = EmbeddedStack(state_dir, settings=settings, durable=False)
+    async with stack as second:
+        assert stack.restored is not None and stack.restored.events == 1
         async with engine_scope(second.database_url) as engine:
             store = PostgresProjectionStore(engine)
             assert len((await store.load()).nodes) == 1, "the database survived"
-            assert await store.positions("g", [("nodes", 0)]) == {}, "the new broker log starts at 0"
+            assert await store.positions("g", [("nodes", 0)]) == {("nodes", 0): 1}, "positions stay true"
+        consumer = make_consumer(second.settings(settings), group_id=None, client_id="t")
+        await consumer.start()
+        try:
+            tp = TopicPartition(TopicRegistry(settings.topic_prefix).physical("nodes"), 0)
+            consumer.assign([tp])
+            await consumer.seek_to_beginning(tp)
+            records = (await consumer.getmany(tp, timeout_ms=5000))[tp]
+            assert [(r.offset, decode(r.value or b"")) for r in records] == [(0, event)], "the event is back"
+        finally:
+            await consumer.stop()
 
 
 LAUNCHER = textwrap.dedent(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import os
 import shutil
@@ -184,6 +186,89 @@ def test_berth_up_restarts_a_service_that_dies(state: Path, tmp_path: Path) -> N
         err.flush()
         said = (tmp_path / "up.err").read_text()
         assert "berth: queue exited with code -9; restarting in 1 s" in said
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(30) == 0
+    finally:
+        _reap(proc, err)
+
+
+def _kill_everything(proc: subprocess.Popen[str], state: Path) -> None:
+    """SIGKILL berth up first (so nothing restarts), then every process it launched."""
+    pids = json.loads((state / "berth.json").read_text())["pids"].values()
+    proc.kill()
+    proc.wait(10)
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    for pid in pids:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            psutil.Process(pid).wait(10)
+
+
+def _pods(env: dict[str, str]) -> list[dict[str, Any]]:
+    got = _berth("get", "pods", "-o", "json", env=env)
+    assert got.returncode == 0, got.stderr
+    return json.loads(got.stdout)["items"]  # type: ignore[no-any-return]
+
+
+def test_berth_up_resumes_after_everything_is_killed(state: Path, tmp_path: Path) -> None:
+    """Apply a cluster, SIGKILL every process while it schedules, `berth up` again on the same state:
+    the log is rebuilt from the event store, every accepted pod is there and ends bound exactly once,
+    no node is over-committed, every decision replays, and new pods schedule."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("KAFKA_BOOTSTRAP_SERVERS", "DATABASE_URL", "BERTH_URL", "BERTH_TOKEN", "BERTH_TOPIC_PREFIX")}
+    env["BERTH_STATE_DIR"] = str(state)
+    workload = tmp_path / "cluster.yaml"
+    generated = _berth("generate", "SchedulingBasic", "--nodes", "20", "--pods", "300", "-o", str(workload), env=env)
+    assert generated.returncode == 0, generated.stderr
+    first_err = (tmp_path / "up1.err").open("w")
+    first = subprocess.Popen([sys.executable, "-m", "berth", "up", "--state-dir", str(state)],
+                             cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=first_err, text=True)
+    try:
+        _wait_line(first, "berth ready: ", 60)
+        applied = _berth("apply", "-f", str(workload), env=env)
+        assert applied.returncode == 0, applied.stderr
+        accepted = applied.stdout.count(" created")
+        _kill_everything(first, state)
+    finally:
+        _reap(first, first_err)
+
+    err = (tmp_path / "up2.err").open("w")
+    proc = subprocess.Popen([sys.executable, "-m", "berth", "up", "--state-dir", str(state)],
+                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=err, text=True)
+    try:
+        _wait_line(proc, "berth ready: ", 60)
+        err.flush()
+        assert "berth: log rebuilt from the event store" in (tmp_path / "up2.err").read_text()
+        deadline = time.monotonic() + 60
+        while True:
+            items = _pods(env)
+            if (len(items) == accepted - 20 and all(p["status"]["phase"] == "Bound" for p in items)
+                    or time.monotonic() > deadline):
+                break
+            time.sleep(0.5)
+        assert len(items) == accepted - 20, "every accepted pod is known (20 of the objects are nodes)"
+        assert all(p["status"]["phase"] == "Bound" for p in items)
+
+        info = json.loads((state / "berth.json").read_text())
+        from berth.bench.ledger import read_ledger
+        from shared.events import TopicRegistry
+        from shared.settings import load_settings
+
+        settings = load_settings({}, kafka_bootstrap_servers=info["kafka_bootstrap_servers"],
+                                 database_url=info["database_url"], topic_prefix=info["topic_prefix"])
+        ledger = asyncio.run(read_ledger(settings, TopicRegistry(info["topic_prefix"])))
+        assert not ledger.problems(), ledger.problems()[:5]
+        assert ledger.bound == {p["metadata"]["uid"] for p in items}, "the scheduler and the read model agree"
+
+        (tmp_path / "late.yaml").write_text("kind: Pod\nmetadata: {name: late}\nspec: {containers: [{name: c}]}\n")
+        assert _berth("apply", "-f", str(tmp_path / "late.yaml"), env=env).returncode == 0
+        deadline = time.monotonic() + 30
+        while not any(p["metadata"]["name"] == "late" and p["status"]["phase"] == "Bound" for p in _pods(env)):
+            assert time.monotonic() < deadline, "a pod applied after the restart was not bound"
+            time.sleep(0.3)
+        replayed = _berth("replay", "-o", "json", env=env)
+        assert replayed.returncode == 0, replayed.stdout[-2000:] + replayed.stderr[-2000:]
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(30) == 0
     finally:

@@ -102,3 +102,6 @@ APPEND_EVENTS = (
 )
 """$1: a JSON array of events; stored in array order (their `seq`), those already stored skipped;
 returns the ids inserted."""
+
+FORGET_EVENTS = f"DELETE FROM {_events.name} WHERE event_id = ANY($1::uuid[])"
+"""Events lost with a log ($1: their ids), taken out of the store."""

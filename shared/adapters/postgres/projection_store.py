@@ -22,7 +22,7 @@ from typing import Any
 
 import asyncpg
 import msgspec
-from sqlalchemy import Table, delete, select, tuple_
+from sqlalchemy import Table, delete, func, select, tuple_
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from shared.events import ReceivedEvent
@@ -129,11 +129,32 @@ class PostgresProjectionStore:
                         table[values if len(values) > 1 else values[0]] = record_to_row(name, record)
         return model
 
-    async def reset_positions(self, group: str | None = None) -> None:
-        """Forget stored positions (all groups by default): the broker's log was replaced."""
+    async def reset_positions(self, group: str | None = None, *, topics: Sequence[str] | None = None) -> None:
+        """Forget stored positions (all groups and topics by default): the broker's log was replaced."""
         stmt = delete(_offsets) if group is None else delete(_offsets).where(_offsets.c.group_id == group)
+        if topics is not None:
+            stmt = stmt.where(_offsets.c.topic.in_(list(topics)))
         async with self._engine.begin() as conn:
             await conn.execute(stmt)
+
+    async def furthest_positions(self, topics: Sequence[str]) -> dict[TopicPartition, int]:
+        """For each partition of `topics`: the furthest next offset any group has stored."""
+        stmt = (select(_offsets.c.topic, _offsets.c.partition, func.max(_offsets.c.next_offset))
+                .where(_offsets.c.topic.in_(list(topics))).group_by(_offsets.c.topic, _offsets.c.partition))
+        with translated_errors("reading consumer offsets"):
+            async with self._engine.connect() as conn:
+                return {(r[0], r[1]): int(r[2]) for r in (await conn.execute(stmt)).all()}
+
+    async def forget_events(self, event_ids: Sequence[uuid.UUID], rows: ReadModel, keys: set[RowKey]) -> None:
+        """In one transaction: delete `event_ids` from the event store, and write the rows `keys`
+        as `rows` has them (a key `rows` lacks is deleted). For events lost with a log."""
+        with translated_errors("forgetting events"):
+            async with self._engine.connect() as pooled:
+                raw = await pooled.get_raw_connection()
+                conn: asyncpg.Connection = raw.driver_connection  # type: ignore[assignment]
+                async with conn.transaction():
+                    await conn.execute(sql.FORGET_EVENTS, list(event_ids))
+                    await _write_rows(conn, rows, keys)
 
 
 def _first_of_each_id(events: Sequence[ReceivedEvent]) -> list[ReceivedEvent]:
