@@ -44,7 +44,8 @@ class Member(Protocol):
 
 
 class Fleet(Protocol):
-    members: dict[str, Member]  # type: ignore[assignment]
+    @property
+    def members(self) -> dict[str, Member]: ...
 
     def restart(self, label: str) -> object: ...
 
@@ -69,12 +70,17 @@ class Supervisor:
         """One step: note services that exited, restart those whose backoff is over. Returns why
         the cluster must stop (a service that keeps dying), else None."""
         now = self.clock()
-        for label, member in list(self.fleet.members.items()):
+        for label in list(self.fleet.members):
+            # Looked up again each time: restarting one member (the broker) can replace others.
+            member = self.fleet.members.get(label)
+            if member is None:
+                continue
             record = self._records.get(label)
             if record is None:
                 with self._lock:  # the metrics thread reads the records
                     record = self._records[label] = _Record()
             if member.process.running():
+                record.due = None  # brought back meanwhile (with the broker, say)
                 continue
             if record.due is None:
                 record.deaths.append(now)

@@ -2,8 +2,10 @@
 
 Starts the embedded broker and database (or uses KAFKA_BOOTSTRAP_SERVERS / DATABASE_URL), then every
 service of `berth.services.SERVICES` as a child process in its own process group, waits until each
-answers /healthz, writes DIR/berth.json and prints `berth ready: <gateway URL>`. A service that
-exits is restarted with backoff (`berth.supervisor`); one that keeps dying stops the cluster.
+answers /healthz, writes DIR/berth.json and prints `berth ready: <gateway URL>`. A service, the
+broker or the database that exits is restarted with backoff (`berth.supervisor`,
+`berth.supervised_cluster`); one that keeps dying stops the cluster. The embedded broker keeps its
+log in memory: at every start its log is rebuilt from the event store.
 Restarts are served at the supervisor's `/metrics` (its URL is in berth.json). Ctrl-C or SIGTERM
 stops the services (newest first), then the stack; no process is left behind.
 """
@@ -24,6 +26,7 @@ from typing import Any
 from .client import EXIT_ERROR, STATE_FILE, CliError, run_guarded
 from .fleet import Fleet, ServiceFailed, service_env
 from .services import UpOptions, check_filter_workers
+from .supervised_cluster import SupervisedCluster
 from .supervisor import Supervisor, serve_metrics
 
 
@@ -68,16 +71,20 @@ def run(args: argparse.Namespace) -> int:
         running = fleet
 
         def write_state() -> None:
+            pids = stack.endpoints.pids if stack.endpoints else endpoints.pids
             _write_state(state_file, {
                 "gateway_url": gateway.url, "api_token": token,
                 "kafka_bootstrap_servers": endpoints.kafka_bootstrap_servers, "database_url": endpoints.database_url,
                 "topic_prefix": settings.topic_prefix, "state_dir": str(state),
                 "services": {m.label: m.url for m in running.members.values()},
-                "pids": {**endpoints.pids, **{m.label: m.process.pid for m in running.members.values()}},
+                "pids": {**pids, **{m.label: m.process.pid for m in running.members.values()}},
                 "supervisor_url": supervisor_url,
             })
 
-        supervisor = Supervisor(fleet, say=lambda line: print(line, file=sys.stderr, flush=True),
+        def say(line: str) -> None:
+            print(line, file=sys.stderr, flush=True)
+
+        supervisor = Supervisor(SupervisedCluster(stack, fleet, say=say), say=say,
                                 on_restart=lambda label: write_state())
         metrics = serve_metrics(supervisor)
         supervisor_url = f"http://127.0.0.1:{metrics.server_address[1]}"

@@ -29,7 +29,7 @@ import json
 import logging
 import threading
 from collections.abc import Coroutine
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -124,6 +124,48 @@ class EmbeddedStack:
         if errors:
             raise EmbeddedStackError(f"stopping the embedded stack: {errors}")
 
+    def restart_broker(self) -> RestoreReport:
+        """A broker that died, started again on its port; its log is rebuilt from the event store.
+        The services must be stopped first: their positions belong to the log that was lost."""
+        assert self.broker is not None and self.endpoints is not None, "start() first"
+        port = self.broker.port
+        self.broker.stop()
+        self.broker = TansuBroker(self.state_dir, port=port)
+        self.broker.start()
+        broker = self.broker
+
+        async def prepare() -> RestoreReport:
+            from .kafka import ensure_topics
+            from .log_restore import restore_log
+
+            await broker.wait_ready(self._timeout)
+            settings = self.endpoints.settings(self.settings) if self.endpoints else self.settings
+            await ensure_topics(settings, self.registry)
+            return await restore_log(settings, self.registry)
+
+        self.restored = run_coroutine_sync(prepare())
+        self._note_pids()
+        return self.restored
+
+    def restart_postgres(self) -> None:
+        """A database server that died, started again on its port and data; clients reconnect."""
+        assert self.postgres is not None and self.endpoints is not None, "start() first"
+        port = self.postgres.port
+        self.postgres.stop()
+        self.postgres = PostgresServer(self.state_dir, port=port, durable=self._durable,
+                                       os_user=self.settings.pg_os_user)
+        self.postgres.start()
+        run_coroutine_sync(self.postgres.wait_ready(self._timeout))
+        self._note_pids()
+
+    def _note_pids(self) -> None:
+        if self.endpoints is not None:
+            self.endpoints = replace(self.endpoints, pids=self._pids())
+
+    def _pids(self) -> dict[str, int]:
+        return {name: c.process.pid for name, c in (("tansu", self.broker), ("postgres", self.postgres))
+                if c is not None and c.process is not None and c.process.pid is not None}
+
     def __enter__(self) -> Endpoints:
         return self.start()
 
@@ -177,9 +219,8 @@ class EmbeddedStack:
         assert bootstrap and database_url
         settings = self.settings.with_endpoints(kafka_bootstrap_servers=bootstrap, database_url=database_url)
         await self._prepare_resources(settings)
-        pids = {name: c.process.pid for name, c in (("tansu", self.broker), ("postgres", self.postgres))
-                if c is not None and c.process is not None and c.process.pid is not None}
-        self.endpoints = Endpoints(bootstrap, database_url, self.settings.topic_prefix, str(self.state_dir), pids)
+        self.endpoints = Endpoints(bootstrap, database_url, self.settings.topic_prefix, str(self.state_dir),
+                                   self._pids())
         log.info("embedded stack ready: kafka %s, database %s", bootstrap, database_url)
 
     async def _prepare_resources(self, settings: Settings) -> None:

@@ -273,3 +273,46 @@ def test_berth_up_resumes_after_everything_is_killed(state: Path, tmp_path: Path
         assert proc.wait(30) == 0
     finally:
         _reap(proc, err)
+
+
+def test_berth_up_brings_back_the_broker_and_the_database(state: Path, tmp_path: Path) -> None:
+    """SIGKILL the embedded broker, then the database: each comes back on its port (the broker with
+    its log rebuilt, the services restarted on it), and the cluster keeps what it had and schedules."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("KAFKA_BOOTSTRAP_SERVERS", "DATABASE_URL", "BERTH_URL", "BERTH_TOKEN", "BERTH_TOPIC_PREFIX")}
+    env["BERTH_STATE_DIR"] = str(state)
+    err = (tmp_path / "up.err").open("w")
+    proc = subprocess.Popen([sys.executable, "-m", "berth", "up", "--state-dir", str(state)],
+                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=err, text=True)
+    try:
+        ready = _wait_line(proc, "berth ready: ", 60)
+        (tmp_path / "cluster.yaml").write_text(CLUSTER)
+        assert _berth("apply", "-f", str(tmp_path / "cluster.yaml"), env=env).returncode == 0
+        info = json.loads((state / "berth.json").read_text())
+        for label in ("tansu", "postgres"):
+            old = info["pids"][label]
+            os.kill(old, signal.SIGKILL)
+            deadline = time.monotonic() + 90
+            while _metric(info["supervisor_url"], "berth_service_restarts_total", label) != 1:
+                assert proc.poll() is None, "berth up stopped instead of restarting"
+                assert time.monotonic() < deadline, f"{label} was not restarted"
+                time.sleep(0.2)
+            info = json.loads((state / "berth.json").read_text())
+            assert info["pids"][label] != old and info["gateway_url"] in ready, "same endpoints, new process"
+        (tmp_path / "more.yaml").write_text("kind: Pod\nmetadata: {name: p3}\nspec: {containers: [{name: c}]}\n")
+        assert _berth("apply", "-f", str(tmp_path / "more.yaml"), env=env).returncode == 0
+        deadline = time.monotonic() + 60
+        while True:
+            phases = sorted((p["metadata"]["name"], p["status"]["phase"]) for p in _pods(env))
+            if all(phase == "Bound" for _, phase in phases) and len(phases) == 3 or time.monotonic() > deadline:
+                break
+            time.sleep(0.3)
+        assert phases == [("p1", "Bound"), ("p2", "Bound"), ("p3", "Bound")]
+        err.flush()
+        said = (tmp_path / "up.err").read_text()
+        assert "berth: tansu exited with code -9; restarting in 1 s" in said
+        assert "berth: log rebuilt from the event store" in said
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(30) == 0
+    finally:
+        _reap(proc, err)

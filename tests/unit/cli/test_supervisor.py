@@ -90,3 +90,28 @@ def test_a_service_that_dies_too_often_stops_the_cluster(spacing: float, stops: 
         assert len(fleet.restarted) == 5
     else:
         assert reason is None and len(fleet.restarted) == 6
+
+
+class BrokerFleet(FakeFleet):
+    """Restarting the broker replaces every service too, as `SupervisedCluster` does."""
+
+    def restart(self, label: str) -> object:
+        if label == "tansu":
+            for other in list(self.members):
+                self.members[other] = FakeMember(other)
+            self.restarted.append(label)
+            return None
+        return super().restart(label)
+
+
+def test_members_replaced_by_a_broker_restart_are_not_counted_as_deaths() -> None:
+    fleet, clock, said = BrokerFleet("tansu", "queue", "binder"), Clock(), []
+    sup = Supervisor(fleet, clock=clock, say=said.append)
+    fleet.kill("tansu")
+    fleet.kill("queue")  # it noticed the broker's death first
+    assert sup.poll() is None
+    clock.now += 1.0
+    assert sup.poll() is None and fleet.restarted == ["tansu"]
+    clock.now += 60.0
+    assert sup.poll() is None and fleet.restarted == ["tansu"], "the queue came back with the broker"
+    assert sup.restarts() == {"tansu": 1, "queue": 0, "binder": 0}

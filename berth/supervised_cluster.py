@@ -1,0 +1,59 @@
+"""Everything `berth up` keeps running: the services, and the broker and the database it launched.
+
+The supervisor (`berth.supervisor`) sees one list of members and restarts what dies:
+- a service: started again alone (it rebuilds its view from the log);
+- the database: started again on its port and data directory; the services' connection pools
+  reconnect (a service that gave up meanwhile is restarted like any other);
+- the broker: the embedded one keeps its log in memory, so the services' positions and views
+  belong to a log that is gone. They are stopped, the broker starts again on its port with its
+  log rebuilt from the event store (`shared.adapters.log_restore`), and they start again, the
+  gateway on its URL.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from shared.adapters.embedded import EmbeddedStack
+from shared.adapters.processes import ManagedProcess
+
+from .fleet import Fleet, Member
+
+BROKER = "tansu"
+DATABASE = "postgres"
+
+
+@dataclass(frozen=True)
+class Component:
+    label: str
+    process: ManagedProcess
+
+
+class SupervisedCluster:
+    """A `supervisor.Fleet` over the stack's processes and the services'."""
+
+    def __init__(self, stack: EmbeddedStack, fleet: Fleet, *, say: Callable[[str], None]) -> None:
+        self.stack, self.fleet, self.say = stack, fleet, say
+
+    @property
+    def members(self) -> dict[str, Member | Component]:
+        out: dict[str, Member | Component] = {}
+        for label, part in ((BROKER, self.stack.broker), (DATABASE, self.stack.postgres)):
+            if part is not None and part.process is not None:
+                out[label] = Component(label, part.process)
+        out.update(self.fleet.members)
+        return out
+
+    def restart(self, label: str) -> object:
+        if label == DATABASE:
+            self.stack.restart_postgres()
+            return None
+        if label == BROKER:
+            gateway = next((m for m in self.fleet.members.values() if m.spec.gateway), None)
+            self.fleet.stop_all()
+            report = self.stack.restart_broker()
+            self.say(f"berth: {report.summary()}")
+            return self.fleet.start_all(gateway_port=gateway.port if gateway else 0,
+                                        ready_timeout=self.fleet.ready_timeout)
+        return self.fleet.restart(label)
