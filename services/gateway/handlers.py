@@ -218,6 +218,8 @@ class Routes:
         """
         v = await self._validate(await self._docs(request))
         live = {(p.namespace, p.name) for p in await self.queries.pods()} if v.pods else set()
+        if v.pods:
+            live |= await self.intents.pending_pods()  # accepted, not yet in the read model
         known_nodes = {n.name for n in await self.queries.nodes()} if v.nodes else set()
         results: list[dict[str, str]] = []
         fresh = [p for p in v.pods if (p.metadata.namespace, p.metadata.name) not in live]

@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from services.gateway.app import build_app
 from services.gateway.settings import GatewaySettings
 from services.projector.app import build as build_projector
+from shared.adapters.postgres import AcceptedIntents
 from services.projector.settings import ProjectorSettings
 from shared.adapters.kafka import KafkaPublisher, read_topic
 
@@ -164,3 +165,22 @@ async def test_writes_need_the_token(api: Api) -> None:
     assert (await api.client.get("/api/v1/nodes")).status == 200  # reads are open
     seen = [e async for e in read_topic(api.env.settings, "nodes", registry=api.env.registry)]
     assert seen == []
+
+
+async def test_an_apply_retried_before_projection_submits_each_pod_once(berth_env: BerthTestEnv, engine: AsyncEngine,
+                                                                         publisher: KafkaPublisher) -> None:
+    """No projector runs: the read model knows nothing of the first apply, yet its accepted intents
+    keep a client's retry (its reply was lost, say) from submitting the pods again."""
+    settings = GatewaySettings(base=berth_env.settings.for_service("gateway"), api_token=TOKEN)
+    client = TestClient(TestServer(build_app(settings, publisher, engine, registry=berth_env.registry)))
+    await client.start_server()
+    try:
+        first = await client.post("/apis/berth.dev/v1/apply", data=CLUSTER, headers=AUTH)
+        assert (await first.json())["counts"] == {"created": 4, "configured": 1}
+        again = await client.post("/apis/berth.dev/v1/apply", data=CLUSTER, headers=AUTH)
+        result = await again.json()
+        assert {(i["name"], i["action"]) for i in result["items"] if i["kind"] == "Pod"} == {
+            ("web-0", "unchanged"), ("web-1", "unchanged")}
+    finally:
+        await client.close()
+    assert len(await AcceptedIntents(engine).unstored()) == 5 + 3, "the retry published the nodes and class again"

@@ -46,6 +46,17 @@ class AcceptedIntents:
             payload=payload_from_builtins(row.payload, type_name=row.type), schema_version=row.schema_version))
             for row in rows]
 
+    async def pending_pods(self) -> set[tuple[str, str]]:
+        """(namespace, name) of the pods accepted but not stored yet: a client that retries an
+        apply whose reply it lost must not get the pod submitted a second time."""
+        meta = _intents.c.payload["pod"]["metadata"]
+        stmt = (select(meta["namespace"].astext, meta["name"].astext)
+                .where(_intents.c.type == "PodSubmitted",
+                       ~select(_events.c.event_id).where(_events.c.event_id == _intents.c.event_id).exists()))
+        with translated_errors("reading accepted intents"):
+            async with self._engine.connect() as conn:
+                return {(ns or "default", name) for ns, name in (await conn.execute(stmt)).all()}
+
     async def forget_stored(self) -> int:
         """Drop the intents the event store holds (they need no second chance); how many."""
         stmt = delete(_intents).where(select(_events.c.event_id).where(_events.c.event_id == _intents.c.event_id)
