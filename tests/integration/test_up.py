@@ -64,6 +64,19 @@ def _reap(proc: subprocess.Popen[str], err: Any) -> None:
     err.close()
 
 
+def _user_env(state: Path) -> dict[str, str]:
+    """A user's environment: no endpoints or cluster of the test run's own, the state dir given."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("KAFKA_BOOTSTRAP_SERVERS", "DATABASE_URL", "BERTH_URL", "BERTH_TOKEN", "BERTH_TOPIC_PREFIX")}
+    env["BERTH_STATE_DIR"] = str(state)
+    return env
+
+
+def _start_up(state: Path, env: dict[str, str], err: Any, *extra: str) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-m", "berth", "up", "--state-dir", str(state), *extra],
+                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=err, text=True)
+
+
 @pytest.fixture
 def state() -> Iterator[Path]:
     """Under /tmp directly: the embedded PostgreSQL may run as another user and must reach it."""
@@ -73,12 +86,9 @@ def state() -> Iterator[Path]:
 
 
 def test_berth_up_apply_get_and_stop(state: Path, tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("KAFKA_BOOTSTRAP_SERVERS", "DATABASE_URL", "BERTH_URL", "BERTH_TOKEN", "BERTH_TOPIC_PREFIX")}
-    env["BERTH_STATE_DIR"] = str(state)
+    env = _user_env(state)
     err = (tmp_path / "up.err").open("w")
-    proc = subprocess.Popen([sys.executable, "-m", "berth", "up", "--state-dir", str(state), "--filter-workers", "2"],
-                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=err, text=True)
+    proc = _start_up(state, env, err, "--filter-workers", "2")
     try:
         ready = _wait_line(proc, "berth ready: ", 60)
         info = json.loads((state / "berth.json").read_text())
@@ -151,12 +161,9 @@ def _metric(url: str, name: str, service: str) -> float | None:
 def test_berth_up_restarts_a_service_that_dies(state: Path, tmp_path: Path) -> None:
     """SIGKILL the queue and the gateway under berth up: each comes back (the gateway on its URL),
     the restarts show in the supervisor's /metrics, and the cluster still schedules."""
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("KAFKA_BOOTSTRAP_SERVERS", "DATABASE_URL", "BERTH_URL", "BERTH_TOKEN", "BERTH_TOPIC_PREFIX")}
-    env["BERTH_STATE_DIR"] = str(state)
+    env = _user_env(state)
     err = (tmp_path / "up.err").open("w")
-    proc = subprocess.Popen([sys.executable, "-m", "berth", "up", "--state-dir", str(state)],
-                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=err, text=True)
+    proc = _start_up(state, env, err)
     try:
         _wait_line(proc, "berth ready: ", 60)
         info = json.loads((state / "berth.json").read_text())
@@ -215,15 +222,12 @@ def test_berth_up_resumes_after_everything_is_killed(state: Path, tmp_path: Path
     """Apply a cluster, SIGKILL every process while it schedules, `berth up` again on the same state:
     the log is rebuilt from the event store, every accepted pod is there and ends bound exactly once,
     no node is over-committed, every decision replays, and new pods schedule."""
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("KAFKA_BOOTSTRAP_SERVERS", "DATABASE_URL", "BERTH_URL", "BERTH_TOKEN", "BERTH_TOPIC_PREFIX")}
-    env["BERTH_STATE_DIR"] = str(state)
+    env = _user_env(state)
     workload = tmp_path / "cluster.yaml"
     generated = _berth("generate", "SchedulingBasic", "--nodes", "20", "--pods", "300", "-o", str(workload), env=env)
     assert generated.returncode == 0, generated.stderr
     first_err = (tmp_path / "up1.err").open("w")
-    first = subprocess.Popen([sys.executable, "-m", "berth", "up", "--state-dir", str(state)],
-                             cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=first_err, text=True)
+    first = _start_up(state, env, first_err)
     try:
         _wait_line(first, "berth ready: ", 60)
         applied = _berth("apply", "-f", str(workload), env=env)
@@ -234,8 +238,7 @@ def test_berth_up_resumes_after_everything_is_killed(state: Path, tmp_path: Path
         _reap(first, first_err)
 
     err = (tmp_path / "up2.err").open("w")
-    proc = subprocess.Popen([sys.executable, "-m", "berth", "up", "--state-dir", str(state)],
-                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=err, text=True)
+    proc = _start_up(state, env, err)
     try:
         _wait_line(proc, "berth ready: ", 60)
         err.flush()
@@ -278,12 +281,9 @@ def test_berth_up_resumes_after_everything_is_killed(state: Path, tmp_path: Path
 def test_berth_up_brings_back_the_broker_and_the_database(state: Path, tmp_path: Path) -> None:
     """SIGKILL the embedded broker, then the database: each comes back on its port (the broker with
     its log rebuilt, the services restarted on it), and the cluster keeps what it had and schedules."""
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("KAFKA_BOOTSTRAP_SERVERS", "DATABASE_URL", "BERTH_URL", "BERTH_TOKEN", "BERTH_TOPIC_PREFIX")}
-    env["BERTH_STATE_DIR"] = str(state)
+    env = _user_env(state)
     err = (tmp_path / "up.err").open("w")
-    proc = subprocess.Popen([sys.executable, "-m", "berth", "up", "--state-dir", str(state)],
-                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=err, text=True)
+    proc = _start_up(state, env, err)
     try:
         ready = _wait_line(proc, "berth ready: ", 60)
         (tmp_path / "cluster.yaml").write_text(CLUSTER)
