@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from berth import (
     apply_cmd,
     bench_cmd,
+    chaos_cmd,
     delete_cmd,
     demo_cmd,
     describe_cmd,
@@ -30,7 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     simulate_cmd.register(sub)
     for command in (generate_cmd, bench_cmd, up_cmd, demo_cmd, apply_cmd, get_cmd, describe_cmd, delete_cmd,
-                    events_cmd, explain_cmd, replay_cmd, migrate_cmd):
+                    events_cmd, explain_cmd, replay_cmd, migrate_cmd, chaos_cmd):
         command.register(sub)
     return parser
 

@@ -1,0 +1,36 @@
+"""When to kill what: a seeded schedule. Pure."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+TARGETS: tuple[str, ...] = ("queue", "filter", "binder", "projector", "preemption", "gateway", "tansu", "postgres")
+"""Every process of the cluster, the embedded broker and database included."""
+
+
+@dataclass(frozen=True)
+class Fault:
+    at_s: float
+    """Seconds after the first pod was submitted."""
+    target: str
+
+
+def fault_plan(seed: int, targets: Sequence[str], count: int, window_s: float, *, spacing_s: float = 4.0,
+               lead_s: float = 2.0) -> list[Fault]:
+    """`count` kills within [lead_s, lead_s + window_s), each target in turn (in a seeded order, so
+    every target is hit once before any is hit twice), at seeded moments at least `spacing_s`
+    apart (a fault lands on a cluster that has recovered from the one before, when it can)."""
+    if count <= 0 or not targets:
+        return []
+    rng = random.Random(seed)
+    order: list[str] = []
+    while len(order) < count:
+        batch = list(targets)
+        rng.shuffle(batch)
+        order += batch
+    slots = max(window_s - spacing_s * (count - 1), 0.0)
+    offsets = sorted(rng.uniform(0, slots) for _ in range(count))
+    return [Fault(round(lead_s + offset + i * spacing_s, 3), target)
+            for i, (offset, target) in enumerate(zip(offsets, order))]

@@ -1,0 +1,102 @@
+"""`berth chaos`: schedule a workload at scale while SIGKILLing services, the broker and the
+database at seeded moments; print the fault matrix and check the invariants afterwards.
+
+    berth chaos                                   # SchedulingBasic, 5,000 nodes, 10,000 pods, 8 faults
+    berth chaos --faults 16 --seed 7 --report docs/reliability-run.md
+    berth chaos --targets queue,tansu --nodes 500 --pods 2000
+
+Exit status: 0 when every check holds, 1 when one does not, 2 for invalid arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from shared.workloads import WORKLOADS
+
+from .chaos.matrix import markdown_table, text_table
+from .chaos.plan import TARGETS
+from .chaos.run import ChaosOptions, ChaosResult, run_chaos
+from .client import EXIT_ERROR, CliError, run_guarded
+from .services import check_filter_workers
+
+
+def register(sub: Any) -> None:
+    p: argparse.ArgumentParser = sub.add_parser("chaos", help="kill processes at random while scheduling; check invariants",
+                                                description=__doc__.splitlines()[0] if __doc__ else None)
+    p.add_argument("--workload", choices=sorted(WORKLOADS), default="SchedulingBasic")
+    p.add_argument("--nodes", type=int, default=5000)
+    p.add_argument("--pods", type=int, default=10000)
+    p.add_argument("--rate", type=float, default=500.0, metavar="PODS_PER_S", help="pods applied per second (default 500)")
+    p.add_argument("--faults", type=int, default=8, help="processes to kill (default 8: each target once)")
+    p.add_argument("--targets", type=_targets, default=TARGETS, metavar="A,B,...",
+                   help=f"what may be killed (default {','.join(TARGETS)})")
+    p.add_argument("--seed", type=int, default=0, help="picks the moments and the order of the faults")
+    p.add_argument("--filter-workers", type=int, default=1, metavar="K")
+    p.add_argument("--settle-timeout", type=float, default=300.0, metavar="S")
+    p.add_argument("--state-dir", metavar="DIR", help="keep the cluster's data and logs there (default: a temporary one)")
+    p.add_argument("--report", metavar="FILE", help="also write the matrix and the checks to FILE as Markdown")
+    p.add_argument("-o", "--output", choices=("text", "json"), default="text")
+    p.set_defaults(run=run_guarded(run))
+
+
+def _targets(text: str) -> tuple[str, ...]:
+    chosen = tuple(t.strip() for t in text.split(",") if t.strip())
+    unknown = [t for t in chosen if t not in TARGETS]
+    if unknown or not chosen:
+        raise argparse.ArgumentTypeError(f"unknown targets {unknown}; known: {', '.join(TARGETS)}")
+    return chosen
+
+
+def run(args: argparse.Namespace) -> int:
+    check_filter_workers(args.filter_workers)
+    if args.pods < 1 or args.nodes < 1 or args.rate <= 0 or args.faults < 0:
+        raise CliError("--nodes, --pods and --rate must be positive, --faults not negative", 2)
+    options = ChaosOptions(workload=args.workload, nodes=args.nodes, pods=args.pods, seed=args.seed, faults=args.faults,
+                           targets=args.targets, rate=args.rate, filter_workers=args.filter_workers,
+                           settle_timeout_s=args.settle_timeout,
+                           state_dir=Path(args.state_dir).resolve() if args.state_dir else None)
+    if options.state_dir is not None:
+        options.state_dir.mkdir(parents=True, exist_ok=True)
+    print(f"berth chaos: {_title(options)}", file=sys.stderr, flush=True)
+    result = run_chaos(options, say=lambda line: print(line, file=sys.stderr, flush=True))
+    if args.output == "json":
+        print(json.dumps({"options": {**asdict(options), "state_dir": str(options.state_dir or "")},
+                          "faults": [asdict(f) for f in result.faults], "checks": result.checks,
+                          "accepted": result.accepted, "bound": result.bound, "pending": result.pending,
+                          "seconds": round(result.seconds, 2), "ok": result.ok}, indent=2))
+    else:
+        print(_text(result))
+    if args.report:
+        Path(args.report).write_text(_markdown(result, " ".join(["berth", "chaos", *sys.argv[2:]])))
+    return 0 if result.ok else EXIT_ERROR
+
+
+def _title(o: ChaosOptions) -> str:
+    return (f"{o.workload}, {o.nodes:,} nodes, {o.pods:,} pods applied at {o.rate:,.0f} pods/s, {o.faults} faults "
+            f"(seed {o.seed}), {o.filter_workers} filter worker(s)")
+
+
+def _summary(r: ChaosResult) -> str:
+    rate = r.bound / r.seconds if r.seconds else 0.0
+    return (f"{r.accepted:,} pods accepted, {r.bound:,} bound, {r.pending:,} pending; settled {r.seconds:.1f} s after "
+            f"the first pod ({rate:,.0f} pods/s overall)")
+
+
+def _text(r: ChaosResult) -> str:
+    lines = [text_table(r.faults), ""]
+    lines += [f"{'ok  ' if v == 'ok' else 'FAIL'}  {name}{'' if v == 'ok' else ': ' + v}" for name, v in r.checks.items()]
+    lines += ["", _summary(r)]
+    return "\n".join(lines)
+
+
+def _markdown(r: ChaosResult, command: str) -> str:
+    lines = [f"`{command}`: {_title(r.options)}.", "", markdown_table(r.faults), ""]
+    lines += [f"- {'ok' if v == 'ok' else '**FAIL**'}: {name}{'' if v == 'ok' else ': ' + v}" for name, v in r.checks.items()]
+    lines += ["", _summary(r) + ".", ""]
+    return "\n".join(lines)

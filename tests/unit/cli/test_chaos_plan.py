@@ -1,0 +1,40 @@
+"""berth chaos's pure parts: the seeded fault plan and the fault matrix."""
+
+from __future__ import annotations
+
+from berth.chaos.matrix import FaultRecord, markdown_table, rate, text_table
+from berth.chaos.plan import TARGETS, fault_plan
+
+
+def test_the_plan_is_seeded_hits_every_target_once_first_and_keeps_its_spacing() -> None:
+    plan = fault_plan(7, TARGETS, 10, 60.0, spacing_s=4.0)
+    assert plan == fault_plan(7, TARGETS, 10, 60.0, spacing_s=4.0)
+    assert plan != fault_plan(8, TARGETS, 10, 60.0, spacing_s=4.0)
+    assert sorted(f.target for f in plan[:len(TARGETS)]) == sorted(TARGETS)
+    times = [f.at_s for f in plan]
+    assert all(b - a >= 4.0 - 1e-9 for a, b in zip(times, times[1:]))
+    assert 2.0 <= times[0] and times[-1] <= 2.0 + 60.0
+
+
+def test_a_window_too_short_for_the_spacing_still_spaces_the_faults() -> None:
+    plan = fault_plan(0, ("queue", "tansu"), 3, 1.0, spacing_s=5.0, lead_s=1.0)
+    assert [f.at_s for f in plan] == [1.0, 6.0, 11.0]
+    assert fault_plan(0, TARGETS, 0, 10.0) == []
+
+
+def test_rates_come_from_the_bound_count_samples() -> None:
+    samples = [(0.0, 0), (1.0, 100), (2.0, 300), (3.0, 300), (4.0, 700)]
+    assert rate(samples, 1.0, 2.0) == 200.0
+    assert rate(samples, 2.0, 3.0) == 0.0
+    assert rate(samples, 0.5, 4.0) == (700 - 0) / 3.5
+    assert rate(samples, 3.0, 3.0) == 0.0
+
+
+def test_the_matrix_says_never_when_nothing_came_back() -> None:
+    records = [FaultRecord("queue", 3.25, 2.0, 2.5, 480.0, 1200.4),
+               FaultRecord("tansu", 9.0, None, None, 500.0, None)]
+    text = text_table(records)
+    assert text.splitlines()[1].split() == ["queue", "3.2", "2.0", "2.5", "480", "1,200"]
+    assert text.splitlines()[2].split() == ["tansu", "9.0", "never", "never", "500", "-"]
+    md = markdown_table(records)
+    assert md.splitlines()[0].startswith("| killed | at (s) |") and md.count("\n") == 3
