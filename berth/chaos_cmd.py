@@ -32,7 +32,8 @@ def register(sub: Any) -> None:
     p.add_argument("--workload", choices=sorted(WORKLOADS), default="SchedulingBasic")
     p.add_argument("--nodes", type=int, default=5000)
     p.add_argument("--pods", type=int, default=10000)
-    p.add_argument("--rate", type=float, default=500.0, metavar="PODS_PER_S", help="pods applied per second (default 500)")
+    p.add_argument("--rate", type=float, default=100.0, metavar="PODS_PER_S",
+                   help="pods applied per second (default 100: pods keep arriving while the faults play out)")
     p.add_argument("--faults", type=int, default=8, help="processes to kill (default 8: each target once)")
     p.add_argument("--targets", type=_targets, default=TARGETS, metavar="A,B,...",
                    help=f"what may be killed (default {','.join(TARGETS)})")

@@ -17,7 +17,7 @@ class Fault:
     target: str
 
 
-def fault_plan(seed: int, targets: Sequence[str], count: int, window_s: float, *, spacing_s: float = 4.0,
+def fault_plan(seed: int, targets: Sequence[str], count: int, window_s: float, *, spacing_s: float = 8.0,
                lead_s: float = 2.0) -> list[Fault]:
     """`count` kills within [lead_s, lead_s + window_s), each target in turn (in a seeded order, so
     every target is hit once before any is hit twice), at seeded moments at least `spacing_s`

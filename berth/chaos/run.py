@@ -34,11 +34,14 @@ from ..fleet import Fleet, service_env
 from ..services import UpOptions
 from ..supervised_cluster import SupervisedCluster
 from ..supervisor import Supervisor
-from .matrix import FaultRecord, rate
+from .matrix import FaultRecord, Sample, longest_stall, rate
 from .plan import TARGETS, Fault, fault_plan
 
 RATE_WINDOW_S = 3.0
 """The binding rate before a kill and after binding resumed is measured over this long."""
+RECOVERY_WAIT_S = 90.0
+"""A fault waits (at most this long) until the cluster binds again after the one before: a fault
+that lands on a cluster still recovering measures the two together."""
 CHUNK_S = 0.5
 """Pods are applied in one request every this many seconds."""
 
@@ -51,8 +54,9 @@ class ChaosOptions:
     seed: int = 0
     faults: int = 8
     targets: tuple[str, ...] = TARGETS
-    rate: float = 500.0
-    """Pods applied per second."""
+    rate: float = 100.0
+    """Pods applied per second: 10,000 pods at 100 a second keep pods arriving while 8 faults
+    are spread out enough for the cluster to recover from each before the next."""
     filter_workers: int = 1
     settle_timeout_s: float = 300.0
     state_dir: Path | None = None
@@ -122,8 +126,7 @@ class _Driver:
                  gateway_url: str, token: str, say: Callable[[str], None]) -> None:
         self.options, self.settings, self.cluster, self.supervisor = options, settings, cluster, supervisor
         self.url, self.token, self.say = gateway_url, token, say
-        self.samples: list[tuple[float, int]] = []
-        """(seconds since the first pod, pods bound per the read model)."""
+        self.samples: list[Sample] = []
         self.t0 = 0.0
         self.stopped = ""
         """Why the supervisor gave up ("" while it has not)."""
@@ -153,7 +156,7 @@ class _Driver:
         finally:
             done.set()
             watcher.join(60)
-        result.faults = [self._record(*k) for k in killed]
+        result.faults = self._records(killed)
         result.checks = await self._check(accepted)
         if self.stopped:
             result.checks["supervisor"] = self.stopped
@@ -192,17 +195,18 @@ class _Driver:
             accepted |= {f"{p.metadata.namespace or 'default'}/{p.metadata.name}" for p in chunk}
         return accepted
 
-    async def _inject(self, plan: Sequence[Fault]) -> list[tuple[Fault, float, float | None, int]]:
-        """Each fault: (fault, when killed, when back or None, pods bound at the kill)."""
-        out = []
+    async def _inject(self, plan: Sequence[Fault]) -> list[tuple[Fault, float, float | None]]:
+        """Each fault: (fault, when killed, when running again or None)."""
+        out: list[tuple[Fault, float, float | None]] = []
         for fault in plan:
             await asyncio.sleep(max(0.0, fault.at_s - self.now()))
-            await self._until(lambda: all(m.process.running() for m in self.cluster.members.values()), 120)
+            if out and out[-1][2] is not None:
+                last_back = out[-1][2]
+                await self._until(lambda: self._recovered(last_back), RECOVERY_WAIT_S)
             member = self.cluster.members.get(fault.target)
             if member is None:
                 continue
             before = self.supervisor.restarts().get(fault.target, 0)
-            bound = self.samples[-1][1] if self.samples else 0
             killed = self.now()
             member.process.kill()
             self.say(f"chaos: {killed:.1f} s: killed {fault.target}")
@@ -213,8 +217,21 @@ class _Driver:
                         and current.process.running())
 
             came_back = await self._until(back, 120)
-            out.append((fault, killed, self.now() if came_back else None, bound))
+            out.append((fault, killed, self.now() if came_back else None))
         return out
+
+    def _recovered(self, back: float) -> bool:
+        """Every process runs, and the cluster bound a pod after the last one killed ran again
+        (counted from a second later: the read model still shows binds decided before the kill
+        for a moment), or no pod waits."""
+        if not all(m.process.running() for m in self.cluster.members.values()) or not self.samples:
+            return False
+        settled = back + 1.0
+        if self.samples[-1][0] < settled:
+            return False
+        reference = next((b for t, b, _ in reversed(self.samples) if t <= settled), 0)
+        _, bound, known = self.samples[-1]
+        return bound > reference or bound >= known
 
     async def _until(self, condition: Callable[[], bool], timeout: float) -> bool:
         deadline = time.monotonic() + timeout
@@ -224,14 +241,20 @@ class _Driver:
             await asyncio.sleep(0.05)
         return True
 
-    def _record(self, fault: Fault, killed: float, back: float | None, bound: int) -> FaultRecord:
-        resumed = next((t for t, n in self.samples if t > killed and n > bound), None)
-        after = None
-        if resumed is not None and resumed + RATE_WINDOW_S <= self.samples[-1][0]:
-            after = rate(self.samples, resumed, resumed + RATE_WINDOW_S)
-        return FaultRecord(fault.target, killed, None if back is None else back - killed,
-                           None if resumed is None else resumed - killed,
-                           rate(self.samples, max(0.0, killed - RATE_WINDOW_S), killed), after)
+    def _records(self, killed: Sequence[tuple[Fault, float, float | None]]) -> list[FaultRecord]:
+        end = self.samples[-1][0] if self.samples else 0.0
+        out = []
+        for i, (fault, at, back) in enumerate(killed):
+            until = killed[i + 1][1] if i + 1 < len(killed) else end
+            stall, resumed = longest_stall(self.samples, at, until)
+            after = None
+            if resumed is not None and resumed + RATE_WINDOW_S <= end:
+                after = rate(self.samples, resumed, resumed + RATE_WINDOW_S)
+            elif resumed is None:
+                stall = None
+            out.append(FaultRecord(fault.target, at, None if back is None else back - at, stall,
+                                   rate(self.samples, max(0.0, at - RATE_WINDOW_S), at), after))
+        return out
 
     async def _query(self, sql: str) -> list[asyncpg.Record] | None:
         assert self.settings.database_url
@@ -248,9 +271,10 @@ class _Driver:
 
     async def _sample(self) -> None:
         while True:
-            rows = await self._query("SELECT count(*) FROM pods WHERE phase = 'Bound' AND NOT deleted")
+            rows = await self._query("SELECT count(*) FILTER (WHERE phase = 'Bound'), count(*) FROM pods "
+                                     "WHERE NOT deleted AND name <> ''")
             if rows is not None:
-                self.samples.append((self.now(), int(rows[0][0])))
+                self.samples.append((self.now(), int(rows[0][0]), int(rows[0][1])))
             await asyncio.sleep(0.25)
 
     async def _settle(self, accepted: int) -> tuple[int, int]:

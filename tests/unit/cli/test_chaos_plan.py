@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from berth.chaos.matrix import FaultRecord, markdown_table, rate, text_table
+from berth.chaos.matrix import FaultRecord, longest_stall, markdown_table, rate, text_table
 from berth.chaos.plan import TARGETS, fault_plan
 
 
@@ -23,11 +23,25 @@ def test_a_window_too_short_for_the_spacing_still_spaces_the_faults() -> None:
 
 
 def test_rates_come_from_the_bound_count_samples() -> None:
-    samples = [(0.0, 0), (1.0, 100), (2.0, 300), (3.0, 300), (4.0, 700)]
+    samples = [(0.0, 0, 900), (1.0, 100, 900), (2.0, 300, 900), (3.0, 300, 900), (4.0, 700, 900)]
     assert rate(samples, 1.0, 2.0) == 200.0
     assert rate(samples, 2.0, 3.0) == 0.0
     assert rate(samples, 0.5, 4.0) == (700 - 0) / 3.5
     assert rate(samples, 3.0, 3.0) == 0.0
+
+
+def test_a_stall_counts_only_while_pods_wait() -> None:
+    # Bound 100 of 300 at the kill (t=1), nothing until t=4, then steady; all bound at t=6.
+    samples = [(0.0, 50, 300), (1.0, 100, 300), (2.0, 100, 300), (3.0, 100, 300), (4.0, 150, 300),
+               (5.0, 250, 300), (6.0, 300, 300), (7.0, 300, 300), (9.0, 300, 300)]
+    assert longest_stall(samples, 1.0, 9.0) == (3.0, 4.0)
+    # Nothing waits after t=6: the quiet end is idle, not a stall.
+    assert longest_stall(samples, 6.0, 9.0) == (0.0, 6.0)
+    # A stall still running when the next fault came is followed until binding resumed.
+    assert longest_stall(samples, 1.0, 2.5) == (3.0, 4.0)
+    # Pods wait and none is bound to the end: binding never resumed.
+    stuck = [(0.0, 10, 20), (1.0, 10, 20), (2.0, 10, 20)]
+    assert longest_stall(stuck, 0.0, 2.0) == (2.0, None)
 
 
 def test_the_matrix_says_never_when_nothing_came_back() -> None:
