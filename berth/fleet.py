@@ -106,7 +106,7 @@ class Fleet:
         port_file.unlink(missing_ok=True)
         env = {**self.env, **spec.env(self.options),
                "BERTH_SERVICE": label, "BERTH_HTTP_HOST": "127.0.0.1", "BERTH_HTTP_PORT": str(port),
-               "BERTH_PORT_FILE": str(port_file)}
+               "BERTH_PORT_FILE": str(port_file), "BERTH_MEMBER_FILE": str(self.logs / f"{label}.member")}
         # SIGTERM on parent death: a SIGKILLed parent still lets each service stop cleanly.
         process = ManagedProcess(label, [sys.executable, "-m", spec.module], log_path=self.logs / f"{label}.log",
                                  stop_signal=signal.SIGTERM, death_signal=signal.SIGTERM, env=env, cwd=REPO_ROOT)

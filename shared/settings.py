@@ -14,6 +14,7 @@ external broker or database instead, and nothing embedded is started for it.
 | BERTH_HTTP_HOST                | ``127.0.0.1``  | health and metrics listen address                 |
 | BERTH_HTTP_PORT                | ``0``          | health and metrics port (0 = any free port)       |
 | BERTH_PORT_FILE                | (none)         | where to write the port bound, once listening     |
+| BERTH_MEMBER_FILE              | (none)         | where to keep the consumer group member id        |
 | BERTH_LOG_LEVEL                | ``INFO``       | Python logging level                              |
 | BERTH_KAFKA_SESSION_TIMEOUT_MS | ``6000``       | consumer group session timeout                    |
 | BERTH_KAFKA_HEARTBEAT_MS       | ``1000``       | consumer group heartbeat interval                 |
@@ -71,6 +72,11 @@ class Settings:
     port_file: Path | None = None
     """Written with the HTTP port once the service listens: a launcher that lets the service pick
     a free port (BERTH_HTTP_PORT=0) learns it here, with no window for another process to take it."""
+    member_file: Path | None = None
+    """Where the service keeps its consumer group member id. A service started again under the
+    same file (a supervisor's restart after a crash) takes its dead predecessor out of the group
+    first: the group then rebalances at once instead of waiting for the dead member's session to
+    expire, with the predecessor still its leader."""
 
     @property
     def embedded_kafka(self) -> bool:
@@ -156,6 +162,7 @@ def load_settings(env: Mapping[str, str] | None = None, **overrides: object) -> 
         ),
         pg_os_user=_str(env, "BERTH_PG_OS_USER"),
         port_file=Path(port_file) if (port_file := _str(env, "BERTH_PORT_FILE")) else None,
+        member_file=Path(member_file) if (member_file := _str(env, "BERTH_MEMBER_FILE")) else None,
     )
     if settings.http_port > 65535:
         raise ConfigurationError(f"BERTH_HTTP_PORT={settings.http_port}: not a TCP port")

@@ -26,6 +26,7 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListen
 from aiokafka.errors import KafkaError
 
 from shared.adapters.kafka import KafkaPublisher, make_consumer, make_producer, stop_consumer
+from shared.adapters.kafka.clients import member_id_of, physical_group
 from shared.errors import BrokerUnavailable, is_retriable
 from shared.events import TopicRegistry
 from shared.memory import settle_heap
@@ -36,6 +37,7 @@ from .dedupe import RecentEvents
 from .handler import Handler
 from .http import HealthServer
 from .loop import BatchPipeline, RetryPolicy, Stopping
+from .membership import evict_predecessor, forget_member, remember_member
 from .metrics import RuntimeMetrics
 
 log = logging.getLogger(__name__)
@@ -115,6 +117,7 @@ class Service:
                 self._producer = make_producer(self.settings, client_id=self.config.name)
                 await self._producer.start()
                 self._publisher = KafkaPublisher(self._producer, self.registry)
+            await evict_predecessor(self.settings, physical_group(self.settings, self.config.group_id))
             self._consumer = make_consumer(self.settings, group_id=self.config.group_id, client_id=self.config.name)
             await self._consumer.start()
         except KafkaError as exc:
@@ -141,6 +144,7 @@ class Service:
         if self._consumer is not None:
             await stop_consumer(self._consumer)  # leaves the group: the partitions move on at once
             self._consumer = None
+            forget_member(self.settings)
 
     async def _producer_stop(self) -> None:
         if self._producer is not None:
@@ -263,6 +267,7 @@ class Service:
         for (topic, partition), offset in stored.items():
             self._consumer.seek(TopicPartition(self.registry.physical(topic), partition), offset)
         self.assignment = self._logical(self._consumer.assignment())
+        remember_member(self.settings, physical_group(self.settings, self.config.group_id), member_id_of(self._consumer))
         self.metrics.rebalances.labels(self.config.name).inc()
         self.metrics.assigned.labels(self.config.name).set(len(self.assignment))
         if partitions:

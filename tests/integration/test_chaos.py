@@ -28,6 +28,7 @@ def test_berth_chaos_kills_and_every_invariant_holds(tmp_path: Path) -> None:
     assert result["ok"] and set(result["checks"].values()) == {"ok"}
     assert sorted(f["target"] for f in result["faults"]) == ["binder", "queue", "tansu"]
     assert all(f["back_s"] is not None for f in result["faults"]), result["faults"]
+    assert all(f["stall_s"] is not None for f in result["faults"]), "binding resumed after every fault"
     assert result["accepted"] == result["bound"] + result["pending"] and result["accepted"] >= 1500
     assert "| killed | at (s) |" in report.read_text()
     assert "log rebuilt from the event store" in done.stderr

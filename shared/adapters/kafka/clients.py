@@ -95,15 +95,28 @@ async def stop_consumer(consumer: AIOKafkaConsumer) -> None:
     missed_leave = getattr(coordinator, "generation", None) == 0 and member_id != JoinGroupRequest.UNKNOWN_MEMBER_ID
     bootstrap = getattr(getattr(consumer, "_client", None), "_bootstrap_servers", None)
     await consumer.stop()
-    if not (missed_leave and group_id and bootstrap):
-        return
+    if missed_leave and group_id and bootstrap:
+        await leave_group(bootstrap, group_id, member_id)
+
+
+def member_id_of(consumer: AIOKafkaConsumer) -> str | None:
+    """The member id the group coordinator gave the consumer (None before it joined)."""
+    member_id = getattr(getattr(consumer, "_coordinator", None), "member_id", JoinGroupRequest.UNKNOWN_MEMBER_ID)
+    return None if member_id == JoinGroupRequest.UNKNOWN_MEMBER_ID else str(member_id)
+
+
+async def leave_group(bootstrap: str | list[str], group_id: str, member_id: str) -> bool:
+    """Take `member_id` out of the (physical) group, over a short-lived client of its own: for a
+    member that stopped without leaving, or one that died. True when the coordinator agreed."""
     client = AIOKafkaClient(bootstrap_servers=bootstrap, client_id="berth-leave-group")
     try:
         await client.bootstrap()
         node = await client.coordinator_lookup(CoordinationType.GROUP, group_id)
-        await client.send(node, LeaveGroupRequest(group_id, member_id))
+        response = await client.send(node, LeaveGroupRequest(group_id, member_id))
+        return getattr(response, "error_code", 1) == 0
     except KafkaError as exc:
-        log.info("LeaveGroup for %s after stop failed (%s); the session timeout will free its partitions",
-                 group_id, exc)
+        log.info("LeaveGroup of %s from %s failed (%s); its session timeout will free its partitions",
+                 member_id, group_id, exc)
+        return False
     finally:
         await client.close()
