@@ -136,6 +136,13 @@ class Fleet:
         for label in reversed(list(self.members)):
             self.members.pop(label).process.stop(timeout)
 
+    def kill_all(self) -> None:
+        """SIGKILL every member at once and forget them (their broker is gone: nothing to finish)."""
+        members = list(self.members.values())
+        self.members.clear()
+        for member in members:
+            member.process.kill()  # waits until its process group is gone
+
     def first_dead(self) -> Member | None:
         return next((m for m in self.members.values() if not m.process.running()), None)
 
