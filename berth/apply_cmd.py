@@ -11,7 +11,8 @@ import sys
 import time
 from typing import Any
 
-from .client import EXIT_INVALID_INPUT, CliError, Gateway, add_cluster_args, find_cluster, run_guarded
+from .client import (EXIT_INVALID_INPUT, CliError, Gateway, add_cluster_args, add_validate_arg, field_validation,
+                     find_cluster, run_guarded)
 
 PROGRESS_FROM_BYTES = 1 << 20
 
@@ -21,6 +22,7 @@ def register(sub: Any) -> None:
                                                 description=__doc__.splitlines()[0] if __doc__ else None)
     p.add_argument("-f", "--filename", dest="files", action="append", required=True, metavar="FILE",
                    help="YAML (multi-document) or JSON; repeatable; '-' reads standard input")
+    add_validate_arg(p)
     add_cluster_args(p)
     p.set_defaults(run=run_guarded(run))
 
@@ -44,7 +46,8 @@ def run(args: argparse.Namespace) -> int:
                   file=sys.stderr, flush=True)
 
         try:
-            result = gateway.request("POST", "/apis/berth.dev/v1/apply", body, content_type="application/yaml",
+            result = gateway.request("POST", f"/apis/berth.dev/v1/apply?fieldValidation={field_validation(args)}",
+                                     body, content_type="application/yaml",
                                      progress=progress if show else None)
         finally:
             if show:

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from shared.model.api_fields import FieldValidation
+
 EXIT_ERROR = 1
 EXIT_INVALID_INPUT = 2
 STATE_FILE = "berth.json"
@@ -89,6 +91,8 @@ class Gateway:
         req = urllib.request.Request(self.info.gateway_url + path, data=data, method=method, headers=headers)  # type: ignore[arg-type]
         try:
             with urllib.request.urlopen(req, timeout=self.timeout) as resp:
+                for warning in resp.headers.get_all("Warning") or []:
+                    print(f"Warning: {_warning_text(warning)}", file=sys.stderr)
                 return json.loads(resp.read() or b"null")
         except urllib.error.HTTPError as exc:
             raise _status_error(exc) from None
@@ -101,6 +105,25 @@ class Gateway:
 
     def delete(self, path: str) -> Any:
         return self.request("DELETE", path)
+
+
+def _warning_text(header: str) -> str:
+    """The text of an HTTP Warning header (`299 - "text"`), as kubectl prints it."""
+    code, _, rest = header.partition(" - ")
+    rest = rest.strip()
+    if code.strip() == "299" and len(rest) >= 2 and rest[0] == rest[-1] == '"':
+        return rest[1:-1].replace('\\"', '"')
+    return header
+
+
+def add_validate_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--validate", choices=("strict", "warn", "ignore"), default="strict",
+                   help="fields the Kubernetes API does not declare: refuse them (strict, the default, as "
+                        "kubectl), accept them with a warning (warn) or drop them silently (ignore)")
+
+
+def field_validation(args: argparse.Namespace) -> FieldValidation:
+    return {"strict": "Strict", "warn": "Warn", "ignore": "Ignore"}[args.validate]  # type: ignore[return-value]
 
 
 def _chunks(body: bytes, progress: Callable[[int, int], None], size: int = 256 * 1024) -> Iterator[bytes]:

@@ -14,6 +14,8 @@ from shared.memory import settle_heap
 from shared.model.loader import load_files
 from shared.scheduler.outcome import SimulationReport
 
+from .client import add_validate_arg, field_validation
+
 EXIT_INVALID_INPUT = 2
 
 
@@ -25,6 +27,7 @@ def register(sub: Any) -> None:
     p.add_argument("-f", "--filename", dest="files", action="append", required=True, metavar="FILE",
                    help="YAML (multi-document) or JSON input; repeatable; '-' reads standard input")
     p.add_argument("--config", metavar="KSC.yaml", help="a KubeSchedulerConfiguration file")
+    add_validate_arg(p)
     p.add_argument("-o", "--output", choices=("json", "table"), default="table")
     p.add_argument("--seed", type=int, default=0, help="seed for tie-breaks among equal scores (default 0)")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
@@ -45,7 +48,10 @@ def run(args: argparse.Namespace) -> int:
         sys.stderr.flush()
 
     try:
-        cluster = load_files(files)
+        # Upstream's scheduler tests name nodes "nodeA": simulate warns about names a cluster refuses.
+        cluster = load_files(files, field_validation=field_validation(args), names="Warn")
+        for warning in cluster.warnings:
+            print(f"Warning: {warning}", file=sys.stderr)
         settle_heap()
         report = Simulator(cluster, seed=args.seed, on_progress=progress if show else None).run()
         if show:

@@ -18,6 +18,8 @@ from aiohttp import web
 
 from shared.adapters.postgres import AcceptedIntents, ReadModelQueries
 from shared.errors import AlreadyExists, BerthError, InvalidInput, NotFound
+from shared.model.api_fields import FIELD_VALIDATIONS, FieldValidation
+from shared.model.loader import decode_text
 from shared.events import AnyEvent, NodeDeleted, OutgoingEvent, PodDeleted, TopicRegistry, envelope
 from shared.ports import Publisher
 
@@ -52,6 +54,19 @@ def _error_response(exc: BaseException) -> web.Response:
         return status(503, "ServiceUnavailable", str(exc))
     log.exception("gateway: unexpected error", exc_info=exc)
     return status(500, "InternalError", f"{type(exc).__name__}: {exc}")
+
+
+WARNINGS = web.RequestKey("berth.warnings", list)
+"""What validation accepted with a warning, sent back in Warning headers."""
+
+
+def _field_validation(request: web.Request) -> FieldValidation:
+    """The API server's fieldValidation parameter (Strict when absent, as kubectl sends by default)."""
+    given = request.query.get("fieldValidation", "Strict")
+    for mode in FIELD_VALIDATIONS:
+        if given.lower() == mode.lower():
+            return mode
+    raise InvalidInput("request", "fieldValidation", f"unsupported value {given!r}: {', '.join(FIELD_VALIDATIONS)}")
 
 
 class Routes:
@@ -91,6 +106,9 @@ class Routes:
                 raise
             except Exception as exc:
                 response = _error_response(exc)
+            for warning in request.get(WARNINGS, ()):
+                # The API server's shape, which kubectl prints as "Warning: <text>".
+                response.headers.add("Warning", '299 - "' + warning.replace('"', '\\"') + '"')
         self.metrics.requests.labels(request.method, route, str(response.status)).inc()
         self.metrics.seconds.labels(request.method, route).observe(time.perf_counter() - started)
         return response
@@ -115,15 +133,17 @@ class Routes:
         self.metrics.published.inc(len(out))
 
     async def _docs(self, request: web.Request, kind: str | None = None) -> list[dict[str, Any]]:
-        docs = objects.parse_body(await request.text())
+        docs = objects.parse_body(decode_text(await request.read(), "request body"))
         if kind is not None and (len(docs) != 1 or docs[0].get("kind") != kind):
             raise InvalidInput("request body", "kind", f"expected exactly one {kind}")
         return docs
 
-    async def _validate(self, docs: list[dict[str, Any]]) -> objects.Validated:
+    async def _validate(self, request: web.Request, docs: list[dict[str, Any]]) -> objects.Validated:
         needs_classes = any(d.get("kind") == "Pod" for d in docs)
         stored = [r.priority_class for r in await self.queries.priority_classes()] if needs_classes else []
-        return objects.validate(docs, stored)
+        validated = objects.validate(docs, stored, field_validation=_field_validation(request))
+        request[WARNINGS] = validated.warnings
+        return validated
 
     # --- nodes --------------------------------------------------------------------------------
 
@@ -138,7 +158,7 @@ class Routes:
         return web.json_response(objects.render_node_row(row))
 
     async def create_node(self, request: web.Request) -> web.Response:
-        v = await self._validate(await self._docs(request, "Node"))
+        v = await self._validate(request, await self._docs(request, "Node"))
         node = v.nodes[0]
         if await self.queries.node(node.metadata.name) is not None:
             raise AlreadyExists("nodes", node.metadata.name)
@@ -147,7 +167,7 @@ class Routes:
 
     async def replace_node(self, request: web.Request) -> web.Response:
         name = request.match_info["name"]
-        v = await self._validate(await self._docs(request, "Node"))
+        v = await self._validate(request, await self._docs(request, "Node"))
         node = v.nodes[0]
         if node.metadata.name != name:
             raise InvalidInput(f"Node {node.metadata.name}", "metadata.name",
@@ -192,7 +212,7 @@ class Routes:
             raise InvalidInput(f"Pod {meta.get('namespace')}/{meta.get('name')}", "metadata.namespace",
                                f"the namespace of the object ({meta.get('namespace')}) does not match the namespace on the URL ({ns})")
         meta["namespace"] = ns
-        v = await self._validate(docs)
+        v = await self._validate(request, docs)
         pod = v.pods[0]
         existing = await self.queries.pod(ns, pod.metadata.name)
         if existing is not None and not existing.deleted:
@@ -216,7 +236,7 @@ class Routes:
         Nodes, PriorityClasses and budgets are upserted; a pod whose namespace/name is already live
         is left unchanged (pods are immutable once submitted).
         """
-        v = await self._validate(await self._docs(request))
+        v = await self._validate(request, await self._docs(request))
         live = {(p.namespace, p.name) for p in await self.queries.pods()} if v.pods else set()
         if v.pods:
             live |= await self.intents.pending_pods()  # accepted, not yet in the read model

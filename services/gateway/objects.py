@@ -23,7 +23,8 @@ from shared.events import (
     PriorityClassUpserted,
 )
 from shared.model import Node, Pod, PodDisruptionBudget, PriorityClass
-from shared.model.loader import ClusterInput, load_objects, parse_documents
+from shared.model.api_fields import FieldValidation
+from shared.model.loader import ClusterInput, describe, load_objects, parse_documents
 from shared.projection import NodeRow, PodRow
 
 APPLY_KINDS = ("Node", "Pod", "PriorityClass", "PodDisruptionBudget")
@@ -35,6 +36,8 @@ def parse_body(text: str, source: str = "request body") -> list[dict[str, Any]]:
     docs = parse_documents(text, source)
     for i, doc in enumerate(docs):
         kind = doc.get("kind")
+        if not kind:
+            raise InvalidInput(f"{source}: {describe(doc)}", "kind", "required")
         if kind not in APPLY_KINDS:
             raise InvalidInput(f"{source}: document {i}", "kind",
                                f"unsupported kind {kind!r}: expected one of {', '.join(APPLY_KINDS)}")
@@ -49,13 +52,16 @@ class Validated:
     pods: list[Pod] = field(default_factory=list)
     priority_classes: list[PriorityClass] = field(default_factory=list)
     pdbs: list[PodDisruptionBudget] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
 
-def validate(docs: list[dict[str, Any]], stored_classes: list[PriorityClass]) -> Validated:
+def validate(docs: list[dict[str, Any]], stored_classes: list[PriorityClass], *,
+             field_validation: FieldValidation = "Strict") -> Validated:
     """Validate `docs` as a whole (any error rejects all of them); pods get fresh uids."""
     own = {d.get("metadata", {}).get("name") for d in docs if d.get("kind") == "PriorityClass"}
     extra = [(_STORED, _class_doc(pc)) for pc in stored_classes if pc.metadata.name not in own]
-    loaded: ClusterInput = load_objects([("request", d) for d in docs] + extra)
+    loaded: ClusterInput = load_objects([("request", d) for d in docs] + extra, field_validation=field_validation,
+                                        names="Strict")
     now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     pods = []
     for pod in loaded.pods:
@@ -67,6 +73,7 @@ def validate(docs: list[dict[str, Any]], stored_classes: list[PriorityClass]) ->
         pods=pods,
         priority_classes=[pc for pc in loaded.priority_classes if pc.metadata.name in own],
         pdbs=loaded.pdbs,
+        warnings=loaded.warnings,
     )
 
 

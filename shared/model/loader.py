@@ -16,7 +16,9 @@ import yaml
 
 from shared.errors import InvalidInput
 
-from . import quantity
+from . import validation
+from .api_fields import FieldValidation, unknown_fields
+from .validation import NameValidation
 from .config import DEFAULT_SCHEDULER_NAME, KubeSchedulerConfiguration
 from .meta import ObjectMeta
 from .node import Node
@@ -39,10 +41,25 @@ class ClusterInput:
     pdbs: list[PodDisruptionBudget] = field(default_factory=list)
     namespaces: dict[str, dict[str, str]] = field(default_factory=dict)
     config: KubeSchedulerConfiguration | None = None
+    warnings: list[str] = field(default_factory=list)
+    """What was accepted with a warning (unknown fields under Warn field validation)."""
 
 
 class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
     """Safe YAML without implicit timestamps: Kubernetes keeps times as RFC 3339 strings."""
+
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        # A key given twice is an error, as for the API server's strict decoding (PyYAML keeps the last).
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            if isinstance(key, str | int | float | bool) and key in seen:
+                mark = key_node.start_mark
+                raise yaml.constructor.ConstructorError(
+                    None, None, f'duplicate field "{key}" at line {mark.line + 1}, column {mark.column + 1}')
+            seen.add(key)
+        return super().construct_mapping(node, deep)  # type: ignore[no-any-return]
 
 
 _Loader.yaml_implicit_resolvers = {
@@ -51,17 +68,38 @@ _Loader.yaml_implicit_resolvers = {
 }
 
 
+def decode_text(data: bytes, source: str = "<input>") -> str:
+    """The bytes of a file or request body as text: UTF-8 (a BOM allowed), else a clear error."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InvalidInput(source, "", f"not UTF-8 text: byte 0x{data[exc.start]:02x} at offset {exc.start} "
+                                       "cannot be decoded") from None
+
+
+def _json_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f'duplicate field "{key}"')
+        out[key] = value
+    return out
+
+
 def parse_documents(text: str, source: str = "<input>") -> list[dict[str, Any]]:
-    """Every object in a YAML stream or JSON document, `kind: List` flattened."""
+    """Every object in a YAML stream or JSON document (or JSON documents separated by `---`, which
+    is YAML), `kind: List` flattened. A field given twice in one object is an error."""
     stripped = text.lstrip()
     try:
-        if stripped.startswith(("{", "[")):
-            loaded: Any = json.loads(text)
+        try:
+            if not stripped.startswith(("{", "[")):
+                raise json.JSONDecodeError("not JSON", text, 0)
+            loaded: Any = json.loads(text, object_pairs_hook=_json_pairs)
             docs = loaded if isinstance(loaded, list) else [loaded]
-        else:
+        except json.JSONDecodeError:
             docs = list(yaml.load_all(text, Loader=_Loader))
-    except (yaml.YAMLError, json.JSONDecodeError) as exc:
-        raise InvalidInput(source, "", f"not valid YAML or JSON: {exc}") from None
+    except (yaml.YAMLError, ValueError) as exc:
+        raise InvalidInput(source, "", f"not valid YAML or JSON: {_one_line(str(exc))}") from None
     out: list[dict[str, Any]] = []
     for i, doc in enumerate(docs):
         if doc is None:
@@ -78,25 +116,46 @@ def parse_documents(text: str, source: str = "<input>") -> list[dict[str, Any]]:
     return out
 
 
-def load_files(paths: Iterable[str | Path]) -> ClusterInput:
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def load_files(paths: Iterable[str | Path], *, field_validation: FieldValidation = "Strict",
+               names: NameValidation = "Warn") -> ClusterInput:
     docs: list[tuple[str, dict[str, Any]]] = []
     for path in paths:
         p = Path(path)
         try:
-            text = sys_stdin_text() if str(path) == "-" else p.read_text()
+            data = sys_stdin_bytes() if str(path) == "-" else p.read_bytes()
         except OSError as exc:
             raise InvalidInput(str(path), "", f"cannot read: {exc.strerror}") from None
+        text = decode_text(data, str(path))
         docs.extend((str(path), d) for d in parse_documents(text, str(path)))
-    return load_objects(docs)
+    return load_objects(docs, field_validation=field_validation, names=names)
 
 
-def sys_stdin_text() -> str:
+def sys_stdin_bytes() -> bytes:
     import sys
 
-    return sys.stdin.read()
+    return sys.stdin.buffer.read()
 
 
 _AT = re.compile(r"^(?P<reason>.*?)(?: - at `\$(?P<path>[^`]*)`)?$", re.S)
+
+
+_EXPECTED = re.compile(r"^Expected `(?P<want>[^`]+)`, got `(?P<got>[^`]+)`$")
+_TYPE_NAMES = {"int": "an integer", "str": "a string", "bool": "a boolean", "float": "a number",
+               "object": "an object", "array": "a list", "null": "null", "int | float": "a number",
+               "float | int": "a number"}
+
+
+def _type_reason(reason: str) -> str:
+    """msgspec's "Expected `int | null`, got `str`" as people read it: "must be an integer, got a string"."""
+    m = _EXPECTED.match(reason)
+    if m is None:
+        return reason
+    want = " or ".join(_TYPE_NAMES.get(t.strip(), t.strip()) for t in m["want"].split("|") if t.strip() != "null")
+    return f"must be {want or 'null'}, got {_TYPE_NAMES.get(m['got'], m['got'])}"
 
 
 def _convert(kind: type[Any], doc: dict[str, Any], what: str) -> Any:
@@ -106,10 +165,10 @@ def _convert(kind: type[Any], doc: dict[str, Any], what: str) -> Any:
         m = _AT.match(str(exc))
         path = (m["path"] or "").lstrip(".") if m else ""
         reason = m["reason"] if m else str(exc)
-        raise InvalidInput(what, path, reason) from None
+        raise InvalidInput(what, path, _type_reason(reason)) from None
 
 
-def _describe(doc: dict[str, Any]) -> str:
+def describe(doc: dict[str, Any]) -> str:
     kind = doc.get("kind") or "object"
     meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
     name = meta.get("name", "<unnamed>") if meta else "<unnamed>"
@@ -117,29 +176,42 @@ def _describe(doc: dict[str, Any]) -> str:
     return f"{kind} {ns}/{name}" if ns else f"{kind} {name}"
 
 
-def load_objects(docs: Iterable[tuple[str, dict[str, Any]]]) -> ClusterInput:
+def load_objects(docs: Iterable[tuple[str, dict[str, Any]]], *,
+                 field_validation: FieldValidation = "Strict", names: NameValidation = "Warn") -> ClusterInput:
+    """The objects of `docs`, validated as the API server would; fields the Kubernetes API does not
+    declare are refused (Strict), reported in `warnings` (Warn) or dropped (Ignore). `names`: the
+    syntax of names, namespaces, labels and container names refused (Strict: the gateway, as a
+    cluster's API refuses them) or reported in `warnings` (Warn, the default: upstream's scheduler
+    tests, which `simulate` reproduces, name nodes "nodeA")."""
     result = ClusterInput()
+    checks = validation.Checks(names, result.warnings)
     raw_pods: list[tuple[str, Pod]] = []
     for source, doc in docs:
         kind = doc.get("kind")
-        what = _describe(doc)
+        what = describe(doc)
+        if field_validation != "Ignore" and isinstance(kind, str):
+            _check_fields(kind, doc, what, field_validation, result.warnings)
         if kind == "Node":
-            result.nodes.append(_validate_node(_convert(Node, doc, what), what))
+            result.nodes.append(_validate_node(_convert(Node, doc, what), what, checks))
         elif kind == "Pod":
             raw_pods.append((what, _convert(Pod, doc, what)))
         elif kind == "PriorityClass":
-            result.priority_classes.append(_convert(PriorityClass, doc, what))
+            pc = _convert(PriorityClass, doc, what)
+            checks.meta(what, pc.metadata, namespaced=False)
+            result.priority_classes.append(pc)
         elif kind == "PodDisruptionBudget":
             pdb = _convert(PodDisruptionBudget, doc, what)
+            checks.meta(what, pdb.metadata, namespaced=True)
             meta = msgspec.structs.replace(pdb.metadata, namespace=pdb.metadata.namespace or DEFAULT_NAMESPACE)
             result.pdbs.append(msgspec.structs.replace(pdb, metadata=meta))
         elif kind == "KubeSchedulerConfiguration":
             if result.config is not None:
                 raise InvalidInput(f"{source}: KubeSchedulerConfiguration", "", "given more than once")
-            result.config = _convert(KubeSchedulerConfiguration, doc, "KubeSchedulerConfiguration")
+            result.config = _validate_config(_convert(KubeSchedulerConfiguration, doc, "KubeSchedulerConfiguration"))
         elif kind == "Namespace":
             meta = doc.get("metadata") or {}
             name = meta.get("name", "")
+            checks.name(validation.check_dns_label, what, "metadata.name", str(name))
             result.namespaces[name] = {**(meta.get("labels") or {}), "kubernetes.io/metadata.name": name}
         elif not kind:
             raise InvalidInput(f"{source}: {what}", "kind", "required")
@@ -156,9 +228,28 @@ def load_objects(docs: Iterable[tuple[str, dict[str, Any]]]) -> ClusterInput:
                            "only one PriorityClass can be marked as globalDefault")
     default_class = globals_[0] if globals_ else None
     for what, pod in raw_pods:
-        result.pods.append(default_pod(pod, what, classes, default_class))
+        result.pods.append(default_pod(pod, what, classes, default_class, checks))
     _check_unique((p.key for p in result.pods), "Pod")
     return result
+
+
+def _check_fields(kind: str, doc: dict[str, Any], what: str, mode: FieldValidation, warnings: list[str]) -> None:
+    unknown = [f'unknown field "{path}"' for path in unknown_fields(kind, doc)]
+    if unknown and mode == "Strict":
+        raise InvalidInput(what, "", "strict decoding error: " + ", ".join(unknown))
+    warnings.extend(f"{what}: {u}" for u in unknown)
+
+
+def _validate_config(config: KubeSchedulerConfiguration) -> KubeSchedulerConfiguration:
+    """The ranges kube-scheduler's configuration validation checks for the fields Berth reads."""
+    what = "KubeSchedulerConfiguration"
+    places = [("percentageOfNodesToScore", config.percentage_of_nodes_to_score)]
+    places += [(f"profiles[{i}].percentageOfNodesToScore", p.percentage_of_nodes_to_score)
+               for i, p in enumerate(config.profiles)]
+    for path, value in places:
+        if value is not None and not 0 <= value <= 100:
+            raise InvalidInput(what, path, f"Invalid value: {value}: not in valid range [0-100]")
+    return config
 
 
 def _check_unique(names: Iterable[str], kind: str) -> None:
@@ -169,12 +260,12 @@ def _check_unique(names: Iterable[str], kind: str) -> None:
         seen.add(name)
 
 
-def _validate_node(node: Node, what: str) -> Node:
+def _validate_node(node: Node, what: str, checks: validation.Checks) -> Node:
     if not node.metadata.name:
         raise InvalidInput(what, "metadata.name", "required")
+    checks.meta(what, node.metadata, namespaced=False)
     for section, values in (("status.allocatable", node.status.allocatable), ("status.capacity", node.status.capacity)):
-        for name, q in values.items():
-            _check_quantity(what, f"{section}[{name}]", q)
+        validation.check_resource_list(what, section, values)
     for i, t in enumerate(node.spec.taints):
         if not t.key:
             raise InvalidInput(what, f"spec.taints[{i}].key", "required")
@@ -183,15 +274,9 @@ def _validate_node(node: Node, what: str) -> Node:
     return node
 
 
-def _check_quantity(what: str, field_path: str, q: str | int | float) -> None:
-    try:
-        quantity.parse_quantity(q)
-    except quantity.QuantityError as exc:
-        raise InvalidInput(what, field_path, str(exc)) from None
-
-
 def default_pod(
-    pod: Pod, what: str, classes: dict[str, PriorityClass], default_class: PriorityClass | None
+    pod: Pod, what: str, classes: dict[str, PriorityClass], default_class: PriorityClass | None,
+    checks: validation.Checks | None = None,
 ) -> Pod:
     """Validate and apply the API server's defaults plus the Priority admission plugin."""
     meta: ObjectMeta = pod.metadata
@@ -199,20 +284,23 @@ def default_pod(
         raise InvalidInput(what, "metadata.name", "required")
     namespace = meta.namespace or DEFAULT_NAMESPACE
     what = f"Pod {namespace}/{meta.name}"
+    checks = checks or validation.Checks()
+    checks.meta(what, meta, namespaced=True)
     spec = pod.spec
     if not spec.containers:
         raise InvalidInput(what, "spec.containers", "required: a pod needs at least one container")
+    checks.container_names(what, spec.containers, spec.init_containers)
     for group, containers in (("containers", spec.containers), ("initContainers", spec.init_containers)):
         for i, c in enumerate(containers):
-            for section, values in (("requests", c.resources.requests), ("limits", c.resources.limits)):
-                for name, q in values.items():
-                    _check_quantity(what, f"spec.{group}[{i}].resources.{section}[{name}]", q)
+            base = f"spec.{group}[{i}].resources"
+            validation.check_resource_list(what, f"{base}.requests", c.resources.requests)
+            validation.check_resource_list(what, f"{base}.limits", c.resources.limits)
+            validation.check_requests_within_limits(what, base, c.resources.requests, c.resources.limits)
             for j, port in enumerate(c.ports):
                 if port.protocol not in ("TCP", "UDP", "SCTP"):
                     raise InvalidInput(what, f"spec.{group}[{i}].ports[{j}].protocol",
                                        f"unsupported value {port.protocol!r}: TCP, UDP, SCTP")
-    for name, q in spec.overhead.items():
-        _check_quantity(what, f"spec.overhead[{name}]", q)
+    validation.check_resource_list(what, "spec.overhead", spec.overhead)
     _validate_scheduling_fields(pod, what)
 
     priority = spec.priority
