@@ -30,13 +30,15 @@ class Bad:
     text: str
     message: str
     gateway_only: bool = False
+    gateway_message: str = ""
+    """What the gateway says instead, when it differs (it serves fewer kinds)."""
 
     def data(self) -> bytes:
         """The input's bytes (a lone surrogate stands for a byte that is not UTF-8)."""
         return self.text.encode("utf-8", "surrogateescape")
 
-    def expected(self, source: str) -> str:
-        return self.message.replace("{source}", source)
+    def expected(self, source: str, *, gateway: bool = False) -> str:
+        return (self.gateway_message if gateway and self.gateway_message else self.message).replace("{source}", source)
 
 
 def pod(spec: str = "containers: [{name: c}]", meta: str = "name: web") -> str:
@@ -54,6 +56,8 @@ def res(requests: str = "", limits: str = "") -> str:
 
 
 BIG = "x" * (300 * 1024)
+GATEWAY_NO_CONFIG = ("{source}: document 0: kind: unsupported kind 'KubeSchedulerConfiguration': expected one of "
+                     "Node, Pod, PriorityClass, PodDisruptionBudget")
 
 BAD: tuple[Bad, ...] = (
     # Unknown fields (kubectl's default strict field validation).
@@ -180,4 +184,62 @@ BAD: tuple[Bad, ...] = (
     Bad("not-a-mapping", "- just\n- a list\n", "{source}: document 0: expected a Kubernetes object (a mapping)"),
     Bad("not-utf8", "kind: Pod\nmetadata: {name: caf\udce9}\n",
         "{source}: not UTF-8 text: byte 0xe9 at offset 30 cannot be decoded"),
+    # More scheduling fields.
+    Bad("node-affinity-operator", pod("affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: "
+                                      "[{key: z, operator: Near, values: [a]}]}]}}}, containers: [{name: c}]"),
+        "Pod default/web: spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].operator: "
+        "not a valid selector operator: 'Near'"),
+    Bad("pod-affinity-topology-key", pod("affinity: {podAffinity: {requiredDuringSchedulingIgnoredDuringExecution: [{labelSelector: {}, topologyKey: ''}]}}, "
+                                         "containers: [{name: c}]"),
+        "Pod default/web: spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].topologyKey: can not be empty"),
+    Bad("anti-affinity-weight", pod("affinity: {podAntiAffinity: {preferredDuringSchedulingIgnoredDuringExecution: "
+                                    "[{weight: 101, podAffinityTerm: {topologyKey: z}}]}}, containers: [{name: c}]"),
+        "Pod default/web: spec.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].weight: "
+        "must be in the range 1-100"),
+    Bad("spread-when", pod("topologySpreadConstraints: [{maxSkew: 1, topologyKey: z, whenUnsatisfiable: Sometimes}], "
+                           "containers: [{name: c}]"),
+        "Pod default/web: spec.topologySpreadConstraints[0].whenUnsatisfiable: unsupported value 'Sometimes': "
+        "DoNotSchedule, ScheduleAnyway"),
+    Bad("spread-min-domains", pod("topologySpreadConstraints: [{maxSkew: 1, topologyKey: z, whenUnsatisfiable: "
+                                  "ScheduleAnyway, minDomains: 2}], containers: [{name: c}]"),
+        "Pod default/web: spec.topologySpreadConstraints[0].minDomains: must be greater than 0 and only allowed "
+        "with whenUnsatisfiable=DoNotSchedule"),
+    Bad("toleration-effect", pod("tolerations: [{key: k, operator: Equal, value: v, effect: Sometimes}], "
+                                 "containers: [{name: c}]"),
+        "Pod default/web: spec.tolerations[0].effect: unsupported value 'Sometimes'"),
+    Bad("node-taint-key", node(spec="{taints: [{key: '', effect: NoSchedule}]}"), "Node n1: spec.taints[0].key: required"),
+    Bad("priority-class-missing", pod("priorityClassName: gold, containers: [{name: c}]"),
+        "Pod default/web: spec.priorityClassName: no PriorityClass with name gold was found"),
+    Bad("node-pods-garbage", node('allocatable: {pods: "ten"}'),
+        "Node n1: status.allocatable[pods]: quantities must match the regular expression "
+        "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$', got 'ten'"),
+    Bad("limits-negative-ephemeral", pod("containers: [{name: c, resources: {limits: {ephemeral-storage: '-5Mi'}}}]"),
+        'Pod default/web: spec.containers[0].resources.limits[ephemeral-storage]: Invalid value: "-5Mi": '
+        "must be greater than or equal to 0"),
+    Bad("nodename-type", pod("nodeName: 7, containers: [{name: c}]"), "Pod web: spec.nodeName: must be a string, got an integer"),
+    # More names.
+    Bad("pdb-name", "kind: PodDisruptionBudget\napiVersion: policy/v1\nmetadata: {name: B_1}\nspec: {minAvailable: 1}\n",
+        f'PodDisruptionBudget B_1: metadata.name: Invalid value: "B_1": {SUBDOMAIN}', gateway_only=True),
+    Bad("namespace-too-long", pod(meta=f"name: web, namespace: {'n' * 64}"),
+        f'Pod {"n" * 64}/web: metadata.namespace: Invalid value: "{"n" * 64}": must be no more than 63 characters',
+        gateway_only=True),
+    Bad("annotation-key", pod(meta="name: web, annotations: {'bad key': v}"),
+        f'Pod default/web: metadata.annotations: Invalid value: "bad key": {NAME_PART}', gateway_only=True),
+    Bad("label-key-long", pod(meta=f"name: web, labels: {{{'k' * 64}: v}}"),
+        f'Pod default/web: metadata.labels: Invalid value: "{"k" * 64}": name part must be no more than 63 characters',
+        gateway_only=True),
+    # Kinds and the scheduler's configuration (the gateway serves neither).
+    Bad("unsupported-kind", "kind: Service\napiVersion: v1\nmetadata: {name: s}\n",
+        "{source}: Service s: kind: unsupported kind 'Service' (Node, Pod, PriorityClass, PodDisruptionBudget, "
+        "Namespace or KubeSchedulerConfiguration)",
+        gateway_message="{source}: document 0: kind: unsupported kind 'Service': expected one of Node, Pod, "
+                        "PriorityClass, PodDisruptionBudget"),
+    Bad("percentage-config", "kind: KubeSchedulerConfiguration\napiVersion: kubescheduler.config.k8s.io/v1\n"
+                             "percentageOfNodesToScore: 250\n",
+        "KubeSchedulerConfiguration: percentageOfNodesToScore: Invalid value: 250: not in valid range [0-100]",
+        gateway_message=GATEWAY_NO_CONFIG),
+    Bad("percentage-profile", "kind: KubeSchedulerConfiguration\napiVersion: kubescheduler.config.k8s.io/v1\n"
+                              "profiles: [{schedulerName: default-scheduler, percentageOfNodesToScore: -1}]\n",
+        "KubeSchedulerConfiguration: profiles[0].percentageOfNodesToScore: Invalid value: -1: not in valid range [0-100]",
+        gateway_message=GATEWAY_NO_CONFIG),
 )

@@ -28,7 +28,7 @@ def test_simulate_refuses_or_warns(case: Bad, tmp_path: Path, capsys: pytest.Cap
 
 
 def test_there_are_at_least_sixty_bad_inputs() -> None:
-    assert len(BAD) >= 50 and len({c.id for c in BAD}) == len(BAD)
+    assert len(BAD) >= 60 and len({c.id for c in BAD}) == len(BAD)
 
 
 GOOD = [
