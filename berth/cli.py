@@ -26,8 +26,18 @@ from berth import (
 EXIT_INVALID_INPUT = 2
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("berth")
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        return "0+unknown"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="berth", description="An event-sourced pod scheduler with kube-scheduler's semantics.")
+    parser.add_argument("--version", action="version", version=f"berth {_version()}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     simulate_cmd.register(sub)
     for command in (generate_cmd, bench_cmd, up_cmd, demo_cmd, apply_cmd, get_cmd, describe_cmd, delete_cmd,

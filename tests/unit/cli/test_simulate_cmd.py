@@ -95,3 +95,9 @@ def test_no_nodes_reports_upstream_error_once(capsys: pytest.CaptureFixture[str]
     _, out, _ = run(capsys, "-f", str(f), "-o", "json")
     (pod,) = json.loads(out)["pods"]
     assert (pod["phase"], pod["attempts"], pod["message"]) == ("Pending", 1, "no nodes available to schedule pods")
+
+
+def test_berth_says_its_version(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as done:
+        main(["--version"])
+    assert done.value.code == 0 and capsys.readouterr().out.startswith("berth ")
