@@ -1,4 +1,5 @@
-"""`berth get nodes|pods [-o table|json|yaml]`: list what the read model holds."""
+"""`berth get nodes|pods [NAME] [-n NS | -A] [-l SELECTOR] [-o table|wide|name|json|yaml]`: list what the
+read model holds, as kubectl lists it."""
 
 from __future__ import annotations
 
@@ -17,8 +18,12 @@ def register(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser("get", help="list nodes or pods")
     p.add_argument("kind", choices=("nodes", "node", "no", "pods", "pod", "po"))
     p.add_argument("name", nargs="?", help="one object by name")
-    p.add_argument("-n", "--namespace", help="pods of one namespace (default: all namespaces)")
-    p.add_argument("-o", "--output", choices=("table", "json", "yaml"), default="table")
+    p.add_argument("-n", "--namespace", help="the namespace of the pods (default: default, as kubectl)")
+    p.add_argument("-A", "--all-namespaces", action="store_true", help="pods of every namespace")
+    p.add_argument("-l", "--selector", default="", metavar="SELECTOR",
+                   help="only objects whose labels match, in kubectl's syntax (app=web,tier in (a,b),!gone)")
+    p.add_argument("-o", "--output", choices=("table", "wide", "name", "json", "yaml"), default="table",
+                   help="table (default), wide (labels too), name (kind/name), json or yaml")
     add_cluster_args(p)
     p.set_defaults(run=run_guarded(run))
 
@@ -26,22 +31,38 @@ def register(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     gateway = Gateway(find_cluster(args))
     pods = args.kind.startswith("po")
+    namespace = args.namespace or "default"
     if pods:
         if args.name:
-            path = f"/api/v1/namespaces/{quote(args.namespace or 'default')}/pods/{quote(args.name)}"
+            path = f"/api/v1/namespaces/{quote(namespace)}/pods/{quote(args.name)}"
         else:
-            path = f"/api/v1/namespaces/{quote(args.namespace)}/pods" if args.namespace else "/api/v1/pods"
+            path = "/api/v1/pods" if args.all_namespaces else f"/api/v1/namespaces/{quote(namespace)}/pods"
     else:
         path = f"/api/v1/nodes/{quote(args.name)}" if args.name else "/api/v1/nodes"
+    if args.selector and not args.name:
+        path += f"?labelSelector={quote(args.selector)}"
     data = gateway.get(path)
+    items = data["items"] if "items" in data else [data]
     if args.output == "json":
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
     elif args.output == "yaml":
         sys.stdout.write(yaml.safe_dump(data, sort_keys=False))
+    elif args.output == "name":
+        sys.stdout.write("".join(f"{'pod' if pods else 'node'}/{i['metadata']['name']}\n" for i in items))
     else:
-        items = data["items"] if "items" in data else [data]
-        sys.stdout.write(table(pod_rows(items) if pods else node_rows(items)))
+        rows = pod_rows(items) if pods else node_rows(items)
+        if args.output == "wide":
+            rows = [(*r, "LABELS" if n == 0 else _labels(items[n - 1])) for n, r in enumerate(rows)]
+        if len(rows) == 1 and pods and not args.all_namespaces:
+            sys.stdout.write(f"No resources found in {namespace} namespace.\n")
+        else:
+            sys.stdout.write(table(rows))
     return 0
+
+
+def _labels(item: dict[str, Any]) -> str:
+    labels = item.get("metadata", {}).get("labels") or {}
+    return ",".join(f"{k}={v}" for k, v in sorted(labels.items())) or "<none>"
 
 
 def table(rows: list[tuple[str, ...]], padding: int = 3) -> str:

@@ -20,6 +20,7 @@ from shared.adapters.postgres import AcceptedIntents, ReadModelQueries
 from shared.errors import AlreadyExists, BerthError, InvalidInput, NotFound
 from shared.model.api_fields import FIELD_VALIDATIONS, FieldValidation
 from shared.model.loader import decode_text
+from shared.model.selectors import parse_selector
 from shared.events import AnyEvent, NodeDeleted, OutgoingEvent, PodDeleted, TopicRegistry, envelope
 from shared.ports import Publisher
 
@@ -67,6 +68,24 @@ def _field_validation(request: web.Request) -> FieldValidation:
         if given.lower() == mode.lower():
             return mode
     raise InvalidInput("request", "fieldValidation", f"unsupported value {given!r}: {', '.join(FIELD_VALIDATIONS)}")
+
+
+def _listed(request: web.Request, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A list narrowed as the API server narrows one: `labelSelector` (kubectl's -l syntax) and
+    `limit` (the first that many)."""
+    text = request.query.get("labelSelector", "")
+    if text:
+        try:
+            selector = parse_selector(text)
+        except ValueError as exc:
+            raise InvalidInput("request", "labelSelector", str(exc)) from None
+        items = [i for i in items if selector.matches(i.get("metadata", {}).get("labels") or {})]
+    limit = request.query.get("limit", "")
+    if limit:
+        if not limit.isdigit():
+            raise InvalidInput("request", "limit", f"must be a non-negative integer, got {limit!r}")
+        items = items[:int(limit)] if int(limit) else items
+    return items
 
 
 class Routes:
@@ -149,7 +168,8 @@ class Routes:
 
     async def list_nodes(self, request: web.Request) -> web.Response:
         rows = await self.queries.nodes()
-        return web.json_response(objects.render_list("Node", [objects.render_node_row(r) for r in rows]))
+        items = _listed(request, [objects.render_node_row(r) for r in rows])
+        return web.json_response(objects.render_list("Node", items))
 
     async def get_node(self, request: web.Request) -> web.Response:
         row = await self.queries.node(request.match_info["name"])
@@ -188,7 +208,7 @@ class Routes:
 
     async def list_pods(self, request: web.Request) -> web.Response:
         rows = await self.queries.pods(request.match_info.get("ns"))
-        items = [objects.render_pod_row(r) for r in rows]
+        items = _listed(request, [objects.render_pod_row(r) for r in rows])
         return web.json_response(objects.render_list("Pod", items))
 
     async def get_pod(self, request: web.Request) -> web.Response:

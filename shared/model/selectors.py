@@ -7,6 +7,7 @@ are matched by NodeAffinity's `NodeSelectorMatcher`.)
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from typing import Final
 
@@ -77,3 +78,40 @@ def selector_from_set(labels: Mapping[str, str]) -> Selector:
     """labels.SelectorFromSet: an exact match on every pair (an empty set matches everything)."""
     checks = tuple(_requirement(k, "In", [v]) for k, v in sorted(labels.items()))
     return Selector(checks, text=",".join(f"{k}={v}" for k, v in sorted(labels.items())))
+
+
+_SET_REQUIREMENT = re.compile(r"^\s*(?P<key>[^\s!=(),]+)\s+(?P<op>in|notin)\s*\((?P<values>[^()]*)\)\s*$")
+_EQUALITY = re.compile(r"^\s*(?P<key>[^\s!=(),]+)\s*(?P<op>==|=|!=)\s*(?P<value>[^\s!=(),]*)\s*$")
+_EXISTS = re.compile(r"^\s*(?P<not>!)?\s*(?P<key>[^\s!=(),]+)\s*$")
+
+
+def parse_selector(text: str) -> Selector:
+    """A label selector in kubectl's `-l` syntax (labels.Parse): `a=b`, `a==b`, `a!=b`,
+    `a in (x,y)`, `a notin (x)`, `a`, `!a`, joined by commas. ValueError names what is wrong."""
+    checks: list[Predicate] = []
+    for part in _split_requirements(text):
+        if m := _SET_REQUIREMENT.match(part):
+            values = [v.strip() for v in m["values"].split(",") if v.strip()]
+            checks.append(_requirement(m["key"], "In" if m["op"] == "in" else "NotIn", values))
+        elif m := _EQUALITY.match(part):
+            checks.append(_requirement(m["key"], "NotIn" if m["op"] == "!=" else "In", [m["value"]]))
+        elif m := _EXISTS.match(part):
+            checks.append(_requirement(m["key"], "DoesNotExist" if m["not"] else "Exists", []))
+        else:
+            raise ValueError(f"unable to parse requirement: {part.strip()!r}")
+    return Selector(tuple(checks), text=text.strip())
+
+
+def _split_requirements(text: str) -> list[str]:
+    """Split on the commas outside parentheses; an empty selector is no requirement."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    return [p for p in parts if p.strip()] if text.strip() else []

@@ -158,7 +158,7 @@ async def test_compose_topology_schedules_after_its_migrate_step(compose: dict[s
     assert applied.returncode == 0, applied.stderr
     deadline = time.monotonic() + 60
     while True:
-        got = subprocess.run([sys.executable, "-m", "berth", "get", "pods", "-o", "json"], cwd=ROOT, env=client,
+        got = subprocess.run([sys.executable, "-m", "berth", "get", "pods", "-A", "-o", "json"], cwd=ROOT, env=client,
                              capture_output=True, text=True, timeout=60)
         assert got.returncode == 0, got.stderr
         phases = sorted((p["metadata"]["name"], p["status"]["phase"]) for p in json.loads(got.stdout)["items"])

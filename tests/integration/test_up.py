@@ -28,7 +28,7 @@ metadata: {name: n1}
 status: {allocatable: {cpu: "2", memory: 2Gi, pods: "10"}}
 ---
 kind: Pod
-metadata: {name: p1}
+metadata: {name: p1, labels: {app: web}}
 spec: {containers: [{name: c, resources: {requests: {cpu: 100m}}}]}
 ---
 kind: Pod
@@ -108,7 +108,7 @@ def test_berth_up_apply_get_and_stop(state: Path, tmp_path: Path) -> None:
 
         deadline = time.monotonic() + 20
         while True:
-            got = _berth("get", "pods", "-o", "json", env=env)
+            got = _berth("get", "pods", "-A", "-o", "json", env=env)
             assert got.returncode == 0, got.stderr
             items = json.loads(got.stdout)["items"]
             bound = [p for p in items if p["status"]["phase"] == "Bound"]
@@ -118,6 +118,28 @@ def test_berth_up_apply_get_and_stop(state: Path, tmp_path: Path) -> None:
         # berth up runs the whole scheduler: both pods fit on n1.
         assert sorted((p["metadata"]["namespace"], p["metadata"]["name"], p["status"]["phase"], p["spec"]["nodeName"])
                       for p in items) == [("default", "p1", "Bound", "n1"), ("team", "p2", "Bound", "n1")]
+        # kubectl's habits: the default namespace unless -n or -A, -l selectors, -o name and wide.
+        default_ns = _berth("get", "pods", "-o", "name", env=env)
+        assert default_ns.stdout == "pod/p1\n", default_ns.stdout + default_ns.stderr
+        assert _berth("get", "pods", "-A", "-o", "name", env=env).stdout == "pod/p1\npod/p2\n"
+        assert _berth("get", "pods", "-n", "team", "-o", "name", env=env).stdout == "pod/p2\n"
+        assert _berth("get", "pods", "-A", "-l", "app=web", "-o", "name", env=env).stdout == "pod/p1\n"
+        assert _berth("get", "pods", "-A", "-l", "app in (db),!x", "-o", "name", env=env).stdout == ""
+        nothing = _berth("get", "pods", "-n", "empty", env=env)
+        assert nothing.returncode == 0 and nothing.stdout == "No resources found in empty namespace.\n"
+        wide = _berth("get", "pods", "-o", "wide", env=env).stdout.splitlines()
+        assert wide[0].split()[-1] == "LABELS" and wide[1].split()[-1] == "app=web"
+        assert _berth("get", "nodes", "-o", "name", env=env).stdout == "node/n1\n"
+        bad_selector = _berth("get", "pods", "-l", "app in web", env=env)
+        assert bad_selector.returncode == 2 and "labelSelector: unable to parse requirement: 'app in web'" in \
+            bad_selector.stderr
+        typo = tmp_path / "typo.yaml"
+        typo.write_text("kind: Pod\nmetadata: {name: p9}\nspec: {nodeSelectr: {}, containers: [{name: c}]}\n")
+        refused = _berth("apply", "-f", str(typo), env=env)
+        assert refused.returncode == 2 and 'unknown field "spec.nodeSelectr"' in refused.stderr
+        warned = _berth("apply", "-f", str(typo), "--validate", "warn", env=env)
+        assert warned.returncode == 0 and 'Warning: Pod p9: unknown field "spec.nodeSelectr"' in warned.stderr
+        assert _berth("--version", env=env).stdout.startswith("berth ")
         described = _berth("describe", "pod", "p2", "-n", "team", env=env)
         assert described.returncode == 0 and "Nominated Node:" in described.stdout
         assert "Successfully assigned team/p2 to n1" in described.stdout
@@ -183,7 +205,7 @@ def test_berth_up_restarts_a_service_that_dies(state: Path, tmp_path: Path) -> N
         assert applied.returncode == 0, applied.stderr
         deadline = time.monotonic() + 30
         while True:
-            got = _berth("get", "pods", "-o", "json", env=env)
+            got = _berth("get", "pods", "-A", "-o", "json", env=env)
             assert got.returncode == 0, got.stderr
             phases = [p["status"]["phase"] for p in json.loads(got.stdout)["items"]]
             if phases == ["Bound", "Bound"] or time.monotonic() > deadline:
@@ -213,7 +235,7 @@ def _kill_everything(proc: subprocess.Popen[str], state: Path) -> None:
 
 
 def _pods(env: dict[str, str]) -> list[dict[str, Any]]:
-    got = _berth("get", "pods", "-o", "json", env=env)
+    got = _berth("get", "pods", "-A", "-o", "json", env=env)
     assert got.returncode == 0, got.stderr
     return json.loads(got.stdout)["items"]  # type: ignore[no-any-return]
 
