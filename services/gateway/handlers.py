@@ -257,9 +257,14 @@ class Routes:
         is left unchanged (pods are immutable once submitted).
         """
         v = await self._validate(request, await self._docs(request))
-        live = {(p.namespace, p.name) for p in await self.queries.pods()} if v.pods else set()
+        rows = {(p.namespace, p.name): p for p in await self.queries.pods()} if v.pods else {}
+        live = set(rows)
         if v.pods:
             live |= await self.intents.pending_pods()  # accepted, not yet in the read model
+        for p in v.pods:
+            stored = rows.get((p.metadata.namespace, p.metadata.name))
+            if stored is not None and stored.pod is not None:
+                request.setdefault(WARNINGS, []).extend(objects.pod_update_problems(stored.pod, p))
         known_nodes = {n.name for n in await self.queries.nodes()} if v.nodes else set()
         results: list[dict[str, str]] = []
         fresh = [p for p in v.pods if (p.metadata.namespace, p.metadata.name) not in live]

@@ -141,3 +141,31 @@ def render_pod_row(row: PodRow) -> dict[str, Any]:
 
 def render_list(kind: str, items: list[dict[str, Any]]) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": f"{kind}List", "metadata": {}, "items": items}
+
+
+POD_UPDATE_FORBIDDEN = (
+    "Forbidden: pod updates may not change fields other than `spec.containers[*].image`,"
+    "`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing "
+    "tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)"
+)
+
+
+def pod_update_problems(stored: Pod, applied: Pod) -> list[str]:
+    """Applying `applied` over the live `stored` pod, as the API server's update validation sees it:
+    a changed spec is refused (InvalidInput, upstream's words); changed labels or annotations, which
+    Berth does not update, come back as warnings."""
+    name = f"Pod {applied.metadata.namespace}/{applied.metadata.name}"
+    if _comparable(stored.spec) != _comparable(applied.spec):
+        raise InvalidInput(name, "spec", POD_UPDATE_FORBIDDEN)
+    out = []
+    for part in ("labels", "annotations"):
+        if getattr(stored.metadata, part) != getattr(applied.metadata, part):
+            out.append(f"{name}: metadata.{part} changed; Berth keeps a pod's {part} as first applied")
+    return out
+
+
+def _comparable(spec: Any) -> Any:
+    """A spec without what the API server allows an update to change."""
+    return msgspec.structs.replace(
+        spec, containers=[msgspec.structs.replace(c, image="") for c in spec.containers],
+        init_containers=[msgspec.structs.replace(c, image="") for c in spec.init_containers])

@@ -184,3 +184,30 @@ async def test_an_apply_retried_before_projection_submits_each_pod_once(berth_en
     finally:
         await client.close()
     assert len(await AcceptedIntents(engine).unstored()) == 5 + 3, "the retry published the nodes and class again"
+
+
+async def test_a_pod_spec_cannot_change_on_reapply(api: Api) -> None:
+    assert (await api.client.post("/apis/berth.dev/v1/apply", data=CLUSTER, headers=AUTH)).status == 200
+
+    async def visible() -> bool:
+        return len(await _pods(api)) == 2
+
+    await eventually(visible, timeout=15)
+    same = await api.client.post("/apis/berth.dev/v1/apply", data=CLUSTER, headers=AUTH)
+    assert same.status == 200 and "Warning" not in same.headers
+    assert {i["name"]: i["action"] for i in (await same.json())["items"] if i["kind"] == "Pod"} == {
+        "web-0": "unchanged", "web-1": "unchanged"}
+    changed = await api.client.post("/apis/berth.dev/v1/apply", data=CLUSTER.replace("cpu: 500m", "cpu: 700m"),
+                                    headers=AUTH)
+    assert changed.status == 422
+    message = (await changed.json())["message"]
+    assert message.startswith("Pod default/web-0: spec: Forbidden: pod updates may not change fields other than")
+    image = await api.client.post("/apis/berth.dev/v1/apply", data=CLUSTER.replace("image: nginx", "image: httpd"),
+                                  headers=AUTH)
+    assert image.status == 200, "a container's image may change"
+    relabelled = await api.client.post("/apis/berth.dev/v1/apply",
+                                       data=CLUSTER.replace("metadata: {name: web-0}", "metadata: {name: web-0, labels: {a: b}}"),
+                                       headers=AUTH)
+    assert relabelled.status == 200
+    assert relabelled.headers.getall("Warning") == [
+        '299 - "Pod default/web-0: metadata.labels changed; Berth keeps a pod\'s labels as first applied"']
