@@ -159,6 +159,19 @@ def test_berth_up_apply_get_and_stop(state: Path, tmp_path: Path) -> None:
         events = _berth("events", "pods", env=env)
         assert events.returncode == 0 and events.stdout.count('"PodSubmitted"') >= 2
 
+        more = tmp_path / "more.yaml"
+        more.write_text("kind: Pod\nmetadata: {name: p3}\nspec: {containers: [{name: c}]}\n---\n"
+                        "kind: Pod\nmetadata: {name: p4}\nspec: {containers: [{name: c}]}\n")
+        assert _berth("apply", "-f", str(more), env=env).returncode == 0
+        partly = _berth("delete", "pod", "nope", "p3", env=env)  # kubectl goes on past a missing object
+        assert partly.returncode == 1 and partly.stdout == 'pod "p3" deleted\n'
+        assert 'pods "nope" not found' in partly.stderr
+        (tmp_path / "p4.yaml").write_text("kind: Pod\nmetadata: {name: p4}\nspec: {containers: [{name: c}]}\n")
+        by_file = _berth("delete", "-f", str(tmp_path / "p4.yaml"), env=env)
+        assert by_file.returncode == 0 and by_file.stdout == 'pod "p4" deleted\n', by_file.stderr
+        everything = _berth("delete", "pods", "--all", "-n", "team", env=env)
+        assert everything.returncode == 0 and everything.stdout == 'pod "p2" deleted\n', everything.stderr
+
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(30) == 0
     finally:
