@@ -110,6 +110,10 @@ class Routes:
         r.add_get("/api/v1/namespaces/{ns}/pods/{name}", self.get_pod)
         r.add_delete("/api/v1/namespaces/{ns}/pods/{name}", self.delete_pod)
         r.add_post("/apis/berth.dev/v1/apply", self.apply)
+        r.add_get("/api/v1/namespaces", self.list_namespaces)
+        r.add_get("/apis/scheduling.k8s.io/v1/priorityclasses", self.list_priority_classes)
+        r.add_get("/apis/policy/v1/poddisruptionbudgets", self.list_pdbs)
+        r.add_get("/apis/policy/v1/namespaces/{ns}/poddisruptionbudgets", self.list_pdbs)
 
     @web.middleware
     async def _middleware(self, request: web.Request, handler: Handler) -> web.StreamResponse:
@@ -210,6 +214,23 @@ class Routes:
         rows = await self.queries.pods(request.match_info.get("ns"))
         items = _listed(request, [objects.render_pod_row(r) for r in rows])
         return web.json_response(objects.render_list("Pod", items))
+
+    async def list_namespaces(self, request: web.Request) -> web.Response:
+        """The namespaces in use: default, and every namespace a live pod or budget names."""
+        names = {"default"} | {p.namespace for p in await self.queries.pods()} | {b.namespace for b in await self.queries.pdbs()}
+        items = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": n}, "status": {"phase": "Active"}}
+                 for n in sorted(names)]
+        return web.json_response(objects.render_list("Namespace", _listed(request, items)))
+
+    async def list_priority_classes(self, request: web.Request) -> web.Response:
+        items = [objects.render_object(r.priority_class, "scheduling.k8s.io/v1", "PriorityClass")
+                 for r in await self.queries.priority_classes()]
+        return web.json_response(objects.render_list("PriorityClass", _listed(request, items)))
+
+    async def list_pdbs(self, request: web.Request) -> web.Response:
+        items = [objects.render_object(r.pdb, "policy/v1", "PodDisruptionBudget")
+                 for r in await self.queries.pdbs(request.match_info.get("ns"))]
+        return web.json_response(objects.render_list("PodDisruptionBudget", _listed(request, items)))
 
     async def get_pod(self, request: web.Request) -> web.Response:
         ns, name = request.match_info["ns"], request.match_info["name"]

@@ -95,13 +95,14 @@ def events_of(v: Validated) -> list[AnyEvent]:
 # --- rendering ---------------------------------------------------------------------------------
 
 
-def _object(obj: msgspec.Struct, api_version: str, kind: str) -> dict[str, Any]:
+def render_object(obj: msgspec.Struct, api_version: str, kind: str) -> dict[str, Any]:
+    """Any stored object in the API's JSON shape, with its apiVersion and kind."""
     data: dict[str, Any] = msgspec.to_builtins(obj)
     return {"apiVersion": api_version, "kind": kind, **{k: v for k, v in data.items() if k not in ("apiVersion", "kind")}}
 
 
 def render_node(node: Node) -> dict[str, Any]:
-    return _object(node, "v1", "Node")
+    return render_object(node, "v1", "Node")
 
 
 def render_node_row(row: NodeRow) -> dict[str, Any]:
@@ -109,7 +110,7 @@ def render_node_row(row: NodeRow) -> dict[str, Any]:
 
 
 def render_pod(pod: Pod) -> dict[str, Any]:
-    return _object(pod, "v1", "Pod")
+    return render_object(pod, "v1", "Pod")
 
 
 def render_pod_row(row: PodRow) -> dict[str, Any]:

@@ -140,6 +140,12 @@ def test_berth_up_apply_get_and_stop(state: Path, tmp_path: Path) -> None:
         warned = _berth("apply", "-f", str(typo), "--validate", "warn", env=env)
         assert warned.returncode == 0 and 'Warning: Pod p9: unknown field "spec.nodeSelectr"' in warned.stderr
         assert _berth("--version", env=env).stdout.startswith("berth ")
+        node = _berth("describe", "node", "n1", env=env).stdout
+        assert "Allocated resources:" in node and "cpu       100m (5%)" in node, node
+        assert {"p1", "p2"} <= {line.split()[1] for line in node.splitlines() if line.startswith(("  default", "  team"))}
+        assert _berth("get", "namespaces", "-o", "name", env=env).stdout == "namespace/default\nnamespace/team\n"
+        classes = _berth("get", "priorityclasses", env=env)
+        assert classes.returncode == 0 and classes.stdout == "No resources found.\n", classes.stderr
         described = _berth("describe", "pod", "p2", "-n", "team", env=env)
         assert described.returncode == 0 and "Nominated Node:" in described.stdout
         assert "Successfully assigned team/p2 to n1" in described.stdout
