@@ -14,7 +14,7 @@ from shared.model.loader import load_files
 from shared.workloads import WORKLOADS, generate
 
 from .bench.inprocess import run_inprocess
-from .bench.plot import plot_scaling, plot_throughput
+from .bench.plot import NO_PLOT, plot_scaling, plot_throughput
 from .client import CliError, run_guarded
 from .services import check_filter_workers, filter_workers_problem
 
@@ -25,9 +25,12 @@ def register(sub: Any) -> None:
         description="Schedules a generated workload and reports pods/s, attempt and end-to-end latency "
                     "percentiles, CPU and memory, with a throughput-over-time plot. Fails (exit 1) if any "
                     "node is over-committed or any pod is lost.")
-    p.add_argument("--workload", choices=sorted(WORKLOADS), default="SchedulingBasic")
-    p.add_argument("--nodes", type=int, default=5000)
-    p.add_argument("--pods", type=int, default=10000)
+    p.add_argument("--workload", choices=sorted(WORKLOADS), default="SchedulingBasic",
+                   help="the scheduler_perf workload (default SchedulingBasic)")
+    p.add_argument("--nodes", type=int, default=5000,
+                   help="nodes (default 5000)")
+    p.add_argument("--pods", type=int, default=10000,
+                   help="measured pods (default 10000)")
     p.add_argument("--mode", choices=("inprocess", "cluster"), default=None,
                    help="inprocess (the default): the core alone; cluster: every service as a process on the "
                         "embedded stack (or KAFKA_BOOTSTRAP_SERVERS / DATABASE_URL), pods fed through Kafka; "
@@ -45,10 +48,13 @@ def register(sub: Any) -> None:
     p.add_argument("--config", metavar="FILE",
                    help="a KubeSchedulerConfiguration (profiles, percentageOfNodesToScore, ...), as for simulate; "
                         "in cluster mode every scheduling service runs with it")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0,
+                   help="the workload's and the tie-breaks' seed (default 0)")
     p.add_argument("--out-dir", default="bench-results", help="where the JSON result and the plot go")
-    p.add_argument("-o", "--output", choices=("text", "json"), default="text")
-    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None)
+    p.add_argument("-o", "--output", choices=("text", "json"), default="text",
+                   help="text for people (default) or json")
+    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help="show progress on stderr (default: when it is a terminal)")
     p.set_defaults(run=run_guarded(run))
 
 
@@ -113,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
         per_service = ", ".join(f"{k} {v:.1f}" for k, v in sorted(result.cpu_seconds.items()))
         print(f"  cpu {sum(result.cpu_seconds.values()):.2f} s ({per_service}), peak memory {result.peak_memory_mb:.0f} MB")
         print(f"  cpu per pod     {_per_pod(result.cpu_ms_per_pod)}")
-        print(f"  result {out_dir / (stem + '.json')}" + (f", plot {plot}" if plot else ""))
+        print(f"  result {out_dir / (stem + '.json')}" + (f", plot {plot}" if plot else f"; {NO_PLOT}"))
     for problem in result.problems:
         print(f"error: {problem}", file=sys.stderr)
     return 1 if result.problems else 0
@@ -175,7 +181,7 @@ def _sweep(args: argparse.Namespace, workload: Any, progress: bool, config_path:
             print(f"  {p['filter_workers']:>7}  {p['pods_per_second']:>9.1f}  {p['speedup']:>7.2f}  "
                   f"{p['efficiency']:>10.2f}  {p['e2e_latency_p99_ms'] / 1000:>8.1f}s  "
                   f"{ms.get('total', 0.0):>10.3f}  {ms.get('queue', 0.0):>6.3f}  {ms.get('filter', 0.0):>6.3f}")
-        print(f"  result {out_dir / (stem + '.json')}" + (f", plot {plot}" if plot else ""))
+        print(f"  result {out_dir / (stem + '.json')}" + (f", plot {plot}" if plot else f"; {NO_PLOT}"))
     for problem in problems:
         print(f"error: {problem}", file=sys.stderr)
     return 1 if problems else 0

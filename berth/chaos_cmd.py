@@ -29,20 +29,26 @@ from .services import check_filter_workers
 def register(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser("chaos", help="kill processes at random while scheduling; check invariants",
                                                 description=__doc__.splitlines()[0] if __doc__ else None)
-    p.add_argument("--workload", choices=sorted(WORKLOADS), default="SchedulingBasic")
-    p.add_argument("--nodes", type=int, default=5000)
-    p.add_argument("--pods", type=int, default=10000)
+    p.add_argument("--workload", choices=sorted(WORKLOADS), default="SchedulingBasic",
+                   help="the scheduler_perf workload (default SchedulingBasic)")
+    p.add_argument("--nodes", type=int, default=5000,
+                   help="nodes (default 5000)")
+    p.add_argument("--pods", type=int, default=10000,
+                   help="pods applied after the workload's initial ones (default 10000)")
     p.add_argument("--rate", type=float, default=100.0, metavar="PODS_PER_S",
                    help="pods applied per second (default 100: pods keep arriving while the faults play out)")
     p.add_argument("--faults", type=int, default=8, help="processes to kill (default 8: each target once)")
     p.add_argument("--targets", type=_targets, default=TARGETS, metavar="A,B,...",
                    help=f"what may be killed (default {','.join(TARGETS)})")
     p.add_argument("--seed", type=int, default=0, help="picks the moments and the order of the faults")
-    p.add_argument("--filter-workers", type=int, default=1, metavar="K")
-    p.add_argument("--settle-timeout", type=float, default=300.0, metavar="S")
+    p.add_argument("--filter-workers", type=int, default=1, metavar="K",
+                   help="filter replicas (default 1)")
+    p.add_argument("--settle-timeout", type=float, default=300.0, metavar="S",
+                   help="give up waiting for the cluster to settle after S seconds (default 300)")
     p.add_argument("--state-dir", metavar="DIR", help="keep the cluster's data and logs there (default: a temporary one)")
     p.add_argument("--report", metavar="FILE", help="also write the matrix and the checks to FILE as Markdown")
-    p.add_argument("-o", "--output", choices=("text", "json"), default="text")
+    p.add_argument("-o", "--output", choices=("text", "json"), default="text",
+                   help="text for people (default) or json")
     p.set_defaults(run=run_guarded(run))
 
 

@@ -22,7 +22,8 @@ def register(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser("delete", help="delete pods or nodes (by name, from a file, or all)",
                                                 description=__doc__.splitlines()[0] if __doc__ else None)
     p.add_argument("kind", nargs="?", choices=sorted(KINDS), help="pod(s) or node(s); not with -f")
-    p.add_argument("names", nargs="*", metavar="NAME")
+    p.add_argument("names", nargs="*", metavar="NAME",
+                   help="the objects' names")
     p.add_argument("-f", "--filename", dest="files", action="append", default=[], metavar="FILE",
                    help="delete the pods and nodes a file names (YAML or JSON, as for apply); repeatable")
     p.add_argument("--all", action="store_true", help="every object of the kind (in the namespace, or -A)")

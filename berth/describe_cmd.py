@@ -19,8 +19,10 @@ from .get_cmd import table
 def register(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser("describe", help="show a pod (scheduling state, events) or a node "
                                                 "(taints, pods, allocated resources)")
-    p.add_argument("kind", choices=("pod", "pods", "po", "node", "nodes", "no"))
-    p.add_argument("name")
+    p.add_argument("kind", choices=("pod", "pods", "po", "node", "nodes", "no"),
+                   help="pod or node")
+    p.add_argument("name",
+                   help="the object's name")
     p.add_argument("-n", "--namespace", default="default", help="the pod's namespace (default: default)")
     add_cluster_args(p)
     p.set_defaults(run=run_guarded(run))

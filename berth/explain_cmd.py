@@ -20,13 +20,16 @@ from .replay_cmd import add_source_args, load_history
 
 def register(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser("explain", help="why a pod went where it went (or nowhere)")
-    p.add_argument("kind", choices=("pod", "pods", "po"))
+    p.add_argument("kind", choices=("pod", "pods", "po"),
+                   help="pod (the only kind explained)")
     p.add_argument("name", help="NAME or NAMESPACE/NAME")
-    p.add_argument("-n", "--namespace", default="default")
+    p.add_argument("-n", "--namespace", default="default",
+                   help="the pod's namespace (default: default)")
     p.add_argument("--attempt", type=int, metavar="K", help="the K-th attempt (default: the last recorded)")
     p.add_argument("--now", action="store_true", help="a fresh attempt against the current state")
     p.add_argument("--all-nodes", action="store_true", help="list nodes the walk did not reach too")
-    p.add_argument("-o", "--output", choices=("table", "json"), default="table")
+    p.add_argument("-o", "--output", choices=("table", "json"), default="table",
+                   help="table for people (default) or json")
     add_source_args(p)
     p.set_defaults(run=run_guarded(run))
 

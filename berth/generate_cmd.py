@@ -15,10 +15,13 @@ def register(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser(
         "generate", help="write a synthetic cluster (nodes + pods) for simulate, apply or bench",
         description="Deterministic clusters modelled on kube-scheduler's scheduler_perf workloads.")
-    p.add_argument("workload", choices=sorted(WORKLOADS))
-    p.add_argument("--nodes", type=int, default=100)
+    p.add_argument("workload", choices=sorted(WORKLOADS),
+                   help="which scheduler_perf workload to model")
+    p.add_argument("--nodes", type=int, default=100,
+                   help="nodes in the cluster (default 100)")
     p.add_argument("--pods", type=int, default=1000, help="measured (pending) pods")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0,
+                   help="the same seed writes the same cluster (default 0)")
     p.add_argument("-o", "--output", default="-", metavar="FILE", help="where to write (default stdout)")
     p.set_defaults(run=run)
 

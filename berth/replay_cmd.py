@@ -44,7 +44,8 @@ def register(sub: Any) -> None:
     p.add_argument("--until", metavar="TIME", help="print the cluster as it was at TIME instead (nodes, pods, queue)")
     p.add_argument("--config", metavar="FILE", help="also decide every cycle under this KubeSchedulerConfiguration "
                    "and report what would have changed")
-    p.add_argument("-o", "--output", choices=("table", "json"), default="table")
+    p.add_argument("-o", "--output", choices=("table", "json"), default="table",
+                   help="table for people (default) or json")
     p.set_defaults(run=run_guarded(run))
 
 

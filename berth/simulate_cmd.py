@@ -28,7 +28,8 @@ def register(sub: Any) -> None:
                    help="YAML (multi-document) or JSON input; repeatable; '-' reads standard input")
     p.add_argument("--config", metavar="KSC.yaml", help="a KubeSchedulerConfiguration file")
     add_validate_arg(p)
-    p.add_argument("-o", "--output", choices=("json", "table"), default="table")
+    p.add_argument("-o", "--output", choices=("json", "table"), default="table",
+                   help="table for people (default) or json")
     p.add_argument("--seed", type=int, default=0, help="seed for tie-breaks among equal scores (default 0)")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="progress on stderr (default: when stderr is a terminal)")

@@ -19,6 +19,10 @@ def _pyplot() -> Any | None:
     return plt
 
 
+NO_PLOT = "no plot: matplotlib is not installed (pip install -e '.[plot]', which make installs)"
+"""What the bench says instead of a plot's path when it could not draw one."""
+
+
 def _save(plt: Any, fig: Any, ax: Any, title: str, path: Path) -> Path:
     ax.set_title(title)
     ax.grid(True, alpha=0.3)
