@@ -23,6 +23,17 @@ class SchedulerMetrics:
             "scheduler_pod_scheduling_sli_duration_seconds",
             "E2e latency for a pod being scheduled, from the time the pod enters the scheduling queue.",
             ["attempts"], buckets=_SLI_BUCKETS, registry=registry)
+        self.algorithm_seconds = Histogram(
+            "scheduler_scheduling_algorithm_duration_seconds",
+            "Scheduling algorithm latency in seconds: from a pod's pop until its decision (Berth filters and "
+            "scores a batch of pods together).", buckets=_ATTEMPT_BUCKETS, registry=registry)
+        self.incoming = Counter(
+            "scheduler_queue_incoming_pods", "Number of pods added to scheduling queues by event and queue type.",
+            ["queue", "event"], registry=registry)
+        self.unschedulable = Gauge(
+            "scheduler_unschedulable_pods", "The number of unschedulable pods broken down by plugin name. A pod "
+            "will increment the gauge for all plugins that caused it to not schedule.",
+            ["plugin", "profile"], registry=registry)
         self.batch_pods = Histogram(
             "berth_queue_batch_pods", "Pods per scatter/gather cycle.",
             buckets=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512), registry=registry)

@@ -165,6 +165,7 @@ class Scheduler:
         self.config_hash = config_hash(config)
         self.clock: FakeClock | MonotonicClock = FakeClock() if lockstep else MonotonicClock()
         self.queue = build_queue(profiles, config, self.clock, unschedulable_timeout_s=unschedulable_timeout_s)
+        self.queue.on_incoming = lambda queue, event: metrics.incoming.labels(queue, event).inc()
         self.next_start = 0
         self._walker = ScheduleAlgorithm(random.Random(0))
         """Walks again for a pod whose ranked candidates pods decided before it took (`walk_again`)."""
@@ -182,6 +183,7 @@ class Scheduler:
         self.awaiting: Callable[[], bool] | None = None
         self._wake = asyncio.Event()
         self._pending_updated = 0.0
+        self._unschedulable_labels: set[tuple[str, str]] = set()
         self._outbox: list[OutgoingEvent] = []
         self._heap = HeapKeeper()
         self.waiting: set[str] = set()
@@ -661,7 +663,9 @@ class Scheduler:
     def _observe(self, a: Attempt, result: str) -> None:
         profile = a.fwk.profile_name
         self.metrics.attempts.labels(result, profile).inc()
-        self.metrics.attempt_seconds.labels(result, profile).observe(time.perf_counter() - a.started)
+        elapsed = time.perf_counter() - a.started
+        self.metrics.attempt_seconds.labels(result, profile).observe(elapsed)
+        self.metrics.algorithm_seconds.observe(elapsed)
 
     def _observe_bound(self, uid: str) -> None:
         entered = self.entered.pop(uid, None)
@@ -675,3 +679,9 @@ class Scheduler:
         self._pending_updated = now
         for name, count in self.queue.pending_pods().counts().items():
             self.metrics.pending.labels(name).set(count)
+        by_plugin = self.queue.unschedulable_by_plugin()
+        for labels in self._unschedulable_labels - by_plugin.keys():
+            self.metrics.unschedulable.labels(*labels).set(0)
+        for labels, count in by_plugin.items():
+            self.metrics.unschedulable.labels(*labels).set(count)
+        self._unschedulable_labels |= by_plugin.keys()

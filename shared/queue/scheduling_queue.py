@@ -35,7 +35,7 @@ from .heap import KeyedHeap
 from .nominator import Nominator
 from .pending import PendingPods
 from .pod_changes import (
-    BACKOFF_COMPLETE, FORCE_ACTIVATE, UNSCHEDULED_POD_ADD, UNSCHEDULED_POD_UPDATE,
+    BACKOFF_COMPLETE, FORCE_ACTIVATE, SCHEDULE_ATTEMPT_FAILURE, UNSCHEDULED_POD_ADD, UNSCHEDULED_POD_UPDATE,
     assigned_pod_update_events, is_pod_updated,
 )
 from .queued_pod_info import LessFn, QueuedPodInfo, priority_sort_less
@@ -100,6 +100,9 @@ class SchedulingQueue:
         self._move_request_cycle = -1
         self._registered_for: dict[ClusterEvent, bool] = {}  # event -> whether some plugin registered it
         self.nominator = Nominator()
+        self.on_incoming: Callable[[str, str], None] | None = None
+        """Told (queue, event) for every pod that enters activeQ ("active"), backoffQ ("backoff") or
+        unschedulablePods ("unschedulable"), as scheduler_queue_incoming_pods_total counts them."""
 
     # -- properties -----------------------------------------------------------------------------
     @property
@@ -164,9 +167,10 @@ class SchedulingQueue:
         qpi.backoff_expiration = None
         updated_meanwhile = flight is not None and flight.updated
         if self._move_request_cycle >= pod_scheduling_cycle or not qpi.rejector_plugins() or updated_meanwhile:
-            self._move_to_backoff_q(qpi)
+            self._move_to_backoff_q(qpi, SCHEDULE_ATTEMPT_FAILURE)
         else:
             self._unschedulable[key] = qpi
+            self._incoming("unschedulable", SCHEDULE_ATTEMPT_FAILURE)
         return True
 
     def activate(self, pods: Iterable[PodInfo]) -> None:
@@ -215,7 +219,7 @@ class SchedulingQueue:
         if not is_pod_updated(old, new):
             return
         if self._backoff.is_backing_off(q):
-            self._move_to_backoff_q(q)
+            self._move_to_backoff_q(q, UNSCHEDULED_POD_UPDATE)
         else:
             self._move_to_active_q(q, UNSCHEDULED_POD_UPDATE)
 
@@ -344,19 +348,35 @@ class SchedulingQueue:
         if q.gated:
             if not (self._active.has_key(key) or self._backoff.has(key) or key in self._unschedulable):
                 self._unschedulable[key] = q
+                self._incoming("unschedulable", event)
             return False
         if q.initial_attempt_timestamp is None:
             q.initial_attempt_timestamp = self.clock.now()
         self._unschedulable.pop(key, None)
         self._backoff.delete(key)
         self._active.add_or_update(q)
+        self._incoming("active", event)
         if event in (UNSCHEDULED_POD_ADD, UNSCHEDULED_POD_UPDATE):
             self.nominator.add_nominated_pod(q.pod_info)
         return True
 
-    def _move_to_backoff_q(self, q: QueuedPodInfo) -> None:
+    def _move_to_backoff_q(self, q: QueuedPodInfo, event: str) -> None:
         self._unschedulable.pop(q.key, None)
         self._backoff.add(q)
+        self._incoming("backoff", event)
+
+    def _incoming(self, queue: str, event: str) -> None:
+        if self.on_incoming is not None:
+            self.on_incoming(queue, event)
+
+    def unschedulable_by_plugin(self) -> dict[tuple[str, str], int]:
+        """(plugin, profile) → pods in unschedulablePods that plugin rejected or left pending."""
+        counts: dict[tuple[str, str], int] = {}
+        for q in self._unschedulable.values():
+            profile = q.pod_info.pod.spec.scheduler_name or "default-scheduler"
+            for plugin in q.unschedulable_plugins | q.pending_plugins:
+                counts[(plugin, profile)] = counts.get((plugin, profile), 0) + 1
+        return counts
 
     def _is_event_of_interest(self, event: ClusterEvent) -> bool:
         if is_wildcard(event) or self._event_map is None:
@@ -398,7 +418,7 @@ class SchedulingQueue:
                 continue
             self._unschedulable.pop(q.key, None)
             if self._backoff.is_backing_off(q):
-                self._move_to_backoff_q(q)
+                self._move_to_backoff_q(q, event.label)
             else:
                 self._move_to_active_q(q, event.label)
         self._move_request_cycle = self._scheduling_cycle

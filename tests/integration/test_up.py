@@ -140,6 +140,15 @@ def test_berth_up_apply_get_and_stop(state: Path, tmp_path: Path) -> None:
         warned = _berth("apply", "-f", str(typo), "--validate", "warn", env=env)
         assert warned.returncode == 0 and 'Warning: Pod p9: unknown field "spec.nodeSelectr"' in warned.stderr
         assert _berth("--version", env=env).stdout.startswith("berth ")
+        import urllib.request
+
+        with urllib.request.urlopen(info["services"]["queue"] + "/metrics", timeout=5) as resp:
+            exposed = resp.read().decode()
+        for name in ("scheduler_schedule_attempts_total", "scheduler_scheduling_algorithm_duration_seconds_bucket",
+                     'scheduler_queue_incoming_pods_total{event="UnscheduledPodAdd",queue="active"}',
+                     "scheduler_pending_pods", "scheduler_pod_scheduling_sli_duration_seconds_bucket"):
+            assert name in exposed, name
+        assert "_created" not in exposed, "kube-scheduler exposes no _created series"
         node = _berth("describe", "node", "n1", env=env).stdout
         assert "Allocated resources:" in node and "cpu       100m (5%)" in node, node
         assert {"p1", "p2"} <= {line.split()[1] for line in node.splitlines() if line.startswith(("  default", "  team"))}
