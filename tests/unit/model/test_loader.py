@@ -56,7 +56,7 @@ def test_yaml_timestamps_stay_strings() -> None:
 @pytest.mark.parametrize(
     ("docs", "field", "reason"),
     [
-        ([pod("p", priority="high")], "spec.priority", "Expected `int | null`, got `str`"),
+        ([pod("p", priority="high")], "spec.priority", "must be an integer, got a string"),
         ([{**pod("p"), "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "lots"}}}]}}],
          "spec.containers[0].resources.requests[cpu]", "quantities must match"),
         ([pod("p", priorityClassName="missing")], "spec.priorityClassName", "no PriorityClass with name missing was found"),
