@@ -11,6 +11,8 @@ import sys
 import time
 from typing import Any
 
+from tqdm import tqdm
+
 from .client import (EXIT_INVALID_INPUT, CliError, Gateway, add_cluster_args, add_validate_arg, field_validation,
                      find_cluster, run_guarded)
 
@@ -39,19 +41,18 @@ def run(args: argparse.Namespace) -> int:
     bodies = [(path, _read(path)) for path in args.files]  # read all first: a missing file sends nothing
     for path, body in bodies:
         started = time.monotonic()
-        show = len(body) >= PROGRESS_FROM_BYTES
+        bar = tqdm(total=len(body), desc=f"{path}: uploading", unit="B", unit_scale=True, unit_divisor=1024,
+                   file=sys.stderr, disable=len(body) < PROGRESS_FROM_BYTES, leave=False)
 
-        def progress(sent: int, total: int, path: str = path) -> None:
-            print(f"\r{path}: uploading {sent / total:6.1%} ({sent >> 20}/{total >> 20} MiB)", end="",
-                  file=sys.stderr, flush=True)
+        def progress(sent: int, total: int) -> None:
+            bar.update(sent - bar.n)
 
         try:
             result = gateway.request("POST", f"/apis/berth.dev/v1/apply?fieldValidation={field_validation(args)}",
                                      body, content_type="application/yaml",
-                                     progress=progress if show else None)
+                                     progress=None if bar.disable else progress)
         finally:
-            if show:
-                print(file=sys.stderr)
+            bar.close()
         for item in result["items"]:
             where = f"{item['namespace']}/" if item.get("namespace") else ""
             print(f"{item['kind'].lower()}/{where}{item['name']} {item['action']}")

@@ -8,6 +8,8 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 
+from tqdm import tqdm
+
 from shared.framework.node_info import node_allocatable
 from shared.framework.pod_info import PodInfo
 from shared.memory import settle_heap
@@ -50,29 +52,34 @@ class BenchResult:
 
 
 class Progress:
-    """A one-line progress bar on stderr."""
+    """A progress bar on stderr (tqdm), drawn only when `enabled`; `tick` is cheap enough to call
+    once per scheduling attempt (the bar is moved every 200)."""
+
+    EVERY = 200
 
     def __init__(self, total: int, enabled: bool, unit: str = "attempts") -> None:
-        self.total, self.enabled, self.unit = total, enabled, unit
-        self.done, self.started, self._shown = 0, time.monotonic(), -1
+        self.total, self.done = total, 0
+        self._drawn = 0
+        self._bar = tqdm(total=total, unit=f" {unit}", disable=not enabled, file=sys.stderr, dynamic_ncols=True,
+                         mininterval=0.2, smoothing=0.1)
 
     def tick(self) -> None:
-        self.update(self.done + 1, every=200)
+        self.done += 1
+        if self.done - self._drawn >= self.EVERY or self.done == self.total:
+            self._move()
 
     def update(self, done: int, every: int = 1) -> None:
         self.done = done
-        if not self.enabled or done == self._shown or (done % every and done != self.total):
-            return
-        self._shown = done
-        width = 30
-        filled = int(width * min(done, self.total) / max(self.total, 1))
-        rate = done / max(time.monotonic() - self.started, 1e-9)
-        sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{self.total} {self.unit}, {rate:,.0f}/s ")
-        sys.stderr.flush()
+        if done - self._drawn >= every or done == self.total:
+            self._move()
+
+    def _move(self) -> None:
+        self._bar.update(self.done - self._drawn)
+        self._drawn = self.done
 
     def close(self) -> None:
-        if self.enabled:
-            sys.stderr.write("\n")
+        self._move()
+        self._bar.close()
 
 
 def run_inprocess(workload: Workload, seed: int, progress: bool) -> BenchResult:
