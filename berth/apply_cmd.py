@@ -19,6 +19,10 @@ from .client import (EXIT_INVALID_INPUT, CliError, Gateway, add_cluster_args, ad
 PROGRESS_FROM_BYTES = 1 << 20
 
 
+RESOURCE = {"PriorityClass": "priorityclass.scheduling.k8s.io", "PodDisruptionBudget": "poddisruptionbudget.policy"}
+"""How kubectl names a kind in its lines (its resource and API group); pods and nodes are core."""
+
+
 def register(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser("apply", help="submit objects to the cluster",
                                                 description=__doc__.splitlines()[0] if __doc__ else None)
@@ -53,9 +57,8 @@ def run(args: argparse.Namespace) -> int:
                                      progress=None if bar.disable else progress)
         finally:
             bar.close()
-        for item in result["items"]:
-            where = f"{item['namespace']}/" if item.get("namespace") else ""
-            print(f"{item['kind'].lower()}/{where}{item['name']} {item['action']}")
+        for item in result["items"]:  # kubectl's lines: pod/web-1 created
+            print(f"{RESOURCE.get(item['kind'], item['kind'].lower())}/{item['name']} {item['action']}")
         counts = ", ".join(f"{n} {action}" for action, n in sorted(result["counts"].items()))
         print(f"{path}: {len(result['items'])} objects ({counts}); {result['published']} events published "
               f"in {time.monotonic() - started:.2f}s", file=sys.stderr)

@@ -99,7 +99,7 @@ def test_berth_up_apply_get_and_stop(state: Path, tmp_path: Path) -> None:
         (tmp_path / "cluster.yaml").write_text(CLUSTER)
         applied = _berth("apply", "-f", str(tmp_path / "cluster.yaml"), env=env)
         assert applied.returncode == 0, applied.stderr
-        assert "pod/team/p2 created" in applied.stdout
+        assert "pod/p2 created" in applied.stdout.splitlines()
 
         bad = tmp_path / "bad.yaml"
         bad.write_text("kind: Pod\nmetadata: {name: x}\nspec: {containers: [{name: c, ports: [{containerPort: 1, protocol: XTP}]}]}\n")
