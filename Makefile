@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: venv run test simulate clean
+.PHONY: venv browser run test simulate clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -17,8 +17,18 @@ venv: $(STAMP)
 run: venv
 	$(VENV)/bin/berth demo -f examples/cluster-small.yaml --filter-workers 1
 
+# The web view's tests drive Debian's Chromium; as root it is installed here, elsewhere they say
+# why they skip (apt-get install chromium chromium-driver).
+browser:
+	@if command -v chromium >/dev/null && command -v chromedriver >/dev/null; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		apt-get install -y -q chromium chromium-driver >/dev/null 2>&1 || \
+		(apt-get update -q >/dev/null 2>&1 && apt-get install -y -q chromium chromium-driver >/dev/null 2>&1) || \
+		echo "could not install chromium: the web view's browser tests will skip"; \
+	else echo "chromium is not installed: the web view's browser tests will skip"; fi
+
 # pytest exits 5 when it collects nothing; that is reported, not hidden.
-test: venv
+test: venv browser
 	$(PY) -m pytest $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests"; fi; exit $$rc
 

@@ -90,6 +90,7 @@ def run(args: argparse.Namespace) -> int:
         supervisor_url = f"http://127.0.0.1:{metrics.server_address[1]}"
         write_state()
         print(f"berth ready: {gateway.url} (state in {state_file}; Ctrl-C to stop)", flush=True)
+        print(f"berth ui: {gateway.url}/ui/", flush=True)
         try:
             return _watch(supervisor)
         finally:

@@ -32,6 +32,7 @@ from .debugging import DebugRoutes
 from .handlers import Routes
 from .metrics import GatewayMetrics
 from .settings import GatewaySettings, load
+from .ui.routes import UiRoutes
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +45,9 @@ def build_app(settings: GatewaySettings, publisher: Publisher, engine: AsyncEngi
     app = web.Application(client_max_size=settings.max_body_bytes)
     queries = ReadModelQueries(engine)
     Routes(settings, publisher, queries, registry, metrics, AcceptedIntents(engine)).install(app)
-    DebugRoutes(PostgresEventStore(engine, page_size=5000), queries).install(app)
+    store = PostgresEventStore(engine, page_size=5000)
+    DebugRoutes(store, queries).install(app)
+    UiRoutes(queries, store).install(app)
 
     async def healthz(request: web.Request) -> web.Response:
         return web.json_response({"ok": True, "service": settings.base.service_name})

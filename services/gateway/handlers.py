@@ -71,8 +71,8 @@ def _field_validation(request: web.Request) -> FieldValidation:
 
 
 def _listed(request: web.Request, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """A list narrowed as the API server narrows one: `labelSelector` (kubectl's -l syntax) and
-    `limit` (the first that many)."""
+    """A list narrowed as the API server narrows one: `labelSelector` (kubectl's -l syntax),
+    `fieldSelector` (spec.nodeName=n1 and the like) and `limit` (the first that many)."""
     text = request.query.get("labelSelector", "")
     if text:
         try:
@@ -80,12 +80,34 @@ def _listed(request: web.Request, items: list[dict[str, Any]]) -> list[dict[str,
         except ValueError as exc:
             raise InvalidInput("request", "labelSelector", str(exc)) from None
         items = [i for i in items if selector.matches(i.get("metadata", {}).get("labels") or {})]
+    fields = request.query.get("fieldSelector", "")
+    if fields:
+        items = [i for i in items if _fields_match(fields, i)]
     limit = request.query.get("limit", "")
     if limit:
         if not limit.isdigit():
             raise InvalidInput("request", "limit", f"must be a non-negative integer, got {limit!r}")
         items = items[:int(limit)] if int(limit) else items
     return items
+
+
+FIELD_PATHS = ("metadata.name", "metadata.namespace", "spec.nodeName", "status.phase")
+"""The fields a fieldSelector may name (the ones the API server indexes for pods)."""
+
+
+def _fields_match(text: str, item: dict[str, Any]) -> bool:
+    """The API server's fieldSelector: `path=value` or `path!=value`, comma-separated."""
+    for part in (p.strip() for p in text.split(",") if p.strip()):
+        negate = "!=" in part
+        path, _, value = part.partition("!=" if negate else "=")
+        path, value = path.strip(), value.strip().lstrip("=")
+        if path not in FIELD_PATHS:
+            raise InvalidInput("request", "fieldSelector", f"field label not supported: {path} ({', '.join(FIELD_PATHS)})")
+        section, _, key = path.partition(".")
+        actual = str((item.get(section) or {}).get(key) or "")
+        if (actual == value) == negate:
+            return False
+    return True
 
 
 class Routes:

@@ -1,0 +1,93 @@
+"""The web view's routes: three pages (plain HTML that a little JavaScript fills from the gateway's
+JSON) and the overview's JSON. Everything the pages need ships in this package: no CDN."""
+
+from __future__ import annotations
+
+import html
+from importlib import resources
+
+import msgspec
+from aiohttp import web
+
+from shared.adapters.postgres import PostgresEventStore, ReadModelQueries
+
+from .overview import ZONE, overview
+
+STATIC = {"ui.js": "application/javascript", "ui.css": "text/css"}
+
+
+def _page(title: str, body: str, script: str) -> web.Response:
+    text = f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)} · Berth</title>
+<link rel="stylesheet" href="/ui/static/ui.css"></head>
+<body><header><a href="/ui/">Berth</a> <span id="status"></span></header>
+<main>{body}</main>
+<script src="/ui/static/ui.js"></script><script>{script}</script></body></html>"""
+    return web.Response(text=text, content_type="text/html")
+
+
+class UiRoutes:
+    def __init__(self, queries: ReadModelQueries, store: PostgresEventStore) -> None:
+        self.queries, self.store = queries, store
+        self._cached: tuple[tuple[int, str], bytes] | None = None
+        """The last overview, by the event store's last seq and the grouping: polls of an idle
+        cluster cost one indexed query, not a read of every pod."""
+
+    def install(self, app: web.Application) -> None:
+        r = app.router
+        r.add_get("/", self.root)
+        r.add_get("/ui/", self.overview_page)
+        r.add_get("/ui/pods/{ns}/{name}", self.pod_page)
+        r.add_get("/ui/nodes/{name}", self.node_page)
+        r.add_get("/ui/static/{file}", self.static)
+        r.add_get("/apis/berth.dev/v1/overview", self.overview_json)
+
+    async def root(self, request: web.Request) -> web.Response:
+        raise web.HTTPFound("/ui/")
+
+    async def overview_page(self, request: web.Request) -> web.Response:
+        body = """<h1>Cluster</h1><p id="counts"></p>
+<h2>Pending pods</h2><table id="pending"><thead><tr><th>Namespace</th><th>Name</th><th>Why</th></tr></thead>
+<tbody></tbody></table>
+<h2>Nodes</h2><p class="legend">Each cell is a node, coloured by its fullest resource (CPU, memory or pod
+count); hover for numbers, click for the node.</p><div id="nodes"></div>"""
+        return _page("Cluster", body, "berth.overview();")
+
+    async def pod_page(self, request: web.Request) -> web.Response:
+        ns, name = request.match_info["ns"], request.match_info["name"]
+        body = f"""<h1>Pod {html.escape(ns)}/{html.escape(name)}</h1><dl id="fields"></dl>
+<h2>Events</h2><table id="events"><thead><tr><th>Type</th><th>Reason</th><th>From</th><th>Message</th></tr>
+</thead><tbody></tbody></table>
+<h2>Explain <select id="attempt"></select></h2><p id="explain-summary"></p>
+<table id="explain"><thead></thead><tbody></tbody></table>"""
+        return _page(f"{ns}/{name}", body, f"berth.pod({_js(ns)}, {_js(name)});")
+
+    async def node_page(self, request: web.Request) -> web.Response:
+        name = request.match_info["name"]
+        body = f"""<h1>Node {html.escape(name)}</h1><dl id="fields"></dl>
+<h2>Requested of allocatable</h2><table id="resources"><thead><tr><th>Resource</th><th>Requested</th>
+<th>Allocatable</th><th></th></tr></thead><tbody></tbody></table>
+<h2>Pods</h2><table id="pods"><thead><tr><th>Namespace</th><th>Name</th><th>CPU</th><th>Memory</th></tr></thead>
+<tbody></tbody></table>"""
+        return _page(name, body, f"berth.node({_js(name)});")
+
+    async def static(self, request: web.Request) -> web.Response:
+        name = request.match_info["file"]
+        if name not in STATIC:
+            raise web.HTTPNotFound()
+        text = resources.files(__package__).joinpath("static", name).read_text()
+        return web.Response(text=text, content_type=STATIC[name], headers={"Cache-Control": "max-age=60"})
+
+    async def overview_json(self, request: web.Request) -> web.Response:
+        key = (await self.store.last_seq(), request.query.get("groupBy", ZONE))
+        if self._cached is None or self._cached[0] != key:
+            nodes, pods = await self.queries.nodes(), await self.queries.pods(include_deleted=True)
+            self._cached = (key, msgspec.json.encode(overview(nodes, pods, group_by=key[1])))
+        return web.Response(body=self._cached[1], content_type="application/json")
+
+
+def _js(text: str) -> str:
+    """A string for a script element: JSON, with "</" broken so it cannot end the element."""
+    import json
+
+    return json.dumps(text).replace("</", "<\\/")

@@ -1,0 +1,95 @@
+"""The web view in a real browser (headless Chromium driven by Selenium) against `berth up`: the
+overview shows the nodes, a bound and a pending pod with its reason; the pending pod's page shows
+its explain table; the overview follows a new bind without a reload."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .test_up import _berth, _reap, _start_up, _user_env, _wait_line, state  # noqa: F401 (a fixture)
+
+pytestmark = pytest.mark.integration
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+DRIVER = shutil.which("chromedriver")
+CLUSTER = """
+kind: Node
+metadata: {name: n1, labels: {topology.kubernetes.io/zone: zone-a}}
+status: {allocatable: {cpu: "2", memory: 2Gi, pods: "10"}}
+---
+kind: Pod
+metadata: {name: small}
+spec: {containers: [{name: c, resources: {requests: {cpu: 500m}}}]}
+---
+kind: Pod
+metadata: {name: huge}
+spec: {containers: [{name: c, resources: {requests: {cpu: "10"}}}]}
+"""
+
+
+@pytest.fixture
+def browser() -> Iterator[Any]:
+    if CHROMIUM is None or DRIVER is None:
+        pytest.skip("Chromium and its driver are not installed (apt-get install chromium chromium-driver; "
+                    "make test does it when it runs as root)")
+    selenium = pytest.importorskip("selenium.webdriver", reason="selenium is not installed (make test installs it)")
+    from selenium.webdriver.chrome.service import Service
+
+    options = selenium.ChromeOptions()
+    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,900"):
+        options.add_argument(arg)
+    options.binary_location = CHROMIUM
+    driver = selenium.Chrome(service=Service(DRIVER), options=options)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def test_the_web_view_shows_where_pods_went_and_why(browser: Any, state: Path, tmp_path: Path) -> None:  # noqa: F811
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    env = _user_env(state)
+    err = (tmp_path / "up.err").open("w")
+    proc = _start_up(state, env, err)
+    try:
+        _wait_line(proc, "berth ready: ", 60)
+        ui = _wait_line(proc, "berth ui: ", 5).split()[-1]
+        (tmp_path / "cluster.yaml").write_text(CLUSTER)
+        assert _berth("apply", "-f", str(tmp_path / "cluster.yaml"), env=env).returncode == 0
+        wait = WebDriverWait(browser, 30, poll_frequency=0.2)
+
+        browser.get(ui)
+        wait.until(lambda d: d.find_element(By.ID, "bound").text == "1" and d.find_element(By.ID, "pending-count").text == "1")
+        cells = browser.find_elements(By.CSS_SELECTOR, "a.cell")
+        assert [c.get_attribute("data-node") for c in cells] == ["n1"]
+        assert "topology.kubernetes.io/zone=zone-a" in browser.find_element(By.ID, "nodes").text
+        pending = browser.find_element(By.CSS_SELECTOR, "#pending tbody tr")
+        assert pending.text.startswith("default huge 0/1 nodes are available: 1 Insufficient cpu.")
+        browser.save_screenshot(str(tmp_path / "overview.png"))
+
+        pending.find_element(By.LINK_TEXT, "huge").click()
+        wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#explain tbody tr"))
+        row = browser.find_element(By.CSS_SELECTOR, "#explain tbody tr")
+        assert row.text.startswith("n1 NodeResourcesFit: Insufficient cpu")
+        assert row.find_elements(By.CSS_SELECTOR, "td.fail"), "the failing plugin stands out"
+        assert "Insufficient cpu" in browser.find_element(By.ID, "events").text
+
+        browser.back()
+        wait.until(lambda d: d.find_element(By.ID, "bound").text == "1")
+        (tmp_path / "more.yaml").write_text("kind: Pod\nmetadata: {name: another}\nspec: {containers: [{name: c}]}\n")
+        assert _berth("apply", "-f", str(tmp_path / "more.yaml"), env=env).returncode == 0
+        marker = browser.find_element(By.TAG_NAME, "main")
+        wait.until(lambda d: d.find_element(By.ID, "bound").text == "2")
+        assert marker.is_displayed(), "updated in place, not reloaded"
+        assert browser.execute_script("return performance.getEntriesByType('navigation').length") == 1
+        proc.terminate()
+        proc.wait(30)
+    finally:
+        _reap(proc, err)
