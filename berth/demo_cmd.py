@@ -28,6 +28,8 @@ def register(sub: Any) -> None:
     p.add_argument("--filter-workers", type=int, default=1, metavar="N",
                    help="filter service replicas (default 1: the measured best on a 2-core machine)")
     p.add_argument("--timeout", type=float, default=120.0, metavar="S", help="seconds to wait for the pods to settle")
+    p.add_argument("--web", action="store_true",
+                   help="keep the cluster up after the demo and print the web view's URL (Ctrl-C stops it)")
     p.set_defaults(run=run_guarded(run))
 
 
@@ -53,6 +55,12 @@ def run(args: argparse.Namespace) -> int:
             sys.stdout.write(table(pod_rows(pods)))
             phases = Counter(p.get("status", {}).get("phase", "") for p in pods)
             print("\nsummary: " + ", ".join(f"{n} {phase}" for phase, n in sorted(phases.items())))
+            if args.web:
+                print(f"berth ui: {gateway.info.gateway_url}/ui/ (Ctrl-C to stop)", flush=True)
+                try:
+                    up.wait()
+                except KeyboardInterrupt:
+                    pass
             return 0
         finally:
             up.send_signal(signal.SIGTERM)
