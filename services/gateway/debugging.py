@@ -23,6 +23,8 @@ from shared.adapters.history import export_record
 from shared.adapters.postgres import PostgresEventStore, ReadModelQueries
 from shared.errors import InvalidInput, NotFound
 from shared.events import TOPICS, ReceivedEvent
+from shared.model.loader import load_objects, parse_documents
+from shared.replay.engine import Replayer
 from shared.replay.explain import explain_attempt, explain_now
 from shared.replay.history import History
 
@@ -62,10 +64,13 @@ class DebugRoutes:
         self.store, self.queries = store, queries
         self._history: tuple[int, History] | None = None
         self._history_lock = asyncio.Lock()
+        self._replay_lock = asyncio.Lock()
+        """One replay at a time: each takes a core for as long as the log is long."""
 
     def install(self, app: web.Application) -> None:
         app.router.add_get("/apis/berth.dev/v1/events", self.events)
         app.router.add_get("/apis/berth.dev/v1/namespaces/{ns}/pods/{name}/explain", self.explain)
+        app.router.add_get("/apis/berth.dev/v1/replay", self.replay)
 
     async def _pod_uid(self, text: str) -> str:
         """A uid as given, or the uid of the live (else latest) pod called namespace/name."""
@@ -128,3 +133,19 @@ class DebugRoutes:
         else:
             explained = await asyncio.to_thread(explain_attempt, history, name, attempt)
         return web.Response(body=msgspec.json.encode(explained), content_type="application/json")
+
+    async def replay(self, request: web.Request) -> web.Response:
+        """`berth replay` over the event store: every recorded decision made again; with `config`
+        (a KubeSchedulerConfiguration, YAML or JSON), what that configuration would have changed."""
+        what_if = None
+        text = request.query.get("config", "").strip()
+        if text:
+            loaded = load_objects([("config", d) for d in parse_documents(text, "config")])
+            if loaded.config is None:
+                raise InvalidInput("config", "kind", "expected a KubeSchedulerConfiguration")
+            what_if = loaded.config
+        async with self._replay_lock:
+            history = await self._current_history()
+            report = await asyncio.to_thread(
+                Replayer(history, what_if=what_if, what_if_name="config" if what_if else "").run)
+        return web.Response(body=msgspec.json.encode(report), content_type="application/json")

@@ -31,6 +31,13 @@ metadata: {name: huge}
 spec: {containers: [{name: c, resources: {requests: {cpu: "10"}}}]}
 """
 
+WHAT_IF = """apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: default-scheduler
+  plugins: {score: {enabled: [{name: NodeResourcesBalancedAllocation, weight: 40}]}}
+"""
+
 
 @pytest.fixture
 def browser() -> Iterator[Any]:
@@ -89,6 +96,20 @@ def test_the_web_view_shows_where_pods_went_and_why(browser: Any, state: Path, t
         wait.until(lambda d: d.find_element(By.ID, "bound").text == "2")
         assert marker.is_displayed(), "updated in place, not reloaded"
         assert browser.execute_script("return performance.getEntriesByType('navigation').length") == 1
+
+        browser.find_element(By.LINK_TEXT, "Replay").click()
+        wait.until(lambda d: d.find_element(By.ID, "run").is_enabled())
+        browser.find_element(By.ID, "run").click()
+        wait.until(lambda d: "replayed as recorded" in d.find_element(By.ID, "summary").text)
+        assert ", 0 diverged" in browser.find_element(By.ID, "summary").text
+        browser.find_element(By.ID, "config").send_keys(WHAT_IF)
+        browser.find_element(By.ID, "run").click()
+        wait.until(lambda d: "the configuration would change" in d.find_element(By.ID, "summary").text)
+        browser.find_element(By.ID, "config").clear()
+        browser.find_element(By.ID, "config").send_keys("kind: Pod")
+        browser.find_element(By.ID, "run").click()
+        wait.until(lambda d: d.find_element(By.ID, "status").text.startswith("replay failed: "))
+        assert "HTTP" not in browser.find_element(By.ID, "status").text, "the gateway's reason is shown"
         proc.terminate()
         proc.wait(30)
     finally:

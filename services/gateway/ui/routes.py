@@ -20,7 +20,8 @@ def _page(title: str, body: str, script: str) -> web.Response:
     text = f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)} · Berth</title>
 <link rel="stylesheet" href="/ui/static/ui.css"></head>
-<body><header><a href="/ui/">Berth</a> <span id="status"></span></header>
+<body><header><a href="/ui/">Berth</a> <a class="nav" href="/ui/replay">Replay</a>
+<span id="status"></span></header>
 <main>{body}</main>
 <script src="/ui/static/ui.js"></script><script>{script}</script></body></html>"""
     return web.Response(text=text, content_type="text/html")
@@ -39,6 +40,7 @@ class UiRoutes:
         r.add_get("/ui/", self.overview_page)
         r.add_get("/ui/pods/{ns}/{name}", self.pod_page)
         r.add_get("/ui/nodes/{name}", self.node_page)
+        r.add_get("/ui/replay", self.replay_page)
         r.add_get("/ui/static/{file}", self.static)
         r.add_get("/apis/berth.dev/v1/overview", self.overview_json)
 
@@ -70,6 +72,16 @@ count); hover for numbers, click for the node.</p><div id="nodes"></div>"""
 <h2>Pods</h2><table id="pods"><thead><tr><th>Namespace</th><th>Name</th><th>CPU</th><th>Memory</th></tr></thead>
 <tbody></tbody></table>"""
         return _page(name, body, f"berth.node({_js(name)});")
+
+    async def replay_page(self, request: web.Request) -> web.Response:
+        body = """<h1>Replay</h1><p>Every recorded decision made again from the event log; with a
+KubeSchedulerConfiguration below, what it would have changed, side by side with what was decided.</p>
+<textarea id="config" rows="8" cols="90" placeholder="apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles: ..."></textarea><br><button id="run">Replay</button>
+<p id="summary"></p><table id="divergences"><thead><tr><th>Kind</th><th>Pod</th><th>Attempt</th>
+<th>Recorded</th><th>Replayed</th><th>Plugin</th><th>Detail</th></tr></thead><tbody></tbody></table>"""
+        return _page("Replay", body, "berth.replay();")
 
     async def static(self, request: web.Request) -> web.Response:
         name = request.match_info["file"]

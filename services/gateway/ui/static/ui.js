@@ -8,7 +8,10 @@ const berth = (() => {
     (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
   const get = async (path) => {
     const resp = await fetch(path, { headers: { Accept: "application/json" } });
-    if (!resp.ok) throw new Error(`${path}: HTTP ${resp.status}`);
+    if (!resp.ok) {
+      const body = await resp.json().catch(() => ({}));  // the gateway's Status says why
+      throw new Error(body.message || `${path}: HTTP ${resp.status}`);
+    }
     return resp.json();
   };
   const status = (text) => { document.getElementById("status").textContent = text; };
@@ -147,5 +150,31 @@ const berth = (() => {
     status(`loaded ${new Date().toLocaleTimeString()}`);
   }
 
-  return { overview, pod, node };
+  async function replay() {
+    const button = document.getElementById("run");
+    button.onclick = async () => {
+      button.disabled = true;
+      const config = document.getElementById("config").value.trim();
+      status("replaying the log...");
+      try {
+        const r = await get(`/apis/berth.dev/v1/replay${config ? `?config=${encodeURIComponent(config)}` : ""}`);
+        const diverged = r.divergences.filter((d) => d.kind !== "what-if").length;
+        document.getElementById("summary").textContent =
+          `${r.matched} of ${r.decisions} decisions and ${r.preemptions_matched} of ${r.preemptions} preemptions ` +
+          `replayed as recorded, ${diverged} diverged` + (r.what_if ? `; the configuration would change ${r.changed}` : "");
+        document.querySelector("#divergences tbody").innerHTML = r.divergences.map((d) => {
+          const [ns, name] = d.pod.includes("/") ? d.pod.split("/", 2) : ["default", d.pod];
+          return `<tr><td>${esc(d.kind)}</td><td>${podLink(ns, name)}</td><td>${esc(d.attempt || "")}</td>` +
+            `<td>${esc(d.recorded)}</td><td>${esc(d.replayed)}</td><td>${esc(d.plugin || "")}</td><td>${esc(d.detail || "")}</td></tr>`;
+        }).join("");
+        status(`replayed ${new Date().toLocaleTimeString()}`);
+      } catch (err) {
+        status(`replay failed: ${err.message}`);
+      } finally {
+        button.disabled = false;
+      }
+    };
+  }
+
+  return { overview, pod, node, replay };
 })();
