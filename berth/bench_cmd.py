@@ -25,12 +25,7 @@ def register(sub: Any) -> None:
         description="Schedules a generated workload and reports pods/s, attempt and end-to-end latency "
                     "percentiles, CPU and memory, with a throughput-over-time plot. Fails (exit 1) if any "
                     "node is over-committed or any pod is lost.")
-    p.add_argument("--workload", choices=sorted(WORKLOADS), default="SchedulingBasic",
-                   help="the scheduler_perf workload (default SchedulingBasic)")
-    p.add_argument("--nodes", type=int, default=5000,
-                   help="nodes (default 5000)")
-    p.add_argument("--pods", type=int, default=10000,
-                   help="measured pods (default 10000)")
+    add_workload_args(p, pods_help="measured pods")
     p.add_argument("--mode", choices=("inprocess", "cluster"), default=None,
                    help="inprocess (the default): the core alone; cluster: every service as a process on the "
                         "embedded stack (or KAFKA_BOOTSTRAP_SERVERS / DATABASE_URL), pods fed through Kafka; "
@@ -56,6 +51,14 @@ def register(sub: Any) -> None:
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="show progress on stderr (default: when it is a terminal)")
     p.set_defaults(run=run_guarded(run))
+
+
+def add_workload_args(p: argparse.ArgumentParser, *, pods_help: str) -> None:
+    """--workload, --nodes and --pods, as bench and chaos take them (5,000 nodes, 10,000 pods)."""
+    p.add_argument("--workload", choices=sorted(WORKLOADS), default="SchedulingBasic",
+                   help="the scheduler_perf workload (default SchedulingBasic)")
+    p.add_argument("--nodes", type=int, default=5000, help="nodes (default 5000)")
+    p.add_argument("--pods", type=int, default=10000, help=f"{pods_help} (default 10000)")
 
 
 def _worker_counts(text: str) -> list[int]:

@@ -17,8 +17,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from shared.workloads import WORKLOADS
-
+from .bench_cmd import add_workload_args
 from .chaos.matrix import markdown_table, text_table
 from .chaos.plan import TARGETS
 from .chaos.run import ChaosOptions, ChaosResult, run_chaos
@@ -29,12 +28,7 @@ from .services import check_filter_workers
 def register(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser("chaos", help="kill processes at random while scheduling; check invariants",
                                                 description=__doc__.splitlines()[0] if __doc__ else None)
-    p.add_argument("--workload", choices=sorted(WORKLOADS), default="SchedulingBasic",
-                   help="the scheduler_perf workload (default SchedulingBasic)")
-    p.add_argument("--nodes", type=int, default=5000,
-                   help="nodes (default 5000)")
-    p.add_argument("--pods", type=int, default=10000,
-                   help="pods applied after the workload's initial ones (default 10000)")
+    add_workload_args(p, pods_help="pods applied after the workload's initial ones")
     p.add_argument("--rate", type=float, default=100.0, metavar="PODS_PER_S",
                    help="pods applied per second (default 100: pods keep arriving while the faults play out)")
     p.add_argument("--faults", type=int, default=8, help="processes to kill (default 8: each target once)")
