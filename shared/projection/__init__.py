@@ -12,6 +12,7 @@ from .rows import (
     PdbRow,
     PodPhase,
     PodRow,
+    PodState,
     PreemptionRow,
     PriorityClassRow,
     ReadModel,
@@ -21,6 +22,6 @@ from .rows import (
 )
 
 __all__ = [
-    "AttemptKey", "AttemptRow", "BindingKey", "BindingRow", "BindingState", "NodeRow", "PdbKey", "PdbRow", "PodPhase", "PodRow",
+    "AttemptKey", "AttemptRow", "BindingKey", "BindingRow", "BindingState", "NodeRow", "PdbKey", "PdbRow", "PodPhase", "PodRow", "PodState",
     "PreemptionRow", "PriorityClassRow", "ReadModel", "Row", "RowKey", "TableName", "apply", "derive_pod", "fold", "keys_for",
 ]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Literal, TypeAlias
+from typing import Literal, NamedTuple, TypeAlias
 
 import msgspec
 
@@ -103,6 +103,18 @@ class PdbRow(Row, frozen=True, kw_only=True):
     name: str
     pdb: PodDisruptionBudget
     updated_at: datetime
+
+
+class PodState(NamedTuple):
+    """A pod's row without its spec: what a listing of thousands needs."""
+
+    uid: str
+    namespace: str
+    name: str
+    node_name: str
+    message: str | None
+    deleted: bool
+    preempted_by: str | None
 
 
 AttemptKey: TypeAlias = tuple[str, int]

@@ -1,52 +1,76 @@
-"""The overview's data, from the read model: every node with what is requested of it, the pod counts,
-and the pending pods with their reasons. Pure: rows in, a JSON-ready dict out."""
+"""The overview's data: every node with what is requested of it, the pod counts, and the pending pods
+with their reasons. Pure: summaries in, a JSON-ready dict out. The routes keep the summaries between
+polls (`node_summary` when a node's row changes, `pod_requests` once per pod: a pod never changes)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from shared.framework.node_info import node_allocatable
 from shared.framework.pod_info import PodInfo
-from shared.projection import NodeRow, PodRow
+from shared.projection import NodeRow, PodRow, PodState
 
 ZONE = "topology.kubernetes.io/zone"
 PENDING_SHOWN = 500
 """Pending pods listed on the page (all are counted)."""
 
 
-def overview(nodes: Sequence[NodeRow], pods: Sequence[PodRow], *, group_by: str = ZONE) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class NodeSummary:
+    name: str
+    labels: Mapping[str, str]
+    cpu: int
+    """Allocatable millicores."""
+    memory: int
+    pods: int
+    taints: int
+    unschedulable: bool
+
+
+def node_summary(row: NodeRow) -> NodeSummary:
+    alloc = node_allocatable(row.node)
+    return NodeSummary(row.name, dict(row.node.metadata.labels), alloc.milli_cpu, alloc.memory,
+                       alloc.allowed_pod_number, len(row.node.spec.taints), row.node.spec.unschedulable)
+
+
+def pod_requests(row: PodRow) -> tuple[int, int]:
+    """The pod's CPU (millicores) and memory requests, as the scheduler counts them."""
+    if row.pod is None:
+        return (0, 0)
+    info = PodInfo(row.pod)
+    return (info.requests.milli_cpu, info.requests.memory)
+
+
+def overview(nodes: Sequence[NodeSummary], pods: Sequence[PodState], requests: Mapping[str, tuple[int, int]], *,
+             group_by: str = ZONE) -> dict[str, Any]:
     used: dict[str, list[int]] = {}
     counts = {"bound": 0, "pending": 0, "preempted": 0}
     pending: list[dict[str, str]] = []
-    for row in pods:
-        if row.pod is None or not row.name:
-            continue
-        if row.preempted_by:
+    for p in pods:
+        if p.preempted_by:
             counts["preempted"] += 1
-        if row.deleted:
+        if p.deleted:
             continue
-        if row.node_name:
+        if p.node_name:
             counts["bound"] += 1
-            info = PodInfo(row.pod)
-            cell = used.setdefault(row.node_name, [0, 0, 0])
-            cell[0] += info.requests.milli_cpu
-            cell[1] += info.requests.memory
+            cpu, memory = requests.get(p.uid, (0, 0))
+            cell = used.setdefault(p.node_name, [0, 0, 0])
+            cell[0] += cpu
+            cell[1] += memory
             cell[2] += 1
         else:
             counts["pending"] += 1
             if len(pending) < PENDING_SHOWN:
-                pending.append({"namespace": row.namespace, "name": row.name, "message": row.message or ""})
+                pending.append({"namespace": p.namespace, "name": p.name, "message": p.message or ""})
     out_nodes = []
-    for row in nodes:
-        alloc = node_allocatable(row.node)
-        cpu, memory, count = used.get(row.name, [0, 0, 0])
-        labels = row.node.metadata.labels
-        out_nodes.append({
-            "name": row.name, "group": labels.get(group_by, ""),
-            "cpu": [cpu, alloc.milli_cpu], "memory": [memory, alloc.memory], "pods": [count, alloc.allowed_pod_number],
-            "taints": len(row.node.spec.taints), "unschedulable": row.node.spec.unschedulable,
-        })
+    for n in sorted(nodes, key=lambda n: n.name):
+        cpu, memory, count = used.get(n.name, [0, 0, 0])
+        out_nodes.append({"name": n.name, "group": n.labels.get(group_by, ""), "cpu": [cpu, n.cpu],
+                          "memory": [memory, n.memory], "pods": [count, n.pods], "taints": n.taints,
+                          "unschedulable": n.unschedulable})
+    pending.sort(key=lambda p: (p["namespace"], p["name"]))
     return {"groupBy": group_by, "counts": counts, "nodes": out_nodes, "pending": pending}
 
 

@@ -4,6 +4,7 @@ JSON) and the overview's JSON. Everything the pages need ships in this package: 
 from __future__ import annotations
 
 import html
+from datetime import datetime
 from importlib import resources
 
 import msgspec
@@ -11,7 +12,7 @@ from aiohttp import web
 
 from shared.adapters.postgres import PostgresEventStore, ReadModelQueries
 
-from .overview import ZONE, overview
+from .overview import ZONE, NodeSummary, node_summary, overview, pod_requests
 
 STATIC = {"ui.js": "application/javascript", "ui.css": "text/css"}
 
@@ -33,6 +34,10 @@ class UiRoutes:
         self._cached: tuple[tuple[int, str], bytes] | None = None
         """The last overview, by the event store's last seq and the grouping: polls of an idle
         cluster cost one indexed query, not a read of every pod."""
+        self._nodes: dict[str, tuple[datetime, NodeSummary]] = {}
+        """Node name → (its row's last change, its summary): a node is read again only once changed."""
+        self._requests: dict[str, tuple[int, int]] = {}
+        """Pod uid → its requests: a pod never changes, so its spec is read once."""
 
     def install(self, app: web.Application) -> None:
         r = app.router
@@ -93,9 +98,22 @@ profiles: ..."></textarea><br><button id="run">Replay</button>
     async def overview_json(self, request: web.Request) -> web.Response:
         key = (await self.store.last_seq(), request.query.get("groupBy", ZONE))
         if self._cached is None or self._cached[0] != key:
-            nodes, pods = await self.queries.nodes(), await self.queries.pods(include_deleted=True)
-            self._cached = (key, msgspec.json.encode(overview(nodes, pods, group_by=key[1])))
+            nodes = await self._node_summaries()
+            pods = await self.queries.pod_states()
+            unknown = [p.uid for p in pods if p.uid not in self._requests]
+            for row in await self.queries.pods_by_uid(unknown):
+                self._requests[row.uid] = pod_requests(row)
+            self._cached = (key, msgspec.json.encode(overview(nodes, pods, self._requests, group_by=key[1])))
         return web.Response(body=self._cached[1], content_type="application/json")
+
+    async def _node_summaries(self) -> list[NodeSummary]:
+        versions = await self.queries.node_versions()
+        for gone in self._nodes.keys() - versions.keys():
+            del self._nodes[gone]
+        changed = [name for name, at in versions.items() if self._nodes.get(name, (None,))[0] != at]
+        for row in await self.queries.nodes_by_name(changed):
+            self._nodes[row.name] = (row.updated_at, node_summary(row))
+        return [summary for _, summary in self._nodes.values()]
 
 
 def _js(text: str) -> str:

@@ -7,12 +7,14 @@ listings.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Select, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from shared.projection import AttemptRow, BindingRow, NodeRow, PdbRow, PodRow, PreemptionRow, PriorityClassRow
+from shared.projection import AttemptRow, BindingRow, NodeRow, PdbRow, PodRow, PodState, PreemptionRow, PriorityClassRow
 
 from .engine import translated_errors
 from .models import AttemptModel, BindingModel, NodeModel, PdbModel, PodModel, PreemptionModel, PriorityClassModel
@@ -43,6 +45,31 @@ class ReadModelQueries:
         if not include_deleted:
             stmt = stmt.where(PodModel.deleted.is_(False))
         return await self._rows("pods", stmt.order_by(PodModel.namespace, PodModel.name, PodModel.uid))
+
+    async def pod_states(self) -> list[PodState]:
+        """Every named pod's scheduling state, without its spec (cheap to read for thousands)."""
+        c = PodModel.__table__.c
+        stmt = select(c.uid, c.namespace, c.name, c.node_name, c.message, c.deleted, c.preempted_by).where(c.name != "")
+        with translated_errors("reading pods"):
+            async with self._engine.connect() as conn:
+                return [PodState(*r) for r in (await conn.execute(stmt)).all()]
+
+    async def pods_by_uid(self, uids: Sequence[str]) -> list[PodRow]:
+        if not uids:
+            return []
+        return await self._rows("pods", select(PodModel.__table__).where(PodModel.uid.in_(list(uids))))
+
+    async def node_versions(self) -> dict[str, datetime]:
+        """Each node's name and when its row last changed."""
+        with translated_errors("reading nodes"):
+            async with self._engine.connect() as conn:
+                rows = (await conn.execute(select(NodeModel.name, NodeModel.updated_at))).all()
+        return {r[0]: r[1] for r in rows}
+
+    async def nodes_by_name(self, names: Sequence[str]) -> list[NodeRow]:
+        if not names:
+            return []
+        return await self._rows("nodes", select(NodeModel.__table__).where(NodeModel.name.in_(list(names))))
 
     async def pod(self, namespace: str, name: str) -> PodRow | None:
         """The live pod of that name, else the most recently submitted deleted one."""
