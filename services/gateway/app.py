@@ -36,6 +36,9 @@ from .ui.routes import UiRoutes
 
 log = logging.getLogger(__name__)
 
+SHUTDOWN_GRACE_S = 2.0
+"""How long requests in flight get to finish when the gateway stops."""
+
 
 def build_app(settings: GatewaySettings, publisher: Publisher, engine: AsyncEngine, *,
               registry: TopicRegistry | None = None) -> web.Application:
@@ -85,7 +88,9 @@ async def main(settings: GatewaySettings | None = None) -> None:
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     runner = web.AppRunner(build_app(settings, KafkaPublisher(producer, TopicRegistry(settings.base.topic_prefix)),
-                                     engine), access_log=None)
+                                     engine), access_log=None,
+                            # Watches and waiting overview requests are cut after this on a stop.
+                            shutdown_timeout=SHUTDOWN_GRACE_S)
     try:
         await runner.setup()
         site = web.TCPSite(runner, settings.base.http_host, settings.base.http_port)

@@ -5,6 +5,7 @@ its explain table; the overview follows a new bind without a reload."""
 from __future__ import annotations
 
 import shutil
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,17 @@ profiles:
 """
 
 
+def _click(element: Any) -> bool:
+    """Click, or False when a redraw replaced the element meanwhile (the wait looks it up again)."""
+    from selenium.common.exceptions import StaleElementReferenceException
+
+    try:
+        element.click()
+    except StaleElementReferenceException:
+        return False
+    return True
+
+
 @pytest.fixture
 def browser() -> Iterator[Any]:
     if CHROMIUM is None or DRIVER is None:
@@ -59,6 +71,7 @@ def browser() -> Iterator[Any]:
 
 
 def test_the_web_view_shows_where_pods_went_and_why(browser: Any, state: Path, tmp_path: Path) -> None:  # noqa: F811
+    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
@@ -70,18 +83,18 @@ def test_the_web_view_shows_where_pods_went_and_why(browser: Any, state: Path, t
         ui = _wait_line(proc, "berth ui: ", 5).split()[-1]
         (tmp_path / "cluster.yaml").write_text(CLUSTER)
         assert _berth("apply", "-f", str(tmp_path / "cluster.yaml"), env=env).returncode == 0
-        wait = WebDriverWait(browser, 30, poll_frequency=0.2)
+        wait = WebDriverWait(browser, 30, poll_frequency=0.2, ignored_exceptions=(StaleElementReferenceException,))
 
         browser.get(ui)
         wait.until(lambda d: d.find_element(By.ID, "bound").text == "1" and d.find_element(By.ID, "pending-count").text == "1")
-        cells = browser.find_elements(By.CSS_SELECTOR, "a.cell")
-        assert [c.get_attribute("data-node") for c in cells] == ["n1"]
-        assert "topology.kubernetes.io/zone=zone-a" in browser.find_element(By.ID, "nodes").text
-        pending = browser.find_element(By.CSS_SELECTOR, "#pending tbody tr")
-        assert pending.text.startswith("default huge 0/1 nodes are available: 1 Insufficient cpu.")
+        wait.until(lambda d: [c.get_attribute("data-node") for c in d.find_elements(By.CSS_SELECTOR, "a.cell")] == ["n1"])
+        wait.until(lambda d: "topology.kubernetes.io/zone=zone-a" in d.find_element(By.ID, "nodes").text)
+        # The page redraws as events arrive: elements are looked up afresh each time.
+        wait.until(lambda d: d.find_element(By.CSS_SELECTOR, "#pending tbody tr").text.startswith(
+            "default huge 0/1 nodes are available: 1 Insufficient cpu."))
         browser.save_screenshot(str(tmp_path / "overview.png"))
 
-        pending.find_element(By.LINK_TEXT, "huge").click()
+        wait.until(lambda d: _click(d.find_element(By.LINK_TEXT, "huge")))
         wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#explain tbody tr"))
         row = browser.find_element(By.CSS_SELECTOR, "#explain tbody tr")
         assert row.text.startswith("n1 NodeResourcesFit: Insufficient cpu")
@@ -97,7 +110,7 @@ def test_the_web_view_shows_where_pods_went_and_why(browser: Any, state: Path, t
         assert marker.is_displayed(), "updated in place, not reloaded"
         assert browser.execute_script("return performance.getEntriesByType('navigation').length") == 1
 
-        browser.find_element(By.LINK_TEXT, "Replay").click()
+        wait.until(lambda d: _click(d.find_element(By.LINK_TEXT, "Replay")))
         wait.until(lambda d: d.find_element(By.ID, "run").is_enabled())
         browser.find_element(By.ID, "run").click()
         wait.until(lambda d: "replayed as recorded" in d.find_element(By.ID, "summary").text)
@@ -110,7 +123,9 @@ def test_the_web_view_shows_where_pods_went_and_why(browser: Any, state: Path, t
         browser.find_element(By.ID, "run").click()
         wait.until(lambda d: d.find_element(By.ID, "status").text.startswith("replay failed: "))
         assert "HTTP" not in browser.find_element(By.ID, "status").text, "the gateway's reason is shown"
+        stopping = time.monotonic()
         proc.terminate()
         proc.wait(30)
+        assert time.monotonic() - stopping < 15, "the page's waiting request does not hold the gateway up"
     finally:
         _reap(proc, err)

@@ -3,7 +3,9 @@ JSON) and the overview's JSON. Everything the pages need ships in this package: 
 
 from __future__ import annotations
 
+import asyncio
 import html
+import time
 from datetime import datetime
 from importlib import resources
 
@@ -15,6 +17,8 @@ from shared.adapters.postgres import PostgresEventStore, ReadModelQueries
 from .overview import ZONE, NodeSummary, node_summary, overview, pod_requests
 
 STATIC = {"ui.js": "application/javascript", "ui.css": "text/css"}
+WAIT_POLL_S = 0.2
+"""How often a waiting overview request looks at the event store's last seq (one indexed query)."""
 
 
 def _page(title: str, body: str, script: str) -> web.Response:
@@ -96,14 +100,25 @@ profiles: ..."></textarea><br><button id="run">Replay</button>
         return web.Response(text=text, content_type=STATIC[name], headers={"Cache-Control": "max-age=60"})
 
     async def overview_json(self, request: web.Request) -> web.Response:
-        key = (await self.store.last_seq(), request.query.get("groupBy", ZONE))
+        """The overview; with `after=SEQ`, answered once the event store has grown past SEQ (or after
+        `timeoutSeconds`, 25 by default): the page asks again at once, so it is pushed each change."""
+        seq = await self.store.last_seq()
+        after = request.query.get("after", "")
+        if after.isdigit():
+            timeout = min(60.0, float(request.query.get("timeoutSeconds", "25") or 25))
+            deadline = time.monotonic() + timeout
+            while seq <= int(after) and time.monotonic() < deadline:
+                await asyncio.sleep(WAIT_POLL_S)
+                seq = await self.store.last_seq()
+        key = (seq, request.query.get("groupBy", ZONE))
         if self._cached is None or self._cached[0] != key:
             nodes = await self._node_summaries()
             pods = await self.queries.pod_states()
             unknown = [p.uid for p in pods if p.uid not in self._requests]
             for row in await self.queries.pods_by_uid(unknown):
                 self._requests[row.uid] = pod_requests(row)
-            self._cached = (key, msgspec.json.encode(overview(nodes, pods, self._requests, group_by=key[1])))
+            data = overview(nodes, pods, self._requests, group_by=key[1])
+            self._cached = (key, msgspec.json.encode({**data, "seq": seq}))
         return web.Response(body=self._cached[1], content_type="application/json")
 
     async def _node_summaries(self) -> list[NodeSummary]:

@@ -54,23 +54,29 @@ const berth = (() => {
       `<tr><td>${esc(p.namespace)}</td><td>${podLink(p.namespace, p.name)}</td><td>${esc(p.message)}</td></tr>`).join("");
   }
 
+  // The gateway answers `after=SEQ` once the event log has grown past SEQ: each answer is a change,
+  // pushed as it happens; the page asks again at once (or after a pause when the gateway is away).
   async function overview() {
-    let shown = "";
-    const tick = async () => {
+    const params = new URLSearchParams(location.search);
+    let seq = -1, shown = "";
+    for (;;) {
       try {
-        const data = await get(`/apis/berth.dev/v1/overview${location.search}`);
+        const query = new URLSearchParams(params);
+        if (seq >= 0) query.set("after", seq);
+        const data = await get(`/apis/berth.dev/v1/overview?${query}`);
+        seq = data.seq;
+        delete data.seq;
         const text = JSON.stringify(data);
-        if (text !== shown) {  // redrawn only on a change: what is under the pointer stays put
+        if (text !== shown) {  // redrawn only when what it shows changed: the rest stays under the pointer
           renderOverview(data);
           shown = text;
         }
         status(`updated ${new Date().toLocaleTimeString()}`);
       } catch (err) {
         status(`cannot reach the gateway: ${err.message}`);
+        await new Promise((resolve) => setTimeout(resolve, REFRESH_MS));
       }
-      setTimeout(tick, REFRESH_MS);
-    };
-    await tick();
+    }
   }
 
   function fields(pairs) {
