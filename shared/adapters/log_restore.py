@@ -72,7 +72,7 @@ async def restore_log(settings: Settings, registry: TopicRegistry) -> RestoreRep
         if dropped:
             await _forget(projection, kept, dropped)
         ends = await projection.furthest_positions(kept_topics)
-        logs = partition_logs(kept, {tp: end for tp, end in ends.items()})
+        logs = partition_logs(kept, ends)
         await projection.reset_positions(topics=[spec.name for spec in registry if not spec.kept])
         intents = AcceptedIntents(engine)
         again = await intents.unstored()
