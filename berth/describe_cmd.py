@@ -32,7 +32,7 @@ def run(args: argparse.Namespace) -> int:
     gateway = Gateway(find_cluster(args))
     if args.kind.startswith("no"):
         node = gateway.get(f"/api/v1/nodes/{quote(args.name)}")
-        pods = [p for p in gateway.get("/api/v1/pods")["items"] if p.get("spec", {}).get("nodeName") == args.name]
+        pods = gateway.get(f"/api/v1/pods?fieldSelector={quote(f'spec.nodeName={args.name}')}")["items"]
         sys.stdout.write(render_node(node, pods))
         return 0
     pod = gateway.get(f"/api/v1/namespaces/{quote(args.namespace)}/pods/{quote(args.name)}?events=true")
