@@ -13,8 +13,8 @@ from typing import Any
 
 from tqdm import tqdm
 
-from .client import (EXIT_INVALID_INPUT, CliError, Gateway, add_cluster_args, add_validate_arg, field_validation,
-                     find_cluster, run_guarded)
+from .client import (Gateway, add_cluster_args, add_validate_arg, field_validation,
+                     find_cluster, read_input, run_guarded)
 
 PROGRESS_FROM_BYTES = 1 << 20
 
@@ -33,16 +33,9 @@ def register(sub: Any) -> None:
     p.set_defaults(run=run_guarded(run))
 
 
-def _read(path: str) -> bytes:
-    try:
-        return sys.stdin.buffer.read() if path == "-" else open(path, "rb").read()
-    except OSError as exc:
-        raise CliError(f"{path}: cannot read: {exc.strerror}", EXIT_INVALID_INPUT) from None
-
-
 def run(args: argparse.Namespace) -> int:
     gateway = Gateway(find_cluster(args), timeout=600)
-    bodies = [(path, _read(path)) for path in args.files]  # read all first: a missing file sends nothing
+    bodies = [(path, read_input(path)) for path in args.files]  # read all first: a missing file sends nothing
     for path, body in bodies:
         started = time.monotonic()
         bar = tqdm(total=len(body), desc=f"{path}: uploading", unit="B", unit_scale=True, unit_divisor=1024,

@@ -107,6 +107,14 @@ class Gateway:
         return self.request("DELETE", path)
 
 
+def read_input(path: str) -> bytes:
+    """A file named on the command line ("-": standard input), or a CliError saying why not."""
+    try:
+        return sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
+    except OSError as exc:
+        raise CliError(f"{path}: cannot read: {exc.strerror}", EXIT_INVALID_INPUT) from None
+
+
 def _warning_text(header: str) -> str:
     """The text of an HTTP Warning header (`299 - "text"`), as kubectl prints it."""
     code, _, rest = header.partition(" - ")

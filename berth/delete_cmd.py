@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 from shared.errors import InvalidInput
 from shared.model.loader import decode_text, parse_documents
 
-from .client import EXIT_ERROR, EXIT_INVALID_INPUT, CliError, Gateway, add_cluster_args, find_cluster, run_guarded
+from .client import (EXIT_ERROR, EXIT_INVALID_INPUT, CliError, Gateway, add_cluster_args, find_cluster, read_input,
+                     run_guarded)
 
 KINDS = {"pod": "pod", "pods": "pod", "po": "pod", "node": "node", "nodes": "node", "no": "node"}
 
@@ -68,11 +68,9 @@ def _targets(args: argparse.Namespace) -> list[tuple[str, str, str]]:
 
 
 def _file_targets(path: str) -> list[tuple[str, str, str]]:
+    data = read_input(path)
     try:
-        data = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
         docs = parse_documents(decode_text(data, path), path)
-    except OSError as exc:
-        raise CliError(f"{path}: cannot read: {exc.strerror}", EXIT_INVALID_INPUT) from None
     except InvalidInput as exc:
         raise CliError(str(exc), EXIT_INVALID_INPUT) from None
     out = []
