@@ -124,12 +124,12 @@ class Fleet:
         """SIGKILL, mid-whatever it was doing; the member stays listed so `start` can bring it back."""
         self.members[label].process.kill()
 
-    def restart(self, label: str, ready_timeout: float | None = None) -> Member:
-        """The member again, under its label; the gateway keeps its port (clients hold its URL)."""
+    def restart(self, label: str) -> Member:
+        """The member again, under its label, given start_all's ready timeout; the gateway keeps
+        its port (clients hold its URL)."""
         member = self.members[label]
         port = member.port if member.spec.gateway else 0
-        return self.start(member.spec.name, index=member.index, port=port,
-                          ready_timeout=self.ready_timeout if ready_timeout is None else ready_timeout)
+        return self.start(member.spec.name, index=member.index, port=port, ready_timeout=self.ready_timeout)
 
     def stop_all(self, timeout: float = 10.0) -> None:
         """Newest first: the queue goes before the services it feeds."""
