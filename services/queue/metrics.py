@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 _ATTEMPT_BUCKETS = (0.001, 0.002, 0.004, 0.008, 0.016, 0.032, 0.064, 0.128, 0.256, 0.512, 1.024, 2.048, 4.096, 8.192)
@@ -30,6 +32,7 @@ class SchedulerMetrics:
         self.incoming = Counter(
             "scheduler_queue_incoming_pods", "Number of pods added to scheduling queues by event and queue type.",
             ["queue", "event"], registry=registry)
+        self._incoming: dict[tuple[str, str], Any] = {}
         self.unschedulable = Gauge(
             "scheduler_unschedulable_pods", "The number of unschedulable pods broken down by plugin name. A pod "
             "will increment the gauge for all plugins that caused it to not schedule.",
@@ -37,3 +40,11 @@ class SchedulerMetrics:
         self.batch_pods = Histogram(
             "berth_queue_batch_pods", "Pods per scatter/gather cycle.",
             buckets=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512), registry=registry)
+
+    def count_incoming(self, queue: str, event: str) -> None:
+        """One pod into `queue` on `event`; the labelled child is looked up once per pair (this
+        runs for every pod the queue takes in)."""
+        child = self._incoming.get((queue, event))
+        if child is None:
+            child = self._incoming[(queue, event)] = self.incoming.labels(queue, event)
+        child.inc()

@@ -165,7 +165,7 @@ class Scheduler:
         self.config_hash = config_hash(config)
         self.clock: FakeClock | MonotonicClock = FakeClock() if lockstep else MonotonicClock()
         self.queue = build_queue(profiles, config, self.clock, unschedulable_timeout_s=unschedulable_timeout_s)
-        self.queue.on_incoming = lambda queue, event: metrics.incoming.labels(queue, event).inc()
+        self.queue.on_incoming = metrics.count_incoming
         self.next_start = 0
         self._walker = ScheduleAlgorithm(random.Random(0))
         """Walks again for a pod whose ranked candidates pods decided before it took (`walk_again`)."""
