@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import html
+import json
 import time
 from datetime import datetime
 from importlib import resources
@@ -133,6 +134,4 @@ profiles: ..."></textarea><br><button id="run">Replay</button>
 
 def _js(text: str) -> str:
     """A string for a script element: JSON, with "</" broken so it cannot end the element."""
-    import json
-
     return json.dumps(text).replace("</", "<\\/")
