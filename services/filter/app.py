@@ -3,7 +3,7 @@ starting or stopping a replica rebalances the shards live) and a follower of the
 
 from __future__ import annotations
 
-from services.runtime import Service, ServiceConfig, run_service
+from services.runtime import Handler, Service, ServiceConfig, run_service
 from services.runtime.follower import LogFollower
 from services.runtime.scheduler_config import profiles_from
 from services.runtime.topics import require_topics
@@ -21,11 +21,13 @@ def build(settings: FilterSettings, *, registry: TopicRegistry | None = None,
     registry = registry or TopicRegistry(settings.base.topic_prefix)
     view = ClusterView()
     follower = LogFollower(settings.base, registry, FOLLOWED, view, gated=FOLLOWED)
-    handler = FilterHandler(view, profiles_from(settings.config), follower.wait_reached,
-                            producer=settings.base.service_name, watermark_wait_s=settings.watermark_wait_s)
     config = ServiceConfig(name=settings.base.service_name, group_id=settings.group_id, topics=[FILTER_REQUESTS],
                            serve_http=serve_http, fetch_timeout_ms=200)
-    return Service(settings.base, config, handler, registry=registry), follower, handler
+    service = Service(settings.base, config, Handler(), registry=registry)
+    handler = FilterHandler(view, profiles_from(settings.config, service.metrics.registry), follower.wait_reached,
+                            producer=settings.base.service_name, watermark_wait_s=settings.watermark_wait_s)
+    service.handler = handler
+    return service, follower, handler
 
 
 async def run(service: Service, follower: LogFollower) -> None:

@@ -6,10 +6,14 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
+from prometheus_client import CollectorRegistry
+
 from shared.framework.profile import build_profiles
 from shared.framework.runtime import Framework
 from shared.model.config import KubeSchedulerConfiguration
 from shared.model.loader import load_files
+
+from .framework_metrics import FrameworkMetrics, instrument
 
 
 def load_scheduler_config(env: Mapping[str, str] | None = None) -> KubeSchedulerConfiguration | None:
@@ -18,5 +22,10 @@ def load_scheduler_config(env: Mapping[str, str] | None = None) -> KubeScheduler
     return load_files([path]).config if path else None
 
 
-def profiles_from(config: KubeSchedulerConfiguration | None) -> dict[str, Framework]:
-    return build_profiles(config)
+def profiles_from(config: KubeSchedulerConfiguration | None,
+                  metrics: CollectorRegistry | None = None) -> dict[str, Framework]:
+    """The profiles; with `metrics`, their extension points and plugins timed into that registry."""
+    profiles = build_profiles(config)
+    if metrics is not None:
+        instrument(profiles.values(), FrameworkMetrics(metrics))
+    return profiles
