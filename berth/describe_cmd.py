@@ -32,7 +32,9 @@ def run(args: argparse.Namespace) -> int:
     gateway = Gateway(find_cluster(args))
     if args.kind.startswith("no"):
         node = gateway.get(f"/api/v1/nodes/{quote(args.name)}")
-        pods = gateway.get(f"/api/v1/pods?fieldSelector={quote(f'spec.nodeName={args.name}')}")["items"]
+        # As kubectl: the node's pods that have not terminated (a pod it refused has failed).
+        running = f"spec.nodeName={args.name},status.phase!=Succeeded,status.phase!=Failed"
+        pods = gateway.get(f"/api/v1/pods?fieldSelector={quote(running)}")["items"]
         sys.stdout.write(render_node(node, pods))
         return 0
     pod = gateway.get(f"/api/v1/namespaces/{quote(args.namespace)}/pods/{quote(args.name)}?events=true")
@@ -171,6 +173,8 @@ def render(pod: dict[str, Any], *, now: datetime) -> str:
         ("Status", status.get("phase", "")),
         ("Requests", _requests(spec)),
     ]
+    if status.get("reason"):
+        fields.append(("Reason", status["reason"]))
     if status.get("preemptedBy"):
         fields.append(("Preempted By", status["preemptedBy"]))
     if status.get("message"):

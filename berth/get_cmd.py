@@ -101,7 +101,9 @@ def pod_rows(items: list[dict[str, Any]]) -> list[tuple[str, ...]]:
     rows: list[tuple[str, ...]] = [("NAMESPACE", "NAME", "STATUS", "NODE", "NOMINATED NODE", "PRIORITY", "MESSAGE")]
     for p in items:
         status, spec = p.get("status", {}), p.get("spec", {})
-        rows.append((p["metadata"].get("namespace", ""), p["metadata"]["name"], status.get("phase", ""),
+        # As kubectl: the status' reason (OutOfcpu) where there is one, else the phase.
+        rows.append((p["metadata"].get("namespace", ""), p["metadata"]["name"],
+                     status.get("reason") or status.get("phase", ""),
                      spec.get("nodeName") or "<none>", status.get("nominatedNodeName") or "<none>",
                      str(spec.get("priority", 0)), status.get("message") or ""))
     return rows

@@ -9,6 +9,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from shared.adapters.kafka.reader import read_topic
+from shared.binding.admission import is_admission
 from shared.cluster import ClusterView
 from shared.events import (
     BINDS,
@@ -40,6 +41,8 @@ class Ledger:
     requested: dict[str, str] = field(default_factory=dict)
     """Bind attempt id → pod uid."""
     answered: set[str] = field(default_factory=set)
+    admitted: set[str] = field(default_factory=set)
+    """Pods created with spec.nodeName that their node admitted (not the scheduler's binds)."""
     messages: dict[str, tuple[int, str | None]] = field(default_factory=dict)
     """Each pod's latest attempt: (attempt number, message; None when it chose a node)."""
     events: int = 0
@@ -63,6 +66,8 @@ class Ledger:
             case PodBound():
                 self.bound_events[p.pod_uid].add(env.event_id)
                 self.answered.add(p.attempt_id)
+                if is_admission(p.attempt_id):
+                    self.admitted.add(p.pod_uid)
             case BindRejected():
                 self.answered.add(p.attempt_id)
             case BindRequested():
@@ -73,17 +78,20 @@ class Ledger:
 
     @property
     def bound(self) -> set[str]:
-        """Pods on a node now: bound by the scheduler, or submitted with `spec.nodeName`."""
+        """Pods on a node now: bound by the scheduler, or created there and admitted."""
         return {uid for uid in self.view.placed if uid not in self.gone}
 
     @property
     def scheduled(self) -> set[str]:
         """Pods bound by the scheduler during the run, still there."""
-        return {uid for uid in self.bound_events if uid not in self.gone}
+        return {uid for uid in self.bound_events if uid not in self.gone and uid not in self.admitted}
 
     @property
     def pending(self) -> dict[str, str | None]:
-        return {uid: self.messages.get(uid, (0, None))[1] for uid in self.submitted - self.gone - self.bound}
+        """Pods the scheduler left pending, with their latest reason (not those created on a node,
+        which their node admits or refuses)."""
+        waiting = self.submitted - self.gone - self.bound - self.view.refused
+        return {uid: self.messages.get(uid, (0, None))[1] for uid in waiting if not self.view.unadmitted(uid)}
 
     def settled(self) -> bool:
         """Every bind answered, every pod bound, gone or pending after an unschedulable attempt."""

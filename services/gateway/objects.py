@@ -116,8 +116,9 @@ def render_pod(pod: Pod) -> dict[str, Any]:
 def render_pod_row(row: PodRow) -> dict[str, Any]:
     """The pod as submitted, with Berth's view of its scheduling in `status` and `spec.nodeName`.
 
-    `status.phase` is Berth's phase (Pending, Bound, Deleted); the PodScheduled condition carries
-    the last scheduling message as kube-scheduler words it.
+    `status.phase` is Berth's phase (Pending, Bound, Failed, Deleted); the PodScheduled condition
+    carries the last scheduling message as kube-scheduler words it. A pod created on a node that
+    refused it is Failed with the kubelet's `status.reason` and `status.message`.
     """
     data = render_pod(row.pod) if row.pod is not None else {"apiVersion": "v1", "kind": "Pod", "spec": {}}
     meta = data.setdefault("metadata", {})
@@ -132,6 +133,8 @@ def render_pod_row(row: PodRow) -> dict[str, Any]:
         status["nominatedNodeName"] = row.nominated_node_name
     if row.message is not None:
         status["message"] = row.message
+    if row.phase == "Failed":
+        status.update(reason=row.failed_reason, message=row.failed_message)
     if row.preempted_by:
         status["preemptedBy"] = row.preempted_by
     if row.last_attempt:

@@ -61,6 +61,8 @@ class Lockstep:
 
     def ready(self) -> bool:
         s = self.s
+        if s.admissions_pending():
+            return False  # `berth simulate` counts a pod created on a node from its submission
         if s.parked or s.preemptions or s.awaiting:
             if s.awaiting is None or not s.awaiting():
                 return False

@@ -76,6 +76,7 @@ from shared.scheduler.fit_error import NO_NODES_AVAILABLE, FitError
 from shared.scheduler.schedule_one import FilterExtender
 from shared.scheduler.seeds import attempt_seed, config_hash
 from shared.scheduler.raw_scores import NO_SCORES, RawScores
+from shared.binding.admission import admission_request, is_admission, tries_of
 from shared.events.catalogue import REQUESTS_PARTITION
 from shared.scheduler.packed_failures import pack_failures
 from shared.scheduler.schedule_one import ScheduleAlgorithm
@@ -101,6 +102,8 @@ log = logging.getLogger(__name__)
 WATERMARK_TOPICS = {spec.name: spec.partitions for spec in TOPICS if spec.name in GATED_TOPICS}
 """What filter workers and the preemption service fold; requests carry the queue's positions."""
 FOLLOWED = (NODES, PODS, PLACEMENTS, BINDS, DECISIONS)
+ADMISSION_RETRY_S = 0.5
+"""How long a pod created on a node its binder did not know yet waits before it is asked about again."""
 FEASIBLE_BUDGET = 200_000
 """Pods × feasible nodes sought per batch: an answer carries, per pod, the names and raw scores of
 the feasible nodes it found (about 20 bytes a node on the wire), so a batch's answers stay a few MB."""
@@ -194,6 +197,14 @@ class Scheduler:
         """Cycles whose extenders answered, waiting to be decided between two cycles."""
         self.last_message: dict[str, str | None] = {}
         """Each pod's latest attempt outcome: None once decided onto a node, else the reason."""
+        self.admitting: set[str] = set()
+        """Pods created with `spec.nodeName` whose admission by their node has no outcome yet."""
+        self._admission_tries: dict[str, int] = {}
+        self._awaiting_node: dict[str, set[str]] = {}
+        """Node name → pods whose admission found no such node: asked again once it exists."""
+        self._admissions: list[OutgoingEvent] = []
+        self._admission_retries: dict[str, float] = {}
+        """Pods to ask about again (monotonic time due): their node's binder did not know the node."""
 
     # --- cluster events (from the log follower) ---------------------------------------------
 
@@ -203,6 +214,8 @@ class Scheduler:
         if isinstance(p, SchedulingAttempted):
             self.attempts[p.pod_uid] = max(self.attempts.get(p.pod_uid, 0), p.attempt)
             return
+        if isinstance(p, BindRequested | PodBound | BindRejected) and is_admission(p.attempt_id):
+            self._admission_seen(p)
         if isinstance(p, PodSubmitted):
             self.submitted_at.setdefault(p.pod.metadata.uid, env.timestamp)
         if self.live:
@@ -214,8 +227,11 @@ class Scheduler:
         match p:
             case PodSubmitted():
                 self._enqueue(p.pod.metadata.uid)
+                self._request_admission(p.pod.metadata.uid)
             case NodeUpserted():
                 q.move_all_to_active_or_backoff_queue(cluster_events.NODE_ADD, None, self.view.nodes.get(p.node.metadata.name))
+                for uid in sorted(self._awaiting_node.pop(p.node.metadata.name, ())):
+                    self._request_admission(uid)
             case PodBound():
                 info = self.view.pod_info(p.pod_uid)
                 old = self.queued.pop(p.pod_uid, None)
@@ -254,6 +270,42 @@ class Scheduler:
             self.clock.advance(CYCLE_SECONDS)  # type: ignore[union-attr]
         admit(self.queue, info)
 
+    # --- pods created with spec.nodeName (shared.binding.admission) ---------------------------
+
+    def _admission_seen(self, p: BindRequested | PodBound | BindRejected) -> None:
+        uid = p.pod_uid
+        self._admission_tries[uid] = max(self._admission_tries.get(uid, 0), tries_of(p.attempt_id))
+        if isinstance(p, BindRequested):
+            if p.attempt_id not in self.view.answered:
+                self.admitting.add(uid)  # asked before a restart, not answered yet
+            return
+        self.admitting.discard(uid)
+        if isinstance(p, BindRejected) and not p.status_reason and self.view.unadmitted(uid):
+            if p.node_name in self.view.nodes:
+                # The node's binder had not read the node yet: ask again in a while.
+                self._admission_retries[uid] = time.monotonic() + ADMISSION_RETRY_S
+            else:
+                self._awaiting_node.setdefault(p.node_name, set()).add(uid)
+
+    def admissions_pending(self) -> bool:
+        """Pods created on a node whose admission is asked and not answered, or to be asked again."""
+        return bool(self.admitting or self._admission_retries)
+
+    def _request_admission(self, uid: str) -> None:
+        """Ask the pod's node to admit it, unless it is answered or asked already; a pod whose node
+        does not exist (yet) waits for it."""
+        pod = self.view.specs.get(uid)
+        if pod is None or uid in self.admitting or not self.view.unadmitted(uid):
+            return
+        if pod.spec.node_name not in self.view.nodes:
+            self._awaiting_node.setdefault(pod.spec.node_name, set()).add(uid)
+            return
+        tries = self._admission_tries.get(uid, 0) + 1
+        self._admission_tries[uid] = tries
+        self.admitting.add(uid)
+        self._admissions.append(OutgoingEvent(BINDS, admission_request(pod, tries, self.producer)))
+        self._wake.set()
+
     def _nominated(self, uid: str, node_name: str) -> None:
         old = self.queued.get(uid)
         if old is None:
@@ -281,6 +333,11 @@ class Scheduler:
         pending.sort(key=lambda uid: (self.submitted_at.get(uid, datetime.max), uid))
         for uid in pending:
             self._enqueue(uid)
+            node = self.view.specs[uid].spec.node_name
+            waiting = self._awaiting_node.get(node, set())
+            if node in self.view.nodes or uid not in waiting:
+                waiting.discard(uid)
+                self._request_admission(uid)
         self.live = True
         self._wake.set()
 
@@ -302,6 +359,14 @@ class Scheduler:
 
     async def between_cycles(self) -> None:
         """Upkeep after each cycle: cycles whose extenders answered are decided, the heap settled."""
+        if self._admission_retries:
+            now = time.monotonic()
+            for uid in [u for u, due in self._admission_retries.items() if due <= now]:
+                del self._admission_retries[uid]
+                self._request_admission(uid)
+        if self._admissions:
+            asked, self._admissions = self._admissions, []
+            await self.publish(asked)
         if self._answered:
             await self._decide_late()
         self.driver.upkeep()

@@ -35,6 +35,8 @@ from shared.framework.runtime import Framework
 from shared.plugins.names import NODE_RESOURCES_FIT
 from shared.plugins.noderesources.fit import Fit, fits_request
 
+from .admission import is_admission, refusal
+
 log = logging.getLogger(__name__)
 
 NODE_NOT_FOUND = "node not found"
@@ -216,16 +218,22 @@ class BinderState:
             return self._rejected(request, bind, NODE_NOT_FOUND, now)
         pod = bind.pod
         ignored = self.ignored.get(pod.spec.scheduler_name or DEFAULT_SCHEDULER_NAME, NOTHING_IGNORED)
-        reasons = unfit_reasons(PodInfo(pod), node, ignored)
-        if reasons:
-            return self._rejected(request, bind, ", ".join(reasons), now)
+        if is_admission(bind.attempt_id):
+            refused = refusal(PodInfo(pod), node, ignored.resources, ignored.groups)
+            if refused is not None:
+                return self._rejected(request, bind, refused[1], now, status_reason=refused[0])
+        else:
+            reasons = unfit_reasons(PodInfo(pod), node, ignored)
+            if reasons:
+                return self._rejected(request, bind, ", ".join(reasons), now)
         bound = PodBound(pod_uid=bind.pod_uid, node_name=bind.node_name, attempt_id=bind.attempt_id)
         return envelope(bound, producer=self.producer, caused_by=request, timestamp=now,
                         event_id=derived_id(request.event_id, "PodBound"))
 
-    def _rejected(self, request: Envelope, bind: BindRequested, reason: str, now: datetime) -> Envelope:
+    def _rejected(self, request: Envelope, bind: BindRequested, reason: str, now: datetime,
+                  status_reason: str = "") -> Envelope:
         rejected = BindRejected(pod_uid=bind.pod_uid, node_name=bind.node_name, attempt_id=bind.attempt_id,
-                                reason=reason)
+                                reason=reason, status_reason=status_reason)
         return envelope(rejected, producer=self.producer, caused_by=request, timestamp=now,
                         event_id=derived_id(request.event_id, "BindRejected"))
 

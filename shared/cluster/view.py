@@ -89,6 +89,8 @@ class ClusterView:
         self.placed: dict[str, str] = {}
         self.assumed: dict[str, str] = {}
         self.deleted: set[str] = set()
+        self.refused: set[str] = set()
+        """Pods created with `spec.nodeName` that their node refused (`shared.binding.admission`): failed."""
         self.answered: set[str] = set()
         """Attempt ids whose bind has an outcome: a late-read BindRequested is not assumed again."""
         self.nominated: dict[str, str] = {}
@@ -136,6 +138,12 @@ class ClusterView:
 
     def is_bound(self, uid: str) -> bool:
         return uid in self.placed and uid not in self.deleted
+
+    def unadmitted(self, uid: str) -> bool:
+        """A live pod created with `spec.nodeName` that its node has neither admitted nor refused."""
+        pod = self.specs.get(uid)
+        return (pod is not None and bool(pod.spec.node_name) and pod.status.phase not in TERMINAL_PHASES
+                and uid not in self.placed and uid not in self.deleted and uid not in self.refused)
 
     def pod_info(self, uid: str) -> PodInfo | None:
         entry = self._on_node.get(uid)
@@ -252,6 +260,8 @@ class ClusterView:
                 self._sync(p.pod_uid)
             case BindRejected():
                 self.answered.add(p.attempt_id)
+                if p.status_reason:
+                    self.refused.add(p.pod_uid)
                 if self.assumed.get(p.pod_uid) == p.node_name:
                     del self.assumed[p.pod_uid]
                     self._sync(p.pod_uid)
@@ -333,7 +343,8 @@ class ClusterView:
             return
         self.specs[uid] = pod
         if pod.spec.node_name and pod.status.phase not in TERMINAL_PHASES:
-            self.placed.setdefault(uid, pod.spec.node_name)
+            # It counts on its node once the node admitted it (its PodBound), listed there among
+            # the pods running at submission.
             self._order[uid] = (0, at, uid)
         if pod.status.nominated_node_name:
             if uid not in self.nominated:

@@ -287,12 +287,17 @@ class PodBound(Event, frozen=True):
 
 
 class BindRejected(Event, frozen=True):
-    """The binder refused a bind (the node no longer fits); the pod goes back to the queue."""
+    """The binder refused a bind (the node no longer fits); the pod goes back to the queue.
+
+    For a pod created with `spec.nodeName` (an admission, `shared.binding.admission`): `reason` is
+    the kubelet's message and `status_reason` its reason (`OutOfcpu`, `NodePorts`): the pod has
+    failed. An admission refused with an empty `status_reason` (no such node yet) leaves it Pending."""
 
     pod_uid: str
     node_name: str
     attempt_id: str
     reason: str
+    status_reason: str = ""
 
     def partition_key(self) -> str:
         return self.node_name

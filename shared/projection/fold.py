@@ -40,6 +40,7 @@ from .rows import (
     BindingState,
     NodeRow,
     PdbRow,
+    PodPhase,
     PodRow,
     PreemptionRow,
     PriorityClassRow,
@@ -67,6 +68,8 @@ def keys_for(envelope: Envelope) -> list[RowKey]:
         case PodDeleted() | PodNominated() | PodEvicted():
             return [("pods", p.uid)]
         case PodBound():
+            return [("pods", p.pod_uid), ("bindings", (p.pod_uid, p.attempt_id))]
+        case BindRejected() if p.status_reason:
             return [("pods", p.pod_uid), ("bindings", (p.pod_uid, p.attempt_id))]
         case BindRequested() | BindRejected():
             return [("bindings", (p.pod_uid, p.attempt_id))]
@@ -113,7 +116,9 @@ def derive_pod(row: PodRow) -> PodRow:
     """Recompute the derived columns (`phase`, `node_name`) from the stored ones."""
     spec_node = row.pod.spec.node_name if row.pod is not None else ""
     node_name = row.bound_node or spec_node
-    phase = "Deleted" if row.deleted else ("Bound" if node_name else "Pending")
+    # A pod created with spec.nodeName is Bound once its node admitted it (PodBound), Failed if refused.
+    phase: PodPhase = "Deleted" if row.deleted else (
+        "Bound" if row.bound_node else "Failed" if row.failed_reason else "Pending")
     # A bound pod's nomination is spent (the scheduler clears it when it binds), whichever of the
     # two events was folded first.
     nominated = "" if row.bound_node else row.nominated_node_name
@@ -182,6 +187,8 @@ def _pod(row: PodRow, p: AnyEvent, env: Envelope) -> PodRow:
             if newer:
                 return _replace(row, bound_node=p.node_name, bound_at=at, bound_event_id=env.event_id)
             return row
+        case BindRejected():
+            return _replace(row, failed_reason=p.status_reason, failed_message=p.reason)
         case SchedulingAttempted():
             if p.attempt >= row.last_attempt:
                 return _replace(row, last_attempt=p.attempt, message=p.message)

@@ -18,7 +18,7 @@ import msgspec
 from shared.events import PodRef
 from shared.model import Node, Pod, PodDisruptionBudget, PriorityClass
 
-PodPhase: TypeAlias = Literal["Pending", "Bound", "Deleted"]
+PodPhase: TypeAlias = Literal["Pending", "Bound", "Failed", "Deleted"]
 BindingState: TypeAlias = Literal["Requested", "Bound", "Rejected"]
 
 
@@ -50,6 +50,8 @@ class PodRow(Row, frozen=True, kw_only=True):
     bound_node: str = ""
     bound_at: datetime | None = None
     bound_event_id: uuid.UUID | None = None
+    failed_reason: str | None = None  # a pod created on a node that refused it: the kubelet's reason
+    failed_message: str | None = None  # and message
     # written by the decisions topic
     last_attempt: int = 0
     message: str | None = None
@@ -115,6 +117,8 @@ class PodState(NamedTuple):
     message: str | None
     deleted: bool
     preempted_by: str | None
+    phase: str = ""
+    """Pending, Bound, Failed or Deleted (`derive_pod`)."""
 
 
 AttemptKey: TypeAlias = tuple[str, int]

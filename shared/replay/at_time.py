@@ -47,7 +47,7 @@ def cluster_at(history: History, when: datetime) -> ClusterAt:
     pods.sort(key=lambda r: (r.submitted_at or when, r.namespace, r.name))
     requested: dict[str, list[int]] = {}
     for row in pods:
-        if row.node_name and row.pod is not None:  # bound, or submitted already running
+        if row.phase == "Bound" and row.pod is not None:  # scheduled, or created on its node and admitted
             r = PodInfo(row.pod).requests
             totals = requested.setdefault(row.node_name, [0, 0, 0])
             totals[0] += 1

@@ -74,6 +74,15 @@ async def progress(env: BerthTestEnv, at_least: int, timeout: float = 60.0) -> N
         await asyncio.sleep(0.3)
 
 
+async def admitted(env: BerthTestEnv, wave: ClusterInput, timeout: float = 60.0) -> None:
+    """Wait until the nodes admitted every pod of `wave` created on them (spec.nodeName)."""
+    uids = {p.metadata.uid for p in wave.pods if p.spec.node_name}
+    deadline = time.monotonic() + timeout
+    while not uids <= (await read_ledger(env.settings, env.registry)).admitted:
+        assert time.monotonic() < deadline, "pods created on their nodes were not admitted"
+        await asyncio.sleep(0.3)
+
+
 async def attempted(env: BerthTestEnv, wave: ClusterInput, fraction: float, timeout: float = 90.0) -> None:
     """Wait until `fraction` of the pods of `wave` were attempted (or are gone): a disturbance then
     lands while the rest of the wave flows."""

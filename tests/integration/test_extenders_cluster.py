@@ -17,6 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from berth.bench.ledger import Ledger
 from shared.adapters.history import history_from_store
 from shared.adapters.kafka import KafkaPublisher
+from shared.binding.admission import is_admission
 from shared.events import ExtenderAnswer, ExtendersAnswered, LateBatchDecided, PodBound, PodEvicted, PreemptionDecided
 from shared.model.loader import ClusterInput
 from shared.replay.engine import Replayer, outcome_text
@@ -114,7 +115,7 @@ async def test_preemption_service_asks_the_preempt_extender_and_replay_uses_its_
 
     payloads = [e.envelope.payload for e in history.events]
     evicted = [p.uid for p in payloads if isinstance(p, PodEvicted)]
-    bound = {p.pod_uid: p.node_name for p in payloads if isinstance(p, PodBound)}
+    bound = {p.pod_uid: p.node_name for p in payloads if isinstance(p, PodBound) and not is_admission(p.attempt_id)}
     assert evicted == ["uid-low-b"] and bound == {"uid-high": "b"}  # node a is protected by the extender
     decided = [p for p in payloads if isinstance(p, PreemptionDecided) and p.nominated_node]
     assert decided and decided[0].extenders and decided[0].extenders[0].victims == {"b": ["uid-low-b"]}

@@ -25,6 +25,7 @@ from berth.cli import main
 from berth.describe_cmd import render as describe_render
 from services.gateway.app import build_app
 from services.gateway.settings import GatewaySettings
+from shared.binding.admission import is_admission
 from shared.adapters.history import export_line, history_from_export, history_from_kafka, history_from_store
 from shared.adapters.kafka import KafkaPublisher
 from shared.events import (
@@ -44,7 +45,7 @@ from shared.replay.engine import Replayer, ReplayReport
 from shared.replay.explain import explain_attempt, explain_now
 from shared.replay.history import History
 
-from .cluster_run import attempted, fleet_for, projection_caught_up, run_fleet, settle, waves_of
+from .cluster_run import admitted, attempted, fleet_for, projection_caught_up, run_fleet, settle, waves_of
 from .fixtures import BerthTestEnv
 from .scheduler_cluster import publish_cluster, scenario_docs, with_uids
 
@@ -85,6 +86,7 @@ async def _record(env: BerthTestEnv, publisher: KafkaPublisher, engine: AsyncEng
     fleet = fleet_for(env, tmp / "logs", filter_workers=2)
     async with run_fleet(fleet) as running:
         await publish_cluster(publisher, waves[0])
+        await admitted(env, waves[0])  # the running pods are on their nodes before the binder stops
         for i, wave in enumerate(waves[1:]):
             if i == 0:
                 # Hold the binder still while this wave is decided, shrink every node under the binds
@@ -209,21 +211,23 @@ def _check_cluster_at(history: History, export: Path, capsys: pytest.CaptureFixt
     state = _cli_json(capsys, "replay", "--source", str(export), "--until", when.isoformat(), "-o", "json")
     bound: dict[str, str] = {}
     submitted: dict[str, str] = {}
+    on_a_node: set[str] = set()
+    """Created with spec.nodeName: admitted by their node, never in the scheduler's queue."""
     for event in history.events:
         if event.envelope.timestamp > when:
             continue
         match event.envelope.payload:
             case PodSubmitted(pod=pod):
                 submitted[pod.metadata.uid] = f"{pod.metadata.namespace}/{pod.metadata.name}"
-                if pod.spec.node_name:  # submitted already running
-                    bound[pod.metadata.uid] = pod.spec.node_name
-            case PodBound(pod_uid=uid, node_name=node):
+                if pod.spec.node_name:
+                    on_a_node.add(submitted[pod.metadata.uid])
+            case PodBound(pod_uid=uid, node_name=node):  # scheduled, or created on its node and admitted
                 bound[uid] = node
             case PodEvicted(uid=uid) | PodDeleted(uid=uid):
                 submitted.pop(uid, None)
     live_bound = {submitted[u]: n for u, n in bound.items() if u in submitted}
     assert {p["pod"]: p.get("node", "") for p in state["pods"] if p["phase"] == "Bound"} == live_bound
-    assert {p["pod"] for p in state["queue"]} == set(submitted.values()) - set(live_bound)
+    assert {p["pod"] for p in state["queue"]} == set(submitted.values()) - set(live_bound) - on_a_node
     per_node: dict[str, int] = {}
     for node in live_bound.values():
         per_node[node] = per_node.get(node, 0) + 1
@@ -262,7 +266,8 @@ async def _check_event_pages(client: TestClient, history: History) -> None:
     assert len(await _all(client, f"{url}?type=SchedulingAttempted")) == total
 
     evicted = _victim(history)
-    rejected = next(e.envelope.payload for e in history.events if isinstance(e.envelope.payload, BindRejected))
+    rejected = next(e.envelope.payload for e in history.events if isinstance(e.envelope.payload, BindRejected)
+                    and not is_admission(e.envelope.payload.attempt_id))
     for uid, must_have in ((evicted.uid, "PodEvicted"), (rejected.pod_uid, "BindRejected")):
         about = await _all(client, f"{url}?pod={history.pod_name(uid)}")
         types = [i["event"]["type"] for i in about]

@@ -12,7 +12,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -368,6 +368,63 @@ def test_berth_up_brings_back_the_broker_and_the_database(state: Path, tmp_path:
         said = (tmp_path / "up.err").read_text()
         assert "berth: tansu exited with code -9; restarting in 1 s" in said
         assert "berth: log rebuilt from the event store" in said
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(30) == 0
+    finally:
+        _reap(proc, err)
+
+
+def _phases(env: dict[str, str], until: Callable[[dict[str, dict[str, Any]]], bool],
+            timeout: float = 20) -> dict[str, dict[str, Any]]:
+    """Each pod's status by name, polled until `until` holds (or the time is up)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        status = {p["metadata"]["name"]: p["status"] for p in _pods(env)}
+        if until(status) or time.monotonic() > deadline:
+            return status
+        time.sleep(0.2)
+
+
+def test_pods_created_on_a_node_pass_its_admission(state: Path, tmp_path: Path) -> None:
+    """A pod applied with spec.nodeName is admitted by its node as the kubelet would: Bound when it
+    fits and counted by the scheduler from then on, Failed with OutOfcpu when it does not, Pending
+    while its node does not exist."""
+    env = _user_env(state)
+    err = (tmp_path / "up.err").open("w")
+    proc = _start_up(state, env, err)
+    pod = "kind: Pod\nmetadata: {{name: {name}}}\nspec: {{{node}containers: [{{name: c, resources: {{requests: {{cpu: {cpu}}}}}}}]}}\n"
+    try:
+        _wait_line(proc, "berth ready: ", 60)
+        first = tmp_path / "first.yaml"
+        first.write_text("kind: Node\nmetadata: {name: big}\nstatus: {allocatable: {cpu: 8, memory: 8Gi, pods: 110}}\n---\n"
+                         + pod.format(name="six", node="nodeName: big, ", cpu=6)
+                         + "---\n" + pod.format(name="lost", node="nodeName: ghost, ", cpu=1))
+        assert _berth("apply", "-f", str(first), env=env).returncode == 0
+        status = _phases(env, lambda s: s.get("six", {}).get("phase") == "Bound")
+        assert status["six"]["phase"] == "Bound" and status["lost"]["phase"] == "Pending", status
+
+        second = tmp_path / "second.yaml"
+        second.write_text(pod.format(name="seven", node="nodeName: big, ", cpu=7) + "---\n"
+                          + pod.format(name="three", node="", cpu=3))
+        assert _berth("apply", "-f", str(second), env=env).returncode == 0
+        status = _phases(env, lambda s: s.get("seven", {}).get("phase") == "Failed" and
+                         bool(s.get("three", {}).get("message")))
+        assert (status["seven"]["phase"], status["seven"]["reason"]) == ("Failed", "OutOfcpu"), status
+        assert status["seven"]["message"] == ("Pod was rejected: Node didn't have enough resource: cpu, "
+                                              "requested: 7000, used: 6000, capacity: 8000")
+        # The scheduler counts the admitted pod: 2 of 8 CPUs are left.
+        assert status["three"]["phase"] == "Pending" and "Insufficient cpu" in status["three"]["message"], status
+        listed = _berth("get", "pods", env=env).stdout
+        assert any(line.split()[:3] == ["default", "seven", "OutOfcpu"] for line in listed.splitlines()), listed
+        described = _berth("describe", "node", "big", env=env).stdout
+        assert "cpu       6 (75%)" in described, described
+
+        (tmp_path / "ghost.yaml").write_text(
+            "kind: Node\nmetadata: {name: ghost}\nstatus: {allocatable: {cpu: 2, memory: 2Gi, pods: 110}}\n")
+        assert _berth("apply", "-f", str(tmp_path / "ghost.yaml"), env=env).returncode == 0
+        status = _phases(env, lambda s: s["lost"]["phase"] == "Bound")
+        assert status["lost"]["phase"] == "Bound" and status["seven"]["phase"] == "Failed", status
+
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(30) == 0
     finally:

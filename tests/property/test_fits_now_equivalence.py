@@ -16,7 +16,7 @@ from shared.events import NodeFailure, NodeUpserted, PodBound, PodDeleted, PodNo
 from shared.preemption.request import decide_preemption
 from shared.scheduler.node_index import NodeIndexes
 from shared.scheduler.packed_failures import RejectionsMemo
-from tests.unit.events.samples import make_node
+from tests.unit.events.samples import make_node, running
 from tests.unit.preemption.test_handler import make_pod
 
 NODES = [f"n{i}" for i in range(12)]
@@ -34,7 +34,8 @@ def clusters(draw: st.DrawFn) -> ClusterView:
         node = NODES[i % len(NODES)] if i < 2 * len(NODES) - 4 else draw(st.sampled_from(NODES))
         pod = make_pod(name, cpu=draw(st.sampled_from(["500m", "1", "1"])), priority=draw(st.sampled_from([0, 5, 50])),
                        node_name=node)
-        view.apply(envelope(PodSubmitted(pod=pod), producer="t"))
+        for env in running(pod):
+            view.apply(env)
     for name in PENDING:
         cpu, priority = draw(st.sampled_from(SHAPES))
         view.apply(envelope(PodSubmitted(pod=make_pod(name, cpu=cpu, priority=priority)), producer="t"))
@@ -107,7 +108,8 @@ def test_first_fit_meets_a_node_local_error_where_the_walk_does() -> None:
     for i, name in enumerate(NODES):
         view.apply(envelope(NodeUpserted(node=make_node(name, cpu="2")), producer="t"))
         if i != 8:  # every node full but n8
-            view.apply(envelope(PodSubmitted(pod=make_pod(f"r{i}", cpu="2", priority=0, node_name=name)), producer="t"))
+            for env in running(make_pod(f"r{i}", cpu="2", priority=0, node_name=name)):
+                view.apply(env)
     view.apply(envelope(PodSubmitted(pod=make_pod("p0", cpu="1", priority=50)), producer="t"))
     view.apply(envelope(PodNominated(uid=_uid("p0"), node_name="n3"), producer="t"))  # a full node nominated
     real = Fit.filter

@@ -46,14 +46,17 @@ def pod_requests(row: PodRow) -> tuple[int, int]:
 def overview(nodes: Sequence[NodeSummary], pods: Sequence[PodState], requests: Mapping[str, tuple[int, int]], *,
              group_by: str = ZONE) -> dict[str, Any]:
     used: dict[str, list[int]] = {}
-    counts = {"bound": 0, "pending": 0, "preempted": 0}
+    counts = {"bound": 0, "pending": 0, "failed": 0, "preempted": 0}
     pending: list[dict[str, str]] = []
     for p in pods:
         if p.preempted_by:
             counts["preempted"] += 1
         if p.deleted:
             continue
-        if p.node_name:
+        if p.phase == "Failed":  # created on a node that refused it: it takes nothing there
+            counts["failed"] += 1
+            continue
+        if p.node_name and p.phase != "Pending":
             counts["bound"] += 1
             cpu, memory = requests.get(p.uid, (0, 0))
             cell = used.setdefault(p.node_name, [0, 0, 0])

@@ -105,6 +105,8 @@ class PodModel(Base):
     bound_node: Mapped[str] = mapped_column(Text)
     bound_at: Mapped[datetime | None] = mapped_column(Timestamp)
     bound_event_id: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True))
+    failed_reason: Mapped[str | None] = mapped_column(Text)
+    failed_message: Mapped[str | None] = mapped_column(Text)
     last_attempt: Mapped[int] = mapped_column(Integer)
     message: Mapped[str | None] = mapped_column(Text)
     phase: Mapped[str] = mapped_column(Text)

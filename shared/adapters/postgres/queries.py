@@ -49,7 +49,8 @@ class ReadModelQueries:
     async def pod_states(self) -> list[PodState]:
         """Every named pod's scheduling state, without its spec (cheap to read for thousands)."""
         c = PodModel.__table__.c
-        stmt = select(c.uid, c.namespace, c.name, c.node_name, c.message, c.deleted, c.preempted_by).where(c.name != "")
+        stmt = select(c.uid, c.namespace, c.name, c.node_name, c.message, c.deleted, c.preempted_by,
+                      c.phase).where(c.name != "")
         with translated_errors("reading pods"):
             async with self._engine.connect() as conn:
                 return [PodState(*r) for r in (await conn.execute(stmt)).all()]

@@ -16,6 +16,7 @@ from shared.events import (
     BindRejected,
     BindRequested,
     DeadLettered,
+    Envelope,
     FilterBatchRequested,
     NodeDeleted,
     NodeFailure,
@@ -42,6 +43,7 @@ from shared.events import (
     TopicRegistry,
     envelope,
 )
+from shared.binding.admission import admission_request
 from shared.model.config import KubeSchedulerConfiguration
 from shared.model import (
     Container,
@@ -179,3 +181,12 @@ def received(payloads: Iterable[AnyEvent], registry: TopicRegistry | None = None
         next_offset[(topic, partition)] = offset + 1
         out.append(ReceivedEvent(envelope(payload, producer="test"), Position(topic, partition, offset)))
     return out
+
+
+def running(pod: Pod) -> list[Envelope]:
+    """A pod created on its node (`spec.nodeName`) and admitted there: its submission and the
+    node's PodBound, the events after which it counts on the node."""
+    created = envelope(PodSubmitted(pod=pod), producer="gateway")
+    asked = admission_request(pod, 1, "queue")
+    bound = PodBound(pod_uid=pod.metadata.uid, node_name=pod.spec.node_name, attempt_id=asked.payload.attempt_id)
+    return [created, envelope(bound, producer="binder", caused_by=asked)]

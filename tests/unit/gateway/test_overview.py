@@ -17,8 +17,8 @@ def _node(name: str, zone: str) -> NodeRow:
 
 
 def _state(name: str, *, node: str = "", message: str | None = None, deleted: bool = False,
-           preempted_by: str | None = None) -> PodState:
-    return PodState(name, "default", name, node, message, deleted, preempted_by)
+           preempted_by: str | None = None, phase: str = "") -> PodState:
+    return PodState(name, "default", name, node, message, deleted, preempted_by, phase)
 
 
 def test_each_node_with_what_its_pods_request() -> None:
@@ -30,7 +30,7 @@ def test_each_node_with_what_its_pods_request() -> None:
     assert (n1["name"], n1["group"], n1["cpu"], n1["pods"]) == ("n1", "a", [3000, 4000], [2, 10])
     assert n1["memory"] == [2 << 30, 8 << 30] and fullness(n1) == 0.75
     assert n2["cpu"] == [0, 4000] and fullness(n2) == 0.0, "a deleted pod takes nothing"
-    assert data["counts"] == {"bound": 2, "pending": 1, "preempted": 1}
+    assert data["counts"] == {"bound": 2, "pending": 1, "failed": 0, "preempted": 1}
     assert data["pending"] == [{"namespace": "default", "name": "big", "message": "0/2 nodes"}]
 
 
@@ -38,3 +38,12 @@ def test_a_pods_requests_as_the_scheduler_counts_them() -> None:
     pod = MakePod().name("p").uid("p").req(cpu="1500m", memory="1Gi").obj()
     assert pod_requests(PodRow(uid="p", pod=pod)) == (1500, 1 << 30)
     assert pod_requests(PodRow(uid="stub")) == (0, 0)
+
+
+def test_a_pod_created_on_a_node_counts_there_only_once_the_node_admitted_it() -> None:
+    pods = [_state("admitted", node="n1", phase="Bound"), _state("asking", node="n1", phase="Pending"),
+            _state("refused", node="n1", phase="Failed")]
+    requests = {"admitted": (1000, 0), "asking": (3000, 0), "refused": (7000, 0)}
+    data = overview([node_summary(_node("n1", "a"))], pods, requests)
+    assert data["nodes"][0]["cpu"] == [1000, 4000]
+    assert data["counts"] == {"bound": 1, "pending": 1, "failed": 1, "preempted": 0}

@@ -69,9 +69,23 @@ def test_binding_spends_the_nomination_in_either_order() -> None:
         assert (row.phase, row.node_name, row.nominated_node_name) == ("Bound", "n2", "")
 
 
-def test_already_running_pod_is_bound_to_its_node() -> None:
-    model = fold(_envs([PodSubmitted(pod=make_pod("sys", "u2", node_name="n9"))]))
+def test_a_pod_created_on_a_node_is_bound_once_its_node_admitted_it() -> None:
+    created = PodSubmitted(pod=make_pod("sys", "u2", node_name="n9"))
+    model = fold(_envs([created]))
+    assert (model.pods["u2"].phase, model.pods["u2"].node_name) == ("Pending", "n9")
+    model = fold(_envs([created, PodBound(pod_uid="u2", node_name="n9", attempt_id="admission/u2/1")]))
     assert (model.pods["u2"].phase, model.pods["u2"].node_name) == ("Bound", "n9")
+
+
+def test_a_pod_its_node_refused_has_failed_with_the_kubelets_reason() -> None:
+    refused = BindRejected(pod_uid="u2", node_name="n9", attempt_id="admission/u2/1", status_reason="OutOfcpu",
+                           reason="Pod was rejected: Node didn't have enough resource: cpu")
+    model = fold(_envs([PodSubmitted(pod=make_pod("sys", "u2", node_name="n9")), refused]))
+    row = model.pods["u2"]
+    assert (row.phase, row.failed_reason, row.failed_message) == ("Failed", "OutOfcpu", refused.reason)
+    not_found = BindRejected(pod_uid="u3", node_name="ghost", attempt_id="admission/u3/1", reason="node not found")
+    model = fold(_envs([PodSubmitted(pod=make_pod("late", "u3", node_name="ghost")), not_found]))
+    assert model.pods["u3"].phase == "Pending", "no such node yet: it waits for one"
 
 
 def test_events_before_the_submission_leave_a_stub_that_the_submission_completes() -> None:

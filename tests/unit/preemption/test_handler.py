@@ -32,7 +32,7 @@ from shared.events import (
     envelope,
 )
 from shared.model import Pod
-from tests.unit.events.samples import make_node
+from tests.unit.events.samples import make_node, running
 from tests.unit.events.samples import make_pod as sample_pod
 
 FULL = [NodeFailure(code="Unschedulable", reasons=["Insufficient cpu"], plugin="NodeResourcesFit", nodes=["node-a"])]
@@ -52,7 +52,8 @@ def _cluster() -> ClusterView:
     view = ClusterView()
     view.apply(envelope(NodeUpserted(node=make_node("node-a", cpu="2")), producer="t"))
     for name in ("low-a", "low-b"):
-        view.apply(envelope(PodSubmitted(pod=make_pod(name, cpu="1", priority=0, node_name="node-a")), producer="t"))
+        for env in running(make_pod(name, cpu="1", priority=0, node_name="node-a")):
+            view.apply(env)
     return view
 
 
@@ -138,9 +139,10 @@ async def test_a_request_whose_pod_fits_once_in_flight_evictions_land_evicts_nob
     # A 4-cpu node running one 3-cpu pod of priority 0: two 1-cpu preemptors failed in one cycle.
     view = ClusterView()
     view.apply(envelope(NodeUpserted(node=make_node("node-a", cpu="4")), producer="t"))
-    view.apply(envelope(PodSubmitted(pod=make_pod("big", cpu="3", priority=0, node_name="node-a")), producer="t"))
-    view.apply(envelope(PodSubmitted(pod=make_pod("filler", cpu="1", priority=200, node_name="node-a")),
-                        producer="t"))
+    for pod in (make_pod("big", cpu="3", priority=0, node_name="node-a"),
+                make_pod("filler", cpu="1", priority=200, node_name="node-a")):
+        for env in running(pod):
+            view.apply(env)
     handler = _handler(view)
     for name in ("hi-1", "hi-2"):
         view.apply(envelope(PodSubmitted(pod=make_pod(name, cpu="1", priority=100)), producer="t"))

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from services.runtime.scheduler_config import profiles_from
 from shared.cluster import ClusterView
-from shared.events import NodeFailure, NodeUpserted, PodSubmitted, Position, PreemptionRequested, envelope
+from shared.events import NodeFailure, NodeUpserted, Position, PreemptionRequested, envelope
 from shared.preemption.request import decide_preemption
-from tests.unit.events.samples import make_node
+from tests.unit.events.samples import make_node, running
 from tests.unit.preemption.test_handler import make_pod
 
 WATERMARK = {"nodes": [2], "pods": [4]}
@@ -22,13 +22,15 @@ def _view(*, third_node: bool) -> ClusterView:
         view.apply(envelope(NodeUpserted(node=make_node(name, cpu="2")), producer="t"), Position("nodes", 0, k))
     pods = [("a1", "node-a", 5), ("a2", "node-a", 5), ("b1", "node-b", 0), ("b2", "node-b", 0)]
     for k, (name, node, priority) in enumerate(pods):
-        view.apply(envelope(PodSubmitted(pod=make_pod(name, cpu="1", priority=priority, node_name=node)), producer="t"),
-                   Position("pods", 0, k))
+        created, admitted = running(make_pod(name, cpu="1", priority=priority, node_name=node))
+        view.apply(created, Position("pods", 0, k))
+        view.apply(admitted)
     if third_node:
         view.apply(envelope(NodeUpserted(node=make_node("node-c", cpu="2")), producer="t"), Position("nodes", 0, 2))
         for k, name in enumerate(["c1", "c2"]):
-            view.apply(envelope(PodSubmitted(pod=make_pod(name, cpu="1", priority=0, node_name="node-c")),
-                                producer="t"), Position("pods", 0, 4 + k))
+            created, admitted = running(make_pod(name, cpu="1", priority=0, node_name="node-c"))
+            view.apply(created, Position("pods", 0, 4 + k))
+            view.apply(admitted)
     return view
 
 

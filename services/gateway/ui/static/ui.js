@@ -31,6 +31,7 @@ const berth = (() => {
     const c = data.counts;
     document.getElementById("counts").innerHTML =
       `<b id="bound">${c.bound}</b> bound, <b id="pending-count">${c.pending}</b> pending, ` +
+      (c.failed ? `<b id="failed">${c.failed}</b> failed, ` : "") +
       `<b>${c.preempted}</b> preempted, on <b>${data.nodes.length}</b> nodes`;
     const groups = new Map();
     for (const n of data.nodes) {

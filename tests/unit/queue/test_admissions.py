@@ -1,0 +1,90 @@
+"""The queue asks a node's binder to admit each pod created on it (spec.nodeName): once, again when
+the binder did not know the node yet, and only once the node exists."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pytest
+from prometheus_client import CollectorRegistry
+
+from services.queue import scheduler as queue_scheduler
+from services.queue.gather import Gatherer
+from services.queue.metrics import SchedulerMetrics
+from services.queue.scheduler import Scheduler
+from services.runtime.scheduler_config import profiles_from
+from shared.binding import NODE_NOT_FOUND
+from shared.cluster import ClusterView
+from shared.events import BINDS, BindRejected, BindRequested, NodeUpserted, OutgoingEvent, PodSubmitted, envelope
+from tests.unit.events.samples import make_node, make_pod
+
+
+class Log:
+    def __init__(self) -> None:
+        self.published: list[OutgoingEvent] = []
+
+    async def publish(self, events: Sequence[OutgoingEvent]) -> None:
+        self.published += events
+
+    def asked(self) -> list[str]:
+        return [e.envelope.payload.attempt_id for e in self.published
+                if e.topic == BINDS and isinstance(e.envelope.payload, BindRequested)]
+
+
+def _queue(log: Log, *nodes: str) -> Scheduler:
+    view = ClusterView()
+    for name in nodes:
+        view.apply(envelope(NodeUpserted(node=make_node(name)), producer="t"))
+    s = Scheduler(view, profiles_from(None), Gatherer(), log.publish, SchedulerMetrics(CollectorRegistry()))
+    s.start_live()
+    return s
+
+
+def _fold(s: Scheduler, payload: object) -> None:
+    env = envelope(payload, producer="t")
+    s.view.apply(env)
+    s.on_event(env, None)  # type: ignore[arg-type]
+
+
+async def test_a_pod_created_on_a_node_is_asked_about_once() -> None:
+    log = Log()
+    s = _queue(log, "n1")
+    _fold(s, PodSubmitted(pod=make_pod("sys", "u1", node_name="n1")))
+    await s.between_cycles()
+    _fold(s, log.published[0].envelope.payload)  # the queue reads its own request back
+    await s.between_cycles()
+    assert log.asked() == ["admission/u1/1"] and s.admissions_pending()
+
+
+async def test_a_pod_on_a_missing_node_waits_for_the_node() -> None:
+    log = Log()
+    s = _queue(log)
+    _fold(s, PodSubmitted(pod=make_pod("late", "u1", node_name="n9")))
+    await s.between_cycles()
+    assert log.asked() == [] and not s.admissions_pending()
+    _fold(s, NodeUpserted(node=make_node("n9")))
+    await s.between_cycles()
+    assert log.asked() == ["admission/u1/1"]
+
+
+async def test_a_binder_that_did_not_know_the_node_is_asked_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(queue_scheduler, "ADMISSION_RETRY_S", 0.0)
+    log = Log()
+    s = _queue(log, "n1")
+    _fold(s, PodSubmitted(pod=make_pod("sys", "u1", node_name="n1")))
+    await s.between_cycles()
+    _fold(s, BindRejected(pod_uid="u1", node_name="n1", attempt_id="admission/u1/1", reason=NODE_NOT_FOUND))
+    assert s.admissions_pending(), "lockstep keeps waiting while it is asked again"
+    await s.between_cycles()
+    assert log.asked() == ["admission/u1/1", "admission/u1/2"]
+
+
+async def test_a_refused_pod_is_not_asked_about_again() -> None:
+    log = Log()
+    s = _queue(log, "n1")
+    _fold(s, PodSubmitted(pod=make_pod("big", "u1", node_name="n1")))
+    await s.between_cycles()
+    _fold(s, BindRejected(pod_uid="u1", node_name="n1", attempt_id="admission/u1/1", reason="Pod was rejected",
+                          status_reason="OutOfcpu"))
+    await s.between_cycles()
+    assert log.asked() == ["admission/u1/1"] and not s.admissions_pending()
