@@ -113,6 +113,11 @@ class MakePod:
         self._d["spec"]["overhead"] = dict(overhead)
         return self
 
+    def pod_resources(self, requests: dict[str, Any] | None = None, limits: dict[str, Any] | None = None) -> MakePod:
+        """Pod-level resources (spec.resources)."""
+        self._d["spec"]["resources"] = {"requests": dict(requests or {}), "limits": dict(limits or {})}
+        return self
+
     def host_port(self, port: int, protocol: str = "TCP", host_ip: str = "") -> MakePod:
         p: dict[str, Any] = {"containerPort": port, "hostPort": port, "protocol": protocol}
         if host_ip:

@@ -11,7 +11,7 @@ from shared.model import Container, Pod, PodAffinityTerm
 from shared.model.selectors import EVERYTHING, NOTHING, Selector, compile_label_selector
 from shared.model.meta import LabelSelector, LabelSelectorRequirement
 
-from .resource import CPU, DEFAULT_MEMORY_REQUEST, DEFAULT_MILLI_CPU_REQUEST, MEMORY, Resource
+from .resource import CPU, DEFAULT_MEMORY_REQUEST, DEFAULT_MILLI_CPU_REQUEST, HUGEPAGES_PREFIX, MEMORY, Resource
 
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 
@@ -91,14 +91,36 @@ def _is_restartable(c: Container) -> bool:
     return c.restart_policy == "Always"
 
 
+def is_pod_level_resource(name: str) -> bool:
+    """Resources a pod may request as a whole (`spec.resources`): cpu, memory and hugepages."""
+    return name in (CPU, MEMORY) or name.startswith(HUGEPAGES_PREFIX)
+
+
+def pod_level_requests(pod: Pod) -> dict[str, str | int | float]:
+    """The pod's own requests (PodLevelResources, on by default since v1.34), those it may set."""
+    resources = pod.spec.resources
+    if resources is None:
+        return {}
+    return {name: q for name, q in resources.requests.items() if is_pod_level_resource(name)}
+
+
 def compute_pod_requests(pod: Pod, non_missing: Mapping[str, int] | None = None) -> Resource:
     """Upstream's computePodResourceRequest / resourcehelper.PodRequests.
 
     Containers are summed; each init container must fit on its own (plus the restartable
-    sidecars started before it), so the result is the max of the two; overhead is added.
+    sidecars started before it), so the result is the max of the two. Requests the pod sets as a
+    whole (`spec.resources.requests`: cpu, memory, hugepages) replace the containers' figure for
+    those resources; the others still come from the containers. Overhead is added last.
     `non_missing` supplies a value for a resource a container names no request for (scoring's
-    100m cpu / 200Mi memory).
+    100m cpu / 200Mi memory); with pod-level requests, only for a resource that neither the pod
+    nor any container requests.
     """
+    pod_level = pod_level_requests(pod)
+    if pod_level and non_missing:
+        named = set(pod_level).union(*(_container_requests(c) for c in (*pod.spec.containers,
+                                                                        *pod.spec.init_containers)))
+        non_missing = {name: v for name, v in non_missing.items() if name not in named}
+
     def reqs_of(c: Container) -> Resource:
         r = Resource.from_list(_container_requests(c))
         if non_missing:
@@ -124,6 +146,8 @@ def compute_pod_requests(pod: Pod, non_missing: Mapping[str, int] | None = None)
             r.add(sidecars)
         init_max.set_max(r)
     total.set_max(init_max)
+    for name, q in pod_level.items():
+        total.set(name, q)
     if pod.spec.overhead:
         total.add(Resource.from_list(pod.spec.overhead))
     return total
@@ -141,7 +165,7 @@ def _derived(pod: Pod) -> tuple[Resource, int, int, tuple[tuple[str, str, int], 
     PodInfo for each pod it places on its view (computing the requests was most of a filter
     worker's fold). The Resource is shared between PodInfos: nothing may change it."""
     spec = pod.spec
-    key = _spec_key((spec.containers, spec.init_containers, spec.overhead))  # not nodeName: bound copies share
+    key = _spec_key((spec.containers, spec.init_containers, spec.overhead, spec.resources))  # not nodeName
     kept = _derived_memo.get(key)
     if kept is None:
         non_zero = compute_pod_requests(pod, _NON_MISSING)

@@ -10,6 +10,7 @@ CPU = "cpu"
 MEMORY = "memory"
 EPHEMERAL_STORAGE = "ephemeral-storage"
 PODS = "pods"
+HUGEPAGES_PREFIX = "hugepages-"
 
 # Requests assumed for a container that names none, when spreading load (scoring only).
 DEFAULT_MILLI_CPU_REQUEST = 100

@@ -16,7 +16,7 @@ import yaml
 
 from shared.errors import InvalidInput
 
-from . import validation
+from . import pod_resources, validation
 from .api_fields import FieldValidation, unknown_fields
 from .validation import NameValidation
 from .config import DEFAULT_SCHEDULER_NAME, KubeSchedulerConfiguration
@@ -301,6 +301,11 @@ def default_pod(
                     raise InvalidInput(what, f"spec.{group}[{i}].ports[{j}].protocol",
                                        f"unsupported value {port.protocol!r}: TCP, UDP, SCTP")
     validation.check_resource_list(what, "spec.overhead", spec.overhead)
+    if spec.resources is not None:
+        validation.check_resource_list(what, "spec.resources.requests", spec.resources.requests)
+        validation.check_resource_list(what, "spec.resources.limits", spec.resources.limits)
+        pod = pod_resources.check_and_default(what, pod)
+        spec = pod.spec
     _validate_scheduling_fields(pod, what)
 
     priority = spec.priority

@@ -228,6 +228,19 @@ BAD: tuple[Bad, ...] = (
     Bad("label-key-long", pod(meta=f"name: web, labels: {{{'k' * 64}: v}}"),
         f'Pod default/web: metadata.labels: Invalid value: "{"k" * 64}": name part must be no more than 63 characters',
         gateway_only=True),
+    # Pod-level resources (spec.resources).
+    Bad("pod-level-unsupported", pod("resources: {requests: {ephemeral-storage: 1Gi}}, containers: [{name: c}]"),
+        'Pod default/web: spec.resources.requests[ephemeral-storage]: Unsupported value: "ephemeral-storage": '
+        'supported values: "cpu", "memory", "hugepages-*"'),
+    Bad("pod-level-above-limit", pod("resources: {requests: {cpu: '2'}, limits: {cpu: '1'}}, containers: [{name: c}]"),
+        "Pod default/web: spec.resources.requests[cpu]: Invalid value: '2': must be less than or equal to cpu "
+        "limit of 1"),
+    Bad("pod-level-below-containers", pod("resources: {requests: {cpu: 500m}}, containers: [{name: a, resources: "
+                                          "{requests: {cpu: 400m}}}, {name: b, resources: {requests: {cpu: 300m}}}]"),
+        "Pod default/web: spec.resources.requests[cpu]: Invalid value: '500m': must be greater than or equal to "
+        "aggregate container requests of 700m"),
+    Bad("pod-level-negative", pod("resources: {limits: {memory: -1Gi}}, containers: [{name: c}]"),
+        'Pod default/web: spec.resources.limits[memory]: Invalid value: "-1Gi": must be greater than or equal to 0'),
     # Kinds and the scheduler's configuration (the gateway serves neither).
     Bad("unsupported-kind", "kind: Service\napiVersion: v1\nmetadata: {name: s}\n",
         "{source}: Service s: kind: unsupported kind 'Service' (Node, Pod, PriorityClass, PodDisruptionBudget, "

@@ -9,11 +9,10 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from shared.framework.resource import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
+from shared.framework.resource import CPU, EPHEMERAL_STORAGE, HUGEPAGES_PREFIX, MEMORY, PODS
 
 DEFAULT_NAMESPACE_PREFIX = "kubernetes.io/"
 REQUESTS_PREFIX = "requests."
-HUGEPAGES_PREFIX = "hugepages-"
 ATTACHABLE_VOLUMES_PREFIX = "attachable-volumes-"
 
 _QUALIFIED_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")

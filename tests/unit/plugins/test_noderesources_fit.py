@@ -32,8 +32,10 @@ def r(cpu: int = 0, mem: int = 0, **scalars: int) -> dict[str, Any]:
 
 
 def make_pod(*containers: dict[str, Any], init: tuple[dict[str, Any], ...] = (),
-             overhead: dict[str, Any] | None = None) -> PodInfo:
+             overhead: dict[str, Any] | None = None, pod_level: dict[str, Any] | None = None) -> PodInfo:
     b = MakePod().name("p")
+    if pod_level is not None:
+        b.pod_resources(pod_level)
     for c in containers:
         b.res(c)
     for c in init:
@@ -129,6 +131,21 @@ ENOUGH_REQUESTS = [
     ("zero scalar request is skipped", make_pod(r(1, 1, **{EXT_B: 0})), r(), None, []),
     ("insufficient and unresolvable together make the status unresolvable",
      make_pod(r(3, 30)), r(9, 0), None, [ir("cpu", 3, 9, 10), ir("memory", 30, 0, 20, True)]),
+    # Pod-level resources (PodLevelResources, on by default since v1.34): the pod's own requests
+    # replace the containers' for cpu, memory and hugepages.
+    ("skip checking resource request with quantity zero", make_pod({"cpu": "0", "memory": "0", EXT_A: "1"}),
+     r(20, 30, **{EXT_A: 1}), None, []),
+    ("both pod-level and container-level resources fit", make_pod(r(1, 1), pod_level=r(1, 2)), r(5, 5), None, []),
+    ("pod-level cpu resource not fit", make_pod(r(1, 1), pod_level=r(7, 2)), r(5, 5), None, [ir("cpu", 7, 5, 10)]),
+    ("pod-level memory resource not fit", make_pod(r(1, 1), pod_level=r(3, 2)), r(5, 19), None,
+     [ir("memory", 2, 19, 20)]),
+    ("pod-level hugepages resource fit", make_pod(pod_level=r(3, 2, **{HUGE_A: 5})), {}, None, []),
+    ("both pod-level and container-level hugepages resource fit",
+     make_pod(r(1, 1, **{HUGE_A: 3}), pod_level=r(3, 2, **{HUGE_A: 5})), {}, None, []),
+    ("pod-level hugepages resource not fit", make_pod(pod_level=r(3, 2, **{HUGE_A: 10})), {}, None,
+     [ir(HUGE_A, 10, 0, 5, True)]),
+    ("one pod-level cpu resource fits and all init and non-init containers resources fit",
+     make_pod(r(1, 1), init=(r(1, 1),), pod_level=r(3, 2)), r(5, 19), None, [ir("memory", 2, 19, 20)]),
 ]
 
 
