@@ -12,6 +12,7 @@ from itertools import count
 import numpy as np
 import numpy.typing as npt
 
+from .namespaces import NO_NAMESPACES, NamespaceLabels
 from .node_info import ImageStateSummary, NodeInfo, affinity_generation
 
 ZONE_LABEL = "topology.kubernetes.io/zone"
@@ -74,10 +75,12 @@ class Snapshot:
     """The node infos in node-tree order plus the indexes plugins ask for."""
 
     __slots__ = ("node_info_list", "node_info_map", "_with_affinity", "_with_required_anti_affinity", "_version",
-                 "serial", "names", "_label_ids", "_position")
+                 "serial", "names", "_label_ids", "_position", "namespaces")
 
-    def __init__(self, infos: Iterable[NodeInfo]) -> None:
+    def __init__(self, infos: Iterable[NodeInfo], namespaces: NamespaceLabels = NO_NAMESPACES) -> None:
         self.serial = next(_serials)
+        self.namespaces = namespaces
+        """The cluster's namespaces' labels (the owner of the snapshot keeps them current)."""
         """Unique per snapshot: results that depend on its fixed indexes are remembered under it."""
         self.node_info_list = node_tree_order(infos)
         self.node_info_map = {i.name: i for i in self.node_info_list}

@@ -12,6 +12,7 @@ from .config import (
     Profile,
 )
 from .meta import LabelSelector, LabelSelectorRequirement, ObjectMeta, OwnerReference
+from .namespace import Namespace
 from .node import ContainerImage, Node, NodeCondition, NodeSpec, NodeStatus, Taint
 from .pod import (
     Affinity,
@@ -39,7 +40,7 @@ from .policy import PodDisruptionBudget, PodDisruptionBudgetSpec, PodDisruptionB
 __all__ = [
     "DEFAULT_SCHEDULER_NAME", "Affinity", "Container", "ContainerImage", "ContainerPort", "Extender",
     "ExtenderManagedResource", "KubeSchedulerConfiguration", "LabelSelector", "LabelSelectorRequirement",
-    "Node", "NodeAffinity", "NodeCondition", "NodeSelector", "NodeSelectorRequirement", "NodeSelectorTerm",
+    "Namespace", "Node", "NodeAffinity", "NodeCondition", "NodeSelector", "NodeSelectorRequirement", "NodeSelectorTerm",
     "NodeSpec", "NodeStatus", "ObjectMeta", "OwnerReference", "Pod", "PodAffinity", "PodAffinityTerm",
     "PodCondition", "PodDisruptionBudget", "PodDisruptionBudgetSpec", "PodDisruptionBudgetStatus",
     "PodSchedulingGate", "PodSpec", "PodStatus", "PluginConfig", "PluginRef", "PluginSet", "Plugins",

@@ -21,6 +21,7 @@ from .api_fields import FieldValidation, unknown_fields
 from .validation import NameValidation
 from .config import DEFAULT_SCHEDULER_NAME, KubeSchedulerConfiguration
 from .meta import ObjectMeta
+from .namespace import Namespace, labelled
 from .node import Node
 from .pod import Pod
 from .policy import PodDisruptionBudget, PriorityClass
@@ -39,7 +40,8 @@ class ClusterInput:
     pods: list[Pod] = field(default_factory=list)
     priority_classes: list[PriorityClass] = field(default_factory=list)
     pdbs: list[PodDisruptionBudget] = field(default_factory=list)
-    namespaces: dict[str, dict[str, str]] = field(default_factory=dict)
+    namespaces: list[Namespace] = field(default_factory=list)
+    """Labelled with their own names, as the API server stores them."""
     config: KubeSchedulerConfiguration | None = None
     warnings: list[str] = field(default_factory=list)
     """What was accepted with a warning (unknown fields under Warn field validation)."""
@@ -209,10 +211,9 @@ def load_objects(docs: Iterable[tuple[str, dict[str, Any]]], *,
                 raise InvalidInput(f"{source}: KubeSchedulerConfiguration", "", "given more than once")
             result.config = _validate_config(_convert(KubeSchedulerConfiguration, doc, "KubeSchedulerConfiguration"))
         elif kind == "Namespace":
-            meta = doc.get("metadata") or {}
-            name = meta.get("name", "")
-            checks.name(validation.check_dns_label, what, "metadata.name", str(name))
-            result.namespaces[name] = {**(meta.get("labels") or {}), "kubernetes.io/metadata.name": name}
+            ns = _convert(Namespace, doc, what)
+            checks.meta(what, ns.metadata, namespaced=False, name_rule="label")
+            result.namespaces.append(labelled(ns))
         elif not kind:
             raise InvalidInput(f"{source}: {what}", "kind", "required")
         else:
@@ -220,6 +221,7 @@ def load_objects(docs: Iterable[tuple[str, dict[str, Any]]], *,
                                f"unsupported kind {kind!r} (Node, Pod, PriorityClass, PodDisruptionBudget, "
                                "Namespace or KubeSchedulerConfiguration)")
     _check_unique((n.metadata.name for n in result.nodes), "Node")
+    _check_unique((ns.metadata.name for ns in result.namespaces), "Namespace")
     classes = {pc.metadata.name: pc for pc in result.priority_classes}
     _check_unique((pc.metadata.name for pc in result.priority_classes), "PriorityClass")
     globals_ = [pc for pc in result.priority_classes if pc.global_default]

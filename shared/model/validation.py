@@ -141,8 +141,8 @@ class Checks:
                 raise
             self.warnings.append(f"{exc} (a cluster's API refuses it)")
 
-    def meta(self, what: str, meta: ObjectMeta, *, namespaced: bool) -> None:
-        self._run(lambda: check_meta(what, meta, namespaced=namespaced))
+    def meta(self, what: str, meta: ObjectMeta, *, namespaced: bool, name_rule: str = "subdomain") -> None:
+        self._run(lambda: check_meta(what, meta, namespaced=namespaced, name_rule=name_rule))
         check_annotations_size(what, meta)
 
     def name(self, check: Callable[[str, str, str], None], what: str, path: str, value: str) -> None:

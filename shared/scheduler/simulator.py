@@ -17,6 +17,7 @@ import msgspec
 from shared.adapters.extender_http import build_extenders, extenders_binding
 from shared.framework import events
 from shared.framework.cycle_state import CycleState
+from shared.framework.namespaces import NamespaceLabels
 from shared.framework.node_info import NodeInfo
 from shared.framework.pod_info import PodInfo
 from shared.framework.profile import build_profiles
@@ -65,7 +66,7 @@ class Simulator:
         self.clock = FakeClock()
         infos = [NodeInfo(n) for n in cluster.nodes]
         index_images(infos)
-        self.snapshot = Snapshot(infos)
+        self.snapshot = Snapshot(infos, NamespaceLabels(cluster.namespaces))
         self.records: dict[str, _PodRecord] = {}
         self.order: list[str] = []
         self.version = 0

@@ -47,8 +47,9 @@ steps = st.lists(st.tuples(st.booleans(), st.integers(0, HOSTS - 1), pods), max_
 
 
 def _fresh(pod: PodInfo, snapshot: Snapshot) -> tuple[dict, dict, dict]:
-    existing = existing_anti_affinity_counts(pod, snapshot.have_pods_with_required_anti_affinity_list())
-    affinity, anti = incoming_affinity_anti_affinity_counts(pod, snapshot.node_info_list)
+    existing = existing_anti_affinity_counts(pod, snapshot.have_pods_with_required_anti_affinity_list(),
+                                             snapshot.namespaces)
+    affinity, anti = incoming_affinity_anti_affinity_counts(pod, snapshot.node_info_list, snapshot.namespaces)
     return existing, affinity, anti
 
 
@@ -63,7 +64,7 @@ def _scored(kept: tuple[ScoreMap | None] | None) -> ScoreMap | None:
 
 def _fresh_scores(pod: PodInfo, snapshot: Snapshot, all_pods: bool) -> ScoreMap | None:
     nodes = snapshot.node_info_list if all_pods else snapshot.have_pods_with_affinity_list()
-    scores = topology_scores(pod, nodes, all_pods, 1)
+    scores = topology_scores(pod, nodes, all_pods, 1, snapshot.namespaces)
     if scores is None:
         return None
     return {k: {v: w for v, w in values.items() if w} for k, values in scores.items() if any(values.values())}

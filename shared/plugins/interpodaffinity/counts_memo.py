@@ -17,8 +17,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Generic, TypeVar
 
+from shared.framework.namespaces import NamespaceLabels
 from shared.framework.node_info import NodeInfo, changed_since, journal_end
-from shared.framework.pod_info import PodInfo, namespace_labels
+from shared.framework.pod_info import PodInfo
 from shared.framework.snapshot import Snapshot
 
 from .filtering import TopologyCounts, incoming_counter, update_with_anti_affinity_terms
@@ -88,16 +89,17 @@ class _Memo(Generic[Share]):
         return entry
 
 
-def _identity(pod: PodInfo) -> tuple[object, ...]:
-    return (pod.namespace, tuple(sorted(pod.labels.items())), pod.signature())
+def _identity(pod: PodInfo, namespaces: NamespaceLabels) -> tuple[object, ...]:
+    # The namespaces' labels decide which pods a namespaceSelector selects: a change counts afresh.
+    return (pod.namespace, tuple(sorted(pod.labels.items())), pod.signature(), id(namespaces), namespaces.version)
 
 
 # --- PreFilter -----------------------------------------------------------------------------------
 
 
-def _counts_share(pod: PodInfo) -> Callable[[NodeInfo], Counts | None]:
-    ns_labels = namespace_labels(pod.namespace)
-    count_incoming = incoming_counter(pod)
+def _counts_share(pod: PodInfo, namespaces: NamespaceLabels) -> Callable[[NodeInfo], Counts | None]:
+    ns_labels = namespaces.of(pod.namespace)
+    count_incoming = incoming_counter(pod, namespaces)
 
     def share(info: NodeInfo) -> Counts | None:
         existing: TopologyCounts = {}
@@ -131,8 +133,11 @@ class CountsMemo:
         self._memo: _Memo[Counts] = _Memo()
 
     def counts(self, pod: PodInfo, snapshot: Snapshot | None, nodes: Sequence[NodeInfo]) -> Counts | None:
-        sums = self._memo.sums(_identity(pod), snapshot, nodes,
-                               lambda: _Sums(_counts_share(pod), _add_counts, ({}, {}, {}), nodes))
+        if snapshot is None:
+            return None
+        namespaces = snapshot.namespaces
+        sums = self._memo.sums(_identity(pod, namespaces), snapshot, nodes,
+                               lambda: _Sums(_counts_share(pod, namespaces), _add_counts, ({}, {}, {}), nodes))
         if sums is None:
             return None
         existing, affinity, anti = sums.total
@@ -143,8 +148,8 @@ class CountsMemo:
 
 
 def _scores_sums(pod: PodInfo, all_pods: bool, hard_pod_affinity_weight: int,
-                 nodes: Sequence[NodeInfo]) -> _Sums[ScoreMap]:
-    share = node_share(pod, all_pods, hard_pod_affinity_weight)
+                 nodes: Sequence[NodeInfo], namespaces: NamespaceLabels) -> _Sums[ScoreMap]:
+    share = node_share(pod, all_pods, hard_pod_affinity_weight, namespaces)
     return _Sums(lambda info: share(info) or None, add_scores, {}, nodes)
 
 
@@ -157,9 +162,11 @@ class ScoresMemo:
 
     def scores(self, pod: PodInfo, snapshot: Snapshot | None, all_pods: bool,
                hard_pod_affinity_weight: int) -> tuple[ScoreMap | None] | None:
-        nodes = snapshot.node_info_list if snapshot is not None else []
-        sums = self._memo.sums((*_identity(pod), all_pods, hard_pod_affinity_weight), snapshot, nodes,
-                               lambda: _scores_sums(pod, all_pods, hard_pod_affinity_weight, nodes))
+        if snapshot is None:
+            return None
+        nodes, namespaces = snapshot.node_info_list, snapshot.namespaces
+        sums = self._memo.sums((*_identity(pod, namespaces), all_pods, hard_pod_affinity_weight), snapshot, nodes,
+                               lambda: _scores_sums(pod, all_pods, hard_pod_affinity_weight, nodes, namespaces))
         if sums is None:
             return None
         if not sums.shares:

@@ -5,16 +5,19 @@ Three counts, keyed by (topologyKey, value) of the node an existing pod runs on:
 - affinity: existing pods matching *all* the incoming pod's required affinity terms (one per term);
 - anti-affinity: existing pods matching each of the incoming pod's required anti-affinity terms.
 
-Incoming pod terms are matched with the existing pod's own namespace labels (Berth's namespaces
-carry only their name label), which is what upstream's namespaceSelector merge amounts to.
+A term's namespaceSelector is matched against the labels of the cluster's namespaces
+(`NamespaceLabels`): the incoming pod's terms against each existing pod's namespace, which is
+what upstream's merge of the selector into the term's namespaces amounts to, and existing pods'
+anti-affinity terms against the incoming pod's namespace.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
+from shared.framework.namespaces import NamespaceLabels
 from shared.framework.node_info import NodeInfo
-from shared.framework.pod_info import AffinityTerm, PodInfo, namespace_labels
+from shared.framework.pod_info import AffinityTerm, PodInfo
 from shared.framework.status import Code, Status
 from shared.plugins import names
 
@@ -41,19 +44,20 @@ def _update(counts: TopologyCounts, node_labels: Mapping[str, str], key: str, va
         counts[pair] = n
 
 
-def pod_matches_all_terms(terms: Sequence[AffinityTerm], pod: PodInfo) -> bool:
+def pod_matches_all_terms(terms: Sequence[AffinityTerm], pod: PodInfo, namespaces: NamespaceLabels) -> bool:
     """True iff there is at least one term and the pod matches every one of them."""
     if not terms:
         return False
+    ns_labels = namespaces.of(pod.namespace)
     for t in terms:
-        if not t.matches(pod):
+        if not t.matches(pod, ns_labels):
             return False
     return True
 
 
 def update_with_affinity_terms(counts: TopologyCounts, terms: Sequence[AffinityTerm], pod: PodInfo,
-                               node_labels: Mapping[str, str], value: int) -> None:
-    if pod_matches_all_terms(terms, pod):
+                               namespaces: NamespaceLabels, node_labels: Mapping[str, str], value: int) -> None:
+    if pod_matches_all_terms(terms, pod, namespaces):
         for t in terms:
             _update(counts, node_labels, t.topology_key, value)
 
@@ -68,37 +72,40 @@ def update_with_anti_affinity_terms(counts: TopologyCounts, terms: Sequence[Affi
 
 class PreFilterState:
     __slots__ = ("existing_anti_affinity_counts", "affinity_counts", "anti_affinity_counts", "pod_info",
-                 "namespace_labels")
+                 "namespaces", "namespace_labels")
 
     def __init__(self, pod_info: PodInfo, existing_anti_affinity_counts: TopologyCounts,
-                 affinity_counts: TopologyCounts, anti_affinity_counts: TopologyCounts) -> None:
+                 affinity_counts: TopologyCounts, anti_affinity_counts: TopologyCounts,
+                 namespaces: NamespaceLabels) -> None:
         self.pod_info = pod_info
-        self.namespace_labels = namespace_labels(pod_info.namespace)
+        self.namespaces = namespaces
+        self.namespace_labels = namespaces.of(pod_info.namespace)
         self.existing_anti_affinity_counts = existing_anti_affinity_counts
         self.affinity_counts = affinity_counts
         self.anti_affinity_counts = anti_affinity_counts
 
     def clone(self) -> PreFilterState:
         return PreFilterState(self.pod_info, dict(self.existing_anti_affinity_counts), dict(self.affinity_counts),
-                              dict(self.anti_affinity_counts))
+                              dict(self.anti_affinity_counts), self.namespaces)
 
     def update_with_pod(self, other: PodInfo, node_labels: Mapping[str, str], multiplier: int) -> None:
         """Account for `other` appearing on (multiplier 1) or leaving (-1) a node with these labels."""
         update_with_anti_affinity_terms(self.existing_anti_affinity_counts, other.required_anti_affinity_terms,
                                         self.pod_info, self.namespace_labels, node_labels, multiplier)
         update_with_affinity_terms(self.affinity_counts, self.pod_info.required_affinity_terms, other,
-                                   node_labels, multiplier)
+                                   self.namespaces, node_labels, multiplier)
         update_with_anti_affinity_terms(self.anti_affinity_counts, self.pod_info.required_anti_affinity_terms,
-                                        other, None, node_labels, multiplier)
+                                        other, self.namespaces.of(other.namespace), node_labels, multiplier)
 
     def __repr__(self) -> str:
         return (f"PreFilterState(existing={self.existing_anti_affinity_counts}, affinity={self.affinity_counts}, "
                 f"anti={self.anti_affinity_counts})")
 
 
-def existing_anti_affinity_counts(pod: PodInfo, nodes: Iterable[NodeInfo]) -> TopologyCounts:
+def existing_anti_affinity_counts(pod: PodInfo, nodes: Iterable[NodeInfo],
+                                  namespaces: NamespaceLabels) -> TopologyCounts:
     """Counts from existing pods' required anti-affinity terms that select the incoming pod."""
-    ns_labels = namespace_labels(pod.namespace)
+    ns_labels = namespaces.of(pod.namespace)
     counts: TopologyCounts = {}
     for info in nodes:
         for existing in info.pods_with_required_anti_affinity:
@@ -110,12 +117,13 @@ def existing_anti_affinity_counts(pod: PodInfo, nodes: Iterable[NodeInfo]) -> To
 PodMatcher = Callable[[PodInfo], bool]
 
 
-def term_matcher(term: AffinityTerm) -> PodMatcher:
+def term_matcher(term: AffinityTerm, cluster_namespaces: NamespaceLabels) -> PodMatcher:
     """term.matches(pod) specialised once per term: this runs for every pod in the cluster."""
     namespaces = term.namespaces
     selector = term.selector
     if not term.namespace_selector.nothing:
-        return term.matches
+        of = cluster_namespaces.of
+        return lambda p: term.matches(p, of(p.namespace))
     if selector.nothing:
         return lambda p: False
     if selector.empty:
@@ -124,11 +132,11 @@ def term_matcher(term: AffinityTerm) -> PodMatcher:
     return lambda p: p.namespace in namespaces and matches(p.labels)
 
 
-def incoming_affinity_anti_affinity_counts(pod: PodInfo, nodes: Iterable[NodeInfo]
+def incoming_affinity_anti_affinity_counts(pod: PodInfo, nodes: Iterable[NodeInfo], namespaces: NamespaceLabels
                                            ) -> tuple[TopologyCounts, TopologyCounts]:
     affinity: TopologyCounts = {}
     anti: TopologyCounts = {}
-    count = incoming_counter(pod)
+    count = incoming_counter(pod, namespaces)
     if count is not None:
         for info in nodes:
             count(info, affinity, anti)
@@ -138,21 +146,21 @@ def incoming_affinity_anti_affinity_counts(pod: PodInfo, nodes: Iterable[NodeInf
 IncomingCounter = Callable[[NodeInfo, TopologyCounts, TopologyCounts], None]
 
 
-def incoming_counter(pod: PodInfo) -> IncomingCounter | None:
+def incoming_counter(pod: PodInfo, namespaces: NamespaceLabels) -> IncomingCounter | None:
     """Adds one node's pods matching the incoming pod's required affinity (all terms) and
     anti-affinity terms (each) to the two counts; None when the pod has no such terms."""
     aff_terms = pod.required_affinity_terms
     anti_terms = pod.required_anti_affinity_terms
     if not aff_terms and not anti_terms:
         return None
-    aff_matchers = [term_matcher(t) for t in aff_terms]
+    aff_matchers = [term_matcher(t, namespaces) for t in aff_terms]
     matches_all: PodMatcher | None = None
     if len(aff_matchers) == 1:
         matches_all = aff_matchers[0]
     elif aff_matchers:
         matches_all = lambda p: all(m(p) for m in aff_matchers)  # noqa: E731
     aff_keys = [t.topology_key for t in aff_terms]
-    anti_matchers = [(term_matcher(t), t.topology_key) for t in anti_terms]
+    anti_matchers = [(term_matcher(t, namespaces), t.topology_key) for t in anti_terms]
 
     def count(info: NodeInfo, affinity: TopologyCounts, anti: TopologyCounts) -> None:
         labels = info.labels
@@ -208,7 +216,7 @@ def satisfy_pod_affinity(state: PreFilterState, node_labels: Mapping[str, str]) 
     # The first pod of a group with affinity to itself: when no pod anywhere matches the terms,
     # let it in if it matches its own terms, so such groups do not stay pending forever.
     pi = state.pod_info
-    return not counts and pod_matches_all_terms(pi.required_affinity_terms, pi)
+    return not counts and pod_matches_all_terms(pi.required_affinity_terms, pi, state.namespaces)
 
 
 def filter_node(state: PreFilterState, node_info: NodeInfo) -> Status | None:

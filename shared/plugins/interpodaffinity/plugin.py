@@ -124,11 +124,12 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         if kept is not None:
             existing, affinity, anti = kept
         else:
-            existing = existing_anti_affinity_counts(pod, snapshot.have_pods_with_required_anti_affinity_list())
-            affinity, anti = incoming_affinity_anti_affinity_counts(pod, nodes)
+            existing = existing_anti_affinity_counts(pod, snapshot.have_pods_with_required_anti_affinity_list(),
+                                                     snapshot.namespaces)
+            affinity, anti = incoming_affinity_anti_affinity_counts(pod, nodes, snapshot.namespaces)
         if not existing and not pod.required_affinity_terms and not pod.required_anti_affinity_terms:
             return None, Status(Code.SKIP)
-        state.write(PRE_FILTER_STATE_KEY, PreFilterState(pod, existing, affinity, anti))
+        state.write(PRE_FILTER_STATE_KEY, PreFilterState(pod, existing, affinity, anti, snapshot.namespaces))
         return None, None
 
     def pre_filter_extensions(self) -> PreFilterExtensions:
@@ -156,7 +157,7 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         else:
             # Without preferred terms of its own, only pods with affinity can contribute.
             all_nodes = snapshot.node_info_list if has_preferred else snapshot.have_pods_with_affinity_list()
-            scores = topology_scores(pod, all_nodes, has_preferred, weight)
+            scores = topology_scores(pod, all_nodes, has_preferred, weight, snapshot.namespaces)
         if scores is None:
             return Status(Code.SKIP)
         state.write(PRE_SCORE_STATE_KEY, PreScoreState(pod, scores))

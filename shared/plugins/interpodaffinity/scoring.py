@@ -6,8 +6,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from shared.framework.interfaces import MAX_NODE_SCORE, NodeScore
+from shared.framework.namespaces import NamespaceLabels
 from shared.framework.node_info import NodeInfo
-from shared.framework.pod_info import AffinityTerm, PodInfo, WeightedAffinityTerm, namespace_labels
+from shared.framework.pod_info import AffinityTerm, PodInfo, WeightedAffinityTerm
 from shared.plugins import names
 
 from .filtering import PodMatcher, term_matcher
@@ -19,11 +20,10 @@ ScoreMap = dict[str, dict[str, int]]
 
 
 class PreScoreState:
-    __slots__ = ("topology_score", "pod_info", "namespace_labels")
+    __slots__ = ("topology_score", "pod_info")
 
     def __init__(self, pod_info: PodInfo, topology_score: ScoreMap) -> None:
         self.pod_info = pod_info
-        self.namespace_labels = namespace_labels(pod_info.namespace)
         self.topology_score = topology_score
 
     def clone(self) -> PreScoreState:
@@ -64,20 +64,22 @@ def process_existing_pod(m: ScoreMap, incoming: PodInfo, ns_labels: Mapping[str,
     _process_terms(m, existing.preferred_anti_affinity_terms, incoming, ns_labels, node_labels, -1)
 
 
-def _incoming_terms(incoming: PodInfo) -> list[tuple[PodMatcher, str, int]]:
+def _incoming_terms(incoming: PodInfo, namespaces: NamespaceLabels) -> list[tuple[PodMatcher, str, int]]:
     """The incoming pod's preferred terms as (matcher, topology key, signed weight)."""
-    return [(term_matcher(wt.term), wt.term.topology_key, wt.weight) for wt in incoming.preferred_affinity_terms] + [
-        (term_matcher(wt.term), wt.term.topology_key, -wt.weight) for wt in incoming.preferred_anti_affinity_terms]
+    return [(term_matcher(wt.term, namespaces), wt.term.topology_key, wt.weight)
+            for wt in incoming.preferred_affinity_terms] + [
+        (term_matcher(wt.term, namespaces), wt.term.topology_key, -wt.weight)
+        for wt in incoming.preferred_anti_affinity_terms]
 
 
 def topology_scores(incoming: PodInfo, nodes: Iterable[NodeInfo], all_pods: bool,
-                    hard_pod_affinity_weight: int) -> ScoreMap | None:
+                    hard_pod_affinity_weight: int, namespaces: NamespaceLabels) -> ScoreMap | None:
     """The summed weights, or None when no existing pod contributed (PreScore then skips).
 
     ignorePreferredTermsOfExistingPods only makes PreScore skip pods without preferred terms of
     their own, as upstream; otherwise existing pods' terms always count.
     """
-    share = node_share(incoming, all_pods, hard_pod_affinity_weight)
+    share = node_share(incoming, all_pods, hard_pod_affinity_weight, namespaces)
     total: ScoreMap = {}
     contributed = False
     for info in nodes:
@@ -88,10 +90,11 @@ def topology_scores(incoming: PodInfo, nodes: Iterable[NodeInfo], all_pods: bool
     return total if contributed else None
 
 
-def node_share(incoming: PodInfo, all_pods: bool, hard_pod_affinity_weight: int) -> Callable[[NodeInfo], ScoreMap]:
+def node_share(incoming: PodInfo, all_pods: bool, hard_pod_affinity_weight: int,
+               namespaces: NamespaceLabels) -> Callable[[NodeInfo], ScoreMap]:
     """What one node's pods add to the incoming pod's topology scores (empty: nothing)."""
-    ns_labels = namespace_labels(incoming.namespace)
-    own = _incoming_terms(incoming)
+    ns_labels = namespaces.of(incoming.namespace)
+    own = _incoming_terms(incoming, namespaces)
 
     def share(info: NodeInfo) -> ScoreMap:
         pods = info.pods if all_pods else info.pods_with_affinity

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from shared.framework.namespaces import NO_NAMESPACES, NamespaceLabels
 from shared.framework import events
 from shared.framework.cycle_state import CycleState
 from shared.framework.node_info import NodeInfo
@@ -23,10 +24,10 @@ from shared.plugins.interpodaffinity import (
 )
 from shared.plugins.interpodaffinity.filtering import incoming_affinity_anti_affinity_counts
 from shared.plugins.registry import plugin_class
+from shared.model import Namespace, ObjectMeta
 from tests.builders import MakeNode, MakePod
 
 # -- builders shared with the scoring tests ------------------------------------------------------
-NS_NAME = "kubernetes.io/metadata.name"
 
 
 def exists(key: str) -> dict[str, Any]:
@@ -70,7 +71,14 @@ class FakeHandle:
         return self._snapshot
 
 
-def snapshot(nodes: Mapping[str, Mapping[str, str]], pods: Sequence[MakePod]) -> Snapshot:
+TEAM_NAMESPACES = [Namespace(metadata=ObjectMeta(name=name, labels={"team": team}))
+                   for name, team in (("subteam1.team1", "team1"), ("subteam2.team1", "team1"),
+                                      ("subteam1.team2", "team2"), ("subteam2.team2", "team2"))]
+"""Upstream's namespace fixture: two teams of two namespaces, labelled with their team."""
+
+
+def snapshot(nodes: Mapping[str, Mapping[str, str]], pods: Sequence[MakePod],
+             namespaces: Sequence[Namespace] = TEAM_NAMESPACES) -> Snapshot:
     infos: dict[str, NodeInfo] = {name: MakeNode().name(name).labels(dict(labels)).info()
                                   for name, labels in nodes.items()}
     for i, p in enumerate(pods):
@@ -80,7 +88,7 @@ def snapshot(nodes: Mapping[str, Mapping[str, str]], pods: Sequence[MakePod]) ->
         info = infos.get(obj.spec.node_name or "")
         if info is not None:
             info.add_pod(PodInfo(obj))
-    return Snapshot(list(infos.values()))
+    return Snapshot(list(infos.values()), NamespaceLabels(namespaces))
 
 
 def plugin(snap: Snapshot, args: Mapping[str, Any] | None = None) -> InterPodAffinity:
@@ -200,16 +208,16 @@ SINGLE_NODE = [
       .pod_anti_affinity(term("zone", exists("def")))], None, N),
     ("affinity with a matching namespaceSelector",
      incoming(S1).pod_affinity(term("region", in_("service", "securityscan", "value2"), namespace_selector={
-         "matchExpressions": [in_(NS_NAME, "subteam1.team1", "subteam2.team1")]})),
+         "matchExpressions": [in_("team", "team1")]})),
      [pod(SEC_SCAN, node="node1", ns="subteam1.team1")], None, None),
     ("affinity with a non-matching namespaceSelector",
      incoming(S1).pod_affinity(term("region", in_("service", "securityscan", "value2"), namespace_selector={
-         "matchExpressions": [in_(NS_NAME, "subteam1.team1", "subteam2.team1")]})),
+         "matchExpressions": [in_("team", "team1")]})),
      [pod(SEC_SCAN, node="node1", ns="subteam1.team2")], None, A),
     ("anti-affinity with a matching namespaceSelector",
      incoming(S1, ns="subteam1.team1").pod_anti_affinity(
          term("zone", in_("service", "securityscan", "value2"), namespace_selector={
-             "matchExpressions": [in_(NS_NAME, "subteam1.team1", "subteam2.team1")]})),
+             "matchExpressions": [in_("team", "team1")]})),
      [pod(SEC_SCAN, node="node1", ns="subteam2.team1")], None, N),
     ("anti-affinity with an empty namespaceSelector matches every namespace",
      incoming(S1, ns="subteam1.team1").pod_anti_affinity(
@@ -218,7 +226,7 @@ SINGLE_NODE = [
     ("anti-affinity with a non-matching namespaceSelector",
      incoming(S1, ns="subteam1.team1").pod_anti_affinity(
          term("zone", in_("service", "securityscan", "value2"), namespace_selector={
-             "matchExpressions": [in_(NS_NAME, "subteam1.team1", "subteam2.team1")]})),
+             "matchExpressions": [in_("team", "team1")]})),
      [pod(SEC_SCAN, node="node1", ns="subteam1.team2")], None, None),
 ]
 
@@ -419,7 +427,7 @@ def test_pre_filter_state_add_remove_pod(pending: Any, existing: Any, added: Any
 def test_pre_filter_state_clone_is_independent() -> None:
     p = pod(name="p").info()
     source = PreFilterState(p, {("name", "node1"): 1, ("name", "node2"): 1}, {("name", "nodeA"): 1,
-                            ("name", "nodeC"): 2}, {("name", "nodeN"): 3, ("name", "nodeM"): 1})
+                            ("name", "nodeC"): 2}, {("name", "nodeN"): 3, ("name", "nodeM"): 1}, NO_NAMESPACES)
     clone = source.clone()
     assert clone is not source and _counts(clone) == _counts(source)
     clone.affinity_counts[("name", "nodeA")] = 5
@@ -481,7 +489,7 @@ def test_incoming_affinity_anti_affinity_counts(existing: list[MakePod], pending
                                                 want_affinity: dict[tuple[str, str], int],
                                                 want_anti: dict[tuple[str, str], int]) -> None:
     snap = snapshot(HOST_A, existing)
-    affinity, anti = incoming_affinity_anti_affinity_counts(pending.info(), snap.node_info_list)
+    affinity, anti = incoming_affinity_anti_affinity_counts(pending.info(), snap.node_info_list, snap.namespaces)
     assert affinity == want_affinity
     assert anti == want_anti
 
@@ -561,3 +569,32 @@ def test_only_preferred_terms_skip_pre_filter() -> None:
     pre, _ = run(incoming().pod_affinity(term("zone", exists("foo")), weight=3),
                  [pod({"foo": ""}, node="nodeA")], {"nodeA": RZH_A})
     assert pre == Status(Code.SKIP)
+
+
+def test_a_namespace_relabelled_moves_its_pods_into_a_selector() -> None:
+    # The same snapshot before and after: PreFilter's kept counts must follow the namespace's labels.
+    snap = snapshot(NODE1, [pod(SEC_SCAN, node="node1", ns="subteam1.team2")])
+    pl = plugin(snap)
+    pending = incoming(S1).pod_affinity(term("region", in_("service", "securityscan"),
+                                             namespace_selector={"matchExpressions": [in_("team", "team1")]}))
+    node = snap.get("node1")
+    assert node is not None
+
+    def filtered() -> Status | None:
+        state = CycleState()
+        _, status = pl.pre_filter(state, pending.info(), snap.node_info_list)
+        assert status is None
+        return pl.filter(state, pending.info(), node)
+
+    assert filtered() == A
+    snap.namespaces.upsert(Namespace(metadata=ObjectMeta(name="subteam1.team2", labels={"team": "team1"})))
+    assert filtered() is None
+
+
+def test_undeclared_namespaces_carry_only_their_name_label() -> None:
+    selector = {"matchExpressions": [in_("kubernetes.io/metadata.name", "ns-a")]}
+    pending = incoming(S1).pod_affinity(term("region", in_("service", "securityscan"), namespace_selector=selector))
+    pre, got = run(pending, [pod(SEC_SCAN, node="node1", ns="ns-a")], NODE1)
+    assert pre is None and got == [None]
+    pre, got = run(pending, [pod(SEC_SCAN, node="node1", ns="ns-b")], NODE1)
+    assert pre is None and got == [A]

@@ -1,8 +1,8 @@
 """InterPodAffinity PreScore/Score/NormalizeScore, ported from upstream's interpodaffinity
 scoring_test.go (TestPreferredAffinity, TestPreferredAffinityWithHardPodAffinitySymmetricWeight).
 
-Upstream's namespace fixtures label namespaces with "team"; Berth's namespaces carry only their
-name label, so the namespace selectors below select the same namespaces by name.
+The namespaces are upstream's fixture (`TEAM_NAMESPACES`: two teams of two namespaces labelled
+with their team), which the namespace selectors select by label.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from shared.framework.status import Code, Status
 from shared.plugins.interpodaffinity import PRE_SCORE_STATE_KEY, PreScoreState
 from tests.builders import MakePod
 from tests.unit.plugins.test_interpodaffinity_filtering import (
-    NS_NAME,
     exists,
     in_,
     not_exists,
@@ -38,7 +37,7 @@ AZ2 = {"az": "az2"}
 CHINA_AZ1 = {"region": "China", "az": "az1"}
 S1 = {"security": "S1"}
 S2 = {"security": "S2"}
-TEAM1 = {"matchExpressions": [in_(NS_NAME, "subteam1.team1", "subteam2.team1")]}
+TEAM1 = {"matchExpressions": [in_("team", "team1")]}
 
 
 def stay_with_s1_in_region(p: MakePod) -> MakePod:

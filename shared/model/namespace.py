@@ -1,0 +1,23 @@
+"""v1 Namespace: what the scheduler reads of one is its labels (pod affinity's namespaceSelector)."""
+
+from __future__ import annotations
+
+import msgspec
+
+from .base import K8s
+from .meta import ObjectMeta
+
+NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
+"""The label the API server puts on every namespace: its own name."""
+
+
+class Namespace(K8s):
+    api_version: str = "v1"
+    kind: str = "Namespace"
+    metadata: ObjectMeta = ObjectMeta()
+
+
+def labelled(ns: Namespace) -> Namespace:
+    """The namespace as the API server stores it: labelled with its own name."""
+    labels = {**ns.metadata.labels, NAMESPACE_NAME_LABEL: ns.metadata.name}
+    return msgspec.structs.replace(ns, metadata=msgspec.structs.replace(ns.metadata, labels=labels))
