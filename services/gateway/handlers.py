@@ -18,6 +18,8 @@ from aiohttp import web
 
 from shared.adapters.postgres import AcceptedIntents, ReadModelQueries
 from shared.errors import AlreadyExists, BerthError, InvalidInput, NotFound
+from shared.model import Namespace, ObjectMeta
+from shared.model.namespace import labelled
 from shared.model.api_fields import FIELD_VALIDATIONS, FieldValidation
 from shared.model.loader import decode_text
 from shared.model.selectors import parse_selector
@@ -238,10 +240,14 @@ class Routes:
         return web.json_response(objects.render_list("Pod", items))
 
     async def list_namespaces(self, request: web.Request) -> web.Response:
-        """The namespaces in use: default, and every namespace a live pod or budget names."""
-        names = {"default"} | {p.namespace for p in await self.queries.pods()} | {b.namespace for b in await self.queries.pdbs()}
-        items = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": n}, "status": {"phase": "Active"}}
-                 for n in sorted(names)]
+        """The namespaces applied, and those in use without a Namespace object (default, and every
+        namespace a live pod or budget names), labelled with their names as the API server does."""
+        declared = {r.name: r.namespace for r in await self.queries.namespaces()}
+        used = {"default"} | {p.namespace for p in await self.queries.pods()} | {b.namespace for b in await self.queries.pdbs()}
+        items = []
+        for name in sorted(declared.keys() | used):
+            ns = declared.get(name) or labelled(Namespace(metadata=ObjectMeta(name=name)))
+            items.append({**objects.render_object(ns, "v1", "Namespace"), "status": {"phase": "Active"}})
         return web.json_response(objects.render_list("Namespace", _listed(request, items)))
 
     async def list_priority_classes(self, request: web.Request) -> web.Response:
@@ -317,10 +323,13 @@ class Routes:
         for n in v.nodes:
             results.append({"kind": "Node", "name": n.metadata.name,
                             "action": "configured" if n.metadata.name in known_nodes else "created"})
+        known_namespaces = {r.name for r in await self.queries.namespaces()} if v.namespaces else set()
+        results += [{"kind": "Namespace", "name": ns.metadata.name,
+                     "action": "configured" if ns.metadata.name in known_namespaces else "created"} for ns in v.namespaces]
         results += [{"kind": "PriorityClass", "name": pc.metadata.name, "action": "configured"} for pc in v.priority_classes]
         results += [{"kind": "PodDisruptionBudget", "namespace": b.metadata.namespace, "name": b.metadata.name,
                      "action": "configured"} for b in v.pdbs]
-        events = objects.events_of(objects.Validated(v.nodes, fresh, v.priority_classes, v.pdbs))
+        events = objects.events_of(objects.Validated(v.nodes, fresh, v.priority_classes, v.pdbs, v.namespaces))
         await self._publish(events)
         counts: dict[str, int] = {}
         for r in results:

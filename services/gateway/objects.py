@@ -17,17 +17,18 @@ import msgspec
 from shared.errors import InvalidInput
 from shared.events import (
     AnyEvent,
+    NamespaceUpserted,
     NodeUpserted,
     PodDisruptionBudgetUpserted,
     PodSubmitted,
     PriorityClassUpserted,
 )
-from shared.model import Node, Pod, PodDisruptionBudget, PriorityClass
+from shared.model import Namespace, Node, Pod, PodDisruptionBudget, PriorityClass
 from shared.model.api_fields import FieldValidation
 from shared.model.loader import ClusterInput, describe, load_objects, parse_documents
 from shared.projection import NodeRow, PodRow
 
-APPLY_KINDS = ("Node", "Pod", "PriorityClass", "PodDisruptionBudget")
+APPLY_KINDS = ("Namespace", "Node", "Pod", "PriorityClass", "PodDisruptionBudget")
 _STORED = "<stored>"
 
 
@@ -52,6 +53,7 @@ class Validated:
     pods: list[Pod] = field(default_factory=list)
     priority_classes: list[PriorityClass] = field(default_factory=list)
     pdbs: list[PodDisruptionBudget] = field(default_factory=list)
+    namespaces: list[Namespace] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
 
@@ -73,6 +75,7 @@ def validate(docs: list[dict[str, Any]], stored_classes: list[PriorityClass], *,
         pods=pods,
         priority_classes=[pc for pc in loaded.priority_classes if pc.metadata.name in own],
         pdbs=loaded.pdbs,
+        namespaces=loaded.namespaces,
         warnings=loaded.warnings,
     )
 
@@ -84,8 +87,10 @@ def _class_doc(pc: PriorityClass) -> dict[str, Any]:
 
 
 def events_of(v: Validated) -> list[AnyEvent]:
-    """Classes and budgets first: a consumer then knows them before the pods that refer to them."""
-    out: list[AnyEvent] = [PriorityClassUpserted(priority_class=pc) for pc in v.priority_classes]
+    """Namespaces, classes and budgets first: a consumer then knows them before the pods that refer
+    to them."""
+    out: list[AnyEvent] = [NamespaceUpserted(namespace=ns) for ns in v.namespaces]
+    out += [PriorityClassUpserted(priority_class=pc) for pc in v.priority_classes]
     out += [PodDisruptionBudgetUpserted(pdb=pdb) for pdb in v.pdbs]
     out += [NodeUpserted(node=n) for n in v.nodes]
     out += [PodSubmitted(pod=p) for p in v.pods]

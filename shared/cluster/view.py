@@ -24,6 +24,8 @@ from shared.events import (
     BindRejected,
     BindRequested,
     Envelope,
+    NamespaceDeleted,
+    NamespaceUpserted,
     NodeDeleted,
     NodeUpserted,
     PodBound,
@@ -37,6 +39,7 @@ from shared.events import (
     PriorityClassDeleted,
     PriorityClassUpserted,
 )
+from shared.framework.namespaces import NamespaceLabels
 from shared.framework.node_info import NodeInfo
 from shared.framework.pod_info import PodInfo
 from shared.framework.snapshot import Snapshot, index_images
@@ -95,6 +98,8 @@ class ClusterView:
         """Attempt ids whose bind has an outcome: a late-read BindRequested is not assumed again."""
         self.nominated: dict[str, str] = {}
         self.pdbs: dict[str, PodDisruptionBudget] = {}
+        self.namespaces = NamespaceLabels()
+        """The declared namespaces' labels, shared with every snapshot (always current)."""
         self.priority_classes: dict[str, PriorityClass] = {}
         self.positions: dict[str, dict[int, int]] = {}
         self.version = 0
@@ -128,7 +133,7 @@ class ClusterView:
         if self._snapshot is None:
             infos = [self.nodes[n] for n in sorted(self.nodes, key=self._node_order.__getitem__)]
             index_images(infos)
-            self._snapshot = Snapshot(infos)
+            self._snapshot = Snapshot(infos, self.namespaces)
         return self._snapshot
 
     def node_of(self, uid: str) -> str | None:
@@ -276,6 +281,10 @@ class ClusterView:
                 self.pdbs[f"{p.pdb.metadata.namespace}/{p.pdb.metadata.name}"] = p.pdb
             case PodDisruptionBudgetDeleted():
                 self.pdbs.pop(f"{p.namespace}/{p.name}", None)
+            case NamespaceUpserted():
+                self.namespaces.upsert(p.namespace)
+            case NamespaceDeleted():
+                self.namespaces.delete(p.name)
 
     def assume(self, uid: str, node_name: str) -> None:
         self.assumed[uid] = node_name

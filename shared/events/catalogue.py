@@ -14,7 +14,7 @@ from typing import Literal, TypeAlias
 
 import msgspec
 
-from shared.model import Node, Pod, PodDisruptionBudget, PriorityClass
+from shared.model import Namespace, Node, Pod, PodDisruptionBudget, PriorityClass
 from shared.model.config import KubeSchedulerConfiguration
 
 StatusCode: TypeAlias = Literal[
@@ -102,7 +102,8 @@ class PodEvicted(Event, frozen=True):
         return self.uid
 
 
-# --- policies, on the pods topic (key: "priorityclass/<name>", "pdb/<namespace>/<name>") --------
+# --- policies, on the pods topic (key: "priorityclass/<name>", "pdb/<namespace>/<name>",
+# "namespace/<name>") ------------------------------------------------------------------------------
 # They ride on `pods` because the services that need them (queue, preemption) consume it already.
 
 
@@ -138,6 +139,23 @@ class PodDisruptionBudgetDeleted(Event, frozen=True):
 
     def partition_key(self) -> str:
         return f"pdb/{self.namespace}/{self.name}"
+
+
+class NamespaceUpserted(Event, frozen=True):
+    """A Namespace was created or its labels changed (pod affinity's namespaceSelector reads them);
+    labelled with its own name, as the API server stores it."""
+
+    namespace: Namespace
+
+    def partition_key(self) -> str:
+        return f"namespace/{self.namespace.metadata.name}"
+
+
+class NamespaceDeleted(Event, frozen=True):
+    name: str
+
+    def partition_key(self) -> str:
+        return f"namespace/{self.name}"
 
 
 # --- filter-requests (co-partitioned with nodes; one copy per partition) -----------------------
@@ -470,9 +488,11 @@ NodeEvent: TypeAlias = NodeUpserted | NodeDeleted
 PodEvent: TypeAlias = (
     PodSubmitted | PodDeleted | PodNominated | PodEvicted
     | PriorityClassUpserted | PriorityClassDeleted | PodDisruptionBudgetUpserted | PodDisruptionBudgetDeleted
+    | NamespaceUpserted | NamespaceDeleted
 )
 PolicyEvent: TypeAlias = (
     PriorityClassUpserted | PriorityClassDeleted | PodDisruptionBudgetUpserted | PodDisruptionBudgetDeleted
+    | NamespaceUpserted | NamespaceDeleted
 )
 FilterRequestEvent: TypeAlias = FilterBatchRequested
 ShardResultEvent: TypeAlias = ShardFiltered
@@ -486,6 +506,7 @@ AnyEvent: TypeAlias = (
     NodeUpserted | NodeDeleted
     | PodSubmitted | PodDeleted | PodNominated | PodEvicted
     | PriorityClassUpserted | PriorityClassDeleted | PodDisruptionBudgetUpserted | PodDisruptionBudgetDeleted
+    | NamespaceUpserted | NamespaceDeleted
     | FilterBatchRequested | ShardFiltered | BindRequested | PodBound | BindRejected
     | PreemptionRequested | PreemptionDecided | SchedulingAttempted | ExtendersAnswered | LateBatchDecided
     | SchedulerStarted
@@ -498,7 +519,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
     for cls in (
         NodeUpserted, NodeDeleted, PodSubmitted, PodDeleted, PodNominated, PodEvicted,
         PriorityClassUpserted, PriorityClassDeleted, PodDisruptionBudgetUpserted, PodDisruptionBudgetDeleted,
-        FilterBatchRequested, ShardFiltered, BindRequested, PodBound, BindRejected,
+        NamespaceUpserted, NamespaceDeleted, FilterBatchRequested, ShardFiltered, BindRequested, PodBound, BindRejected,
         PreemptionRequested, PreemptionDecided, SchedulingAttempted, ExtendersAnswered, LateBatchDecided,
         SchedulerStarted, DeadLettered,
     )

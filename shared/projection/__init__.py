@@ -15,6 +15,7 @@ from .rows import (
     PodState,
     PreemptionRow,
     PriorityClassRow,
+    NamespaceRow,
     ReadModel,
     Row,
     RowKey,
@@ -23,5 +24,5 @@ from .rows import (
 
 __all__ = [
     "AttemptKey", "AttemptRow", "BindingKey", "BindingRow", "BindingState", "NodeRow", "PdbKey", "PdbRow", "PodPhase", "PodRow", "PodState",
-    "PreemptionRow", "PriorityClassRow", "ReadModel", "Row", "RowKey", "TableName", "apply", "derive_pod", "fold", "keys_for",
+    "PreemptionRow", "PriorityClassRow", "NamespaceRow", "ReadModel", "Row", "RowKey", "TableName", "apply", "derive_pod", "fold", "keys_for",
 ]

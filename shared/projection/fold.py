@@ -19,6 +19,8 @@ from shared.events import (
     BindRejected,
     BindRequested,
     Envelope,
+    NamespaceDeleted,
+    NamespaceUpserted,
     NodeDeleted,
     NodeUpserted,
     PodBound,
@@ -38,6 +40,7 @@ from .rows import (
     AttemptRow,
     BindingRow,
     BindingState,
+    NamespaceRow,
     NodeRow,
     PdbRow,
     PodPhase,
@@ -81,6 +84,10 @@ def keys_for(envelope: Envelope) -> list[RowKey]:
             return [("priority_classes", p.priority_class.metadata.name)]
         case PriorityClassDeleted():
             return [("priority_classes", p.name)]
+        case NamespaceUpserted():
+            return [("namespaces", p.namespace.metadata.name)]
+        case NamespaceDeleted():
+            return [("namespaces", p.name)]
         case PodDisruptionBudgetUpserted():
             return [("pdbs", (p.pdb.metadata.namespace, p.pdb.metadata.name))]
         case PodDisruptionBudgetDeleted():
@@ -143,7 +150,7 @@ def _next_row(key: RowKey, row: Row | None, p: AnyEvent, env: Envelope) -> Row |
     if table == "preemptions" and isinstance(p, PreemptionDecided):
         return PreemptionRow(event_id=env.event_id, preemptor_uid=p.preemptor_uid, nominated_node=p.nominated_node,
                              victims=list(p.victims), message=p.message, decided_at=env.timestamp)
-    if table in ("priority_classes", "pdbs"):
+    if table in ("priority_classes", "pdbs", "namespaces"):
         return _policy(row, p, env.timestamp)
     return row
 
@@ -154,7 +161,9 @@ def _policy(row: Row | None, p: AnyEvent, at: datetime) -> Row | None:
             return PriorityClassRow(name=pc.metadata.name, priority_class=pc, updated_at=at)
         case PodDisruptionBudgetUpserted(pdb=pdb):
             return PdbRow(namespace=pdb.metadata.namespace, name=pdb.metadata.name, pdb=pdb, updated_at=at)
-        case PriorityClassDeleted() | PodDisruptionBudgetDeleted():
+        case NamespaceUpserted(namespace=ns):
+            return NamespaceRow(name=ns.metadata.name, namespace=ns, updated_at=at)
+        case PriorityClassDeleted() | PodDisruptionBudgetDeleted() | NamespaceDeleted():
             return None
     return row
 

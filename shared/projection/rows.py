@@ -16,7 +16,7 @@ from typing import Literal, NamedTuple, TypeAlias
 import msgspec
 
 from shared.events import PodRef
-from shared.model import Node, Pod, PodDisruptionBudget, PriorityClass
+from shared.model import Namespace, Node, Pod, PodDisruptionBudget, PriorityClass
 
 PodPhase: TypeAlias = Literal["Pending", "Bound", "Failed", "Deleted"]
 BindingState: TypeAlias = Literal["Requested", "Bound", "Rejected"]
@@ -100,6 +100,12 @@ class PriorityClassRow(Row, frozen=True, kw_only=True):
     updated_at: datetime
 
 
+class NamespaceRow(Row, frozen=True, kw_only=True):
+    name: str
+    namespace: Namespace
+    updated_at: datetime
+
+
 class PdbRow(Row, frozen=True, kw_only=True):
     namespace: str
     name: str
@@ -124,7 +130,8 @@ class PodState(NamedTuple):
 AttemptKey: TypeAlias = tuple[str, int]
 BindingKey: TypeAlias = tuple[str, str]
 PdbKey: TypeAlias = tuple[str, str]
-TableName: TypeAlias = Literal["nodes", "pods", "attempts", "bindings", "preemptions", "priority_classes", "pdbs"]
+TableName: TypeAlias = Literal["nodes", "pods", "attempts", "bindings", "preemptions", "priority_classes", "pdbs",
+                               "namespaces"]
 RowKey: TypeAlias = tuple[TableName, object]
 """(table, primary key) of one row: a name, a uid, (pod uid, attempt), (pod uid, attempt id) or an event id."""
 
@@ -140,6 +147,7 @@ class ReadModel:
     preemptions: dict[uuid.UUID, PreemptionRow] = field(default_factory=dict)
     priority_classes: dict[str, PriorityClassRow] = field(default_factory=dict)
     pdbs: dict[PdbKey, PdbRow] = field(default_factory=dict)
+    namespaces: dict[str, NamespaceRow] = field(default_factory=dict)
 
     def table(self, name: TableName) -> dict[object, Row]:
         tables: dict[str, dict[object, Row]] = {
@@ -150,6 +158,7 @@ class ReadModel:
             "preemptions": self.preemptions,  # type: ignore[dict-item]
             "priority_classes": self.priority_classes,  # type: ignore[dict-item]
             "pdbs": self.pdbs,  # type: ignore[dict-item]
+            "namespaces": self.namespaces,  # type: ignore[dict-item]
         }
         return tables[name]
 
@@ -165,5 +174,6 @@ class ReadModel:
             table[key[1]] = row
 
     def counts(self) -> dict[str, int]:
-        names: tuple[TableName, ...] = ("nodes", "pods", "attempts", "bindings", "preemptions", "priority_classes", "pdbs")
+        names: tuple[TableName, ...] = ("nodes", "pods", "attempts", "bindings", "preemptions", "priority_classes", "pdbs",
+                                        "namespaces")
         return {name: len(self.table(name)) for name in names}

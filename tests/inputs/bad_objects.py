@@ -57,7 +57,7 @@ def res(requests: str = "", limits: str = "") -> str:
 
 BIG = "x" * (300 * 1024)
 GATEWAY_NO_CONFIG = ("{source}: document 0: kind: unsupported kind 'KubeSchedulerConfiguration': expected one of "
-                     "Node, Pod, PriorityClass, PodDisruptionBudget")
+                     "Namespace, Node, Pod, PriorityClass, PodDisruptionBudget")
 
 BAD: tuple[Bad, ...] = (
     # Unknown fields (kubectl's default strict field validation).
@@ -241,12 +241,19 @@ BAD: tuple[Bad, ...] = (
         "aggregate container requests of 700m"),
     Bad("pod-level-negative", pod("resources: {limits: {memory: -1Gi}}, containers: [{name: c}]"),
         'Pod default/web: spec.resources.limits[memory]: Invalid value: "-1Gi": must be greater than or equal to 0'),
+    # Namespaces.
+    Bad("namespace-name", "kind: Namespace\napiVersion: v1\nmetadata: {name: Team_A}\n",
+        f'Namespace Team_A: metadata.name: Invalid value: "Team_A": {DNS_LABEL}', gateway_only=True),
+    Bad("namespace-label", "kind: Namespace\napiVersion: v1\nmetadata: {name: team-a, labels: {team: 'a b'}}\n",
+        f'Namespace team-a: metadata.labels[team]: Invalid value: "a b": {LABEL_VALUE}', gateway_only=True),
+    Bad("namespace-typo", "kind: Namespace\napiVersion: v1\nmetadata: {name: team-a, lables: {team: a}}\n",
+        'Namespace team-a: strict decoding error: unknown field "metadata.lables"'),
     # Kinds and the scheduler's configuration (the gateway serves neither).
     Bad("unsupported-kind", "kind: Service\napiVersion: v1\nmetadata: {name: s}\n",
         "{source}: Service s: kind: unsupported kind 'Service' (Node, Pod, PriorityClass, PodDisruptionBudget, "
         "Namespace or KubeSchedulerConfiguration)",
-        gateway_message="{source}: document 0: kind: unsupported kind 'Service': expected one of Node, Pod, "
-                        "PriorityClass, PodDisruptionBudget"),
+        gateway_message="{source}: document 0: kind: unsupported kind 'Service': expected one of Namespace, Node, "
+                        "Pod, PriorityClass, PodDisruptionBudget"),
     Bad("percentage-config", "kind: KubeSchedulerConfiguration\napiVersion: kubescheduler.config.k8s.io/v1\n"
                              "percentageOfNodesToScore: 250\n",
         "KubeSchedulerConfiguration: percentageOfNodesToScore: Invalid value: 250: not in valid range [0-100]",

@@ -429,3 +429,74 @@ def test_pods_created_on_a_node_pass_its_admission(state: Path, tmp_path: Path) 
         assert proc.wait(30) == 0
     finally:
         _reap(proc, err)
+
+
+NAMESPACED = """
+kind: Namespace
+metadata: {name: team-a, labels: {team: a}}
+---
+kind: Namespace
+metadata: {name: team-b, labels: {team: b}}
+---
+kind: Node
+metadata: {name: n1, labels: {zone: z1}}
+status: {allocatable: {cpu: "2", memory: 2Gi, pods: "10"}}
+---
+kind: Node
+metadata: {name: n2, labels: {zone: z2}}
+status: {allocatable: {cpu: "2", memory: 2Gi, pods: "10"}}
+---
+kind: Pod
+metadata: {name: scan, namespace: team-b, labels: {app: scan}}
+spec: {nodeName: n1, containers: [{name: c}]}
+---
+kind: Pod
+metadata: {name: scan, namespace: team-a, labels: {app: scan}}
+spec: {nodeName: n2, containers: [{name: c}]}
+"""
+NEAR_TEAM_A = """
+kind: Pod
+metadata: {name: near}
+spec:
+  containers: [{name: c}]
+  affinity:
+    podAffinity:
+      requiredDuringSchedulingIgnoredDuringExecution:
+      - labelSelector: {matchLabels: {app: scan}}
+        namespaceSelector: {matchLabels: {team: a}}
+        topologyKey: zone
+"""
+
+
+def test_namespace_labels_steer_pod_affinity(state: Path, tmp_path: Path) -> None:
+    """Namespaces applied to a running cluster are stored with their labels, and a pod affinity's
+    namespaceSelector is matched against them by the services."""
+    env = _user_env(state)
+    err = (tmp_path / "up.err").open("w")
+    proc = _start_up(state, env, err)
+    try:
+        _wait_line(proc, "berth ready: ", 60)
+        (tmp_path / "cluster.yaml").write_text(NAMESPACED)
+        applied = _berth("apply", "-f", str(tmp_path / "cluster.yaml"), env=env)
+        assert applied.returncode == 0, applied.stderr
+        assert "namespace/team-a created" in applied.stdout.splitlines(), applied.stdout
+        _phases(env, lambda s: len([p for p in s.values() if p.get("phase") == "Bound"]) == 2)
+        (tmp_path / "near.yaml").write_text(NEAR_TEAM_A)
+        assert _berth("apply", "-f", str(tmp_path / "near.yaml"), env=env).returncode == 0
+        deadline = time.monotonic() + 20
+        while True:
+            near = [p for p in _pods(env) if p["metadata"]["name"] == "near"]
+            if (near and near[0]["status"]["phase"] == "Bound") or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        assert near[0]["status"]["phase"] == "Bound" and near[0]["spec"]["nodeName"] == "n2", near
+        listed = json.loads(_berth("get", "namespaces", "-o", "json", env=env).stdout)["items"]
+        labels = {ns["metadata"]["name"]: ns["metadata"].get("labels", {}) for ns in listed}
+        assert labels["team-a"] == {"team": "a", "kubernetes.io/metadata.name": "team-a"}
+        assert labels["default"] == {"kubernetes.io/metadata.name": "default"}
+        again = _berth("apply", "-f", str(tmp_path / "cluster.yaml"), env=env)
+        assert "namespace/team-a configured" in again.stdout.splitlines(), again.stdout
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(30) == 0
+    finally:
+        _reap(proc, err)

@@ -178,6 +178,14 @@ class PdbModel(Base):
     updated_at: Mapped[datetime] = mapped_column(Timestamp)
 
 
+class NamespaceModel(Base):
+    __tablename__ = "namespaces"
+
+    name: Mapped[str] = mapped_column(Text, primary_key=True)
+    namespace: Mapped[dict[str, Any]] = mapped_column(JSONB)
+    updated_at: Mapped[datetime] = mapped_column(Timestamp)
+
+
 READ_MODEL_TABLES = {
     "nodes": NodeModel,
     "pods": PodModel,
@@ -186,5 +194,6 @@ READ_MODEL_TABLES = {
     "preemptions": PreemptionModel,
     "priority_classes": PriorityClassModel,
     "pdbs": PdbModel,
+    "namespaces": NamespaceModel,
 }
 """Read-model table by the name `shared.projection.ReadModel` uses for it."""

@@ -35,6 +35,7 @@ from shared.projection import (
     PodRow,
     PreemptionRow,
     PriorityClassRow,
+    NamespaceRow,
     ReadModel,
     Row,
     RowKey,
@@ -49,7 +50,7 @@ from .models import READ_MODEL_TABLES, ConsumerOffset
 
 _ROW_TYPES: dict[str, type[Row]] = {
     "nodes": NodeRow, "pods": PodRow, "attempts": AttemptRow, "bindings": BindingRow, "preemptions": PreemptionRow,
-    "priority_classes": PriorityClassRow, "pdbs": PdbRow,
+    "priority_classes": PriorityClassRow, "pdbs": PdbRow, "namespaces": NamespaceRow,
 }
 
 

@@ -14,10 +14,10 @@ from typing import Any
 from sqlalchemy import Select, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from shared.projection import AttemptRow, BindingRow, NodeRow, PdbRow, PodRow, PodState, PreemptionRow, PriorityClassRow
+from shared.projection import AttemptRow, BindingRow, NamespaceRow, NodeRow, PdbRow, PodRow, PodState, PreemptionRow, PriorityClassRow
 
 from .engine import translated_errors
-from .models import AttemptModel, BindingModel, NodeModel, PdbModel, PodModel, PreemptionModel, PriorityClassModel
+from .models import AttemptModel, BindingModel, NamespaceModel, NodeModel, PdbModel, PodModel, PreemptionModel, PriorityClassModel
 from .projection_store import record_to_row
 
 
@@ -105,6 +105,10 @@ class ReadModelQueries:
             .order_by(PreemptionModel.decided_at)
         )
         return await self._rows("preemptions", stmt)
+
+    async def namespaces(self) -> list[NamespaceRow]:
+        stmt = select(NamespaceModel.__table__).order_by(NamespaceModel.name)
+        return await self._rows("namespaces", stmt)
 
     async def priority_classes(self) -> list[PriorityClassRow]:
         stmt = select(PriorityClassModel.__table__).order_by(PriorityClassModel.name)

@@ -36,6 +36,8 @@ from shared.events import (
     PreemptionRequested,
     PriorityClassDeleted,
     PriorityClassUpserted,
+    NamespaceDeleted,
+    NamespaceUpserted,
     ReceivedEvent,
     SchedulerStarted,
     SchedulingAttempted,
@@ -48,6 +50,7 @@ from shared.model.config import KubeSchedulerConfiguration
 from shared.model import (
     Container,
     LabelSelector,
+    Namespace,
     Node,
     NodeSpec,
     NodeStatus,
@@ -126,6 +129,9 @@ def sample_payloads() -> list[AnyEvent]:
                      raw=base64.b64encode(b"\x00\x01").decode()),
         PriorityClassUpserted(priority_class=PriorityClass(metadata=ObjectMeta(name="high"), value=1000)),
         PriorityClassDeleted(name="high"),
+        NamespaceUpserted(namespace=Namespace(metadata=ObjectMeta(
+            name="team-a", labels={"team": "a", "kubernetes.io/metadata.name": "team-a"}))),
+        NamespaceDeleted(name="team-a"),
         PodDisruptionBudgetUpserted(pdb=PodDisruptionBudget(
             metadata=ObjectMeta(name="web", namespace="default"),
             spec=PodDisruptionBudgetSpec(min_available=1, selector=LabelSelector(match_labels={"app": "web"})))),
