@@ -18,6 +18,7 @@ from shared.errors import InvalidInput
 
 from . import pod_resources, validation
 from .api_fields import FieldValidation, unknown_fields
+from .unmodelled import unmodelled
 from .validation import NameValidation
 from .config import DEFAULT_SCHEDULER_NAME, KubeSchedulerConfiguration
 from .meta import ObjectMeta
@@ -197,6 +198,7 @@ def load_objects(docs: Iterable[tuple[str, dict[str, Any]]], *,
             result.nodes.append(_validate_node(_convert(Node, doc, what), what, checks))
         elif kind == "Pod":
             raw_pods.append((what, _convert(Pod, doc, what)))
+            result.warnings.extend(f"{what}: {w}" for w in unmodelled(doc))
         elif kind == "PriorityClass":
             pc = _convert(PriorityClass, doc, what)
             checks.meta(what, pc.metadata, namespaced=False)
