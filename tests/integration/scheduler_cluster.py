@@ -14,9 +14,11 @@ from typing import Any
 
 import msgspec
 
-from services.binder.app import build as build_binder, run as run_binder
+from services.binder.app import build as build_binder
+from services.binder.app import run as run_binder
 from services.binder.settings import BinderSettings
-from services.filter.app import build as build_filter, run as run_filter
+from services.filter.app import build as build_filter
+from services.filter.app import run as run_filter
 from services.filter.settings import FilterSettings
 from services.preemption.app import build as build_preemption
 from services.preemption.settings import PreemptionSettings

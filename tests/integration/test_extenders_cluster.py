@@ -21,8 +21,8 @@ from shared.binding.admission import is_admission
 from shared.events import ExtenderAnswer, ExtendersAnswered, LateBatchDecided, PodBound, PodEvicted, PreemptionDecided
 from shared.model.loader import ClusterInput
 from shared.replay.engine import Replayer, outcome_text
-from shared.replay.history import History
 from shared.replay.explain import explain_attempt
+from shared.replay.history import History
 from tests.builders import MakeNode, MakePod
 from tests.unit.extender.servers import running
 

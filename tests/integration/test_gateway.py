@@ -13,9 +13,9 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from services.gateway.app import build_app
 from services.gateway.settings import GatewaySettings
 from services.projector.app import build as build_projector
-from shared.adapters.postgres import AcceptedIntents
 from services.projector.settings import ProjectorSettings
 from shared.adapters.kafka import KafkaPublisher, read_topic
+from shared.adapters.postgres import AcceptedIntents
 
 from .fixtures import BerthTestEnv
 from .helpers import eventually

@@ -25,9 +25,9 @@ from berth.cli import main
 from berth.describe_cmd import render as describe_render
 from services.gateway.app import build_app
 from services.gateway.settings import GatewaySettings
-from shared.binding.admission import is_admission
 from shared.adapters.history import export_line, history_from_export, history_from_kafka, history_from_store
 from shared.adapters.kafka import KafkaPublisher
+from shared.binding.admission import is_admission
 from shared.events import (
     BindRejected,
     NodeUpserted,

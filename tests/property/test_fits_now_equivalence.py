@@ -12,7 +12,16 @@ from hypothesis import strategies as st
 
 from services.runtime.scheduler_config import profiles_from
 from shared.cluster import ClusterView, point_at
-from shared.events import NodeFailure, NodeUpserted, PodBound, PodDeleted, PodNominated, PodSubmitted, PreemptionRequested, envelope
+from shared.events import (
+    NodeFailure,
+    NodeUpserted,
+    PodBound,
+    PodDeleted,
+    PodNominated,
+    PodSubmitted,
+    PreemptionRequested,
+    envelope,
+)
 from shared.preemption.request import decide_preemption
 from shared.scheduler.node_index import NodeIndexes
 from shared.scheduler.packed_failures import RejectionsMemo

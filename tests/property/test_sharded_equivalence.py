@@ -14,6 +14,7 @@ from shared.framework.cycle_state import CycleState
 from shared.framework.pod_info import PodInfo
 from shared.framework.runtime import Framework
 from shared.framework.snapshot import Snapshot
+from shared.framework.status import Code, Status
 from shared.model.loader import load_objects
 from shared.scheduler.fit_error import FitError, NoNodesAvailable
 from shared.scheduler.merge_batch import merge_batch
@@ -22,7 +23,6 @@ from shared.scheduler.packing import unpack
 from shared.scheduler.schedule_one import ScheduleAlgorithm, ScheduleResult, SchedulingError
 from shared.scheduler.sharded import filter_on_shard, finish_scores, merge_filter, raw_by_plugin, raw_scores_on_shard
 from shared.scheduler.simulator import Simulator
-from shared.framework.status import Code, Status
 
 from .test_memo_equivalence import clusters
 from .test_node_index_equivalence import clusters as large_clusters

@@ -6,18 +6,21 @@ import base64
 import zlib
 from collections.abc import Iterable
 
+from shared.binding.admission import admission_request
 from shared.events import (
-    Assumed,
-    ExtenderAnswer,
-    ExtendersAnswered,
-    LateBatchDecided,
     EVENT_TYPES,
     AnyEvent,
+    Assumed,
     BindRejected,
     BindRequested,
     DeadLettered,
     Envelope,
+    ExtenderAnswer,
+    ExtendersAnswered,
     FilterBatchRequested,
+    LateBatchDecided,
+    NamespaceDeleted,
+    NamespaceUpserted,
     NodeDeleted,
     NodeFailure,
     NodeUpserted,
@@ -30,14 +33,12 @@ from shared.events import (
     PodNominated,
     PodRef,
     PodShardResult,
-    Position,
     PodSubmitted,
+    Position,
     PreemptionDecided,
     PreemptionRequested,
     PriorityClassDeleted,
     PriorityClassUpserted,
-    NamespaceDeleted,
-    NamespaceUpserted,
     ReceivedEvent,
     SchedulerStarted,
     SchedulingAttempted,
@@ -45,8 +46,6 @@ from shared.events import (
     TopicRegistry,
     envelope,
 )
-from shared.binding.admission import admission_request
-from shared.model.config import KubeSchedulerConfiguration
 from shared.model import (
     Container,
     LabelSelector,
@@ -64,6 +63,7 @@ from shared.model import (
     Taint,
     Toleration,
 )
+from shared.model.config import KubeSchedulerConfiguration
 
 
 def make_pod(name: str = "web-0", uid: str | None = None, *, cpu: str = "500m", priority: int | None = 10,

@@ -7,24 +7,24 @@ from typing import Any
 
 import pytest
 
-from shared.framework.namespaces import NO_NAMESPACES, NamespaceLabels
 from shared.framework import events
 from shared.framework.cycle_state import CycleState
+from shared.framework.namespaces import NO_NAMESPACES, NamespaceLabels
 from shared.framework.node_info import NodeInfo
 from shared.framework.pod_info import PodInfo
 from shared.framework.snapshot import Snapshot
 from shared.framework.status import Code, Status
+from shared.model import Namespace, ObjectMeta
+from shared.plugins.interpodaffinity import ERR_REASON_AFFINITY_RULES_NOT_MATCH as AFF
+from shared.plugins.interpodaffinity import ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH as ANTI
+from shared.plugins.interpodaffinity import ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH as EXISTING
 from shared.plugins.interpodaffinity import (
-    ERR_REASON_AFFINITY_RULES_NOT_MATCH as AFF,
-    ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH as ANTI,
-    ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH as EXISTING,
     PRE_FILTER_STATE_KEY,
     InterPodAffinity,
     PreFilterState,
 )
 from shared.plugins.interpodaffinity.filtering import incoming_affinity_anti_affinity_counts
 from shared.plugins.registry import plugin_class
-from shared.model import Namespace, ObjectMeta
 from tests.builders import MakeNode, MakePod
 
 # -- builders shared with the scoring tests ------------------------------------------------------

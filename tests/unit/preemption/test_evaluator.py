@@ -10,13 +10,13 @@ import pytest
 from shared.framework.cycle_state import CycleState
 from shared.framework.node_info import NodeInfo
 from shared.framework.pod_info import PodInfo
+from shared.framework.runtime import Framework
+from shared.framework.snapshot import Snapshot
 from shared.framework.status import Code, Status
+from shared.plugins.defaultpreemption import DefaultPreemption
 from shared.preemption import Victims
 from shared.queue import Nominator
 from tests.builders import MakeNode, MakePod
-from shared.framework.runtime import Framework
-from shared.framework.snapshot import Snapshot
-from shared.plugins.defaultpreemption import DefaultPreemption
 from tests.unit.preemption.harness import EXCLUSIVE, CpuFit, FakeNominator, filter_statuses, make_framework, pdb, pod
 
 T1, T2, T3 = "2024-01-01T00:00:01Z", "2024-01-01T00:00:02Z", "2024-01-01T00:00:03Z"

@@ -11,9 +11,6 @@ from prometheus_client import CollectorRegistry
 
 from services.preemption.handlers import PreemptionHandler, PreemptionMetrics
 from services.runtime.scheduler_config import profiles_from
-from shared.preemption.in_flight import recorded_overlay
-from shared.replay.history import History
-from shared.preemption.request import folded_past
 from shared.cluster import ClusterView
 from shared.events import (
     NodeFailure,
@@ -25,13 +22,16 @@ from shared.events import (
     PodNominated,
     PodRef,
     PodSubmitted,
+    Position,
     PreemptionDecided,
     PreemptionRequested,
-    Position,
     ReceivedEvent,
     envelope,
 )
 from shared.model import Pod
+from shared.preemption.in_flight import recorded_overlay
+from shared.preemption.request import folded_past
+from shared.replay.history import History
 from tests.unit.events.samples import make_node, running
 from tests.unit.events.samples import make_pod as sample_pod
 

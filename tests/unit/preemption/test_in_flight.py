@@ -3,7 +3,7 @@ and the overlay read back from those names is the one the service used."""
 
 from __future__ import annotations
 
-from shared.events import PodRef, PreemptionDecided, PreemptionRequested, Position, ReceivedEvent, envelope
+from shared.events import PodRef, Position, PreemptionDecided, PreemptionRequested, ReceivedEvent, envelope
 from shared.events.catalogue import REQUESTS_PARTITION
 from shared.preemption.in_flight import effects_of, offsets_as_runs, overlay, recorded_overlay
 from shared.replay.history import History
