@@ -129,7 +129,8 @@ class MakePod:
         return self
 
     def node_affinity_required(self, terms: list[dict[str, Any]]) -> MakePod:
-        """terms: NodeSelectorTerm dicts, e.g. [{"matchExpressions": [{"key": .., "operator": "In", "values": [..]}]}]."""
+        """terms: NodeSelectorTerm dicts,
+        e.g. [{"matchExpressions": [{"key": .., "operator": "In", "values": [..]}]}]."""
         _set(self._d, "spec", "affinity", "nodeAffinity")["requiredDuringSchedulingIgnoredDuringExecution"] = {
             "nodeSelectorTerms": terms}
         return self

@@ -67,4 +67,5 @@ async def test_events_on_the_wrong_topic_are_refused(backend_pair: tuple[Publish
     with pytest.raises(ValueError, match="does not belong"):
         await publisher.publish([OutgoingEvent(FILTER_REQUESTS, envelope(NodeDeleted(node_name="n"), producer="t"))])
     with pytest.raises(ValueError, match="no partition"):
-        await publisher.publish([OutgoingEvent(NODES, envelope(NodeDeleted(node_name="n"), producer="t"), partition=99)])
+        await publisher.publish(
+            [OutgoingEvent(NODES, envelope(NodeDeleted(node_name="n"), producer="t"), partition=99)])

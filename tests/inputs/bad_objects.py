@@ -172,7 +172,8 @@ BAD: tuple[Bad, ...] = (
     # Types and kinds.
     Bad("priority-string", pod("priority: high, containers: [{name: c}]"),
         "Pod web: spec.priority: must be an integer, got a string"),
-    Bad("containers-not-a-list", pod("containers: {name: c}"), "Pod web: spec.containers: must be a list, got an object"),
+    Bad("containers-not-a-list", pod("containers: {name: c}"),
+        "Pod web: spec.containers: must be a list, got an object"),
     Bad("no-kind", "apiVersion: v1\nmetadata: {name: web}\n", "{source}: object web: kind: required"),
     Bad("node-taint-effect", node(spec="{taints: [{key: k, effect: Sometimes}]}"),
         "Node n1: spec.taints[0].effect: unsupported value 'Sometimes': NoSchedule, PreferNoSchedule, NoExecute"),
@@ -185,13 +186,16 @@ BAD: tuple[Bad, ...] = (
     Bad("not-utf8", "kind: Pod\nmetadata: {name: caf\udce9}\n",
         "{source}: not UTF-8 text: byte 0xe9 at offset 30 cannot be decoded"),
     # More scheduling fields.
-    Bad("node-affinity-operator", pod("affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: "
-                                      "[{key: z, operator: Near, values: [a]}]}]}}}, containers: [{name: c}]"),
-        "Pod default/web: spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].operator: "
-        "not a valid selector operator: 'Near'"),
-    Bad("pod-affinity-topology-key", pod("affinity: {podAffinity: {requiredDuringSchedulingIgnoredDuringExecution: [{labelSelector: {}, topologyKey: ''}]}}, "
-                                         "containers: [{name: c}]"),
-        "Pod default/web: spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].topologyKey: can not be empty"),
+    Bad("node-affinity-operator",
+        pod("affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: "
+            "[{matchExpressions: [{key: z, operator: Near, values: [a]}]}]}}}, containers: [{name: c}]"),
+        "Pod default/web: spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution."
+        "nodeSelectorTerms[0].matchExpressions[0].operator: not a valid selector operator: 'Near'"),
+    Bad("pod-affinity-topology-key",
+        pod("affinity: {podAffinity: {requiredDuringSchedulingIgnoredDuringExecution: "
+            "[{labelSelector: {}, topologyKey: ''}]}}, containers: [{name: c}]"),
+        "Pod default/web: spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].topologyKey: "
+        "can not be empty"),
     Bad("anti-affinity-weight", pod("affinity: {podAntiAffinity: {preferredDuringSchedulingIgnoredDuringExecution: "
                                     "[{weight: 101, podAffinityTerm: {topologyKey: z}}]}}, containers: [{name: c}]"),
         "Pod default/web: spec.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].weight: "
@@ -207,7 +211,8 @@ BAD: tuple[Bad, ...] = (
     Bad("toleration-effect", pod("tolerations: [{key: k, operator: Equal, value: v, effect: Sometimes}], "
                                  "containers: [{name: c}]"),
         "Pod default/web: spec.tolerations[0].effect: unsupported value 'Sometimes'"),
-    Bad("node-taint-key", node(spec="{taints: [{key: '', effect: NoSchedule}]}"), "Node n1: spec.taints[0].key: required"),
+    Bad("node-taint-key", node(spec="{taints: [{key: '', effect: NoSchedule}]}"),
+        "Node n1: spec.taints[0].key: required"),
     Bad("priority-class-missing", pod("priorityClassName: gold, containers: [{name: c}]"),
         "Pod default/web: spec.priorityClassName: no PriorityClass with name gold was found"),
     Bad("node-pods-garbage", node('allocatable: {pods: "ten"}'),
@@ -216,9 +221,11 @@ BAD: tuple[Bad, ...] = (
     Bad("limits-negative-ephemeral", pod("containers: [{name: c, resources: {limits: {ephemeral-storage: '-5Mi'}}}]"),
         'Pod default/web: spec.containers[0].resources.limits[ephemeral-storage]: Invalid value: "-5Mi": '
         "must be greater than or equal to 0"),
-    Bad("nodename-type", pod("nodeName: 7, containers: [{name: c}]"), "Pod web: spec.nodeName: must be a string, got an integer"),
+    Bad("nodename-type", pod("nodeName: 7, containers: [{name: c}]"),
+        "Pod web: spec.nodeName: must be a string, got an integer"),
     # More names.
-    Bad("pdb-name", "kind: PodDisruptionBudget\napiVersion: policy/v1\nmetadata: {name: B_1}\nspec: {minAvailable: 1}\n",
+    Bad("pdb-name", "kind: PodDisruptionBudget\napiVersion: policy/v1\nmetadata: {name: B_1}\n"
+                    "spec: {minAvailable: 1}\n",
         f'PodDisruptionBudget B_1: metadata.name: Invalid value: "B_1": {SUBDOMAIN}', gateway_only=True),
     Bad("namespace-too-long", pod(meta=f"name: web, namespace: {'n' * 64}"),
         f'Pod {"n" * 64}/web: metadata.namespace: Invalid value: "{"n" * 64}": must be no more than 63 characters',
@@ -260,6 +267,7 @@ BAD: tuple[Bad, ...] = (
         gateway_message=GATEWAY_NO_CONFIG),
     Bad("percentage-profile", "kind: KubeSchedulerConfiguration\napiVersion: kubescheduler.config.k8s.io/v1\n"
                               "profiles: [{schedulerName: default-scheduler, percentageOfNodesToScore: -1}]\n",
-        "KubeSchedulerConfiguration: profiles[0].percentageOfNodesToScore: Invalid value: -1: not in valid range [0-100]",
+        "KubeSchedulerConfiguration: profiles[0].percentageOfNodesToScore: Invalid value: -1: "
+        "not in valid range [0-100]",
         gateway_message=GATEWAY_NO_CONFIG),
 )

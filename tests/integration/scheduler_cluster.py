@@ -56,7 +56,8 @@ def scenario_docs(nodes: int, pods: int, seed: int) -> list[dict[str, Any]]:
             spec["tolerations"] = [{"key": "dedicated", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}]
         elif kind == 2:
             spec["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
-                "nodeSelectorTerms": [{"matchExpressions": [{"key": "zone", "operator": "In", "values": ["z0", "z1"]}]}]}}}
+                "nodeSelectorTerms": [{"matchExpressions": [
+                    {"key": "zone", "operator": "In", "values": ["z0", "z1"]}]}]}}}
         elif kind == 3:
             spec["topologySpreadConstraints"] = [{"maxSkew": 1, "topologyKey": "zone",
                                                   "whenUnsatisfiable": rng.choice(["DoNotSchedule", "ScheduleAnyway"]),

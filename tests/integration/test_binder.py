@@ -56,7 +56,8 @@ def out(env: BerthTestEnv, e: Envelope) -> OutgoingEvent:
 async def placements(env: BerthTestEnv) -> list[Envelope]:
     """Every outcome so far. Read to the fetches' high watermark (as the binder's rebuild does), not to
     ListOffsets, which Tansu answers too low after a multi-record batch."""
-    read = await KafkaShardLog(env.settings, env.registry).read(PLACEMENTS, range(env.registry.spec(PLACEMENTS).partitions))
+    read = await KafkaShardLog(env.settings, env.registry).read(
+        PLACEMENTS, range(env.registry.spec(PLACEMENTS).partitions))
     return [e for k in sorted(read) for e in read[k][0]]
 
 

@@ -110,7 +110,8 @@ async def test_apply_then_pods_are_pending(api: Api) -> None:
     assert (await api.client.get("/api/v1/nodes/nope")).status == 404
 
     # A pod referring to the stored PriorityClass; then a duplicate of it.
-    pod = '{"kind": "Pod", "metadata": {"name": "late"}, "spec": {"priorityClassName": "high", "containers": [{"name": "c"}]}}'
+    pod = ('{"kind": "Pod", "metadata": {"name": "late"}, '
+           '"spec": {"priorityClassName": "high", "containers": [{"name": "c"}]}}')
     created = await api.client.post("/api/v1/namespaces/default/pods", data=pod, headers=AUTH)
     assert created.status == 201 and (await created.json())["spec"]["priority"] == 1000
 
@@ -205,9 +206,9 @@ async def test_a_pod_spec_cannot_change_on_reapply(api: Api) -> None:
     image = await api.client.post("/apis/berth.dev/v1/apply", data=CLUSTER.replace("image: nginx", "image: httpd"),
                                   headers=AUTH)
     assert image.status == 200, "a container's image may change"
-    relabelled = await api.client.post("/apis/berth.dev/v1/apply",
-                                       data=CLUSTER.replace("metadata: {name: web-0}", "metadata: {name: web-0, labels: {a: b}}"),
-                                       headers=AUTH)
+    relabelled = await api.client.post(
+        "/apis/berth.dev/v1/apply",
+        data=CLUSTER.replace("metadata: {name: web-0}", "metadata: {name: web-0, labels: {a: b}}"), headers=AUTH)
     assert relabelled.status == 200
     assert relabelled.headers.getall("Warning") == [
         '299 - "Pod default/web-0: metadata.labels changed; Berth keeps a pod\'s labels as first applied"']

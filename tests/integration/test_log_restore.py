@@ -95,7 +95,8 @@ async def test_a_lost_log_is_rebuilt_from_the_event_store(berth_env: BerthTestEn
     a, b, c, late = (_submitted(n) for n in ("a", "b", "c", "late"))
     bind_a, bind_b = _bind(a), _bind(b)
     bound_a, bound_b = _bound(bind_a), _bound(bind_b)
-    batch = envelope(FilterBatchRequested(batch_id="b1", cycle=1, phase="filter", pods=[]), producer="queue", timestamp=NOW)
+    batch = envelope(FilterBatchRequested(batch_id="b1", cycle=1, phase="filter", pods=[]),
+                     producer="queue", timestamp=NOW)
     # What the projector stored before everything was killed: pods/0 has no event at offset 2 (it
     # was dead-lettered); b's bind request was never stored, its PodBound was.
     store = PostgresProjectionStore(engine)

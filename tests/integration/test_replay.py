@@ -191,7 +191,8 @@ def _check_windows(history: History, full: ReplayReport, export: Path, capsys: p
     first, last = len(history) // 3, 2 * len(history) // 3
     in_window = [b for b in history.batches.values() if first <= b.seq <= last]
     expected = sum(len(b.decisions) for b in in_window)
-    windowed = _cli_json(capsys, "replay", "--source", str(export), "--from", str(first), "--to", str(last), "-o", "json")
+    windowed = _cli_json(capsys, "replay", "--source", str(export), "--from", str(first), "--to", str(last),
+                         "-o", "json")
     assert windowed["divergences"] == [] and windowed["decisions"] == windowed["matched"]
     assert expected <= windowed["decisions"] < full.decisions  # plus pods retried at once (no decision recorded)
     assert windowed["preemptions"] >= sum(1 for p in history.preemptions.values()
@@ -232,8 +233,9 @@ def _check_cluster_at(history: History, export: Path, capsys: pytest.CaptureFixt
     for node in live_bound.values():
         per_node[node] = per_node.get(node, 0) + 1
     assert {n["name"]: n["pods"] for n in state["nodes"] if n["pods"]} == per_node
+    # Shrunk nodes keep the pods bound before they shrank.
     assert all(n["cpu_requested_milli"] <= n["cpu_allocatable_milli"]
-               or n["cpu_allocatable_milli"] == SHRUNK_CPU_MILLI for n in state["nodes"])  # shrunk nodes keep the pods bound before they shrank
+               or n["cpu_allocatable_milli"] == SHRUNK_CPU_MILLI for n in state["nodes"])
 
 
 async def _check_gateway(env: BerthTestEnv, publisher: KafkaPublisher, engine: AsyncEngine, history: History) -> None:
@@ -336,7 +338,8 @@ async def _check_describe_events(client: TestClient, history: History) -> None:
     ns, name = history.pod_name(evicted.uid).split("/")
     victim = await _get(client, f"/api/v1/namespaces/{ns}/pods/{name}?events=true")
     assert victim["schedulingEvents"][-1]["reason"] == "Preempted"
-    assert victim["schedulingEvents"][-1]["message"] == f"Preempted by pod {evicted.preemptor_uid} on node {evicted.node_name}"
+    assert victim["schedulingEvents"][-1]["message"] == (
+        f"Preempted by pod {evicted.preemptor_uid} on node {evicted.node_name}")
     assert {e["from"] for e in victim["schedulingEvents"]} == {"default-scheduler"}
 
     ns, name = history.pod_name(rejected.pod_uid).split("/")

@@ -31,7 +31,8 @@ async def test_an_existing_topic_with_another_partition_count_is_refused(berth_e
     await admin.start()
     try:
         await admin.create_topics([NewTopic(registry.physical(NODES), wrong, 1)])
-        with pytest.raises(ConfigurationError, match=f"{prefix}nodes' has {wrong} partitions, Berth needs exactly {planned}"):
+        with pytest.raises(ConfigurationError,
+                           match=f"{prefix}nodes' has {wrong} partitions, Berth needs exactly {planned}"):
             await ensure_topics(settings, registry)
     finally:
         with contextlib.suppress(Exception):

@@ -102,7 +102,8 @@ def test_berth_up_apply_get_and_stop(state: Path, tmp_path: Path) -> None:
         assert "pod/p2 created" in applied.stdout.splitlines()
 
         bad = tmp_path / "bad.yaml"
-        bad.write_text("kind: Pod\nmetadata: {name: x}\nspec: {containers: [{name: c, ports: [{containerPort: 1, protocol: XTP}]}]}\n")
+        bad.write_text("kind: Pod\nmetadata: {name: x}\n"
+                       "spec: {containers: [{name: c, ports: [{containerPort: 1, protocol: XTP}]}]}\n")
         invalid = _berth("apply", "-f", str(bad), env=env)
         assert invalid.returncode == 2 and "spec.containers[0].ports[0].protocol" in invalid.stderr
 
@@ -157,7 +158,8 @@ def test_berth_up_apply_get_and_stop(state: Path, tmp_path: Path) -> None:
             'plugin="NodeResourcesFit",status="Success"}' in filtering
         node = _berth("describe", "node", "n1", env=env).stdout
         assert "Allocated resources:" in node and "cpu       100m (5%)" in node, node
-        assert {"p1", "p2"} <= {line.split()[1] for line in node.splitlines() if line.startswith(("  default", "  team"))}
+        assert {"p1", "p2"} <= {line.split()[1] for line in node.splitlines()
+                                if line.startswith(("  default", "  team"))}
         assert _berth("get", "namespaces", "-o", "name", env=env).stdout == "namespace/default\nnamespace/team\n"
         classes = _berth("get", "priorityclasses", env=env)
         assert classes.returncode == 0 and classes.stdout == "No resources found.\n", classes.stderr
@@ -392,11 +394,13 @@ def test_pods_created_on_a_node_pass_its_admission(state: Path, tmp_path: Path) 
     env = _user_env(state)
     err = (tmp_path / "up.err").open("w")
     proc = _start_up(state, env, err)
-    pod = "kind: Pod\nmetadata: {{name: {name}}}\nspec: {{{node}containers: [{{name: c, resources: {{requests: {{cpu: {cpu}}}}}}}]}}\n"
+    pod = ("kind: Pod\nmetadata: {{name: {name}}}\n"
+           "spec: {{{node}containers: [{{name: c, resources: {{requests: {{cpu: {cpu}}}}}}}]}}\n")
     try:
         _wait_line(proc, "berth ready: ", 60)
         first = tmp_path / "first.yaml"
-        first.write_text("kind: Node\nmetadata: {name: big}\nstatus: {allocatable: {cpu: 8, memory: 8Gi, pods: 110}}\n---\n"
+        first.write_text("kind: Node\nmetadata: {name: big}\n"
+                         "status: {allocatable: {cpu: 8, memory: 8Gi, pods: 110}}\n---\n"
                          + pod.format(name="six", node="nodeName: big, ", cpu=6)
                          + "---\n" + pod.format(name="lost", node="nodeName: ghost, ", cpu=1))
         assert _berth("apply", "-f", str(first), env=env).returncode == 0

@@ -86,8 +86,10 @@ def test_the_web_view_shows_where_pods_went_and_why(browser: Any, state: Path, t
         wait = WebDriverWait(browser, 30, poll_frequency=0.2, ignored_exceptions=(StaleElementReferenceException,))
 
         browser.get(ui)
-        wait.until(lambda d: d.find_element(By.ID, "bound").text == "1" and d.find_element(By.ID, "pending-count").text == "1")
-        wait.until(lambda d: [c.get_attribute("data-node") for c in d.find_elements(By.CSS_SELECTOR, "a.cell")] == ["n1"])
+        wait.until(lambda d: d.find_element(By.ID, "bound").text == "1"
+                   and d.find_element(By.ID, "pending-count").text == "1")
+        wait.until(lambda d: [c.get_attribute("data-node")
+                              for c in d.find_elements(By.CSS_SELECTOR, "a.cell")] == ["n1"])
         wait.until(lambda d: "topology.kubernetes.io/zone=zone-a" in d.find_element(By.ID, "nodes").text)
         # The page redraws as events arrive: elements are looked up afresh each time.
         wait.until(lambda d: d.find_element(By.CSS_SELECTOR, "#pending tbody tr").text.startswith(

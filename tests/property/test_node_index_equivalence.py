@@ -1,7 +1,7 @@
 """The node index (per pod signature, each node's node-local Filter verdict and raw scores in
-arrays, the other filters run after them) never changes a decision: clusters large enough that each attempt walks only part of the
-nodes, from a rotating start, give the same report with and without it, preemptions, nominations
-and messages included."""
+arrays, the other filters run after them) never changes a decision: clusters large enough that
+each attempt walks only part of the nodes, from a rotating start, give the same report with and
+without it, preemptions, nominations and messages included."""
 
 from __future__ import annotations
 
@@ -51,7 +51,8 @@ def clusters(draw: st.DrawFn) -> list[dict]:
     for i in range(draw(st.integers(20, 70))):
         spec = shapes[draw(st.integers(0, 2))]
         pod_spec = spec_of(spec)
-        docs.append({"kind": "Pod", "metadata": {"name": f"p{i:03d}", "labels": {"app": spec["app"]}}, "spec": pod_spec})
+        docs.append({"kind": "Pod", "metadata": {"name": f"p{i:03d}", "labels": {"app": spec["app"]}},
+                     "spec": pod_spec})
     return docs
 
 

@@ -41,7 +41,8 @@ class LocalShards(ScheduleAlgorithm):
     def schedule_pod(self, fwk: Framework, state: CycleState, pod: PodInfo, snapshot: Snapshot) -> ScheduleResult:
         if snapshot.num_nodes() == 0:
             raise NoNodesAvailable()
-        members = [{n for n in snapshot.node_info_map if partition_for(n, self.shards) == k} for k in range(self.shards)]
+        members = [{n for n in snapshot.node_info_map if partition_for(n, self.shards) == k}
+                   for k in range(self.shards)]
         states = [CycleState() for _ in members]
         results = [filter_on_shard(fwk, s, pod, snapshot, self.next_start_node_index, m, x, packed=self.packed)
                    for s, m, x in zip(states, members, self.node_indexes)]

@@ -19,7 +19,8 @@ KEYS = {"workload", "mode", "nodes", "pods", "pods_per_second", "attempt_latency
         "attempt_latency_p99_ms", "e2e_latency_p50_ms", "e2e_latency_p99_ms"}
 
 
-@pytest.mark.parametrize("workload", ["SchedulingBasic", "Preemption", "PreemptionAsync", "PodAntiAffinity", "TopologySpreading"])
+@pytest.mark.parametrize("workload", ["SchedulingBasic", "Preemption", "PreemptionAsync", "PodAntiAffinity",
+                                      "TopologySpreading"])
 def test_bench_smoke(workload: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["bench", "--workload", workload, "--nodes", "12", "--pods", "20", "--out-dir", str(tmp_path),
                  "-o", "json", "--no-progress"])
@@ -81,8 +82,8 @@ def test_filter_workers_are_between_one_and_the_filter_request_partitions(
     """More replicas than partitions of filter-requests would sit idle: refused before anything starts."""
     code = main([*command, str(workers)])
     assert code == 2
-    assert (f"--filter-workers: filter workers must be between 1 and {NODE_SHARDS} (the partitions of filter-requests), "
-            f"got {workers}") in capsys.readouterr().err
+    assert (f"--filter-workers: filter workers must be between 1 and {NODE_SHARDS} "
+            f"(the partitions of filter-requests), got {workers}") in capsys.readouterr().err
 
 
 def test_scale_sweep_stops_at_the_filter_request_partitions(capsys: pytest.CaptureFixture[str]) -> None:

@@ -6,7 +6,8 @@ from berth.describe_cmd import render_node
 
 NODE = {"metadata": {"name": "n1", "labels": {"zone": "a", "disk": "ssd"}},
         "spec": {"taints": [{"key": "dedicated", "value": "db", "effect": "NoSchedule"}]},
-        "status": {"capacity": {"cpu": "4", "memory": "8Gi"}, "allocatable": {"cpu": "4", "memory": "8Gi", "pods": "10"}}}
+        "status": {"capacity": {"cpu": "4", "memory": "8Gi"},
+                   "allocatable": {"cpu": "4", "memory": "8Gi", "pods": "10"}}}
 
 
 def _pod(name: str, cpu: str, memory: str = "", limit: str = "") -> dict[str, object]:

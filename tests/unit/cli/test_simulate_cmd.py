@@ -67,9 +67,10 @@ def test_missing_file_exits_2(capsys: pytest.CaptureFixture[str], tmp_path: Path
 
 def test_config_file_and_seed_make_runs_reproducible(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     cluster = tmp_path / "c.yaml"
-    docs = [f"apiVersion: v1\nkind: Node\nmetadata: {{name: n{i}}}\nstatus: {{allocatable: {{cpu: '4', memory: 8Gi}}}}\n"
-            for i in range(6)]
-    docs += [f"apiVersion: v1\nkind: Pod\nmetadata: {{name: p{i}}}\nspec: {{containers: [{{name: c}}]}}\n" for i in range(6)]
+    docs = [f"apiVersion: v1\nkind: Node\nmetadata: {{name: n{i}}}\n"
+            "status: {allocatable: {cpu: '4', memory: 8Gi}}\n" for i in range(6)]
+    docs += [f"apiVersion: v1\nkind: Pod\nmetadata: {{name: p{i}}}\nspec: {{containers: [{{name: c}}]}}\n"
+             for i in range(6)]
     cluster.write_text("---\n".join(docs))
     config = tmp_path / "ksc.yaml"
     config.write_text("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"

@@ -73,7 +73,8 @@ def make_pod(name: str = "web-0", uid: str | None = None, *, cpu: str = "500m", 
         spec=PodSpec(
             node_name=node_name,
             priority=priority,
-            containers=[Container(name="c", image="nginx", resources=ResourceRequirements(requests={"cpu": cpu, "memory": "1Gi"}))],
+            containers=[Container(name="c", image="nginx",
+                                  resources=ResourceRequirements(requests={"cpu": cpu, "memory": "1Gi"}))],
             tolerations=[Toleration(key="dedicated", operator="Equal", value="web", effect="NoSchedule")],
         ),
     )
@@ -90,7 +91,8 @@ def make_node(name: str = "node-a", *, cpu: str = "4", zone: str = "a") -> Node:
 
 def sample_payloads() -> list[AnyEvent]:
     pod = make_pod()
-    failure = NodeFailure(code="Unschedulable", reasons=["Insufficient cpu"], plugin="NodeResourcesFit", nodes=["node-b"])
+    failure = NodeFailure(code="Unschedulable", reasons=["Insufficient cpu"], plugin="NodeResourcesFit",
+                          nodes=["node-b"])
     samples: list[AnyEvent] = [
         NodeUpserted(node=make_node()),
         NodeDeleted(node_name="node-a"),
@@ -155,7 +157,8 @@ def lifecycle(n_nodes: int = 4, n_pods: int = 12, *, seed: int = 7) -> list[AnyE
         node = rng.choice(nodes)
         out.append(SchedulingAttempted(pod_uid=uid, attempt=1, profile="default-scheduler", node_name=node,
                                        message=None, seed=i, config_hash="h"))
-        out.append(BindRequested(pod_uid=uid, pod=make_pod(f"p-{i}", uid), node_name=node, attempt_id=f"{uid}/1", seed=i))
+        out.append(BindRequested(pod_uid=uid, pod=make_pod(f"p-{i}", uid), node_name=node, attempt_id=f"{uid}/1",
+                                 seed=i))
         if i % 4 == 3:
             out.append(BindRejected(pod_uid=uid, node_name=node, attempt_id=f"{uid}/1", reason="Insufficient cpu"))
             out.append(SchedulingAttempted(pod_uid=uid, attempt=2, profile="default-scheduler", node_name=None,

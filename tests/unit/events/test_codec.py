@@ -94,8 +94,10 @@ def test_naive_timestamps_are_refused() -> None:
         pytest.param(b"\xc1", "pods", "", id="not-msgpack"),
         pytest.param(msgspec.msgpack.encode({"event_id": "x"}), "pods", "", id="missing-fields"),
         pytest.param(b"", None, "", id="empty"),
-        pytest.param(encode(envelope(NodeDeleted(node_name="n"), producer="p")), "pods", "does not belong", id="wrong-topic"),
-        pytest.param(encode(envelope(NodeDeleted(node_name="n"), producer="p")), "nope", "unknown topic", id="unknown-topic"),
+        pytest.param(encode(envelope(NodeDeleted(node_name="n"), producer="p")), "pods", "does not belong",
+                     id="wrong-topic"),
+        pytest.param(encode(envelope(NodeDeleted(node_name="n"), producer="p")), "nope", "unknown topic",
+                     id="unknown-topic"),
     ],
 )
 def test_bad_bytes_raise_decode_error(data: bytes, topic: str | None, fragment: str) -> None:

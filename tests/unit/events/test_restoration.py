@@ -50,8 +50,8 @@ def test_events_whose_ground_was_lost_are_dropped() -> None:
     bound_a = _env(PodBound(pod_uid="a", node_name="n1", attempt_id="a"), caused_by=request_a)
     orphan = _env(PodBound(pod_uid="a", node_name="n2", attempt_id="x"), caused_by=_request(a))  # request lost
     rejected_b = _env(BindRejected(pod_uid="b", node_name="n1", attempt_id="a", reason="r"), caused_by=request_b)
-    tried_b = _env(SchedulingAttempted(pod_uid="b", attempt=1, profile="default-scheduler", batch_id="x", seed=0, config_hash="h",
-                                       node_name="n1", message=None))
+    tried_b = _env(SchedulingAttempted(pod_uid="b", attempt=1, profile="default-scheduler", batch_id="x", seed=0,
+                                       config_hash="h", node_name="n1", message=None))
     nominated_a = _env(PodNominated(uid="a", node_name="n1"))
     events = [_at(e) for e in (a, request_a, request_b, bound_a, orphan, rejected_b, tried_b, nominated_a)]
 

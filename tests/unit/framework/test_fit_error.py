@@ -26,14 +26,16 @@ def test_histogram_sorted_as_go_strings() -> None:
 def test_multiple_reasons_per_node_all_counted() -> None:
     d = Diagnosis()
     d.node_to_status["n1"] = Status(Code.UNSCHEDULABLE, "Insufficient cpu", "Insufficient memory")
-    assert FitError("default/p", 1, d).message() == "0/1 nodes are available: 1 Insufficient cpu, 1 Insufficient memory."
+    assert FitError("default/p", 1, d).message() == (
+        "0/1 nodes are available: 1 Insufficient cpu, 1 Insufficient memory.")
 
 
 def test_prefilter_message_replaces_node_histogram() -> None:
     d = Diagnosis()
     d.node_to_status["n1"] = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "x")
     d.pre_filter_msg = "node(s) didn't satisfy plugin NodeAffinity"
-    assert FitError("default/p", 3, d).message() == "0/3 nodes are available: node(s) didn't satisfy plugin NodeAffinity."
+    assert FitError("default/p", 3, d).message() == (
+        "0/3 nodes are available: node(s) didn't satisfy plugin NodeAffinity.")
 
 
 def test_post_filter_message_appended_without_extra_period() -> None:

@@ -45,6 +45,7 @@ def test_unknown_plugin_is_invalid_input() -> None:
     from shared.framework.profile import build_profiles
     from shared.model import KubeSchedulerConfiguration, Profile
 
-    config = KubeSchedulerConfiguration(profiles=[Profile(plugins=Plugins(filter=PluginSet(enabled=[PluginRef(name="Nope")])))])
+    plugins = Plugins(filter=PluginSet(enabled=[PluginRef(name="Nope")]))
+    config = KubeSchedulerConfiguration(profiles=[Profile(plugins=plugins)])
     with pytest.raises(InvalidInput, match="not registered"):
         build_profiles(config)

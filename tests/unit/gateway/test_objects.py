@@ -31,7 +31,8 @@ def test_request_classes_win_and_events_come_in_dependency_order() -> None:
 
 @pytest.mark.parametrize(("body", "field"), [
     ("kind: Service\nmetadata: {name: s}\n", "kind"),
-    ("kind: Pod\nmetadata: {name: p}\nspec: {priorityClassName: nope, containers: [{name: c}]}\n", "spec.priorityClassName"),
+    ("kind: Pod\nmetadata: {name: p}\nspec: {priorityClassName: nope, containers: [{name: c}]}\n",
+     "spec.priorityClassName"),
     ("kind: Pod\nmetadata: {name: p}\nspec: {}\n", "spec.containers"),
 ], ids=["unsupported-kind", "unknown-class", "no-containers"])
 def test_invalid_bodies_name_the_field(body: str, field: str) -> None:

@@ -12,7 +12,8 @@ NOW = datetime(2026, 11, 26, tzinfo=UTC)
 
 
 def _node(name: str, zone: str) -> NodeRow:
-    node = MakeNode().name(name).label("topology.kubernetes.io/zone", zone).capacity(cpu="4", memory="8Gi", pods=10).obj()
+    node = (MakeNode().name(name).label("topology.kubernetes.io/zone", zone)
+            .capacity(cpu="4", memory="8Gi", pods=10).obj())
     return NodeRow(name=name, node=node, updated_at=NOW)
 
 

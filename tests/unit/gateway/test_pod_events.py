@@ -14,7 +14,8 @@ from shared.projection import AttemptRow, BindingRow, PodRow
 from tests.unit.events.samples import make_pod
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
-FIT = "0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod."
+FIT = ("0/3 nodes are available: 3 Insufficient cpu. "
+       "preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.")
 
 
 def _attempt(n: int, node: str | None, message: str | None, at: datetime) -> AttemptRow:

@@ -18,7 +18,8 @@ def load(*docs: dict):
 
 
 def test_yaml_multi_document_and_json_list_are_equivalent() -> None:
-    yaml_text = "---\napiVersion: v1\nkind: Node\nmetadata: {name: n1}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c}]}\n"
+    yaml_text = ("---\napiVersion: v1\nkind: Node\nmetadata: {name: n1}\n"
+                 "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c}]}\n")
     json_text = json.dumps({"kind": "List", "items": [NODE, pod("p")]})
     assert [d["kind"] for d in parse_documents(yaml_text)] == ["Node", "Pod"]
     assert [d["kind"] for d in parse_documents(json_text)] == ["Node", "Pod"]
@@ -48,7 +49,8 @@ def test_priority_from_class_and_global_default() -> None:
 
 
 def test_yaml_timestamps_stay_strings() -> None:
-    text = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c}]}\nstatus: {startTime: 2024-01-01T00:00:10Z}\n"
+    text = ("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c}]}\n"
+            "status: {startTime: 2024-01-01T00:00:10Z}\n")
     cluster = load_objects(("t", d) for d in parse_documents(text))
     assert cluster.pods[0].status.start_time == "2024-01-01T00:00:10Z"
 
@@ -59,11 +61,13 @@ def test_yaml_timestamps_stay_strings() -> None:
         ([pod("p", priority="high")], "spec.priority", "must be an integer, got a string"),
         ([{**pod("p"), "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "lots"}}}]}}],
          "spec.containers[0].resources.requests[cpu]", "quantities must match"),
-        ([pod("p", priorityClassName="missing")], "spec.priorityClassName", "no PriorityClass with name missing was found"),
+        ([pod("p", priorityClassName="missing")], "spec.priorityClassName",
+         "no PriorityClass with name missing was found"),
         ([{**pod("p"), "spec": {}}], "spec.containers", "at least one container"),
         ([{"kind": "Node", "metadata": {"name": "n"}, "spec": {"taints": [{"key": "k", "effect": "Sometimes"}]}}],
          "spec.taints[0].effect", "unsupported value"),
-        ([pod("p", topologySpreadConstraints=[{"maxSkew": 0, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"}])],
+        ([pod("p", topologySpreadConstraints=[
+            {"maxSkew": 0, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"}])],
          "spec.topologySpreadConstraints[0].maxSkew", "greater than zero"),
         ([pod("p"), pod("p")], "metadata.name", "duplicate"),
         ([{"kind": "Deployment", "metadata": {"name": "d"}}], "kind", "unsupported kind"),

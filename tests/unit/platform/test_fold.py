@@ -54,7 +54,8 @@ def test_pod_lifecycle_columns() -> None:
         PodBound(pod_uid="u1", node_name="n1", attempt_id="a2"),
     ]))
     row = model.pods["u1"]
-    assert (row.phase, row.node_name, row.namespace, row.name, row.message) == ("Bound", "n1", "default", "web", "0/1 nodes")
+    assert (row.phase, row.node_name, row.namespace, row.name, row.message) == (
+        "Bound", "n1", "default", "web", "0/1 nodes")
     binding = model.bindings[("u1", "a2")]
     assert (binding.state, binding.seed, binding.node_name) == ("Bound", 2, "n1")
     assert model.attempts[("u1", 1)].message == "0/1 nodes"
@@ -90,7 +91,8 @@ def test_a_pod_its_node_refused_has_failed_with_the_kubelets_reason() -> None:
 
 def test_events_before_the_submission_leave_a_stub_that_the_submission_completes() -> None:
     model = ReadModel()
-    bound, submitted = _envs([PodBound(pod_uid="u3", node_name="n1", attempt_id="a"), PodSubmitted(pod=make_pod("late", "u3"))])
+    bound, submitted = _envs([PodBound(pod_uid="u3", node_name="n1", attempt_id="a"),
+                              PodSubmitted(pod=make_pod("late", "u3"))])
     apply(model, bound)
     assert (model.pods["u3"].name, model.pods["u3"].phase) == ("", "Bound")
     apply(model, submitted)
@@ -117,7 +119,8 @@ def test_delete_removes_nodes_and_marks_pods() -> None:
 
 def test_a_victim_evicted_before_its_bind_landed_keeps_the_eviction_node() -> None:
     pod = make_pod("low", "u6")
-    model = fold(_envs([PodSubmitted(pod=pod), BindRequested(pod_uid="u6", pod=pod, node_name="n3", attempt_id="a", seed=1),
+    model = fold(_envs([PodSubmitted(pod=pod),
+                        BindRequested(pod_uid="u6", pod=pod, node_name="n3", attempt_id="a", seed=1),
                         PodEvicted(uid="u6", preemptor_uid="u7", node_name="n3"),
                         BindRejected(pod_uid="u6", node_name="n3", attempt_id="a", reason="pod has been deleted")]))
     row = model.pods["u6"]

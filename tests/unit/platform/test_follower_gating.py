@@ -43,7 +43,8 @@ def _log(seed: int) -> list[ReceivedEvent]:
         if rnd.random() < 0.5:
             by_topic.setdefault((PODS, part), []).append(PodNominated(uid=uid, node_name=rnd.choice(nodes)))
         else:
-            by_topic.setdefault((PLACEMENTS, 0), []).append(PodBound(pod_uid=uid, node_name=rnd.choice(nodes), attempt_id=f"{uid}/1"))
+            by_topic.setdefault((PLACEMENTS, 0), []).append(
+                PodBound(pod_uid=uid, node_name=rnd.choice(nodes), attempt_id=f"{uid}/1"))
     return [ReceivedEvent(envelope(p, producer="t"), Position(topic, part, offset))  # type: ignore[arg-type]
             for (topic, part), payloads in sorted(by_topic.items()) for offset, p in enumerate(payloads)]
 

@@ -57,7 +57,8 @@ def test_unresolvable_nodes_are_not_helped() -> None:
 
 
 def test_schedulable_on_the_one_node_with_victims() -> None:
-    nodes = [node("node1", "2", pod("high", 200, "2", node="node1")), node("node2", "2", pod("low", 1, "2", node="node2"))]
+    nodes = [node("node1", "2", pod("high", 200, "2", node="node1")),
+             node("node2", "2", pod("low", 1, "2", node="node2"))]
     result, status, _ = run(nodes, pod("p", 100, "2"))
     assert status.code == Code.SUCCESS
     assert result is not None and result.nominated_node_name == "node2"
@@ -74,14 +75,16 @@ def test_node_with_lowest_highest_priority_victim_is_picked() -> None:
 
 
 def test_no_room_even_without_lower_priority_pods() -> None:
-    nodes = [node("node1", "1", pod("low1", 1, "1", node="node1")), node("node2", "1", pod("low2", 1, "1", node="node2"))]
+    nodes = [node("node1", "1", pod("low1", 1, "1", node="node1")),
+             node("node2", "1", pod("low2", 1, "1", node="node2"))]
     result, status, _ = run(nodes, pod("p", 100, "2"))
     assert result is not None and result.nominated_node_name == ""
     assert status.message() == "preemption: 0/2 nodes are available: 2 Insufficient cpu."
 
 
 def test_mixed_reasons_insufficient_cpu_and_no_victims() -> None:
-    nodes = [node("node1", "1", pod("low1", 1, "1", node="node1")), node("node2", "2", pod("high", 200, "2", node="node2"))]
+    nodes = [node("node1", "1", pod("low1", 1, "1", node="node1")),
+             node("node2", "2", pod("high", 200, "2", node="node2"))]
     _, status, _ = run(nodes, pod("p", 100, "2"))
     assert status.message() == (
         "preemption: 0/2 nodes are available: 1 Insufficient cpu, 1 No preemption victims found for incoming pod.")
@@ -123,7 +126,8 @@ def test_no_nodes_is_an_error() -> None:
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    ({"minCandidateNodesPercentage": 101}, "minCandidateNodesPercentage: Invalid value: 101: not in valid range [0, 100]"),
+    ({"minCandidateNodesPercentage": 101},
+     "minCandidateNodesPercentage: Invalid value: 101: not in valid range [0, 100]"),
     ({"minCandidateNodesAbsolute": -1}, "minCandidateNodesAbsolute: Invalid value: -1: not in valid range [0, inf)"),
     ({"minCandidateNodesPercentage": 0, "minCandidateNodesAbsolute": 0},
      "cannot be zero at the same time as minCandidateNodesAbsolute"),

@@ -30,7 +30,8 @@ def node(name: str, *images: tuple[list[str], int]) -> MakeNode:
     return n
 
 
-NODE_403002000 = ((["gcr.io/40:latest", "gcr.io/40:v1", "gcr.io/40:v1"], 40), (["gcr.io/300:latest", "gcr.io/300:v1"], 300),
+NODE_403002000 = ((["gcr.io/40:latest", "gcr.io/40:v1", "gcr.io/40:v1"], 40),
+                  (["gcr.io/300:latest", "gcr.io/300:v1"], 300),
                   (["gcr.io/2000:latest"], 2000))
 NODE_25010 = ((["gcr.io/250:latest"], 250), (["gcr.io/10:latest", "gcr.io/10:v1"], 10))
 NODE_60040900 = ((["gcr.io/600:latest"], 600), (["gcr.io/40:latest"], 40), (["gcr.io/900:latest"], 900))

@@ -51,7 +51,8 @@ FILTER_CASES: list[tuple[str, MakePod, dict[str, str], str, dict[str, Any] | Non
                          tuple[set[str] | None, Status | None], Status | None]] = [
     ("missing labels", selector({"foo": "bar"}), {}, "n", None, (None, None), UNRESOLVABLE_POD),
     ("same labels", selector({"foo": "bar"}), {"foo": "bar"}, "n", None, (None, None), None),
-    ("node labels are superset", selector({"foo": "bar"}), {"foo": "bar", "baz": "blah"}, "n", None, (None, None), None),
+    ("node labels are superset", selector({"foo": "bar"}), {"foo": "bar", "baz": "blah"}, "n", None, (None, None),
+     None),
     ("node labels are subset", selector({"foo": "bar", "baz": "blah"}), {"foo": "bar"}, "n", None, (None, None),
      UNRESOLVABLE_POD),
     ("In matches", required(term(expr("foo", "In", "bar", "value2"))), {"foo": "bar"}, "n", None, (None, None), None),
@@ -73,7 +74,8 @@ FILTER_CASES: list[tuple[str, MakePod, dict[str, str], str, dict[str, Any] | Non
                                          term(expr("diffkey", "In", "wrong", "value2"))),
      {"foo": "bar"}, "n", None, (None, None), None),
     ("affinity and nodeSelector both satisfied",
-     required(term(expr("foo", "Exists"))).node_selector({"foo": "bar"}), {"foo": "bar"}, "n", None, (None, None), None),
+     required(term(expr("foo", "Exists"))).node_selector({"foo": "bar"}), {"foo": "bar"}, "n", None, (None, None),
+     None),
     ("affinity satisfied but nodeSelector not",
      required(term(expr("foo", "Exists"))).node_selector({"foo": "bar"}), {"foo": "barrrrrr"}, "n", None,
      (None, None), UNRESOLVABLE_POD),
@@ -95,7 +97,8 @@ FILTER_CASES: list[tuple[str, MakePod, dict[str, str], str, dict[str, Any] | Non
     ("two terms: neither matches",
      required(term(fields=[expr(NAME, "In", "node1")]), term(expr("foo", "In", "not-match-to-bar"))),
      {"foo": "bar"}, "node2", None, (None, None), UNRESOLVABLE_POD),
-    ("two terms of node name", required(term(fields=[expr(NAME, "In", "node1")]), term(fields=[expr(NAME, "In", "node2")])),
+    ("two terms of node name",
+     required(term(fields=[expr(NAME, "In", "node1")]), term(fields=[expr(NAME, "In", "node2")])),
      {}, "node2", None, ({"node1", "node2"}, None), None),
     ("conflicting matchFields",
      required(term(fields=[expr(NAME, "In", "node1"), expr(NAME, "In", "node2")])), {"foo": "bar"}, "node2", None,
@@ -181,7 +184,8 @@ LABEL3 = {"az": "az1"}
 LABEL4 = {"abc": "az11", "def": "az22"}
 LABEL5 = {"foo": "bar", "key": "value", "az": "az1"}
 
-SCORE_CASES: list[tuple[str, list[tuple[int, dict[str, Any]]], list[dict[str, str]], dict[str, Any] | None, list[int]]] = [
+SCORE_CASES: list[tuple[str, list[tuple[int, dict[str, Any]]], list[dict[str, str]], dict[str, Any] | None,
+                        list[int]]] = [
     ("no affinity, all zero", [], [LABEL1, LABEL2, LABEL3], None, [0, 0, 0]),
     ("no node matches", AFFINITY1, [LABEL4, LABEL2, LABEL3], None, [0, 0, 0]),
     ("only node1 matches", AFFINITY1, [LABEL1, LABEL2, LABEL3], None, [100, 0, 0]),

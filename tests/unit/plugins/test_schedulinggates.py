@@ -11,7 +11,8 @@ from tests.builders import MakePod
 
 CASES = [
     ("pod does not carry scheduling gates", (), None),
-    ("pod carries one gate", ("foo",), Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "waiting for scheduling gates: [foo]")),
+    ("pod carries one gate", ("foo",),
+     Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "waiting for scheduling gates: [foo]")),
     ("pod carries scheduling gates", ("foo", "bar"),
      Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "waiting for scheduling gates: [foo bar]")),
 ]

@@ -90,7 +90,8 @@ SCORE_CASES = [
      _pod(_tol("foo", "bar", "PreferNoSchedule", "Equal")),
      [[("foo", "bar", "PreferNoSchedule")], [("foo", "blah", "PreferNoSchedule")]], [100, 0]),
     ("the count of tolerated taints does not matter",
-     _pod(_tol("cpu-type", "arm64", "PreferNoSchedule", "Equal"), _tol("disk-type", "ssd", "PreferNoSchedule", "Equal")),
+     _pod(_tol("cpu-type", "arm64", "PreferNoSchedule", "Equal"),
+          _tol("disk-type", "ssd", "PreferNoSchedule", "Equal")),
      [[], [("cpu-type", "arm64", "PreferNoSchedule")],
       [("cpu-type", "arm64", "PreferNoSchedule"), ("disk-type", "ssd", "PreferNoSchedule")]], [100, 100, 100]),
     ("more intolerable taints, lower score", _pod(_tol("foo", "bar", "PreferNoSchedule", "Equal")),
@@ -110,7 +111,8 @@ SCORE_CASES = [
 ]
 
 
-@pytest.mark.parametrize(("pod", "node_taints", "expected"), [c[1:] for c in SCORE_CASES], ids=[c[0] for c in SCORE_CASES])
+@pytest.mark.parametrize(("pod", "node_taints", "expected"), [c[1:] for c in SCORE_CASES],
+                         ids=[c[0] for c in SCORE_CASES])
 def test_score(pod: MakePod, node_taints: list[list[tuple[str, str, str]]], expected: list[int]) -> None:
     pl = TaintToleration()
     state = CycleState()
@@ -140,15 +142,19 @@ def test_pre_score_state_survives_clone() -> None:
 
 
 TOLERATES_CASES = [
-    ("exact", Toleration(key="k", operator="Equal", value="v", effect="NoSchedule"), Taint(key="k", value="v", effect="NoSchedule"), True),
+    ("exact", Toleration(key="k", operator="Equal", value="v", effect="NoSchedule"),
+     Taint(key="k", value="v", effect="NoSchedule"), True),
     ("wrong key", Toleration(key="x", operator="Exists"), Taint(key="k", effect="NoSchedule"), False),
     ("wildcard key and effect", Toleration(operator="Exists"), Taint(key="k", value="v", effect="NoExecute"), True),
-    ("unknown operator", Toleration(key="k", operator="Lt", value="5"), Taint(key="k", value="1", effect="NoSchedule"), False),
-    ("effect mismatch", Toleration(key="k", operator="Exists", effect="NoExecute"), Taint(key="k", effect="NoSchedule"), False),
+    ("unknown operator", Toleration(key="k", operator="Lt", value="5"), Taint(key="k", value="1", effect="NoSchedule"),
+     False),
+    ("effect mismatch", Toleration(key="k", operator="Exists", effect="NoExecute"), Taint(key="k", effect="NoSchedule"),
+     False),
 ]
 
 
-@pytest.mark.parametrize(("toleration", "taint", "want"), [c[1:] for c in TOLERATES_CASES], ids=[c[0] for c in TOLERATES_CASES])
+@pytest.mark.parametrize(("toleration", "taint", "want"), [c[1:] for c in TOLERATES_CASES],
+                         ids=[c[0] for c in TOLERATES_CASES])
 def test_tolerates(toleration: Toleration, taint: Taint, want: bool) -> None:
     assert tolerates(toleration, taint) is want
 
@@ -168,7 +174,8 @@ NORMALIZE_CASES = [
 ]
 
 
-@pytest.mark.parametrize(("reverse", "raw", "want"), [c[1:] for c in NORMALIZE_CASES], ids=[c[0] for c in NORMALIZE_CASES])
+@pytest.mark.parametrize(("reverse", "raw", "want"), [c[1:] for c in NORMALIZE_CASES],
+                         ids=[c[0] for c in NORMALIZE_CASES])
 def test_default_normalize_score(reverse: bool, raw: list[int], want: list[int]) -> None:
     scores = [NodeScore(f"n{i}", s) for i, s in enumerate(raw)]
     default_normalize_score(100, reverse, scores)

@@ -26,7 +26,8 @@ def node(name: str, cpu: str, *pods: PodInfo) -> NodeInfo:
     return MakeNode().name(name).capacity(cpu=cpu).info(*pods)
 
 
-def dry_run(nodes: list[NodeInfo], preemptor: PodInfo, **kw: Any) -> tuple[dict[str, tuple[list[str], int]], dict[str, Status]]:
+def dry_run(nodes: list[NodeInfo], preemptor: PodInfo,
+            **kw: Any) -> tuple[dict[str, tuple[list[str], int]], dict[str, Status]]:
     fwk, plugin = make_framework(nodes, **kw)
     state, statuses = filter_statuses(fwk, preemptor)
     ev = plugin.evaluator
@@ -45,7 +46,8 @@ def test_higher_priority_pods_are_never_victims() -> None:
     nodes = [node("node1", "2", pod("p1", 200, "2", node="node1"))]
     got, statuses = dry_run(nodes, pod("p", 100, "2"))
     assert got == {}
-    assert statuses["node1"] == Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "No preemption victims found for incoming pod")
+    assert statuses["node1"] == Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                                       "No preemption victims found for incoming pod")
 
 
 def test_medium_priority_pod_is_preempted_small_low_priority_pod_stays() -> None:
@@ -157,7 +159,8 @@ def _terminating(name: str, priority: int, node_name: str, by_scheduler: bool = 
 
 
 @pytest.mark.parametrize(("victim_priority", "by_scheduler", "nominated_status", "want"), [
-    (1, True, Status(Code.UNSCHEDULABLE, "Insufficient cpu"), (False, "not eligible due to a terminating pod on the nominated node.")),
+    (1, True, Status(Code.UNSCHEDULABLE, "Insufficient cpu"),
+     (False, "not eligible due to a terminating pod on the nominated node.")),
     (1, True, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "x"), (True, "")),
     (1, True, None, (True, "")),  # the nominated node is absent from the statuses: unresolvable
     (200, True, Status(Code.UNSCHEDULABLE, "Insufficient cpu"), (True, "")),

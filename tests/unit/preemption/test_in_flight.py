@@ -40,7 +40,8 @@ def test_the_recorded_overlay_reads_the_named_decisions_in_request_order() -> No
     p = _decided("p", "node-a", victims=("v1",), at=4)
     q = _decided("q", "node-b", victims=("v2",), cleared=("p",), at=5)
     by_request = {4: p, 5: q}
-    assert recorded_overlay(_decided("r", in_flight=offsets_as_runs([5, 4])), by_request) == (["v1", "v2"], {"p": "", "q": "node-b"})
+    assert recorded_overlay(_decided("r", in_flight=offsets_as_runs([5, 4])), by_request) == (
+        ["v1", "v2"], {"p": "", "q": "node-b"})
     # A named decision the log lacks is left out.
     assert recorded_overlay(_decided("r", in_flight=offsets_as_runs([4, 6])), by_request) == (["v1"], {"p": "node-a"})
     # An earlier build's decision carries the overlay itself.

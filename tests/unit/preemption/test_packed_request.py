@@ -41,9 +41,10 @@ def _request(view: ClusterView) -> PreemptionRequested:
     a, b = order.index("node-a"), order.index("node-b")
     return PreemptionRequested(
         pod=make_pod("hi", cpu="1", priority=100), seed=1, attempt_id="uid-hi/1", watermark=WATERMARK,
-        node_statuses=[NodeFailure(code="Unschedulable", reasons=["Insufficient cpu"], plugin="NodeResourcesFit", at=[a, 1]),
-                       NodeFailure(code="UnschedulableAndUnresolvable", reasons=["node(s) had volume node affinity conflict"],
-                                   plugin="VolumeBinding", at=[b, 1])])
+        node_statuses=[
+            NodeFailure(code="Unschedulable", reasons=["Insufficient cpu"], plugin="NodeResourcesFit", at=[a, 1]),
+            NodeFailure(code="UnschedulableAndUnresolvable", reasons=["node(s) had volume node affinity conflict"],
+                        plugin="VolumeBinding", at=[b, 1])])
 
 
 def test_packed_statuses_are_read_on_the_view_at_the_watermark() -> None:

@@ -82,7 +82,8 @@ def test_no_node_fits_merges_into_the_same_fit_error() -> None:
     fwk.set_snapshot(snapshot)
     pod = PodInfo(cluster.pods[1])  # type: ignore[attr-defined]
     parts = [set(snapshot.names[k::3]) for k in range(3)]
-    answers = [_wire(filter_on_shard(fwk, CycleState(), pod, snapshot, 40, p, NodeIndexes(), packed=True)) for p in parts]
+    answers = [_wire(filter_on_shard(fwk, CycleState(), pod, snapshot, 40, p, NodeIndexes(), packed=True))
+               for p in parts]
     fast = merge_packed(fwk, snapshot, 40, answers)
     assert fast is not None and not fast.feasible and fast.processed == 300
     walked = merge_filter(fwk, pod, snapshot, 40, [unpack(a, snapshot.names) for a in answers])
@@ -98,7 +99,8 @@ def test_each_pod_gets_its_own_diagnosis_from_a_shared_merge() -> None:
     fwk = next(iter(build_profiles(cluster.config).values()))  # type: ignore[attr-defined]
     fwk.set_snapshot(snapshot)
     pod = PodInfo(cluster.pods[1])  # type: ignore[attr-defined]
-    answer = _wire(filter_on_shard(fwk, CycleState(), pod, snapshot, 0, set(snapshot.names), NodeIndexes(), packed=True))
+    answer = _wire(filter_on_shard(fwk, CycleState(), pod, snapshot, 0, set(snapshot.names), NodeIndexes(),
+                                   packed=True))
     other = PodInfo(msgspec.structs.replace(pod.pod, metadata=msgspec.structs.replace(pod.pod.metadata, uid="u9")))
     batch = merge_batch([(fwk, pod), (fwk, other)], {pod.uid: [answer], other.uid: [answer]}, snapshot, 0)
     first, second = batch.merged
@@ -113,7 +115,8 @@ def test_what_the_array_merge_does_not_cover() -> None:
     fwk.set_snapshot(snapshot)
     pod = PodInfo(cluster.pods[0])  # type: ignore[attr-defined]
     halves = [set(snapshot.names[:70]), set(snapshot.names[50:])]  # a resent request answered twice
-    answers = [_wire(filter_on_shard(fwk, CycleState(), pod, snapshot, 0, h, NodeIndexes(), packed=True)) for h in halves]
+    answers = [_wire(filter_on_shard(fwk, CycleState(), pod, snapshot, 0, h, NodeIndexes(), packed=True))
+               for h in halves]
     assert merge_packed(fwk, snapshot, 0, answers) is None
     named = filter_on_shard(fwk, CycleState(), pod, snapshot, 0, set(snapshot.names), NodeIndexes())
     assert not mergeable([named], "")  # names: made on another view

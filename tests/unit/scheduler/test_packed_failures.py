@@ -26,7 +26,8 @@ STATUSES = [Status(Code.UNSCHEDULABLE, "Insufficient cpu", plugin="NodeResources
 @pytest.mark.parametrize("seed", range(20))
 def test_packed_statuses_read_back_as_they_were(seed: int) -> None:
     rng = random.Random(seed)
-    snapshot = Snapshot([MakeNode().name(f"n{i}").label("zone", f"z{i % 3}").info() for i in range(rng.randrange(1, 60))])
+    snapshot = Snapshot([MakeNode().name(f"n{i}").label("zone", f"z{i % 3}").info()
+                         for i in range(rng.randrange(1, 60))])
     statuses = {name: rng.choice(STATUSES) for name in snapshot.names if rng.random() < 0.8}
     if seed % 3 == 0:
         statuses["gone"] = STATUSES[0]  # a node the view no longer has: its group keeps names

@@ -234,7 +234,8 @@ def test_rejections_left_packed_are_read_by_name_where_the_merge_walks_node_by_n
         walked = merge_filter(fwk, pod, snapshot, 10, [unpack(packed, snapshot.names)], whole=False)
         assert (fast.feasible, fast.processed) == (walked.feasible, walked.processed)
         assert fast.processed in (50, 3)
-        assert FitError("default/p", 50, fast.diagnosis).message() == FitError("default/p", 50, walked.diagnosis).message()
+        assert (FitError("default/p", 50, fast.diagnosis).message()
+                == FitError("default/p", 50, walked.diagnosis).message())
         assert dict(fast.diagnosis.node_to_status.items()) == dict(walked.diagnosis.node_to_status.items())
 
 
