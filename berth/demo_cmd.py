@@ -56,7 +56,8 @@ def run(args: argparse.Namespace) -> int:
             phases = Counter(p.get("status", {}).get("phase", "") for p in pods)
             print("\nsummary: " + ", ".join(f"{n} {phase}" for phase, n in sorted(phases.items())))
             if args.web:
-                print(f"berth ui: {gateway.info.gateway_url}/ui/ (Ctrl-C to stop)", flush=True)
+                print(f"berth ui: {gateway.info.gateway_url}/ui/ (sign in with viewer_token from "
+                      f"{state / 'berth.json'}; Ctrl-C to stop)", flush=True)
                 try:
                     up.wait()
                 except KeyboardInterrupt:

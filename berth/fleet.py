@@ -55,15 +55,18 @@ def label_of(spec: ServiceSpec, index: int) -> str:
 
 
 def service_env(bootstrap: str, database_url: str, prefix: str, token: str,
-                base: Mapping[str, str] | None = None) -> dict[str, str]:
-    """What every service process gets: the endpoints, the topic prefix, the API token."""
+                base: Mapping[str, str] | None = None, *, viewer_token: str = "") -> dict[str, str]:
+    """What every service process gets: the endpoints, the topic prefix, the gateway's tokens."""
     base = os.environ if base is None else base
     path = base.get("PYTHONPATH", "")
-    return {
+    env = {
         **base,
         "KAFKA_BOOTSTRAP_SERVERS": bootstrap, "DATABASE_URL": database_url, "BERTH_TOPIC_PREFIX": prefix,
         "BERTH_API_TOKEN": token, "PYTHONPATH": f"{REPO_ROOT}{os.pathsep}{path}" if path else str(REPO_ROOT),
     }
+    if viewer_token:
+        env["BERTH_VIEWER_TOKEN"] = viewer_token
+    return env
 
 
 class Fleet:

@@ -61,7 +61,9 @@ def run(args: argparse.Namespace) -> int:
         if stack.restored is not None and (stack.restored.events or stack.restored.intents):
             print(f"berth: {stack.restored.summary()}", file=sys.stderr, flush=True)
         token = os.environ.get("BERTH_API_TOKEN", "").strip() or secrets.token_urlsafe(24)
-        env = service_env(endpoints.kafka_bootstrap_servers, endpoints.database_url, settings.topic_prefix, token)
+        viewer = os.environ.get("BERTH_VIEWER_TOKEN", "").strip() or secrets.token_urlsafe(24)
+        env = service_env(endpoints.kafka_bootstrap_servers, endpoints.database_url, settings.topic_prefix, token,
+                          viewer_token=viewer)
         fleet = Fleet(env, state / "logs", UpOptions(filter_workers=args.filter_workers))
         try:
             children = fleet.start_all(gateway_port=args.port, ready_timeout=args.ready_timeout)
@@ -73,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
         def write_state() -> None:
             pids = stack.endpoints.pids if stack.endpoints else endpoints.pids
             _write_state(state_file, {
-                "gateway_url": gateway.url, "api_token": token,
+                "gateway_url": gateway.url, "api_token": token, "viewer_token": viewer,
                 "kafka_bootstrap_servers": endpoints.kafka_bootstrap_servers, "database_url": endpoints.database_url,
                 "topic_prefix": settings.topic_prefix, "state_dir": str(state),
                 "services": {m.label: m.url for m in running.members.values()},
@@ -90,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
         supervisor_url = f"http://127.0.0.1:{metrics.server_address[1]}"
         write_state()
         print(f"berth ready: {gateway.url} (state in {state_file}; Ctrl-C to stop)", flush=True)
-        print(f"berth ui: {gateway.url}/ui/", flush=True)
+        print(f"berth ui: {gateway.url}/ui/ (sign in with viewer_token from {state_file})", flush=True)
         try:
             return _watch(supervisor)
         finally:

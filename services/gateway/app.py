@@ -5,7 +5,8 @@
     GET /metrics   Prometheus text format
     the Kubernetes-shaped API (handlers.py) and the event log and explain (debugging.py)
 
-Reads are unauthenticated; every mutating call needs `Authorization: Bearer $BERTH_API_TOKEN`.
+Every request but /healthz, /readyz (and /metrics unless BERTH_METRICS_AUTH) needs a token: the viewer
+token reads, the admin token reads and writes (auth.py).
 """
 
 from __future__ import annotations
@@ -28,8 +29,10 @@ from shared.errors import BrokerUnavailable
 from shared.events import TopicRegistry
 from shared.ports import Publisher
 
+from . import auth
+from .auth import Tokens
 from .debugging import DebugRoutes
-from .handlers import Routes
+from .handlers import Routes, status
 from .metrics import GatewayMetrics
 from .settings import GatewaySettings, load
 from .ui.routes import UiRoutes
@@ -47,10 +50,12 @@ def build_app(settings: GatewaySettings, publisher: Publisher, engine: AsyncEngi
     metrics = GatewayMetrics()
     app = web.Application(client_max_size=settings.max_body_bytes)
     queries = ReadModelQueries(engine)
+    tokens = Tokens(admin=settings.api_token, viewer=settings.viewer_token)
     Routes(settings, publisher, queries, registry, metrics, AcceptedIntents(engine)).install(app)
+    app.middlewares.append(auth.middleware(tokens, status, metrics_auth=settings.metrics_auth))
     store = PostgresEventStore(engine, page_size=5000)
     DebugRoutes(store, queries).install(app)
-    UiRoutes(queries, store).install(app)
+    UiRoutes(queries, store, tokens).install(app)
 
     async def healthz(request: web.Request) -> web.Response:
         return web.json_response({"ok": True, "service": settings.base.service_name})

@@ -17,7 +17,11 @@ MAX_BODY_BYTES = 256 * 1024 * 1024
 class GatewaySettings:
     base: Settings
     api_token: str
-    """Bearer token every mutating request must carry (BERTH_API_TOKEN)."""
+    """The admin token: reads and writes (BERTH_API_TOKEN)."""
+    viewer_token: str = ""
+    """The viewer token: reads only (BERTH_VIEWER_TOKEN; unset: no viewer role)."""
+    metrics_auth: bool = False
+    """Whether /metrics needs a token too (BERTH_METRICS_AUTH=1)."""
     max_body_bytes: int = MAX_BODY_BYTES
     """Largest request body accepted: `berth apply` sends whole files (BERTH_GATEWAY_MAX_BODY_BYTES)."""
     publish_batch: int = 2000
@@ -29,10 +33,16 @@ def load(env: Mapping[str, str] | None = None) -> GatewaySettings:
     base = load_service_settings(SERVICE, env)
     token = env.get("BERTH_API_TOKEN", "").strip()
     if not token:
-        raise ConfigurationError("BERTH_API_TOKEN must be set: the gateway refuses writes without a token")
+        raise ConfigurationError("BERTH_API_TOKEN must be set (make one with: openssl rand -base64 24): "
+                                 "every request to the gateway needs a token")
+    viewer = env.get("BERTH_VIEWER_TOKEN", "").strip()
+    if viewer == token:
+        raise ConfigurationError("BERTH_VIEWER_TOKEN must differ from BERTH_API_TOKEN: a viewer may only read")
+    metrics_auth = env.get("BERTH_METRICS_AUTH", "").strip().lower() in ("1", "true", "yes")
     raw = env.get("BERTH_GATEWAY_MAX_BODY_BYTES", "").strip()
     try:
         max_body = int(raw) if raw else MAX_BODY_BYTES
     except ValueError:
         raise ConfigurationError(f"BERTH_GATEWAY_MAX_BODY_BYTES={raw!r}: expected an integer") from None
-    return GatewaySettings(base=base, api_token=token, max_body_bytes=max_body)
+    return GatewaySettings(base=base, api_token=token, viewer_token=viewer, metrics_auth=metrics_auth,
+                           max_body_bytes=max_body)

@@ -38,6 +38,7 @@ from shared.errors import BerthError, EmbeddedStackError
 from shared.events import TopicRegistry
 from shared.settings import Settings, load_settings
 
+from .postgres.engine import make_url_safe
 from .pgserver import PostgresServer, create_database
 from .processes import install_termination_handler
 from .tansu import TansuBroker
@@ -221,7 +222,7 @@ class EmbeddedStack:
         await self._prepare_resources(settings)
         self.endpoints = Endpoints(bootstrap, database_url, self.settings.topic_prefix, str(self.state_dir),
                                    self._pids())
-        log.info("embedded stack ready: kafka %s, database %s", bootstrap, database_url)
+        log.info("embedded stack ready: kafka %s, database %s", bootstrap, make_url_safe(database_url))
 
     async def _prepare_resources(self, settings: Settings) -> None:
         # Imported here: launching processes must not need the client libraries loaded.

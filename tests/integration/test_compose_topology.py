@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import secrets
 import subprocess
 import sys
 import time
@@ -33,14 +34,20 @@ ROOT = Path(__file__).resolve().parents[2]
 BERTH_SERVICES = ("gateway", "projector", "binder", "filter", "preemption", "queue")
 
 
-def _interpolate(value: str, variables: Mapping[str, str]) -> str:
-    """Compose's `${VAR}`, `${VAR:-default}` and `$$`."""
-    def one(match: re.Match[str]) -> str:
-        name, default = match.group(1), match.group(3)
-        got = variables.get(name, "")
-        return got if got or default is None else default
+class MissingVariable(Exception):
+    """Compose's `${VAR:?message}` with VAR unset or empty: compose refuses to start."""
 
-    return re.sub(r"\$\{(\w+)(:-([^}]*))?\}", one, value).replace("$$", "$")
+
+def _interpolate(value: str, variables: Mapping[str, str]) -> str:
+    """Compose's `${VAR}`, `${VAR:-default}`, `${VAR:?message}` and `$$`."""
+    def one(match: re.Match[str]) -> str:
+        name, kind, rest = match.group(1), match.group(3), match.group(4)
+        got = variables.get(name, "")
+        if kind == "?" and not got:
+            raise MissingVariable(f"{name}: {rest}")
+        return got if got or kind is None else rest
+
+    return re.sub(r"\$\{(\w+)(:([-?])([^}]*))?\}", one, value).replace("$$", "$")
 
 
 def _environment(service: dict[str, Any], variables: Mapping[str, str]) -> dict[str, str]:
@@ -122,8 +129,10 @@ def processes() -> Iterator[list[subprocess.Popen[bytes]]]:
 async def test_compose_topology_schedules_after_its_migrate_step(compose: dict[str, Any], bare: Any, tmp_path: Path,
                                                                  processes: list[subprocess.Popen[bytes]]) -> None:
     backend, database_url, prefix = bare
-    variables = {"BERTH_TOPIC_PREFIX": prefix}
     services = compose["services"]
+    with pytest.raises(MissingVariable, match="BERTH_API_TOKEN"):
+        _environment(services["gateway"], {"BERTH_TOPIC_PREFIX": prefix})  # compose refuses without a token
+    variables = {"BERTH_TOPIC_PREFIX": prefix, "BERTH_API_TOKEN": secrets.token_urlsafe(24)}
     base = _base_env(backend)
 
     def env_of(name: str) -> dict[str, str]:

@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
+import aiohttp
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -23,6 +24,7 @@ from .helpers import eventually
 pytestmark = pytest.mark.integration
 
 TOKEN = "s3cret"
+VIEWER = "r3ader"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 
 CLUSTER = """
@@ -67,11 +69,11 @@ class Api:
 
 @pytest.fixture
 async def api(berth_env: BerthTestEnv, engine: AsyncEngine, publisher: KafkaPublisher) -> AsyncIterator[Api]:
-    settings = GatewaySettings(base=berth_env.settings.for_service("gateway"), api_token=TOKEN)
+    settings = GatewaySettings(base=berth_env.settings.for_service("gateway"), api_token=TOKEN, viewer_token=VIEWER)
     projector = build_projector(ProjectorSettings(base=berth_env.settings.for_service("projector")), engine,
                                 registry=berth_env.registry, serve_http=False)
     task = asyncio.create_task(projector.run())
-    client = TestClient(TestServer(build_app(settings, publisher, engine, registry=berth_env.registry)))
+    client = TestClient(TestServer(build_app(settings, publisher, engine, registry=berth_env.registry)), headers=AUTH)
     await client.start_server()
     try:
         yield Api(client, berth_env)
@@ -158,14 +160,51 @@ async def test_invalid_pod_is_422_and_nothing_is_published(api: Api) -> None:
         assert seen == []
 
 
-async def test_writes_need_the_token(api: Api) -> None:
-    for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": f"Basic {TOKEN}"}):
-        resp = await api.client.post("/apis/berth.dev/v1/apply", data=CLUSTER, headers=headers)
-        assert resp.status == 401 and (await resp.json())["reason"] == "Unauthorized"
-    assert (await api.client.delete("/api/v1/nodes/node-a")).status == 401
-    assert (await api.client.get("/api/v1/nodes")).status == 200  # reads are open
+async def test_every_request_needs_a_token_and_writes_the_admin_one(api: Api) -> None:
+    # A cookie jar that keeps cookies of an IP address (the test server's 127.0.0.1), as browsers do.
+    jar = aiohttp.CookieJar(unsafe=True)
+    async with aiohttp.ClientSession(str(api.client.make_url("/")), cookie_jar=jar) as anonymous:
+        for path in ("/api/v1/nodes", "/api/v1/pods", "/apis/berth.dev/v1/events", "/apis/berth.dev/v1/overview"):
+            resp = await anonymous.get(path)
+            assert resp.status == 401 and (await resp.json())["reason"] == "Unauthorized", path
+        for path in ("/healthz", "/metrics"):
+            assert (await anonymous.get(path)).status == 200, path
+        page = await anonymous.get("/ui/", allow_redirects=False)
+        assert page.status == 303 and page.headers["Location"] == "/ui/login"
+        for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": f"Basic {TOKEN}"},
+                        {"Authorization": f"Bearer {TOKEN}x"}):
+            resp = await anonymous.post("/apis/berth.dev/v1/apply", data=CLUSTER, headers=headers)
+            assert resp.status == 401 and (await resp.json())["reason"] == "Unauthorized"
+        viewer = {"Authorization": f"Bearer {VIEWER}"}
+        assert (await anonymous.get("/api/v1/nodes", headers=viewer)).status == 200
+        for write in (anonymous.post("/apis/berth.dev/v1/apply", data=CLUSTER, headers=viewer),
+                      anonymous.delete("/api/v1/nodes/node-a", headers=viewer)):
+            resp = await write
+            body = await resp.json()
+            assert resp.status == 403 and body["reason"] == "Forbidden" and "admin token" in body["message"]
+        # The web view's sign-in keeps the token in an HTTP-only cookie the pages then carry.
+        refused = await anonymous.post("/ui/login", data={"token": "wrong"}, allow_redirects=False)
+        assert refused.status == 401
+        signed = await anonymous.post("/ui/login", data={"token": VIEWER}, allow_redirects=False)
+        assert signed.status == 303 and "HttpOnly" in signed.headers["Set-Cookie"]
+        assert (await anonymous.get("/ui/")).status == 200
+        assert (await anonymous.get("/api/v1/nodes")).status == 200
+        assert (await anonymous.post("/apis/berth.dev/v1/apply", data=CLUSTER)).status == 403
     seen = [e async for e in read_topic(api.env.settings, "nodes", registry=api.env.registry)]
     assert seen == []
+
+
+async def test_metrics_can_be_put_behind_a_token(berth_env: BerthTestEnv, engine: AsyncEngine,
+                                                 publisher: KafkaPublisher) -> None:
+    settings = GatewaySettings(base=berth_env.settings.for_service("gateway"), api_token=TOKEN, metrics_auth=True)
+    client = TestClient(TestServer(build_app(settings, publisher, engine, registry=berth_env.registry)))
+    await client.start_server()
+    try:
+        assert (await client.get("/metrics")).status == 401
+        assert (await client.get("/metrics", headers=AUTH)).status == 200
+        assert (await client.get("/healthz")).status == 200
+    finally:
+        await client.close()
 
 
 async def test_an_apply_retried_before_projection_submits_each_pod_once(berth_env: BerthTestEnv, engine: AsyncEngine,

@@ -26,7 +26,8 @@ AUTH = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/yaml"}
 @pytest.fixture
 async def client(berth_env: BerthTestEnv, engine: AsyncEngine, publisher: KafkaPublisher) -> AsyncIterator[TestClient]:
     settings = GatewaySettings(base=berth_env.settings.for_service("gateway"), api_token=TOKEN)
-    client = TestClient(TestServer(build_app(settings, publisher, engine, registry=berth_env.registry)))
+    client = TestClient(TestServer(build_app(settings, publisher, engine, registry=berth_env.registry)),
+                        headers={"Authorization": f"Bearer {TOKEN}"})
     await client.start_server()
     try:
         yield client

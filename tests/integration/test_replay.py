@@ -241,7 +241,8 @@ def _check_cluster_at(history: History, export: Path, capsys: pytest.CaptureFixt
 async def _check_gateway(env: BerthTestEnv, publisher: KafkaPublisher, engine: AsyncEngine, history: History) -> None:
     """The gateway's events and explain endpoints, and the pod events `berth describe` prints."""
     settings = GatewaySettings(base=env.settings.for_service("gateway"), api_token="t")
-    client = TestClient(TestServer(build_app(settings, publisher, engine, registry=env.registry)))
+    client = TestClient(TestServer(build_app(settings, publisher, engine, registry=env.registry)),
+                        headers={"Authorization": "Bearer t"})
     await client.start_server()
     try:
         await _check_event_pages(client, history)

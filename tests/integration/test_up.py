@@ -12,6 +12,8 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -93,6 +95,20 @@ def test_berth_up_apply_get_and_stop(state: Path, tmp_path: Path) -> None:
         ready = _wait_line(proc, "berth ready: ", 60)
         info = json.loads((state / "berth.json").read_text())
         assert info["gateway_url"] in ready and info["api_token"] and info["kafka_bootstrap_servers"]
+        assert (state / "berth.json").stat().st_mode & 0o777 == 0o600, "its tokens are its owner's alone"
+        assert info["viewer_token"] and info["viewer_token"] != info["api_token"]
+        assert info["gateway_url"].startswith("http://127.0.0.1:"), "bound to loopback"
+        def read_status(token: str) -> int:
+            request = urllib.request.Request(info["gateway_url"] + "/api/v1/pods",
+                                             headers={"Authorization": f"Bearer {token}"} if token else {})
+            try:
+                with urllib.request.urlopen(request, timeout=5) as resp:
+                    return resp.status
+            except urllib.error.HTTPError as exc:
+                return exc.code
+
+        tokens = ("", info["viewer_token"], info["api_token"])
+        assert [read_status(t) for t in tokens] == [401, 200, 200], "reads need a token"
         assert {"gateway", "projector", "binder", "queue", "preemption", "tansu", "postgres"} <= set(info["pids"])
         pids = [proc.pid, *info["pids"].values()]
 
@@ -141,8 +157,6 @@ def test_berth_up_apply_get_and_stop(state: Path, tmp_path: Path) -> None:
         warned = _berth("apply", "-f", str(typo), "--validate", "warn", env=env)
         assert warned.returncode == 0 and 'Warning: Pod p9: unknown field "spec.nodeSelectr"' in warned.stderr
         assert _berth("--version", env=env).stdout.startswith("berth ")
-        import urllib.request
-
         with urllib.request.urlopen(info["services"]["queue"] + "/metrics", timeout=5) as resp:
             exposed = resp.read().decode()
         for name in ("scheduler_schedule_attempts_total", "scheduler_scheduling_algorithm_duration_seconds_bucket",
@@ -207,8 +221,6 @@ def test_berth_up_apply_get_and_stop(state: Path, tmp_path: Path) -> None:
 
 
 def _metric(url: str, name: str, service: str) -> float | None:
-    import urllib.request
-
     with urllib.request.urlopen(url + "/metrics", timeout=2) as resp:
         for line in resp.read().decode().splitlines():
             if line.startswith(f'{name}{{service="{service}"}} '):

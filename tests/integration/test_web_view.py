@@ -4,6 +4,7 @@ its explain table; the overview follows a new bind without a reload."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import time
 from collections.abc import Iterator
@@ -80,12 +81,20 @@ def test_the_web_view_shows_where_pods_went_and_why(browser: Any, state: Path, t
     proc = _start_up(state, env, err)
     try:
         _wait_line(proc, "berth ready: ", 60)
-        ui = _wait_line(proc, "berth ui: ", 5).split()[-1]
+        ui = _wait_line(proc, "berth ui: ", 5).split()[2]
         (tmp_path / "cluster.yaml").write_text(CLUSTER)
         assert _berth("apply", "-f", str(tmp_path / "cluster.yaml"), env=env).returncode == 0
         wait = WebDriverWait(browser, 30, poll_frequency=0.2, ignored_exceptions=(StaleElementReferenceException,))
 
+        # Without a token the page sends the browser to sign in; a wrong token is refused there.
         browser.get(ui)
+        wait.until(lambda d: d.find_elements(By.ID, "token"))
+        browser.find_element(By.ID, "token").send_keys("not-a-token")
+        browser.find_element(By.ID, "sign-in").click()
+        wait.until(lambda d: d.find_elements(By.ID, "error"))
+        viewer = json.loads((state / "berth.json").read_text())["viewer_token"]
+        browser.find_element(By.ID, "token").send_keys(viewer)
+        browser.find_element(By.ID, "sign-in").click()
         wait.until(lambda d: d.find_element(By.ID, "bound").text == "1"
                    and d.find_element(By.ID, "pending-count").text == "1")
         wait.until(lambda d: [c.get_attribute("data-node")

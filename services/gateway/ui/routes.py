@@ -15,6 +15,7 @@ from aiohttp import web
 
 from shared.adapters.postgres import PostgresEventStore, ReadModelQueries
 
+from ..auth import COOKIE, Tokens
 from .overview import ZONE, NodeSummary, node_summary, overview, pod_requests
 
 STATIC = {"ui.js": "application/javascript", "ui.css": "text/css"}
@@ -33,9 +34,16 @@ def _page(title: str, body: str, script: str) -> web.Response:
     return web.Response(text=text, content_type="text/html")
 
 
+LOGIN = """<h1>Sign in</h1><form method="post" action="/ui/login"><p><label>Token
+<input id="token" name="token" type="password" autocomplete="current-password" size="40"></label>
+<button id="sign-in" type="submit">Sign in</button></p></form><p class="legend">The viewer token (or the
+admin token): <code>viewer_token</code> in the cluster's <code>berth.json</code> for <code>berth up</code>,
+<code>BERTH_VIEWER_TOKEN</code> for compose.</p>{error}"""
+
+
 class UiRoutes:
-    def __init__(self, queries: ReadModelQueries, store: PostgresEventStore) -> None:
-        self.queries, self.store = queries, store
+    def __init__(self, queries: ReadModelQueries, store: PostgresEventStore, tokens: Tokens) -> None:
+        self.queries, self.store, self.tokens = queries, store, tokens
         self._cached: tuple[tuple[int, str], bytes] | None = None
         """The last overview, by the event store's last seq and the grouping: polls of an idle
         cluster cost one indexed query, not a read of every pod."""
@@ -47,6 +55,8 @@ class UiRoutes:
     def install(self, app: web.Application) -> None:
         r = app.router
         r.add_get("/", self.root)
+        r.add_get("/ui/login", self.login_page)
+        r.add_post("/ui/login", self.login)
         r.add_get("/ui/", self.overview_page)
         r.add_get("/ui/pods/{ns}/{name}", self.pod_page)
         r.add_get("/ui/nodes/{name}", self.node_page)
@@ -56,6 +66,22 @@ class UiRoutes:
 
     async def root(self, request: web.Request) -> web.Response:
         raise web.HTTPFound("/ui/")
+
+    async def login_page(self, request: web.Request) -> web.Response:
+        return _page("Sign in", LOGIN.format(error=""), "")
+
+    async def login(self, request: web.Request) -> web.Response:
+        """A token that names a role is kept in an HTTP-only cookie the pages' requests then carry."""
+        form = await request.post()
+        token = str(form.get("token", "")).strip()
+        if self.tokens.role(token) is None:
+            page = _page("Sign in", LOGIN.format(error='<p id="error">That token is not accepted.</p>'), "")
+            page.set_status(401)
+            return page
+        response = web.HTTPSeeOther("/ui/")
+        response.set_cookie(COOKIE, token, httponly=True, samesite="Strict", path="/",
+                            secure=request.secure)
+        raise response
 
     async def overview_page(self, request: web.Request) -> web.Response:
         body = """<h1>Cluster</h1><p id="counts"></p>

@@ -146,11 +146,11 @@ def test_no_berth_service_pins_a_container_name(compose) -> None:
     assert not [name for name in BERTH_SERVICES if "container_name" in compose["services"][name]]
 
 
-def test_gateway_publishes_its_port_and_has_a_local_token(compose) -> None:
+def test_gateway_publishes_its_port_on_loopback_and_requires_a_token(compose) -> None:
     gateway = _service(compose, "gateway")
-    assert "8080:8080" in gateway["ports"]
+    assert gateway["ports"] == ["${BERTH_GATEWAY_BIND:-127.0.0.1}:8080:8080"]
     token = gateway["environment"]["BERTH_API_TOKEN"]
-    assert re.fullmatch(r"\$\{BERTH_API_TOKEN:-[^}]+\}", token), token
+    assert re.fullmatch(r"\$\{BERTH_API_TOKEN:\?[^}]+\}", token), "no default secret: " + token
 
 
 def test_migrate_is_one_shot_and_makes_database_and_topics_ready(compose) -> None:
