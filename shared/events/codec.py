@@ -13,7 +13,7 @@ import msgspec
 
 from shared.errors import DecodeError, GapRecord
 
-from .catalogue import EVENT_TYPES, AnyEvent
+from .catalogue import AnyEvent
 from .envelope import SCHEMA_VERSION, Envelope
 from .topics import TOPICS
 
@@ -111,8 +111,3 @@ def _validated(env: Envelope, topic: str | None) -> Envelope:
     if env.timestamp.tzinfo is None:
         raise DecodeError("timestamp has no timezone", topic=topic or "")
     return env
-
-
-def event_class(type_name: str) -> type:
-    """The payload class for an event type name (KeyError when unknown)."""
-    return EVENT_TYPES[type_name]

@@ -118,23 +118,12 @@ class Framework:
     def extenders(self) -> list[Any]:
         return self._extenders
 
-    def has_filter_plugins(self) -> bool:
-        return bool(self.filter_plugins)
-
     def has_score_plugins(self) -> bool:
         return bool(self.score_plugins)
 
     def pre_score_reads_nodes(self, pod: PodInfo) -> bool:
         """Whether any PreScore plugin's outcome depends on which nodes passed Filter."""
         return any(pl.pre_score_reads_nodes(pod) for pl in self.pre_score_plugins)
-
-    # -- PreEnqueue -------------------------------------------------------------------------
-    def run_pre_enqueue_plugins(self, pod: PodInfo) -> Status | None:
-        for pl in self.pre_enqueue_plugins:
-            s = pl.pre_enqueue(pod)
-            if s is not None and not s.is_success():
-                return s.with_plugin(pl.name)
-        return None
 
     # -- PreFilter --------------------------------------------------------------------------
     def run_pre_filter_plugins(

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -395,7 +395,3 @@ def _validate_scheduling_fields(pod: Pod, what: str) -> None:
         if c.min_domains is not None and (c.min_domains <= 0 or c.when_unsatisfiable != "DoNotSchedule"):
             raise InvalidInput(what, f"{base}.minDomains",
                                "must be greater than 0 and only allowed with whenUnsatisfiable=DoNotSchedule")
-
-
-def iter_objects(text: str, source: str = "<input>") -> Iterator[dict[str, Any]]:
-    yield from parse_documents(text, source)

@@ -35,10 +35,6 @@ class UnknownPlugin(KeyError):
     pass
 
 
-def known_plugins() -> list[str]:
-    return sorted(_IN_TREE)
-
-
 def plugin_class(name: str) -> type[Plugin]:
     try:
         target = _IN_TREE[name]

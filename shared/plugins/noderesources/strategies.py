@@ -43,15 +43,6 @@ def least_requested_score(requested: int, capacity: int) -> int:
     return ((capacity - requested) * MAX_NODE_SCORE) // capacity
 
 
-def most_requested_score(requested: int, capacity: int) -> int:
-    if capacity == 0:
-        return 0
-    if requested > capacity:
-        # Pods without requests count the non-zero defaults, which may exceed capacity.
-        requested = capacity
-    return (requested * MAX_NODE_SCORE) // capacity
-
-
 def least_resource_scorer(resources: Sequence[ResourceSpec]) -> Scorer:
     """Favors nodes with fewer requested resources: Σ((capacity-requested)*100/capacity * w) / Σw."""
     weights = tuple(r.weight for r in resources)
