@@ -7,4 +7,5 @@ import msgspec
 
 class K8s(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit_defaults=True):
     """A Kubernetes API structure; unknown fields in the input are ignored, as the API server's
-    clients do."""
+    clients do. Subclasses repeat `frozen=True, kw_only=True`: msgspec inherits both, but type
+    checkers read only what a class statement says."""

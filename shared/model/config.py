@@ -11,17 +11,17 @@ from .base import K8s
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
 
 
-class PluginRef(K8s):
+class PluginRef(K8s, frozen=True, kw_only=True):
     name: str
     weight: int | None = None
 
 
-class PluginSet(K8s):
+class PluginSet(K8s, frozen=True, kw_only=True):
     enabled: list[PluginRef] = []
     disabled: list[PluginRef] = []
 
 
-class Plugins(K8s):
+class Plugins(K8s, frozen=True, kw_only=True):
     pre_enqueue: PluginSet | None = None
     queue_sort: PluginSet | None = None
     pre_filter: PluginSet | None = None
@@ -37,24 +37,24 @@ class Plugins(K8s):
     multi_point: PluginSet | None = None
 
 
-class PluginConfig(K8s):
+class PluginConfig(K8s, frozen=True, kw_only=True):
     name: str
     args: dict[str, Any] = {}
 
 
-class Profile(K8s):
+class Profile(K8s, frozen=True, kw_only=True):
     scheduler_name: str = DEFAULT_SCHEDULER_NAME
     percentage_of_nodes_to_score: int | None = None
     plugins: Plugins | None = None
     plugin_config: list[PluginConfig] = []
 
 
-class ExtenderManagedResource(K8s):
+class ExtenderManagedResource(K8s, frozen=True, kw_only=True):
     name: str
     ignored_by_scheduler: bool = False
 
 
-class ExtenderTLSConfig(K8s):
+class ExtenderTLSConfig(K8s, frozen=True, kw_only=True):
     insecure: bool = False
     server_name: str = ""
     cert_file: str = ""
@@ -65,7 +65,7 @@ class ExtenderTLSConfig(K8s):
     ca_data: str = msgspec.field(default="", name="caData")
 
 
-class Extender(K8s):
+class Extender(K8s, frozen=True, kw_only=True):
     url_prefix: str
     filter_verb: str = ""
     preempt_verb: str = ""
@@ -80,7 +80,7 @@ class Extender(K8s):
     ignorable: bool = False
 
 
-class KubeSchedulerConfiguration(K8s):
+class KubeSchedulerConfiguration(K8s, frozen=True, kw_only=True):
     api_version: str = "kubescheduler.config.k8s.io/v1"
     kind: str = "KubeSchedulerConfiguration"
     parallelism: int = 16

@@ -5,7 +5,7 @@ from __future__ import annotations
 from .base import K8s
 
 
-class OwnerReference(K8s):
+class OwnerReference(K8s, frozen=True, kw_only=True):
     api_version: str = ""
     kind: str = ""
     name: str = ""
@@ -13,7 +13,7 @@ class OwnerReference(K8s):
     controller: bool | None = None
 
 
-class ObjectMeta(K8s):
+class ObjectMeta(K8s, frozen=True, kw_only=True):
     name: str = ""
     generate_name: str = ""
     namespace: str = ""
@@ -26,12 +26,12 @@ class ObjectMeta(K8s):
     owner_references: list[OwnerReference] = []
 
 
-class LabelSelectorRequirement(K8s):
+class LabelSelectorRequirement(K8s, frozen=True, kw_only=True):
     key: str
     operator: str
     values: list[str] = []
 
 
-class LabelSelector(K8s):
+class LabelSelector(K8s, frozen=True, kw_only=True):
     match_labels: dict[str, str] = {}
     match_expressions: list[LabelSelectorRequirement] = []

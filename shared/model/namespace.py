@@ -11,7 +11,7 @@ NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 """The label the API server puts on every namespace: its own name."""
 
 
-class Namespace(K8s):
+class Namespace(K8s, frozen=True, kw_only=True):
     api_version: str = "v1"
     kind: str = "Namespace"
     metadata: ObjectMeta = ObjectMeta()

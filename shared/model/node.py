@@ -7,39 +7,39 @@ from .meta import ObjectMeta
 from .pod import Quantity
 
 
-class Taint(K8s):
+class Taint(K8s, frozen=True, kw_only=True):
     key: str
     value: str = ""
     effect: str = ""
     time_added: str | None = None
 
 
-class NodeSpec(K8s):
+class NodeSpec(K8s, frozen=True, kw_only=True):
     unschedulable: bool = False
     taints: list[Taint] = []
     provider_id: str = ""
 
 
-class ContainerImage(K8s):
+class ContainerImage(K8s, frozen=True, kw_only=True):
     names: list[str] = []
     size_bytes: int = 0
 
 
-class NodeCondition(K8s):
+class NodeCondition(K8s, frozen=True, kw_only=True):
     type: str
     status: str
     reason: str = ""
     message: str = ""
 
 
-class NodeStatus(K8s):
+class NodeStatus(K8s, frozen=True, kw_only=True):
     capacity: dict[str, Quantity] = {}
     allocatable: dict[str, Quantity] = {}
     images: list[ContainerImage] = []
     conditions: list[NodeCondition] = []
 
 
-class Node(K8s):
+class Node(K8s, frozen=True, kw_only=True):
     api_version: str = "v1"
     kind: str = "Node"
     metadata: ObjectMeta = ObjectMeta()

@@ -10,12 +10,12 @@ from .meta import LabelSelector, ObjectMeta
 Quantity = str | int | float
 
 
-class ResourceRequirements(K8s):
+class ResourceRequirements(K8s, frozen=True, kw_only=True):
     requests: dict[str, Quantity] = {}
     limits: dict[str, Quantity] = {}
 
 
-class ContainerPort(K8s):
+class ContainerPort(K8s, frozen=True, kw_only=True):
     container_port: int = 0
     host_port: int = 0
     protocol: str = "TCP"
@@ -23,7 +23,7 @@ class ContainerPort(K8s):
     name: str = ""
 
 
-class Container(K8s):
+class Container(K8s, frozen=True, kw_only=True):
     name: str = ""
     image: str = ""
     resources: ResourceRequirements = ResourceRequirements()
@@ -31,32 +31,32 @@ class Container(K8s):
     restart_policy: str | None = None
 
 
-class NodeSelectorRequirement(K8s):
+class NodeSelectorRequirement(K8s, frozen=True, kw_only=True):
     key: str
     operator: str
     values: list[str] = []
 
 
-class NodeSelectorTerm(K8s):
+class NodeSelectorTerm(K8s, frozen=True, kw_only=True):
     match_expressions: list[NodeSelectorRequirement] = []
     match_fields: list[NodeSelectorRequirement] = []
 
 
-class NodeSelector(K8s):
+class NodeSelector(K8s, frozen=True, kw_only=True):
     node_selector_terms: list[NodeSelectorTerm] = []
 
 
-class PreferredSchedulingTerm(K8s):
+class PreferredSchedulingTerm(K8s, frozen=True, kw_only=True):
     weight: int
     preference: NodeSelectorTerm
 
 
-class NodeAffinity(K8s):
+class NodeAffinity(K8s, frozen=True, kw_only=True):
     required_during_scheduling_ignored_during_execution: NodeSelector | None = None
     preferred_during_scheduling_ignored_during_execution: list[PreferredSchedulingTerm] = []
 
 
-class PodAffinityTerm(K8s):
+class PodAffinityTerm(K8s, frozen=True, kw_only=True):
     label_selector: LabelSelector | None = None
     namespaces: list[str] = []
     topology_key: str = ""
@@ -65,23 +65,23 @@ class PodAffinityTerm(K8s):
     mismatch_label_keys: list[str] = []
 
 
-class WeightedPodAffinityTerm(K8s):
+class WeightedPodAffinityTerm(K8s, frozen=True, kw_only=True):
     weight: int
     pod_affinity_term: PodAffinityTerm
 
 
-class PodAffinity(K8s):
+class PodAffinity(K8s, frozen=True, kw_only=True):
     required_during_scheduling_ignored_during_execution: list[PodAffinityTerm] = []
     preferred_during_scheduling_ignored_during_execution: list[WeightedPodAffinityTerm] = []
 
 
-class Affinity(K8s):
+class Affinity(K8s, frozen=True, kw_only=True):
     node_affinity: NodeAffinity | None = None
     pod_affinity: PodAffinity | None = None
     pod_anti_affinity: PodAffinity | None = None
 
 
-class Toleration(K8s):
+class Toleration(K8s, frozen=True, kw_only=True):
     key: str = ""
     operator: str = ""
     value: str = ""
@@ -89,7 +89,7 @@ class Toleration(K8s):
     toleration_seconds: int | None = None
 
 
-class TopologySpreadConstraint(K8s):
+class TopologySpreadConstraint(K8s, frozen=True, kw_only=True):
     max_skew: int
     topology_key: str
     when_unsatisfiable: str
@@ -100,11 +100,11 @@ class TopologySpreadConstraint(K8s):
     match_label_keys: list[str] = []
 
 
-class PodSchedulingGate(K8s):
+class PodSchedulingGate(K8s, frozen=True, kw_only=True):
     name: str
 
 
-class PodSpec(K8s):
+class PodSpec(K8s, frozen=True, kw_only=True):
     node_name: str = ""
     scheduler_name: str = ""
     priority: int | None = None
@@ -123,21 +123,21 @@ class PodSpec(K8s):
     resources: ResourceRequirements | None = None
 
 
-class PodCondition(K8s):
+class PodCondition(K8s, frozen=True, kw_only=True):
     type: str
     status: str
     reason: str = ""
     message: str = ""
 
 
-class PodStatus(K8s):
+class PodStatus(K8s, frozen=True, kw_only=True):
     phase: str = ""
     nominated_node_name: str = ""
     start_time: str | None = None
     conditions: list[PodCondition] = []
 
 
-class Pod(K8s):
+class Pod(K8s, frozen=True, kw_only=True):
     api_version: str = "v1"
     kind: str = "Pod"
     metadata: ObjectMeta = ObjectMeta()

@@ -6,7 +6,7 @@ from .base import K8s
 from .meta import LabelSelector, ObjectMeta
 
 
-class PriorityClass(K8s):
+class PriorityClass(K8s, frozen=True, kw_only=True):
     api_version: str = "scheduling.k8s.io/v1"
     kind: str = "PriorityClass"
     metadata: ObjectMeta = ObjectMeta()
@@ -16,13 +16,13 @@ class PriorityClass(K8s):
     description: str = ""
 
 
-class PodDisruptionBudgetSpec(K8s):
+class PodDisruptionBudgetSpec(K8s, frozen=True, kw_only=True):
     min_available: int | str | None = None
     max_unavailable: int | str | None = None
     selector: LabelSelector | None = None
 
 
-class PodDisruptionBudgetStatus(K8s):
+class PodDisruptionBudgetStatus(K8s, frozen=True, kw_only=True):
     disruptions_allowed: int = 0
     current_healthy: int = 0
     desired_healthy: int = 0
@@ -30,7 +30,7 @@ class PodDisruptionBudgetStatus(K8s):
     disrupted_pods: dict[str, str] = {}
 
 
-class PodDisruptionBudget(K8s):
+class PodDisruptionBudget(K8s, frozen=True, kw_only=True):
     api_version: str = "policy/v1"
     kind: str = "PodDisruptionBudget"
     metadata: ObjectMeta = ObjectMeta()
