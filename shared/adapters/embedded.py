@@ -264,4 +264,4 @@ def run_coroutine_sync(coro: Coroutine[Any, Any, T]) -> T:
     thread.join()
     if "error" in outcome:
         raise outcome["error"]
-    return outcome["value"]  # type: ignore[no-any-return]
+    return outcome["value"]

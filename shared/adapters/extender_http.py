@@ -26,6 +26,7 @@ from shared.extender import (
     ExtenderFilterResult,
     ExtenderPreemptionResult,
     HostPriority,
+    PodsOnNode,
     filter_args,
     filter_result,
     interested,
@@ -183,13 +184,13 @@ class HTTPExtender:
         result = self._send(self.config.preempt_verb, args, ExtenderPreemptionResult)
         return preemption_result(self.name, result, self._lookup(node_to_victims))
 
-    def _lookup(self, node_to_victims: dict[str, Victims]) -> Callable[[str], NodeInfo | None]:
+    def _lookup(self, node_to_victims: dict[str, Victims]) -> Callable[[str], PodsOnNode | None]:
         if self.node_info is not None:
             return self.node_info
         # Without a snapshot, the victims that were sent are the pods the extender may name.
-        def from_victims(name: str) -> NodeInfo | None:
+        def from_victims(name: str) -> PodsOnNode | None:
             victims = node_to_victims.get(name)
-            return None if victims is None else _PodsOnly(victims.pods)  # type: ignore[return-value]
+            return None if victims is None else _PodsOnly(victims.pods)
         return from_victims
 
     # -- the wire ----------------------------------------------------------------------------------

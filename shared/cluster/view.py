@@ -175,16 +175,17 @@ class ClusterView:
             wanted = bool(node) and pod is not None and uid not in self._on_node and uid not in self.evicting
             kept = infos.get(uid)
             if kept is not None and wanted and kept[0] is pod and kept[1] == node:
-                touched.add(node)  # type: ignore[arg-type]  # its place in the order may have changed
+                touched.add(node)  # its place in the order may have changed
                 continue
             if kept is not None:
                 nominator.delete_nominated_pod_if_exists(kept[2])
                 del infos[uid]
             if wanted:
-                info = PodInfo(with_nomination(pod, node))  # type: ignore[arg-type]
-                infos[uid] = (pod, node, info)  # type: ignore[assignment]
+                assert node and pod is not None  # as `wanted` says
+                info = PodInfo(with_nomination(pod, node))
+                infos[uid] = (pod, node, info)
                 nominator.add_nominated_pod(info, node)
-                touched.add(node)  # type: ignore[arg-type]
+                touched.add(node)
         self._renominate.clear()
         for node in touched:
             nominator.order_node(node, self._nomination_order)

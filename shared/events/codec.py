@@ -85,7 +85,7 @@ def payload_to_builtins(payload: AnyEvent) -> dict[str, Any]:
 def payload_from_builtins(data: Any, *, type_name: str | None = None) -> AnyEvent:
     """The inverse of `payload_to_builtins`; `type_name`, when given, must match the tag."""
     try:
-        payload: AnyEvent = msgspec.convert(data, AnyEvent)  # type: ignore[arg-type]
+        payload: AnyEvent = msgspec.convert(data, AnyEvent)
     except msgspec.ValidationError as exc:
         raise DecodeError(str(exc)) from None
     if type_name is not None and type(payload).__name__ != type_name:

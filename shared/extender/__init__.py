@@ -4,6 +4,7 @@ shared.adapters.extender_http."""
 
 from .translate import (
     ExtenderError,
+    PodsOnNode,
     filter_args,
     filter_result,
     interested,
@@ -27,6 +28,6 @@ from .types import (
 
 __all__ = [
     "ExtenderArgs", "ExtenderBindingArgs", "ExtenderBindingResult", "ExtenderError", "ExtenderFilterResult", "ExtenderPreemptionArgs", "ExtenderPreemptionResult",
-    "HostPriority", "MetaPod", "MetaVictims", "NodeList", "Victims", "filter_args", "filter_result", "interested",
-    "preemption_args", "preemption_result", "prioritize_result",
+    "HostPriority", "MetaPod", "MetaVictims", "NodeList", "PodsOnNode", "Victims", "filter_args", "filter_result",
+    "interested", "preemption_args", "preemption_result", "prioritize_result",
 ]

@@ -4,6 +4,7 @@ upstream's (pkg/scheduler/extender.go) checks on what an extender answers."""
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
+from typing import Protocol
 
 from shared.framework.node_info import NodeInfo
 from shared.framework.pod_info import PodInfo
@@ -24,6 +25,13 @@ from .types import (
 
 class ExtenderError(Exception):
     """An extender could not be reached, answered an error, or answered something inconsistent."""
+
+
+class PodsOnNode(Protocol):
+    """What `preemption_result` reads of a node: the pods on it (a NodeInfo, or the victims sent)."""
+
+    @property
+    def pods(self) -> Sequence[PodInfo]: ...
 
 
 def interested(pod: PodInfo, managed_resources: Collection[str]) -> bool:
@@ -91,7 +99,7 @@ def preemption_args(
 
 
 def preemption_result(
-    extender: str, result: ExtenderPreemptionResult, node_info: Callable[[str], NodeInfo | None],
+    extender: str, result: ExtenderPreemptionResult, node_info: Callable[[str], PodsOnNode | None],
 ) -> dict[str, PodVictims]:
     """Upstream convertToVictims: each UID is looked up among the pods running on its node."""
     out: dict[str, PodVictims] = {}
@@ -116,6 +124,6 @@ def preemption_result(
 
 
 __all__ = [
-    "ExtenderError", "filter_args", "filter_result", "interested", "preemption_args", "preemption_result",
-    "prioritize_result",
+    "ExtenderError", "PodsOnNode", "filter_args", "filter_result", "interested", "preemption_args",
+    "preemption_result", "prioritize_result",
 ]

@@ -6,7 +6,20 @@ preemption's what-ifs: every value stored must offer `clone()`.
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
+
+if TYPE_CHECKING:
+    from .node_info import NodeInfo
+    from .pod_info import PodInfo
+    from .status import Status
+
+NodeMemo: TypeAlias = "dict[str, tuple[int, Any]]"
+"""Node name -> (the node's generation, a result remembered for it)."""
+FilterStep: TypeAlias = "tuple[str, Callable[[CycleState, PodInfo, NodeInfo], Status | None], NodeMemo | None]"
+"""A filter a cycle runs: its name, its bound Filter method, its remembered verdicts if node-local."""
+FilterChain: TypeAlias = "tuple[NodeMemo, tuple[FilterStep, ...], tuple[FilterStep, ...]]"
+"""The leading node-local filters as one: their remembered verdicts, those filters, the filters after them."""
 
 
 class StateData(Protocol):
@@ -22,11 +35,9 @@ class CycleState:
         self.skip_filter_plugins: set[str] = set()
         self.skip_score_plugins: set[str] = set()
         self.record_plugin_metrics = False
-        # (name, bound Filter method) of the filters this cycle runs, fixed once PreFilter is done.
-        self.filters: tuple[tuple[str, Any], ...] | None = None
-        # The leading node-local filters as one: (node -> (generation, their verdict), those
-        # filters, the filters after them).
-        self.filter_chain: tuple[dict[str, tuple[int, Any]], tuple[Any, ...], tuple[Any, ...]] | None = None
+        # The filters this cycle runs, fixed once PreFilter is done.
+        self.filters: tuple[FilterStep, ...] | None = None
+        self.filter_chain: FilterChain | None = None
         # Keep every plugin's score per node (for explain); totals alone otherwise.
         self.record_scores = False
         # (name, PreFilterExtensions) of the plugins whose state follows added/removed pods.

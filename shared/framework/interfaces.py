@@ -40,9 +40,9 @@ class PreFilterResult:
     def merge(self, other: PreFilterResult | None) -> PreFilterResult:
         if other is None or other.all_nodes():
             return self
-        if self.all_nodes():
+        if self.node_names is None:  # all nodes
             return PreFilterResult(set(other.node_names or ()))
-        return PreFilterResult(self.node_names & (other.node_names or set()))  # type: ignore[operator]
+        return PreFilterResult(self.node_names & (other.node_names or set()))
 
 
 class NodeScore:

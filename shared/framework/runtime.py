@@ -61,9 +61,11 @@ class Framework:
         self._nominator: PodNominator = _NoNominations()
         self._pdbs: list[Any] = []
         self._extenders: list[Any] = []
-        # Results of node-local plugins: pod signature -> plugin -> node -> (node generation, result).
+        # Results of node-local plugins per pod signature: "filter:NAME", "chain:NAMES" and
+        # "scores:NAMES" -> NodeMemo (for snapshot-local scores, (snapshot serial, NodeMemo)), and
+        # "plan:SKIPPED" -> (filters, filter chain).
         self.memoize = True
-        self._memo: OrderedDict[bytes, dict[str, dict[str, tuple[int, Any]]]] = OrderedDict()
+        self._memo: OrderedDict[bytes, dict[str, Any]] = OrderedDict()
         self.install(points, score_weights)
 
     def install(self, points: Mapping[str, Sequence[Plugin]], score_weights: Mapping[str, int]) -> None:
@@ -191,7 +193,7 @@ class Framework:
         return None
 
     # -- Filter -----------------------------------------------------------------------------
-    def _memo_for(self, pod: PodInfo) -> dict[str, dict[str, tuple[int, Any]]] | None:
+    def _memo_for(self, pod: PodInfo) -> dict[str, Any] | None:
         if not self.memoize:
             return None
         sig = pod.signature()
@@ -213,7 +215,7 @@ class Framework:
         plan: Any = memo.get(plan_key) if memo is not None else None
         if plan is not None:
             state.filters, state.filter_chain = plan
-            return plan[0]  # type: ignore[no-any-return]
+            return plan[0]
         filters = tuple(
             (pl.name, pl.filter,
              memo.setdefault("filter:" + pl.name, {}) if memo is not None and pl.NODE_LOCAL else None)
@@ -227,10 +229,11 @@ class Framework:
             # The node-local filters that come first are remembered as one: a node costs one
             # lookup for them (their verdict is as node-local as each of them), then the rest run.
             prefix = filters[:local]
-            remembered = memo.setdefault("chain:" + ",".join(name for name, _, _ in prefix), {})  # type: ignore[union-attr]
+            assert memo is not None  # a filter is remembered only when there is a memo
+            remembered = memo.setdefault("chain:" + ",".join(name for name, _, _ in prefix), {})
             state.filter_chain = (remembered, prefix, filters[local:])
         if memo is not None:
-            memo[plan_key] = (filters, state.filter_chain)  # type: ignore[assignment]
+            memo[plan_key] = (filters, state.filter_chain)
         return filters
 
     def filters_after_node_local(self, state: CycleState, pod: PodInfo) -> tuple[Any, ...] | None:
@@ -250,7 +253,7 @@ class Framework:
         remembered, prefix, _ = state.filter_chain
         hit = remembered.get(node_info.name)
         if hit is not None and hit[0] == node_info.generation:
-            return hit[1]  # type: ignore[no-any-return]
+            return hit[1]
         s = self.run_filters(prefix, state, pod, node_info)
         if s is None or s.is_rejected():
             remembered[node_info.name] = (node_info.generation, s)
@@ -300,7 +303,7 @@ class Framework:
         rest = chain[2]
         s = self.run_node_local_filters(state, pod, node_info)
         if s is not None or not rest:
-            return s  # type: ignore[no-any-return]
+            return s
         return self.run_filters(rest, state, pod, node_info)
 
     def run_filters(self, filters: tuple[tuple[str, Any, Any], ...], state: CycleState, pod: PodInfo,
@@ -460,13 +463,14 @@ class Framework:
             key = "scores:" + ",".join(pl.name for pl in cached)
             serial = self._snapshot.serial if self._snapshot is not None else 0
             chain: dict[str, tuple[int, tuple[int, ...]]]
+            assert memo_all is not None  # `cached` is empty without a memo
             if any(pl.SNAPSHOT_LOCAL for pl in cached):
-                kept = memo_all.get(key)  # type: ignore[union-attr]
+                kept = memo_all.get(key)
                 if kept is None or kept[0] != serial:
-                    kept = memo_all[key] = (serial, {})  # type: ignore[index]
+                    kept = memo_all[key] = (serial, {})
                 chain = kept[1]
             else:
-                chain = memo_all.setdefault(key, {})  # type: ignore[union-attr,arg-type]
+                chain = memo_all.setdefault(key, {})
             scorers = [(pl.name, pl.score) for pl in cached]
             rows: list[tuple[int, ...]] = []
             for info in nodes:
@@ -485,8 +489,8 @@ class Framework:
                 if real:
                     chain[info.name] = (info.generation, values)
                 rows.append(values)
-            for (name, _), column in zip(scorers, zip(*rows) if rows else [() for _ in scorers]):
-                columns[name] = list(column)
+            for (name, _), scored in zip(scorers, zip(*rows) if rows else [() for _ in scorers]):
+                columns[name] = list(scored)
         for pl in rest:
             name, score = pl.name, pl.score
             column: list[int] = []
@@ -499,7 +503,7 @@ class Framework:
         return [(pl.name, columns[pl.name]) for pl in active], None
 
     def finish_scores(
-        self, state: CycleState, pod: PodInfo, names: Sequence[str], raw: Sequence[tuple[str, list[int]]]
+        self, state: CycleState, pod: PodInfo, names: Sequence[str], raw: Sequence[tuple[str, Sequence[int] | Column]]
     ) -> tuple[list[NodePluginScores], Status | None]:
         """NormalizeScore, the range check and weights over raw score columns of `names` (in that
         order); PreScore must have run on `state` for every node named."""
@@ -514,7 +518,7 @@ class Framework:
         return result, None
 
     def finish_totals(
-        self, state: CycleState, pod: PodInfo, names: Sequence[str], raw: Sequence[tuple[str, Sequence[int]]],
+        self, state: CycleState, pod: PodInfo, names: Sequence[str], raw: Sequence[tuple[str, Sequence[int] | Column]],
         per_plugin: list[tuple[str, list[int]]] | None = None,
     ) -> tuple[Column, Status | None]:
         """`finish_scores`' totals alone, in `names` order (a caller that only ranks needs no

@@ -21,7 +21,7 @@ FIELD_VALIDATIONS: tuple[FieldValidation, ...] = ("Strict", "Warn", "Ignore")
 
 @cache
 def _schema() -> dict[str, Any]:
-    return json.loads(resources.files("shared.model").joinpath("api_fields.json").read_text())  # type: ignore[no-any-return]
+    return json.loads(resources.files("shared.model").joinpath("api_fields.json").read_text())
 
 
 def unknown_fields(kind: str, doc: Mapping[str, Any]) -> list[str]:

@@ -62,7 +62,7 @@ class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[mi
                 raise yaml.constructor.ConstructorError(
                     None, None, f'duplicate field "{key}" at line {mark.line + 1}, column {mark.column + 1}')
             seen.add(key)
-        return super().construct_mapping(node, deep)  # type: ignore[no-any-return]
+        return super().construct_mapping(node, deep)
 
 
 _Loader.yaml_implicit_resolvers = {
@@ -372,8 +372,8 @@ def _validate_scheduling_fields(pod: Pod, what: str) -> None:
     for kind, pa in (("podAffinity", aff.pod_affinity if aff else None), ("podAntiAffinity", aff.pod_anti_affinity if aff else None)):
         if pa is None:
             continue
-        for i, term in enumerate(pa.required_during_scheduling_ignored_during_execution):
-            if not term.topology_key:
+        for i, pa_term in enumerate(pa.required_during_scheduling_ignored_during_execution):
+            if not pa_term.topology_key:
                 raise InvalidInput(what, f"spec.affinity.{kind}.requiredDuringSchedulingIgnoredDuringExecution[{i}].topologyKey",
                                    "can not be empty")
         for i, w in enumerate(pa.preferred_during_scheduling_ignored_during_execution):

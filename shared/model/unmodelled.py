@@ -16,8 +16,9 @@ RESIZED = ("status.containerStatuses: resized container resources (InPlacePodVer
 
 def unmodelled(doc: Mapping[str, Any]) -> list[str]:
     """What of this pod document Berth ignores although kube-scheduler would act on it."""
-    spec = doc.get("spec") if isinstance(doc.get("spec"), dict) else {}
-    status = doc.get("status") if isinstance(doc.get("status"), dict) else {}
+    spec_doc, status_doc = doc.get("spec"), doc.get("status")
+    spec: Mapping[str, Any] = spec_doc if isinstance(spec_doc, dict) else {}
+    status: Mapping[str, Any] = status_doc if isinstance(status_doc, dict) else {}
     out: list[str] = []
     if spec.get("resourceClaims"):
         out.append(CLAIMS)

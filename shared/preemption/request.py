@@ -71,7 +71,7 @@ def decide_preemption(fwk: Framework | None, view: ClusterView, req: PreemptionR
     rng = random.Random(req.seed)
     for plugin in fwk.plugins.values():
         if hasattr(plugin, "rng"):
-            plugin.rng = rng  # type: ignore[attr-defined]
+            plugin.rng = rng
     state = CycleState()
     pre, pre_status, _ = fwk.run_pre_filter_plugins(state, pod)
     if moved and (pre_status is None or pre_status.is_success()):

@@ -138,7 +138,7 @@ class VictimsTable:
         if not self._inexact[at].any():
             candidates.first_best = _first_greatest(self._ranks[at])
         others = [(nodes[i], answers[i]) for i in scanned[~picked].tolist()]
-        return DryRun(candidates, others)  # type: ignore[arg-type]
+        return DryRun(candidates, others)
 
 
 class _Window:

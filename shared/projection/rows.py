@@ -11,7 +11,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Literal, NamedTuple, TypeAlias
+from typing import Any, Literal, NamedTuple, TypeAlias
 
 import msgspec
 
@@ -150,15 +150,17 @@ class ReadModel:
     namespaces: dict[str, NamespaceRow] = field(default_factory=dict)
 
     def table(self, name: TableName) -> dict[object, Row]:
-        tables: dict[str, dict[object, Row]] = {
-            "nodes": self.nodes,  # type: ignore[dict-item]
-            "pods": self.pods,  # type: ignore[dict-item]
-            "attempts": self.attempts,  # type: ignore[dict-item]
-            "bindings": self.bindings,  # type: ignore[dict-item]
-            "preemptions": self.preemptions,  # type: ignore[dict-item]
-            "priority_classes": self.priority_classes,  # type: ignore[dict-item]
-            "pdbs": self.pdbs,  # type: ignore[dict-item]
-            "namespaces": self.namespaces,  # type: ignore[dict-item]
+        # The fields above keep each table's key and row types; reached by name, a table takes the
+        # key and row that `RowKey` pairs with that name.
+        tables: dict[str, dict[Any, Any]] = {
+            "nodes": self.nodes,
+            "pods": self.pods,
+            "attempts": self.attempts,
+            "bindings": self.bindings,
+            "preemptions": self.preemptions,
+            "priority_classes": self.priority_classes,
+            "pdbs": self.pdbs,
+            "namespaces": self.namespaces,
         }
         return tables[name]
 

@@ -54,8 +54,8 @@ def cluster_at(history: History, when: datetime) -> ClusterAt:
             totals[1] += r.milli_cpu
             totals[2] += r.memory
     nodes = []
-    for name, row in model.nodes.items():
-        alloc = node_allocatable(row.node)
+    for name, node_row in model.nodes.items():
+        alloc = node_allocatable(node_row.node)
         count, cpu, mem = requested.get(name, [0, 0, 0])
         nodes.append(NodeState(name=name, pods=count, cpu_requested_milli=cpu, memory_requested=mem,
                                cpu_allocatable_milli=alloc.milli_cpu, memory_allocatable=alloc.memory))

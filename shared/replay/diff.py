@@ -52,8 +52,9 @@ def first_difference(a: Verdicts, b: Verdicts, snapshot: Snapshot, start: int,
     if (a.prefilter is None) != (b.prefilter is None) or (
             a.prefilter is not None and b.prefilter is not None
             and (a.prefilter.plugin, a.prefilter.reasons) != (b.prefilter.plugin, b.prefilter.reasons)):
-        plugin = (b.prefilter or a.prefilter).plugin  # type: ignore[union-attr]
-        return plugin, f"PreFilter: {_failure(a.prefilter)} / {_failure(b.prefilter)}"
+        failed = b.prefilter or a.prefilter
+        assert failed is not None  # the two differ, so one of them failed
+        return failed.plugin, f"PreFilter: {_failure(a.prefilter)} / {_failure(b.prefilter)}"
     names = snapshot.names
     n = len(names)
     for i in range(n):

@@ -15,6 +15,7 @@ from shared.events import ExtenderAnswer
 from shared.framework.interfaces import MAX_NODE_SCORE, NodePluginScores, PluginScore
 from shared.framework.node_info import NodeInfo
 from shared.framework.pod_info import PodInfo
+from shared.framework.score_columns import Column
 from shared.framework.status import Code, Status
 
 from .schedule_one import EXTENDER_NAME, FilterExtender
@@ -89,7 +90,7 @@ def apply_filters(merged: MergedFilter, answers: Sequence[ExtenderAnswer]) -> No
         d.unschedulable_plugins.add(EXTENDER_NAME)
 
 
-def add_priority_totals(names: Sequence[str], totals: list[int], answers: Sequence[ExtenderAnswer]) -> None:
+def add_priority_totals(names: Sequence[str], totals: Column, answers: Sequence[ExtenderAnswer]) -> None:
     """`add_priorities` on plain totals (`totals[i]` belongs to `names[i]`)."""
     index: dict[str, int] | None = None
     for a in answers:

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from shared.events import NodeFailure
+from shared.events import NodeFailure, StatusCode
 from shared.framework.status import Code, Status
 
 from .rejections import Rejections
 
-_CODE_NAMES = {
+_CODE_NAMES: dict[Code, StatusCode] = {
     Code.SUCCESS: "Success", Code.ERROR: "Error", Code.UNSCHEDULABLE: "Unschedulable",
     Code.UNSCHEDULABLE_AND_UNRESOLVABLE: "UnschedulableAndUnresolvable", Code.WAIT: "Wait",
     Code.SKIP: "Skip", Code.PENDING: "Pending",
@@ -19,7 +19,7 @@ _CODES = {name: code for code, name in _CODE_NAMES.items()}
 
 
 def to_failure(status: Status, nodes: Iterable[str] = ()) -> NodeFailure:
-    return NodeFailure(code=_CODE_NAMES[status.code],  # type: ignore[arg-type]
+    return NodeFailure(code=_CODE_NAMES[status.code],
                        reasons=list(status.reasons), plugin=status.plugin, nodes=list(nodes))
 
 

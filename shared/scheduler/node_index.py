@@ -437,7 +437,7 @@ class NodeIndex:
             ok = s is None or s.code == Code.SUCCESS
             self._fits[i] = ok
             self._statuses[i] = None if ok else s
-            self._status_id[i] = -1 if ok else self._table.intern(s)  # type: ignore[arg-type]
+            self._status_id[i] = -1 if ok or s is None else self._table.intern(s)
             self._known[i] = True
         return None
 

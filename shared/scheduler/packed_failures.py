@@ -94,7 +94,8 @@ def unpack_failures(failures: Sequence[NodeFailure], snapshot: Snapshot,
         return ungroup_failures(failures)
     out = NodeToStatus()
     rejections = memo.read(packed, snapshot) if memo is not None else rejections_of(packed, snapshot)
-    out.add_rejections(rejections)  # type: ignore[arg-type]
+    assert rejections is not None  # None only when a failure names its nodes, and these are all packed
+    out.add_rejections(rejections)
     named = [f for f in failures if not f.at]
     if named:
         out.update(ungroup_failures(named))

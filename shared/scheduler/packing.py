@@ -64,7 +64,7 @@ def _runs(values: npt.NDArray[np.int64] | Positions, breaks: npt.NDArray[np.bool
     starts = np.concatenate(([0], np.flatnonzero(breaks) + 1))
     out = np.empty(2 * len(starts), dtype=np.int64)
     out[0::2], out[1::2] = values[starts], np.diff(np.append(starts, len(values)))
-    return out.tolist()  # type: ignore[no-any-return]
+    return out.tolist()
 
 
 def names_at(names: Sequence[str], packed: Sequence[int]) -> list[str]:

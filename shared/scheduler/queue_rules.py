@@ -16,7 +16,7 @@ from shared.framework.pod_info import PodInfo
 from shared.framework.runtime import Framework
 from shared.model import Pod
 from shared.model.config import KubeSchedulerConfiguration
-from shared.queue import FakeClock, SchedulingQueue
+from shared.queue import FakeClock, QueuedPodInfo, SchedulingQueue
 from shared.queue.clock import Clock
 from shared.queue.scheduling_queue import DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION
 
@@ -69,12 +69,12 @@ def admit(queue: SchedulingQueue, info: PodInfo) -> None:
     queue.add(info)
 
 
-def park(queue: SchedulingQueue, qpi: object, info: PodInfo, plugins: set[str], cycle: int) -> None:
+def park(queue: SchedulingQueue, qpi: QueuedPodInfo, info: PodInfo, plugins: set[str], cycle: int) -> None:
     """A failed attempt: the pod waits among the unschedulable pods (or in backoff, when a cluster
     event came during its cycle) for an event that the plugins that rejected it care about."""
-    qpi.pod_info = info  # type: ignore[attr-defined]
-    qpi.unschedulable_plugins = plugins  # type: ignore[attr-defined]
-    queue.add_unschedulable_if_not_present(qpi, cycle)  # type: ignore[arg-type]
+    qpi.pod_info = info
+    qpi.unschedulable_plugins = plugins
+    queue.add_unschedulable_if_not_present(qpi, cycle)
 
 
 def placed(queue: SchedulingQueue, pending: PodInfo | None, bound: PodInfo | None) -> None:

@@ -8,7 +8,7 @@ plugin → node → score mapping that explain and replay's reports read.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -81,10 +81,10 @@ class RawScores(Mapping[str, Mapping[str, int]]):
     def __getitem__(self, plugin: str) -> Mapping[str, int]:
         kept = self._dicts.get(plugin)
         if kept is None:
-            pairs = zip(self.names, self.columns[plugin].tolist())
+            pairs: Iterable[tuple[str, int]] = zip(self.names, self.columns[plugin].tolist())
             absent = self._absent.get(plugin)
             if absent is not None:
-                pairs = (pair for pair, gone in zip(pairs, absent.tolist()) if not gone)  # type: ignore[assignment]
+                pairs = (pair for pair, gone in zip(pairs, absent.tolist()) if not gone)
             kept = self._dicts[plugin] = dict(pairs)
         return kept
 

@@ -43,11 +43,15 @@ class StatusTable:
 
 
 class NodeList(Protocol):
-    """The nodes positions refer to (a NodeIndex): in order, their names, and name -> position."""
+    """The nodes positions refer to (a NodeIndex): in order, their names, and name -> position.
+    Read-only members, so that a holder's `list[NodeInfo]` passes for the Sequence."""
 
-    nodes: Sequence[NodeInfo]
-    names: list[str]
-    position: dict[str, int]
+    @property
+    def nodes(self) -> Sequence[NodeInfo]: ...
+    @property
+    def names(self) -> list[str]: ...
+    @property
+    def position(self) -> dict[str, int]: ...
 
 
 class Rejections:

@@ -135,9 +135,9 @@ class ScheduleAlgorithm:
 
         nominated = pod.pod.status.nominated_node_name
         if nominated:
-            info = snapshot.get(nominated)
-            if info is not None:
-                feasible = self._pass_filters(fwk, state, pod, diagnosis, [info], rotate=False)
+            nominated_info = snapshot.get(nominated)
+            if nominated_info is not None:
+                feasible = self._pass_filters(fwk, state, pod, diagnosis, [nominated_info], rotate=False)
                 feasible = self._pass_extenders(pod, feasible, diagnosis)
                 if feasible:
                     return feasible, diagnosis

@@ -95,7 +95,8 @@ def filter_on_shard(fwk: Framework, state: CycleState, pod: PodInfo, snapshot: S
         nodes = [info for info in nodes if info.name in names]
         subset = sorted(names)
     feasible: list[NodeInfo] = []
-    failures: list[tuple[str, Status]] | Rejections = []
+    failures: list[tuple[str, Status]] | Rejections
+    failures = []  # apart from the declaration, so that the walk below knows it for a list
     n = len(nodes)
     indexed: tuple[NodeIndex, Indexes] | None = None
     if nominated_fits is not None:
@@ -126,7 +127,7 @@ def filter_on_shard(fwk: Framework, state: CycleState, pod: PodInfo, snapshot: S
                 return PodShardResult(pod_uid=uid, error=s.message())
             else:
                 failures.append((info.name, s))
-    scores: Mapping[str, Sequence[int]] = {}
+    scores: Mapping[str, Sequence[int] | Column] = {}
     score_error = ""
     scored = bool(feasible) and fwk.has_score_plugins() and (whole or not fwk.pre_score_reads_nodes(pod))
     if scored:
@@ -154,7 +155,7 @@ def raw_scores_on_shard(fwk: Framework, state: CycleState, pod: PodInfo, snapsho
 
 def _raw_scores(fwk: Framework, state: CycleState, pod: PodInfo, feasible: Sequence[NodeInfo],
                 mine: Sequence[NodeInfo], indexed: tuple[NodeIndex, Indexes] | None = None,
-                ) -> tuple[dict[str, Sequence[int]], str]:
+                ) -> tuple[dict[str, Sequence[int] | Column], str]:
     """PreScore over `feasible`, then each unskipped plugin's raw scores for `mine`, as columns
     (arrays where read from the index); `indexed` (the index and the positions of `mine` in it):
     read from the index when every score plugin is node-local."""
@@ -275,9 +276,9 @@ def merge_filter(fwk: Framework, pod: PodInfo, snapshot: Snapshot, start: int,
             if len(feasible) >= to_find:
                 break
         else:
-            status = failures.get(name)
-            if status is not None:
-                statuses[name] = status
+            failed_here = failures.get(name)
+            if failed_here is not None:
+                statuses[name] = failed_here
     for status in {id(s): s for s in statuses.values()}.values():
         d.add_plugin_status(status)
     out.processed = len(feasible) + len(statuses)

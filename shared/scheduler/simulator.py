@@ -26,10 +26,10 @@ from shared.framework.snapshot import Snapshot, index_images
 from shared.framework.status import Code, Status
 from shared.model import Pod
 from shared.model.loader import ClusterInput
-from shared.queue import FakeClock, SchedulingQueue
+from shared.queue import FakeClock, QueuedPodInfo, SchedulingQueue
 
 from .fit_error import FitError, NoNodesAvailable
-from .outcome import PodOutcome, SimulationReport
+from .outcome import Phase, PodOutcome, SimulationReport
 from .schedule_one import ScheduleAlgorithm, SchedulingError
 from .queue_rules import CYCLE_SECONDS, FailedAt, admit, attemptable, bring_back, build_queue, park, placed, renominate
 from .seeds import attempt_seed
@@ -43,7 +43,7 @@ class _PodRecord:
 
     def __init__(self, info: PodInfo) -> None:
         self.info = info
-        self.phase = "Pending"
+        self.phase: Phase = "Pending"
         self.node_name: str | None = None
         self.message: str | None = None
         self.preempted_by: str | None = None
@@ -81,7 +81,7 @@ class Simulator:
             fwk.set_pod_disruption_budgets(cluster.pdbs)
             for plugin in fwk.plugins.values():
                 if hasattr(plugin, "rng"):
-                    plugin.rng = self.rng  # type: ignore[attr-defined]
+                    plugin.rng = self.rng
         self.algorithm = ScheduleAlgorithm(self.rng, extenders)
         self.extenders = extenders
         self._load_pods(cluster.pods)
@@ -133,7 +133,7 @@ class Simulator:
             self.clock.advance(CYCLE_SECONDS)
             self._schedule_one(qpi)
             if self.on_attempt is not None:
-                record = self.records[qpi.pod_info.uid]  # type: ignore[attr-defined]
+                record = self.records[qpi.pod_info.uid]
                 self.on_attempt(record.info, record.node_name if record.phase == "Bound" else None)
             if self.on_progress is not None and self.cycles % 100 == 0:
                 self.on_progress(self.cycles, self._pending_count())
@@ -152,8 +152,8 @@ class Simulator:
         bring_back(self.queue, self.clock)
         return True
 
-    def _schedule_one(self, qpi: object) -> None:
-        info: PodInfo = qpi.pod_info  # type: ignore[attr-defined]
+    def _schedule_one(self, qpi: QueuedPodInfo) -> None:
+        info: PodInfo = qpi.pod_info
         record = self.records[info.uid]
         record.attempts += 1
         self.rng.seed(attempt_seed(self.seed, info.key, record.attempts))
@@ -189,7 +189,7 @@ class Simulator:
         fwk.run_post_bind_plugins(state, info, host)
         self.queue.done(info.uid)
 
-    def _handle_fit_error(self, qpi: object, fwk: Framework, state: CycleState, record: _PodRecord,
+    def _handle_fit_error(self, qpi: QueuedPodInfo, fwk: Framework, state: CycleState, record: _PodRecord,
                           fit_error: FitError) -> None:
         info = record.info
         plugins = set(fit_error.diagnosis.unschedulable_plugins)
@@ -206,7 +206,7 @@ class Simulator:
         elif result is not None and not result.nominated_node_name and info.pod.status.nominated_node_name:
             self._set_nominated(record, "")
 
-    def _fail(self, qpi: object, record: _PodRecord, message: str, plugins: set[str]) -> None:
+    def _fail(self, qpi: QueuedPodInfo, record: _PodRecord, message: str, plugins: set[str]) -> None:
         record.message = message
         self.failed_at.mark(record.info.uid, self.version)
         park(self.queue, qpi, record.info, plugins, self.queue.scheduling_cycle)
@@ -266,7 +266,7 @@ class Simulator:
             pods.append(PodOutcome(
                 namespace=r.info.namespace,
                 name=r.info.name,
-                phase=r.phase,  # type: ignore[arg-type]
+                phase=r.phase,
                 nodeName=r.node_name,
                 nominatedNodeName=nominated if r.phase == "Pending" else None,
                 message=r.message if r.phase == "Pending" else None,

@@ -73,8 +73,8 @@ def _pod(name: str, *, labels: dict[str, str] | None = None, node: str = "", pri
     )
 
 
-def _initial(nodes: list[Node], count: int, prefix: str = "init", **kw: object) -> list[Pod]:
-    return [_pod(f"{prefix}-{i}", node=nodes[i % len(nodes)].name, **kw) for i in range(count)]  # type: ignore[arg-type]
+def _initial(nodes: list[Node], count: int, prefix: str = "init", *, labels: dict[str, str] | None = None) -> list[Pod]:
+    return [_pod(f"{prefix}-{i}", node=nodes[i % len(nodes)].name, labels=labels) for i in range(count)]
 
 
 def scheduling_basic(nodes: int, pods: int, rng: random.Random) -> Workload:

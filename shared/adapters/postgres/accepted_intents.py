@@ -14,8 +14,8 @@ from shared.events import Envelope, OutgoingEvent, payload_from_builtins, payloa
 from .engine import translated_errors
 from .models import AcceptedIntent, StoredEvent
 
-_intents: Table = AcceptedIntent.__table__  # type: ignore[assignment]
-_events: Table = StoredEvent.__table__  # type: ignore[assignment]
+_intents: Table = AcceptedIntent.__table__
+_events: Table = StoredEvent.__table__
 
 
 class AcceptedIntents:

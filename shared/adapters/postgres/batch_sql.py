@@ -70,15 +70,15 @@ def table_statements(table: Table) -> TableStatements:
 
 
 TABLES: dict[str, TableStatements] = {
-    name: table_statements(model.__table__)  # type: ignore[arg-type]
+    name: table_statements(model.__table__)
     for name, model in READ_MODEL_TABLES.items()
 }
 
 LOCK = "SELECT count(*) FROM (SELECT pg_advisory_xact_lock(k) FROM unnest($1::bigint[]) AS k) AS locked"
 """Advisory locks on every id in $1, held to the end of the transaction (take them sorted)."""
 
-_offsets: Table = ConsumerOffset.__table__  # type: ignore[assignment]
-_events: Table = StoredEvent.__table__  # type: ignore[assignment]
+_offsets: Table = ConsumerOffset.__table__
+_events: Table = StoredEvent.__table__
 
 STORED_POSITIONS = (
     f"SELECT topic, partition, next_offset FROM {_offsets.name} WHERE group_id = $1 "

@@ -19,7 +19,7 @@ from shared.events import Envelope, Position, ReceivedEvent, payload_from_builti
 from .engine import translated_errors
 from .models import StoredEvent
 
-events_table: Table = StoredEvent.__table__  # type: ignore[assignment]
+events_table: Table = StoredEvent.__table__
 
 
 def from_record(row: Any) -> ReceivedEvent:

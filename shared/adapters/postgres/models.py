@@ -9,17 +9,23 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from sqlalchemy import BigInteger, Boolean, DateTime, Identity, Index, Integer, Text, func
+from sqlalchemy import BigInteger, Boolean, DateTime, Identity, Index, Integer, Table, Text, func
 from sqlalchemy.dialects.postgresql import JSONB, UUID
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+if TYPE_CHECKING:
+    from shared.projection import TableName
 
 Timestamp = DateTime(timezone=True)
 
 
 class Base(DeclarativeBase):
-    pass
+    if TYPE_CHECKING:
+        # DeclarativeBase says FromClause (a class may map a join or a select); each model here maps
+        # a Table, whose columns and constraints the adapters read.
+        __table__: ClassVar[Table]
 
 
 class StoredEvent(Base):
@@ -186,7 +192,7 @@ class NamespaceModel(Base):
     updated_at: Mapped[datetime] = mapped_column(Timestamp)
 
 
-READ_MODEL_TABLES = {
+READ_MODEL_TABLES: dict[TableName, type[Base]] = {
     "nodes": NodeModel,
     "pods": PodModel,
     "attempts": AttemptModel,

@@ -64,13 +64,16 @@ def _check_columns(columns: Iterable[str], fields: Iterable[str], what: str) -> 
 for _name, _row_type in _ROW_TYPES.items():
     _check_columns(sql.TABLES[_name].columns, _row_type.__struct_fields__, _row_type.__name__)
 
-_ROW_DECODERS = {name: msgspec.json.Decoder(list[row_type]) for name, row_type in _ROW_TYPES.items()}
+_ROW_DECODERS: dict[str, msgspec.json.Decoder[list[Row]]] = {
+    name: msgspec.json.Decoder(list[row_type])  # type: ignore[valid-type]  # list of each table's row type
+    for name, row_type in _ROW_TYPES.items()
+}
 _json = msgspec.json.Encoder()
-_offsets: Table = ConsumerOffset.__table__  # type: ignore[assignment]
+_offsets: Table = ConsumerOffset.__table__
 
 
-def _table(name: str) -> Table:
-    return READ_MODEL_TABLES[name].__table__  # type: ignore[return-value]
+def _table(name: TableName) -> Table:
+    return READ_MODEL_TABLES[name].__table__
 
 
 def _lock_id(*parts: object) -> int:
@@ -106,7 +109,7 @@ class PostgresProjectionStore:
         with translated_errors("applying events to the projection"):
             async with self._engine.connect() as pooled:
                 raw = await pooled.get_raw_connection()
-                conn: asyncpg.Connection = raw.driver_connection  # type: ignore[assignment]
+                conn: asyncpg.Connection = raw.driver_connection
                 try:
                     async with conn.transaction():
                         return await _apply(conn, group, batch)
@@ -123,7 +126,7 @@ class PostgresProjectionStore:
             async with self._engine.connect() as conn:
                 for name in READ_MODEL_TABLES:
                     rows = (await conn.execute(select(_table(name)))).all()
-                    table = model.table(name)  # type: ignore[arg-type]
+                    table = model.table(name)
                     pk = [c.name for c in _table(name).primary_key.columns]
                     for record in rows:
                         values = tuple(getattr(record, c) for c in pk)
@@ -152,7 +155,7 @@ class PostgresProjectionStore:
         with translated_errors("forgetting events"):
             async with self._engine.connect() as pooled:
                 raw = await pooled.get_raw_connection()
-                conn: asyncpg.Connection = raw.driver_connection  # type: ignore[assignment]
+                conn: asyncpg.Connection = raw.driver_connection
                 async with conn.transaction():
                     await conn.execute(sql.FORGET_EVENTS, list(event_ids))
                     await _write_rows(conn, rows, keys)

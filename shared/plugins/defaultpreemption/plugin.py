@@ -152,7 +152,10 @@ class DefaultPreemption(PostFilterPlugin):
         more = self.more_important_pod
         if more is default_more_important_pod:
             return sorted(pods, key=importance_key)  # the same order, without a comparison call per pair
-        return sorted(pods, key=cmp_to_key(lambda a, b: -1 if more(a, b) else (1 if more(b, a) else 0)))
+
+        def compare(a: PodInfo, b: PodInfo) -> int:
+            return -1 if more(a, b) else (1 if more(b, a) else 0)
+        return sorted(pods, key=cmp_to_key(compare))
 
     # -- remembered dry runs (the evaluator asks before it clones a node) ---------------------
     def victims_memo_keys(self, state: CycleState, pod: PodInfo,
@@ -223,8 +226,8 @@ class DefaultPreemption(PostFilterPlugin):
             return last[2]
         allowed = (getattr(self.handle, "memoize", True) and not pdbs and self.is_eligible_pod is _any_pod
                    and self.more_important_pod is default_more_important_pod
-                   and getattr(self.handle, "filter_plugins", None) is not None
-                   and all(getattr(pl, "NODE_LOCAL", False) for pl in self.handle.filter_plugins  # type: ignore[attr-defined]
+                   and (filters := getattr(self.handle, "filter_plugins", None)) is not None
+                   and all(getattr(pl, "NODE_LOCAL", False) for pl in filters
                            if pl.name not in state.skip_filter_plugins))
         self._memo_allowed_for = (state, pod, allowed)
         return allowed

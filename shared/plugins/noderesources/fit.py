@@ -191,7 +191,7 @@ class Fit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExt
             return Status(Code.ERROR, f'error reading "{PRE_FILTER_STATE_KEY}" from cycleState: not found')
         return request.status(node_info)
 
-    def events_to_register(self) -> list[tuple[str, int]]:
+    def events_to_register(self) -> list[events.ClusterEvent]:
         # Berth has no queueing hints, so the node updates upstream adds without them are kept.
         act = events.ActionType
         return [
