@@ -125,7 +125,8 @@ def render_pod_row(row: PodRow) -> dict[str, Any]:
     carries the last scheduling message as kube-scheduler words it. A pod created on a node that
     refused it is Failed with the kubelet's `status.reason` and `status.message`.
     """
-    data = render_pod(row.pod) if row.pod is not None else {"apiVersion": "v1", "kind": "Pod", "spec": {}}
+    data: dict[str, Any] = (render_pod(row.pod) if row.pod is not None
+                            else {"apiVersion": "v1", "kind": "Pod", "spec": {}})
     meta = data.setdefault("metadata", {})
     meta.update(name=row.name, namespace=row.namespace, uid=row.uid)
     if row.node_name:

@@ -32,6 +32,7 @@ from shared.cluster import ClusterView, reach
 from shared.events import (
     PODS,
     PREEMPTION,
+    AnyEvent,
     Envelope,
     ExtenderAnswer,
     OutgoingEvent,
@@ -210,7 +211,7 @@ class PreemptionHandler(Handler):
         out.append(self._out(PREEMPTION, decided, cause, "decided"))
         return out
 
-    def _out(self, topic: str, payload: object, cause: Envelope, *parts: str) -> OutgoingEvent:
-        env = envelope(payload, producer=self.producer, caused_by=cause,  # type: ignore[arg-type]
+    def _out(self, topic: str, payload: AnyEvent, cause: Envelope, *parts: str) -> OutgoingEvent:
+        env = envelope(payload, producer=self.producer, caused_by=cause,
                        event_id=derived_id(cause.event_id, *parts))
         return OutgoingEvent(topic, env)

@@ -17,7 +17,7 @@ import time
 from collections import deque
 from typing import TYPE_CHECKING, Protocol
 
-from shared.queue import FakeClock
+from shared.queue import FakeClock, QueuedPodInfo
 from shared.scheduler.queue_rules import bring_back
 
 if TYPE_CHECKING:
@@ -48,7 +48,7 @@ class Driver(Protocol):
         """Work between cycles."""
         ...
 
-    async def run(self, batch: list[object], stopping: asyncio.Event) -> None:
+    async def run(self, batch: list[QueuedPodInfo], stopping: asyncio.Event) -> None:
         """Schedule the popped pods (and, pipelined, those popped after them)."""
         ...
 
@@ -85,7 +85,7 @@ class Lockstep:
     def upkeep(self) -> None:
         pass
 
-    async def run(self, batch: list[object], stopping: asyncio.Event) -> None:
+    async def run(self, batch: list[QueuedPodInfo], stopping: asyncio.Event) -> None:
         s = self.s
         if s.gate is not None:
             s.gate.pause()  # the cycle decides on the view its requests' watermark names
@@ -95,13 +95,13 @@ class Lockstep:
             raise
         except Exception:
             log.exception("queue: cycle %d failed; its undecided pods go back to the queue", s.cycle)
-            s.put_back(qpi.pod_info for qpi in batch)  # type: ignore[attr-defined]
+            s.put_back(qpi.pod_info for qpi in batch)
             await asyncio.sleep(FAILED_CYCLE_PAUSE_S)
         finally:
             if s.gate is not None:
                 s.gate.resume()
 
-    async def _cycle(self, batch: list[object], stopping: asyncio.Event) -> None:
+    async def _cycle(self, batch: list[QueuedPodInfo], stopping: asyncio.Event) -> None:
         """One pod, its extenders asked inside the cycle, as `berth simulate` does."""
         s = self.s
         started = time.perf_counter()
@@ -139,7 +139,7 @@ class Pipelined:
         """Batches kept at the workers: the setting, or (0) one per worker known."""
         return self.s.pipeline_depth or self.s.gatherer.dispatcher.workers()
 
-    async def run(self, batch: list[object], stopping: asyncio.Event) -> None:
+    async def run(self, batch: list[QueuedPodInfo], stopping: asyncio.Event) -> None:
         """Cycles one after another, up to `depth()` batches at the workers while the batch before
         them is merged and decided (the queue's CPU and the workers' overlap, and a worker has
         the next request in hand as it answers one)."""
@@ -184,7 +184,7 @@ class Pipelined:
                 sent = True
         return sent
 
-    def _begin(self, batch: list[object], stopping: asyncio.Event,
+    def _begin(self, batch: list[QueuedPodInfo], stopping: asyncio.Event,
                ) -> tuple[list[Attempt], asyncio.Future[Evaluated | None]] | None:
         s = self.s
         attempts = s.split_off_extender_pods(s.attempts_of(batch), stopping)

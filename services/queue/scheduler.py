@@ -68,7 +68,7 @@ from shared.framework.runtime import Framework
 from shared.framework.snapshot import Snapshot
 from shared.memory import HeapKeeper
 from shared.model.config import KubeSchedulerConfiguration
-from shared.queue import FakeClock
+from shared.queue import FakeClock, QueuedPodInfo
 from shared.queue.clock import MonotonicClock
 from shared.scheduler.batch import BatchItem, Decision, decide_batch
 from shared.scheduler.extending import apply_filters, ask, wants
@@ -136,7 +136,7 @@ class Evaluated:
 
 @dataclass
 class Attempt:
-    qpi: object
+    qpi: QueuedPodInfo
     info: PodInfo
     fwk: Framework
     number: int
@@ -177,7 +177,7 @@ class Scheduler:
         self.attempts: dict[str, int] = {}
         self.queued: dict[str, PodInfo] = {}
         """Pods handed to the scheduling queue and not yet bound or gone, by uid."""
-        self.parked: dict[str, object] = {}
+        self.parked: dict[str, QueuedPodInfo] = {}
         """Popped pods waiting for their bind's outcome, by uid (their QueuedPodInfo)."""
         self.failed_at = FailedAt()
         self.submitted_at: dict[str, datetime] = {}
@@ -266,8 +266,8 @@ class Scheduler:
         info = PodInfo(pod)
         self.queued[uid] = info
         self.entered.setdefault(uid, time.monotonic())
-        if self.lockstep:
-            self.clock.advance(CYCLE_SECONDS)  # type: ignore[union-attr]
+        if isinstance(self.clock, FakeClock):  # lockstep
+            self.clock.advance(CYCLE_SECONDS)
         admit(self.queue, info)
 
     # --- pods created with spec.nodeName (shared.binding.admission) ---------------------------
@@ -393,11 +393,11 @@ class Scheduler:
         for w in waits:
             w.cancel()
 
-    def pop_batch(self) -> list[object] | None:
+    def pop_batch(self) -> list[QueuedPodInfo] | None:
         """Up to `batch_size` pods; None while lockstep waits for the last attempt's outcome."""
         if not self.live or not self.driver.ready():
             return None
-        batch: list[object] = []
+        batch: list[QueuedPodInfo] = []
         limit = max(1, min(self.batch_size, FEASIBLE_BUDGET // self._feasible_target()))
         while len(batch) < limit:
             qpi = self.queue.pop()
@@ -422,7 +422,7 @@ class Scheduler:
                 self.queue.done(info.uid)
                 self.queue.add(info)
 
-    def attempts_of(self, batch: list[object]) -> list[Attempt]:
+    def attempts_of(self, batch: list[QueuedPodInfo]) -> list[Attempt]:
         attempts = [self._attempt(qpi) for qpi in batch]
         self.metrics.batch_pods.observe(len(attempts))
         return attempts
@@ -564,13 +564,13 @@ class Scheduler:
                                                                   correlation_id=a.attempt_id)))
         return out
 
-    def _attempt(self, qpi: object) -> Attempt:
-        info: PodInfo = self.queued.get(qpi.pod_info.uid, qpi.pod_info)  # type: ignore[attr-defined]
-        qpi.pod_info = info  # type: ignore[attr-defined]
+    def _attempt(self, qpi: QueuedPodInfo) -> Attempt:
+        info: PodInfo = self.queued.get(qpi.pod_info.uid, qpi.pod_info)
+        qpi.pod_info = info
         number = self.attempts.get(info.uid, 0) + 1
         self.attempts[info.uid] = number
-        if self.lockstep:
-            self.clock.advance(CYCLE_SECONDS)  # type: ignore[union-attr]
+        if isinstance(self.clock, FakeClock):  # lockstep
+            self.clock.advance(CYCLE_SECONDS)
         return Attempt(qpi, info, self.profiles[info.pod.spec.scheduler_name], number,
                         attempt_seed(self.seed, info.key, number), str(uuid.uuid4()), time.perf_counter(),
                         self.queue.scheduling_cycle)
@@ -617,7 +617,7 @@ class Scheduler:
             self.queue.done(a.info.uid)
             self.queue.add(a.info)
 
-    def _first_in_line(self, qpi: object) -> bool:
+    def _first_in_line(self, qpi: QueuedPodInfo) -> bool:
         """Whether a popped pod may walk again now: no pod waiting in the active queue would be
         popped before it (one scheduler deciding pods one at a time would decide that one first),
         and no pod of higher priority waits for its preemption to be decided (one scheduler would
@@ -625,9 +625,9 @@ class Scheduler:
         popped into the next batch at the shards are not looked at: popped after this one, they
         come after it unless they arrived since with a higher priority."""
         head = self.queue.active_head()
-        if head is not None and self.queue.less(head, qpi):  # type: ignore[arg-type]
+        if head is not None and self.queue.less(head, qpi):
             return False
-        priority = qpi.pod_info.priority  # type: ignore[attr-defined]
+        priority = qpi.pod_info.priority
         return all(a.info.priority <= priority for _, a, _ in self.preemptions.values())
 
     def _bind(self, a: Attempt, host: str, batch_id: str) -> None:
@@ -669,7 +669,7 @@ class Scheduler:
             # Its cycle lasts until PostFilter is decided (as upstream's PreEnqueue holds a pod
             # whose preemption runs): retried meanwhile, it would ask for a second preemption.
             self.failed_at.mark(a.info.uid, self.view.version)
-            a.qpi.unschedulable_plugins = plugins  # type: ignore[attr-defined]
+            a.qpi.unschedulable_plugins = plugins
 
     def release_unanswered(self) -> None:
         """A preemptor whose request has gone unanswered as long as the unschedulable timeout (the
@@ -680,7 +680,7 @@ class Scheduler:
             _, a, _ = self.preemptions.pop(attempt_id)
             log.warning("queue: no preemption decision for %s after %.0f s; it goes back to the queue",
                         a.info.key, time.perf_counter() - a.started)
-            self.queue.add_unschedulable_if_not_present(a.qpi, a.cycle)  # type: ignore[arg-type]
+            self.queue.add_unschedulable_if_not_present(a.qpi, a.cycle)
 
     def preemption_decided(self, env: Envelope) -> list[OutgoingEvent]:
         """PostFilter's outcome: the attempt's message is complete now (it ends with preemption's)."""
@@ -691,7 +691,7 @@ class Scheduler:
             return []
         fit, a, batch_id = pending
         if not self.lockstep:
-            self.queue.add_unschedulable_if_not_present(a.qpi, a.cycle)  # type: ignore[arg-type]
+            self.queue.add_unschedulable_if_not_present(a.qpi, a.cycle)
         fit.diagnosis.post_filter_msg = p.message
         victims = {v.uid for v in p.victims}
         if self.lockstep:

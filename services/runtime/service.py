@@ -60,7 +60,7 @@ class ServiceConfig:
     """How often to call `Handler.tick` (None: never)."""
 
 
-class _Listener(ConsumerRebalanceListener):  # type: ignore[misc]
+class _Listener(ConsumerRebalanceListener):
     def __init__(self, service: Service) -> None:
         self._service = service
 
