@@ -88,7 +88,7 @@ class Gateway:
             headers["Content-Length"] = str(len(body))
             if progress is not None:
                 data = _chunks(body, progress)
-        req = urllib.request.Request(self.info.gateway_url + path, data=data, method=method, headers=headers)  # type: ignore[arg-type]
+        req = urllib.request.Request(self.info.gateway_url + path, data=data, method=method, headers=headers)
         try:
             with urllib.request.urlopen(req, timeout=self.timeout) as resp:
                 for warning in resp.headers.get_all("Warning") or []:
@@ -131,7 +131,8 @@ def add_validate_arg(p: argparse.ArgumentParser) -> None:
 
 
 def field_validation(args: argparse.Namespace) -> FieldValidation:
-    return {"strict": "Strict", "warn": "Warn", "ignore": "Ignore"}[args.validate]  # type: ignore[return-value]
+    by_flag: dict[str, FieldValidation] = {"strict": "Strict", "warn": "Warn", "ignore": "Ignore"}
+    return by_flag[args.validate]
 
 
 def _chunks(body: bytes, progress: Callable[[int, int], None], size: int = 256 * 1024) -> Iterator[bytes]:

@@ -82,7 +82,7 @@ def render_node(node: dict[str, Any], pods: list[dict[str, Any]]) -> str:
     conditions = status.get("conditions", [])
     out.append("Conditions:" if conditions else "Conditions:         <none>")
     if conditions:
-        rows = [("Type", "Status", "Reason", "Message")]
+        rows: list[tuple[str, ...]] = [("Type", "Status", "Reason", "Message")]
         rows += [(c["type"], c["status"], c.get("reason", ""), c.get("message", "")) for c in conditions]
         out += ["  " + line for line in table(rows, padding=2).splitlines()]
     for title, values in (("Capacity", status.get("capacity", {})), ("Allocatable", allocatable)):

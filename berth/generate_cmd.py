@@ -8,6 +8,7 @@ from typing import Any
 
 import msgspec
 
+from shared.model import Node, Pod
 from shared.workloads import WORKLOADS, generate
 
 
@@ -29,8 +30,8 @@ def register(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     w = generate(args.workload, args.nodes, args.pods, args.seed)
     # The model leaves out fields at their defaults, apiVersion and kind included: state them.
-    items = [{"apiVersion": "v1", "kind": obj.kind, **msgspec.to_builtins(obj)}
-             for obj in (*w.cluster.nodes, *w.cluster.pods, *w.churn)]  # churn last: a file has no timing
+    objects: tuple[Node | Pod, ...] = (*w.cluster.nodes, *w.cluster.pods, *w.churn)  # churn last: a file has no timing
+    items = [{"apiVersion": "v1", "kind": obj.kind, **msgspec.to_builtins(obj)} for obj in objects]
     data = msgspec.json.encode({"apiVersion": "v1", "kind": "List", "items": items})
     if args.output == "-":
         sys.stdout.buffer.write(data + b"\n")

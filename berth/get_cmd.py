@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Sequence
 from typing import Any
 from urllib.parse import quote
 
@@ -87,7 +88,7 @@ def _labels(item: dict[str, Any]) -> str:
     return ",".join(f"{k}={v}" for k, v in sorted(labels.items())) or "<none>"
 
 
-def table(rows: list[tuple[str, ...]], padding: int = 3) -> str:
+def table(rows: Sequence[tuple[str, ...]], padding: int = 3) -> str:
     """Left-aligned columns as kubectl's tab writer lays them out (3 spaces for get, 2 for describe)."""
     if len(rows) == 1:
         return "No resources found.\n"

@@ -176,7 +176,7 @@ def render_report(r: ReplayReport) -> str:
 
 def render_cluster(state: ClusterAt) -> str:
     out = [f"the cluster at {state.at.isoformat()} ({state.events} events)", "", "NODES"]
-    rows = [("NAME", "PODS", "CPU (m)", "MEMORY")]
+    rows: list[tuple[str, ...]] = [("NAME", "PODS", "CPU (m)", "MEMORY")]
     rows += [(n.name, str(n.pods), f"{n.cpu_requested_milli}/{n.cpu_allocatable_milli}",
               f"{n.memory_requested}/{n.memory_allocatable}") for n in state.nodes]
     out += [table(rows).rstrip("\n"), "", "PODS"]

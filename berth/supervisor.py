@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Protocol
@@ -39,13 +39,16 @@ class Process(Protocol):
 
 
 class Member(Protocol):
-    label: str
-    process: Process
+    @property
+    def label(self) -> str: ...
+    @property
+    def process(self) -> Process: ...
 
 
 class Fleet(Protocol):
+    # Read-only, so that a fleet may hold its own kinds of member (the supervisor only reads them).
     @property
-    def members(self) -> dict[str, Member]: ...
+    def members(self) -> Mapping[str, Member]: ...
 
     def restart(self, label: str) -> object: ...
 

@@ -22,7 +22,7 @@ import urllib.request
 import uuid
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import msgspec
@@ -31,7 +31,7 @@ import psutil
 from shared.adapters.kafka import KafkaPublisher, make_producer
 from shared.adapters.kafka.reader import read_topic
 from shared.events import PLACEMENTS, Envelope, NodeUpserted, OutgoingEvent, PodBound, PodSubmitted, TopicRegistry
-from shared.events import envelope
+from shared.events import AnyEvent, envelope
 from shared.model import Pod
 from shared.settings import Settings, load_settings
 from shared.workloads import Workload
@@ -182,9 +182,9 @@ class _Stamps:
     def __init__(self) -> None:
         self.last = datetime.now(UTC)
 
-    def envelope(self, payload: object) -> Envelope:
+    def envelope(self, payload: AnyEvent) -> Envelope:
         self.last = max(self.last + timedelta(microseconds=1), datetime.now(UTC))
-        return envelope(payload, producer="bench", timestamp=self.last)  # type: ignore[arg-type]
+        return envelope(payload, producer="bench", timestamp=self.last)
 
 
 class _Churn:
@@ -240,7 +240,7 @@ class _BoundWatcher:
                 self._changed.set()
 
     async def wait_for(self, uids: set[str], timeout_s: float, *, stall_s: float | None = None,
-                       on_progress=None) -> None:  # type: ignore[no-untyped-def]
+                       on_progress: Callable[[int], object] | None = None) -> None:
         deadline = time.monotonic() + timeout_s
         last_count, last_change = -1, time.monotonic()
         while True:

@@ -246,7 +246,8 @@ class _Driver:
         out = []
         for i, (fault, at, back) in enumerate(killed):
             until = killed[i + 1][1] if i + 1 < len(killed) else end
-            stall, resumed = longest_stall(self.samples, at, until)
+            longest, resumed = longest_stall(self.samples, at, until)
+            stall: float | None = longest
             after = None
             if resumed is not None and resumed + RATE_WINDOW_S <= end:
                 after = rate(self.samples, resumed, resumed + RATE_WINDOW_S)
