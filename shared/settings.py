@@ -168,7 +168,7 @@ def load_settings(env: Mapping[str, str] | None = None, **overrides: object) -> 
         raise ConfigurationError(f"BERTH_HTTP_PORT={settings.http_port}: not a TCP port")
     if settings.kafka_heartbeat_ms >= settings.kafka_session_timeout_ms:
         raise ConfigurationError("BERTH_KAFKA_HEARTBEAT_MS must be below BERTH_KAFKA_SESSION_TIMEOUT_MS")
-    return replace(settings, **overrides) if overrides else settings  # type: ignore[arg-type]
+    return replace(settings, **overrides) if overrides else settings  # type: ignore[arg-type]  # overrides name fields
 
 
 def load_service_settings(service: str, env: Mapping[str, str] | None = None) -> Settings:

@@ -350,7 +350,7 @@ class Framework:
 
     def _has_nominations(self) -> bool:
         try:
-            return len(self._nominator) > 0  # type: ignore[arg-type]
+            return len(self._nominator) > 0  # type: ignore[arg-type]  # a nominator that cannot count raises TypeError
         except TypeError:
             return True
 
@@ -373,7 +373,8 @@ class Framework:
         stamps: Mapping[str, int] | None = getattr(self._nominator, "stamps", None)
         if stamps is None:
             return None
-        return stamps, self._nominator.nominated_node_of(pod.uid)  # type: ignore[attr-defined]
+        own_node = self._nominator.nominated_node_of(pod.uid)  # type: ignore[attr-defined]  # one with stamps has it
+        return stamps, own_node
 
     def nominations_keys(self, pod: PodInfo) -> Callable[[str], Hashable] | None:
         """For `pod`: node name -> a key equal for two asks only when `counted_nominations`
@@ -525,8 +526,8 @@ class Framework:
         per-node objects); each plugin's weighted column goes to `per_plugin` when given."""
         totals = np.zeros(len(names), dtype=np.int64)
         for name, values in raw:
-            column = weighted_column(name, self.plugins[name].score_extensions(),  # type: ignore[attr-defined]
-                                     self.score_weights.get(name, 1), state, pod, lambda: names,
+            ext = self.plugins[name].score_extensions()  # type: ignore[attr-defined]  # `raw` names score plugins
+            column = weighted_column(name, ext, self.score_weights.get(name, 1), state, pod, lambda: names,
                                      np.asarray(values, dtype=np.int64))
             if isinstance(column, Status):
                 return totals[:0], column

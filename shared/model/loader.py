@@ -48,7 +48,7 @@ class ClusterInput:
     """What was accepted with a warning (unknown fields under Warn field validation)."""
 
 
-class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]  # libyaml's where PyYAML has it
     """Safe YAML without implicit timestamps: Kubernetes keeps times as RFC 3339 strings."""
 
 

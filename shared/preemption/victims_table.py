@@ -192,7 +192,7 @@ def _first_greatest(ranks: npt.NDArray[np.float64]) -> int:
 def _at(items: list[Candidate | None], positions: list[int]) -> list[Candidate]:
     """`items` at `positions`, gathered in C (hundreds of candidates a scan)."""
     if len(positions) < 2:
-        return [items[i] for i in positions]  # type: ignore[misc]
+        return [items[i] for i in positions]  # type: ignore[misc]  # callers ask only where candidates are
     return list(itemgetter(*positions)(items))
 
 

@@ -137,12 +137,12 @@ def derive_pod(row: PodRow) -> PodRow:
 def _next_row(key: RowKey, row: Row | None, p: AnyEvent, env: Envelope) -> Row | None:
     table = key[0]
     if table == "nodes":
-        return _node(row, p, env.timestamp)  # type: ignore[arg-type]
+        return _node(row, p, env.timestamp)  # type: ignore[arg-type]  # the nodes table holds NodeRows
     if table == "pods":
         pod = row if isinstance(row, PodRow) else PodRow(uid=str(key[1]))
         return derive_pod(_pod(pod, p, env))
     if table == "bindings":
-        return _binding(row, p, env.timestamp)  # type: ignore[arg-type]
+        return _binding(row, p, env.timestamp)  # type: ignore[arg-type]  # the bindings table holds BindingRows
     if table == "attempts" and isinstance(p, SchedulingAttempted):
         return AttemptRow(pod_uid=p.pod_uid, attempt=p.attempt, profile=p.profile, node_name=p.node_name,
                           message=p.message, seed=p.seed, config_hash=p.config_hash, event_id=env.event_id,

@@ -238,7 +238,8 @@ class Replayer:
         view.set_assumed((a.pod_uid, a.node_name) for a in assumed)
         point_at(profiles.values(), view)
         starts = batch.request.starts
-        items = [BatchItem(e.fwk, e.info, e.merged, e.raw, seeds[e.info.uid],  # type: ignore[arg-type]
+        items = [BatchItem(e.fwk,  # type: ignore[arg-type]  # those without one are left out (`runnable`)
+                           e.info, e.merged, e.raw, seeds[e.info.uid],
                            batch.extenders.get(e.info.uid, ()), starts[k] if k < len(starts) else 0)
                  for k, e in enumerate(evaluations)]
         runnable = [i for i, e in enumerate(evaluations) if e.fwk is not None]

@@ -44,7 +44,9 @@ class NodeToStatus(MutableMapping[str, Status]):
             raise KeyError(name)
         return status
 
-    def get(self, name: str, default: Status | None = None) -> Status | None:  # type: ignore[override]
+    def get(  # type: ignore[override]  # Mapping.get's two overloads as one signature
+        self, name: str, default: Status | None = None
+    ) -> Status | None:
         if self._rejections is not None:
             status = self._rejections.get(name)
             return default if status is None else status

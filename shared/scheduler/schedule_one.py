@@ -215,7 +215,7 @@ class ScheduleAlgorithm:
         positions = walk.feasible
         feasible = LazyNodes(len(positions), lambda: index.nodes_at(positions))
         self._walked = (feasible, index, positions)
-        return feasible  # type: ignore[return-value]  # a list to every reader
+        return feasible  # type: ignore[return-value]  # LazyNodes: a list to every reader
 
     def _select_indexed(self, fwk: Framework, state: CycleState, pod: PodInfo, scorers: list[ScorePlugin],
                         index: NodeIndex, positions: Indexes) -> str:

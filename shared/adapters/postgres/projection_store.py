@@ -256,7 +256,7 @@ def _key_arrays(name: str, keys: Sequence[object]) -> list[list[Any]]:
     width = len(sql.TABLES[name].key_columns)
     if width == 1:
         return [list(keys)]
-    return [[k[i] for k in keys] for i in range(width)]  # type: ignore[index]
+    return [[k[i] for k in keys] for i in range(width)]  # type: ignore[index]  # a wider key is a tuple
 
 
 async def _load_rows(conn: asyncpg.Connection, keys: set[RowKey]) -> ReadModel:

@@ -193,7 +193,7 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
         verdict = s.verdicts.get(key, _UNDECIDED)
         if verdict is _UNDECIDED:
             verdict = s.verdicts[key] = _verdict(s, labels)
-        return verdict  # type: ignore[return-value]
+        return verdict  # type: ignore[return-value]  # a Status or None once _UNDECIDED is replaced
 
     # -- PreScore / Score --------------------------------------------------------------------
     def pre_score_reads_nodes(self, pod: PodInfo) -> bool:
