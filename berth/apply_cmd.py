@@ -13,8 +13,7 @@ from typing import Any
 
 from tqdm import tqdm
 
-from .client import (Gateway, add_cluster_args, add_validate_arg, field_validation,
-                     find_cluster, read_input, run_guarded)
+from .client import Gateway, add_cluster_args, add_validate_arg, field_validation, find_cluster, read_input, run_guarded
 
 PROGRESS_FROM_BYTES = 1 << 20
 

@@ -16,10 +16,10 @@ from berth import (
     describe_cmd,
     events_cmd,
     explain_cmd,
-    replay_cmd,
     generate_cmd,
     get_cmd,
     migrate_cmd,
+    replay_cmd,
     simulate_cmd,
     up_cmd,
 )

@@ -12,8 +12,16 @@ from urllib.parse import quote
 from shared.errors import InvalidInput
 from shared.model.loader import decode_text, parse_documents
 
-from .client import (EXIT_ERROR, EXIT_INVALID_INPUT, CliError, Gateway, add_cluster_args, find_cluster, read_input,
-                     run_guarded)
+from .client import (
+    EXIT_ERROR,
+    EXIT_INVALID_INPUT,
+    CliError,
+    Gateway,
+    add_cluster_args,
+    find_cluster,
+    read_input,
+    run_guarded,
+)
 
 KINDS = {"pod": "pod", "pods": "pod", "po": "pod", "node": "node", "nodes": "node", "no": "node"}
 

@@ -20,9 +20,9 @@ import tempfile
 import time
 import urllib.request
 import uuid
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
-from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import msgspec
@@ -30,8 +30,17 @@ import psutil
 
 from shared.adapters.kafka import KafkaPublisher, make_producer
 from shared.adapters.kafka.reader import read_topic
-from shared.events import PLACEMENTS, Envelope, NodeUpserted, OutgoingEvent, PodBound, PodSubmitted, TopicRegistry
-from shared.events import AnyEvent, envelope
+from shared.events import (
+    PLACEMENTS,
+    AnyEvent,
+    Envelope,
+    NodeUpserted,
+    OutgoingEvent,
+    PodBound,
+    PodSubmitted,
+    TopicRegistry,
+    envelope,
+)
 from shared.model import Pod
 from shared.settings import Settings, load_settings
 from shared.workloads import Workload

@@ -16,8 +16,8 @@ from services.runtime import Service, ServiceConfig, run_service
 from services.runtime.scheduler_config import load_scheduler_config, profiles_from
 from services.runtime.topics import require_topics
 from shared.adapters.extender_http import build_extenders
-from shared.binding import ignored_by_profile
 from shared.adapters.kafka import make_consumer
+from shared.binding import ignored_by_profile
 from shared.errors import BrokerUnavailable, DecodeError
 from shared.events import PODS, Envelope, TopicRegistry, decode
 from shared.settings import Settings

@@ -6,9 +6,9 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from services.runtime.scheduler_config import load_scheduler_config
 from shared.model.config import KubeSchedulerConfiguration
 from shared.settings import Settings, load_service_settings
-from services.runtime.scheduler_config import load_scheduler_config
 
 SERVICE = "filter"
 

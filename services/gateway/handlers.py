@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import logging
 import time
-from datetime import UTC, datetime, timedelta
 from collections.abc import Awaitable, Callable, Sequence
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import msgspec
@@ -17,12 +17,12 @@ from aiohttp import web
 
 from shared.adapters.postgres import AcceptedIntents, ReadModelQueries
 from shared.errors import AlreadyExists, BerthError, InvalidInput, NotFound
+from shared.events import AnyEvent, NodeDeleted, OutgoingEvent, PodDeleted, TopicRegistry, envelope
 from shared.model import Namespace, ObjectMeta
-from shared.model.namespace import labelled
 from shared.model.api_fields import FIELD_VALIDATIONS, FieldValidation
 from shared.model.loader import decode_text
+from shared.model.namespace import labelled
 from shared.model.selectors import parse_selector
-from shared.events import AnyEvent, NodeDeleted, OutgoingEvent, PodDeleted, TopicRegistry, envelope
 from shared.ports import Publisher
 
 from . import objects

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
+from shared.binding.admission import admission_request, is_admission, tries_of
 from shared.cluster import ClusterView, point_at, with_nomination
 from shared.events import (
     BINDS,
@@ -62,6 +63,7 @@ from shared.events import (
     SchedulingAttempted,
     envelope,
 )
+from shared.events.catalogue import REQUESTS_PARTITION
 from shared.framework import events as cluster_events
 from shared.framework.pod_info import PodInfo
 from shared.framework.runtime import Framework
@@ -73,15 +75,8 @@ from shared.queue.clock import MonotonicClock
 from shared.scheduler.batch import BatchItem, Decision, decide_batch
 from shared.scheduler.extending import apply_filters, ask, wants
 from shared.scheduler.fit_error import NO_NODES_AVAILABLE, FitError
-from shared.scheduler.schedule_one import FilterExtender
-from shared.scheduler.seeds import attempt_seed, config_hash
-from shared.scheduler.raw_scores import NO_SCORES, RawScores
-from shared.binding.admission import admission_request, is_admission, tries_of
-from shared.events.catalogue import REQUESTS_PARTITION
-from shared.scheduler.packed_failures import pack_failures
-from shared.scheduler.schedule_one import ScheduleAlgorithm
 from shared.scheduler.merge_batch import merge_batch
-from shared.scheduler.sharded import MergedFilter, feasible_target, raw_by_plugin
+from shared.scheduler.packed_failures import pack_failures
 from shared.scheduler.queue_rules import (
     CYCLE_SECONDS,
     FailedAt,
@@ -92,6 +87,10 @@ from shared.scheduler.queue_rules import (
     placed,
     renominate,
 )
+from shared.scheduler.raw_scores import NO_SCORES, RawScores
+from shared.scheduler.schedule_one import FilterExtender, ScheduleAlgorithm
+from shared.scheduler.seeds import attempt_seed, config_hash
+from shared.scheduler.sharded import MergedFilter, feasible_target, raw_by_plugin
 
 from .drivers import Driver, Lockstep, Pipelined
 from .gather import Gatherer

@@ -30,7 +30,8 @@ from shared.adapters.kafka.clients import member_id_of, physical_group
 from shared.errors import BrokerUnavailable, is_retriable
 from shared.events import TopicRegistry
 from shared.memory import settle_heap
-from shared.ports import Publisher, TopicPartition as LogicalTP
+from shared.ports import Publisher
+from shared.ports import TopicPartition as LogicalTP
 from shared.settings import Settings
 
 from .dedupe import RecentEvents

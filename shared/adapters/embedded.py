@@ -38,8 +38,8 @@ from shared.errors import BerthError, EmbeddedStackError
 from shared.events import TopicRegistry
 from shared.settings import Settings, load_settings
 
-from .postgres.engine import make_url_safe
 from .pgserver import PostgresServer, create_database
+from .postgres.engine import make_url_safe
 from .processes import install_termination_handler
 from .tansu import TansuBroker
 

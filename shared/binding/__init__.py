@@ -2,8 +2,8 @@
 
 from .state import (
     NODE_NOT_FOUND,
-    POD_DELETED,
     NOTHING_IGNORED,
+    POD_DELETED,
     BinderState,
     Ignored,
     NodeShard,

@@ -25,14 +25,23 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from shared.events import BindRejected, BindRequested, Envelope, NodeDeleted, NodeUpserted, PodBound, derived_id, envelope
+from shared.events import (
+    BindRejected,
+    BindRequested,
+    Envelope,
+    NodeDeleted,
+    NodeUpserted,
+    PodBound,
+    derived_id,
+    envelope,
+)
 from shared.framework.node_info import NodeInfo
 from shared.framework.pod_info import PodInfo
+from shared.framework.runtime import Framework
 from shared.model import Pod
 from shared.model.config import DEFAULT_SCHEDULER_NAME
-from shared.plugins.nodeports import ERR_REASON as PORTS_REASON
-from shared.framework.runtime import Framework
 from shared.plugins.names import NODE_RESOURCES_FIT
+from shared.plugins.nodeports import ERR_REASON as PORTS_REASON
 from shared.plugins.noderesources.fit import Fit, fits_request
 
 from .admission import is_admission, refusal

@@ -8,8 +8,8 @@ from collections.abc import Mapping
 import msgspec
 
 from shared.model import Container, Pod, PodAffinityTerm
-from shared.model.selectors import EVERYTHING, NOTHING, Selector, compile_label_selector
 from shared.model.meta import LabelSelector, LabelSelectorRequirement
+from shared.model.selectors import EVERYTHING, NOTHING, Selector, compile_label_selector
 
 from .resource import CPU, DEFAULT_MEMORY_REQUEST, DEFAULT_MILLI_CPU_REQUEST, HUGEPAGES_PREFIX, MEMORY, Resource
 

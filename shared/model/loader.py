@@ -18,14 +18,14 @@ from shared.errors import InvalidInput
 
 from . import pod_resources, validation
 from .api_fields import FieldValidation, unknown_fields
-from .unmodelled import unmodelled
-from .validation import NameValidation
 from .config import DEFAULT_SCHEDULER_NAME, KubeSchedulerConfiguration
 from .meta import ObjectMeta
 from .namespace import Namespace, labelled
 from .node import Node
 from .pod import Pod
 from .policy import PodDisruptionBudget, PriorityClass
+from .unmodelled import unmodelled
+from .validation import NameValidation
 
 DEFAULT_NAMESPACE = "default"
 PREEMPT_LOWER_PRIORITY = "PreemptLowerPriority"

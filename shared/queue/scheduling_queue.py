@@ -35,8 +35,13 @@ from .heap import KeyedHeap
 from .nominator import Nominator
 from .pending import PendingPods
 from .pod_changes import (
-    BACKOFF_COMPLETE, FORCE_ACTIVATE, SCHEDULE_ATTEMPT_FAILURE, UNSCHEDULED_POD_ADD, UNSCHEDULED_POD_UPDATE,
-    assigned_pod_update_events, is_pod_updated,
+    BACKOFF_COMPLETE,
+    FORCE_ACTIVATE,
+    SCHEDULE_ATTEMPT_FAILURE,
+    UNSCHEDULED_POD_ADD,
+    UNSCHEDULED_POD_UPDATE,
+    assigned_pod_update_events,
+    is_pod_updated,
 )
 from .queued_pod_info import LessFn, QueuedPodInfo, priority_sort_less
 

@@ -29,6 +29,7 @@ from shared.scheduler.sharded import (
 
 from .history import History
 
+
 class LogFolder:
     """Folds a view forwards from the history, exactly up to each watermark it is given."""
 

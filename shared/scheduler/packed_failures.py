@@ -19,10 +19,10 @@ from shared.events import NodeFailure
 from shared.framework.snapshot import Snapshot
 from shared.framework.status import Status
 
+from .failure_groups import group_failures, to_failure, to_status, ungroup_failures
 from .fit_error import NodeToStatus
 from .packing import runs
 from .rejections import Indexes, Rejections, StatusTable
-from .failure_groups import group_failures, to_failure, to_status, ungroup_failures
 
 
 class SnapshotNodes:

@@ -28,9 +28,9 @@ import numpy.typing as npt
 
 from shared.events import PodShardResult
 from shared.framework.cycle_state import CycleState
-from shared.framework.node_info import NodeInfo
 from shared.framework.interfaces import NodePluginScores
 from shared.framework.lazy_nodes import LazyNodes
+from shared.framework.node_info import NodeInfo
 from shared.framework.pod_info import PodInfo
 from shared.framework.runtime import Framework
 from shared.framework.score_columns import Column

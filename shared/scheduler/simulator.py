@@ -30,8 +30,8 @@ from shared.queue import FakeClock, QueuedPodInfo, SchedulingQueue
 
 from .fit_error import FitError, NoNodesAvailable
 from .outcome import Phase, PodOutcome, SimulationReport
-from .schedule_one import ScheduleAlgorithm, SchedulingError
 from .queue_rules import CYCLE_SECONDS, FailedAt, admit, attemptable, bring_back, build_queue, park, placed, renominate
+from .schedule_one import ScheduleAlgorithm, SchedulingError
 from .seeds import attempt_seed
 
 GATED_MESSAGE = "Scheduling is blocked due to non-empty scheduling gates"

@@ -30,12 +30,12 @@ from shared.ports import ApplyResult, TopicPartition
 from shared.projection import (
     AttemptRow,
     BindingRow,
+    NamespaceRow,
     NodeRow,
     PdbRow,
     PodRow,
     PreemptionRow,
     PriorityClassRow,
-    NamespaceRow,
     ReadModel,
     Row,
     RowKey,

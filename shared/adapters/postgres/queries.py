@@ -14,10 +14,29 @@ from typing import Any
 from sqlalchemy import Select, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from shared.projection import AttemptRow, BindingRow, NamespaceRow, NodeRow, PdbRow, PodRow, PodState, PreemptionRow, PriorityClassRow
+from shared.projection import (
+    AttemptRow,
+    BindingRow,
+    NamespaceRow,
+    NodeRow,
+    PdbRow,
+    PodRow,
+    PodState,
+    PreemptionRow,
+    PriorityClassRow,
+)
 
 from .engine import translated_errors
-from .models import AttemptModel, BindingModel, NamespaceModel, NodeModel, PdbModel, PodModel, PreemptionModel, PriorityClassModel
+from .models import (
+    AttemptModel,
+    BindingModel,
+    NamespaceModel,
+    NodeModel,
+    PdbModel,
+    PodModel,
+    PreemptionModel,
+    PriorityClassModel,
+)
 from .projection_store import record_to_row
 
 

@@ -25,6 +25,7 @@ from shared.framework.pod_info import PodInfo
 from shared.framework.status import Code, Status
 from shared.plugins import names
 
+from .counts_memo import CountsMemo, ScoresMemo
 from .filtering import (
     PRE_FILTER_STATE_KEY,
     PreFilterState,
@@ -32,7 +33,6 @@ from .filtering import (
     filter_node,
     incoming_affinity_anti_affinity_counts,
 )
-from .counts_memo import CountsMemo, ScoresMemo
 from .scoring import PRE_SCORE_STATE_KEY, PreScoreState, normalize, score_node, topology_scores
 
 DEFAULT_HARD_POD_AFFINITY_WEIGHT = 1
