@@ -329,7 +329,9 @@ def _victim(history: History) -> PodEvicted:
 
 
 def _was_bound(history: History, uid: str) -> bool:
-    return any(isinstance(e.envelope.payload, PodBound) and e.envelope.payload.pod_uid == uid for e in history.events)
+    """Bound by the scheduler (not a pod created on its node, which its node admitted)."""
+    return any(isinstance(p := e.envelope.payload, PodBound) and p.pod_uid == uid and not is_admission(p.attempt_id)
+               for e in history.events)
 
 
 async def _check_describe_events(client: TestClient, history: History) -> None:
