@@ -113,14 +113,16 @@ def run(args: argparse.Namespace) -> int:
     else:
         workers = f", {result.filter_workers} filter workers" if result.filter_workers else ""
         print(f"{result.workload} {result.mode}: {result.nodes} nodes, {result.pods} pods{workers}")
-        print(f"  throughput      {result.pods_per_second:,.1f} pods/s ({result.bound} bound, {result.pending} pending, "
-              f"{result.wall_seconds:.2f} s)")
-        print(f"  attempt latency p50 {result.attempt_latency_p50_ms:.2f} ms, p99 {result.attempt_latency_p99_ms:.2f} ms")
+        print(f"  throughput      {result.pods_per_second:,.1f} pods/s "
+              f"({result.bound} bound, {result.pending} pending, {result.wall_seconds:.2f} s)")
+        print(f"  attempt latency p50 {result.attempt_latency_p50_ms:.2f} ms, "
+              f"p99 {result.attempt_latency_p99_ms:.2f} ms")
         print(f"  end-to-end      p50 {result.e2e_latency_p50_ms:.1f} ms, p99 {result.e2e_latency_p99_ms:.1f} ms")
         if result.churn_submitted:
             print(f"  churn           {result.churn_submitted} pods submitted while measuring (not measured)")
         per_service = ", ".join(f"{k} {v:.1f}" for k, v in sorted(result.cpu_seconds.items()))
-        print(f"  cpu {sum(result.cpu_seconds.values()):.2f} s ({per_service}), peak memory {result.peak_memory_mb:.0f} MB")
+        print(f"  cpu {sum(result.cpu_seconds.values()):.2f} s ({per_service}), "
+              f"peak memory {result.peak_memory_mb:.0f} MB")
         print(f"  cpu per pod     {_per_pod(result.cpu_ms_per_pod)}")
         print(f"  result {out_dir / (stem + '.json')}" + (f", plot {plot}" if plot else f"; {NO_PLOT}"))
     for problem in result.problems:

@@ -26,8 +26,10 @@ from .services import check_filter_workers
 
 
 def register(sub: Any) -> None:
-    p: argparse.ArgumentParser = sub.add_parser("chaos", help="kill processes at random while scheduling; check invariants",
-                                                description=__doc__.splitlines()[0] if __doc__ else None)
+    p: argparse.ArgumentParser = sub.add_parser(
+        "chaos", help="kill processes at random while scheduling; check invariants",
+        description=__doc__.splitlines()[0] if __doc__ else None,
+    )
     add_workload_args(p, pods_help="pods applied after the workload's initial ones")
     p.add_argument("--rate", type=float, default=100.0, metavar="PODS_PER_S",
                    help="pods applied per second (default 100: pods keep arriving while the faults play out)")
@@ -39,7 +41,8 @@ def register(sub: Any) -> None:
                    help="filter replicas (default 1)")
     p.add_argument("--settle-timeout", type=float, default=300.0, metavar="S",
                    help="give up waiting for the cluster to settle after S seconds (default 300)")
-    p.add_argument("--state-dir", metavar="DIR", help="keep the cluster's data and logs there (default: a temporary one)")
+    p.add_argument("--state-dir", metavar="DIR",
+                   help="keep the cluster's data and logs there (default: a temporary one)")
     p.add_argument("--report", metavar="FILE", help="also write the matrix and the checks to FILE as Markdown")
     p.add_argument("-o", "--output", choices=("text", "json"), default="text",
                    help="text for people (default) or json")
@@ -91,13 +94,15 @@ def _summary(r: ChaosResult) -> str:
 
 def _text(r: ChaosResult) -> str:
     lines = [text_table(r.faults), ""]
-    lines += [f"{'ok  ' if v == 'ok' else 'FAIL'}  {name}{'' if v == 'ok' else ': ' + v}" for name, v in r.checks.items()]
+    lines += [f"{'ok  ' if v == 'ok' else 'FAIL'}  {name}{'' if v == 'ok' else ': ' + v}"
+              for name, v in r.checks.items()]
     lines += ["", _summary(r)]
     return "\n".join(lines)
 
 
 def _markdown(r: ChaosResult, command: str) -> str:
     lines = [f"`{command}`: {_title(r.options)}.", "", markdown_table(r.faults), ""]
-    lines += [f"- {'ok' if v == 'ok' else '**FAIL**'}: {name}{'' if v == 'ok' else ': ' + v}" for name, v in r.checks.items()]
+    lines += [f"- {'ok' if v == 'ok' else '**FAIL**'}: {name}{'' if v == 'ok' else ': ' + v}"
+              for name, v in r.checks.items()]
     lines += ["", _summary(r) + ".", ""]
     return "\n".join(lines)

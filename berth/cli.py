@@ -37,7 +37,8 @@ def _version() -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="berth", description="An event-sourced pod scheduler with kube-scheduler's semantics.")
+    parser = argparse.ArgumentParser(prog="berth",
+                                     description="An event-sourced pod scheduler with kube-scheduler's semantics.")
     parser.add_argument("--version", action="version", version=f"berth {_version()}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     simulate_cmd.register(sub)

@@ -38,8 +38,10 @@ def run(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="berth-demo-") as tmp:
         state = Path(tmp)
         up = subprocess.Popen(
-            [sys.executable, "-m", "berth", "up", "--state-dir", str(state), "--filter-workers", str(args.filter_workers)],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env={**os.environ, "BERTH_LOG_LEVEL": "WARNING"},
+            [sys.executable, "-m", "berth", "up", "--state-dir", str(state),
+             "--filter-workers", str(args.filter_workers)],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            env={**os.environ, "BERTH_LOG_LEVEL": "WARNING"},
         )
         try:
             _wait_ready(up)

@@ -116,8 +116,9 @@ def node_rows(items: list[dict[str, Any]]) -> list[tuple[str, ...]]:
         alloc = n.get("status", {}).get("allocatable", {})
         spec = n.get("spec", {})
         taints = ",".join(f"{t['key']}={t.get('value', '')}:{t['effect']}" for t in spec.get("taints", []))
+        unschedulable = str(bool(spec.get("unschedulable", False))).lower()
         rows.append((n["metadata"]["name"], str(alloc.get("cpu", "")), str(alloc.get("memory", "")),
-                     str(alloc.get("pods", "")), str(bool(spec.get("unschedulable", False))).lower(), taints or "<none>"))
+                     str(alloc.get("pods", "")), unschedulable, taints or "<none>"))
     return rows
 
 

@@ -97,7 +97,8 @@ def parse_when(text: str, flag: str) -> int | datetime:
     try:
         when = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
-        raise CliError(f"{flag}: {text!r} is neither a time (ISO 8601) nor a log position", EXIT_INVALID_INPUT) from None
+        raise CliError(f"{flag}: {text!r} is neither a time (ISO 8601) nor a log position",
+                       EXIT_INVALID_INPUT) from None
     if when.tzinfo is None:
         raise CliError(f"{flag}: {text!r} has no time zone (add Z or +00:00)", EXIT_INVALID_INPUT)
     return when

@@ -116,7 +116,8 @@ class Supervisor:
         """Prometheus' text format: restarts per service, and whether each runs now."""
         lines = ["# HELP berth_service_restarts_total Times berth up restarted a service that exited.",
                  "# TYPE berth_service_restarts_total counter"]
-        lines += [f'berth_service_restarts_total{{service="{label}"}} {n}' for label, n in sorted(self.restarts().items())]
+        lines += [f'berth_service_restarts_total{{service="{label}"}} {n}'
+                  for label, n in sorted(self.restarts().items())]
         lines += ["# HELP berth_service_up Whether the service's process runs.", "# TYPE berth_service_up gauge"]
         lines += [f'berth_service_up{{service="{label}"}} {int(m.process.running())}'
                   for label, m in sorted(self.fleet.members.items())]

@@ -33,7 +33,8 @@ from .supervisor import Supervisor, serve_metrics
 def register(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser("up", help="run the cluster (embedded broker, database, services)",
                                                 description=__doc__.splitlines()[0] if __doc__ else None)
-    p.add_argument("--state-dir", metavar="DIR", help="data, logs and berth.json (default: $BERTH_STATE_DIR or ./.berth)")
+    p.add_argument("--state-dir", metavar="DIR",
+                   help="data, logs and berth.json (default: $BERTH_STATE_DIR or ./.berth)")
     p.add_argument("--filter-workers", type=int, default=1, metavar="N",
                    help="filter service replicas (default 1: the measured best on a 2-core machine)")
     p.add_argument("--port", type=int, default=0, help="gateway port (default: any free port)")

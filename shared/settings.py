@@ -147,7 +147,9 @@ def load_settings(env: Mapping[str, str] | None = None, **overrides: object) -> 
         http_host=_str(env, "BERTH_HTTP_HOST") or default.http_host,
         http_port=env_int(env, "BERTH_HTTP_PORT", default.http_port),
         log_level=(_str(env, "BERTH_LOG_LEVEL") or default.log_level).upper(),
-        kafka_session_timeout_ms=env_int(env, "BERTH_KAFKA_SESSION_TIMEOUT_MS", default.kafka_session_timeout_ms, minimum=1),
+        kafka_session_timeout_ms=env_int(
+            env, "BERTH_KAFKA_SESSION_TIMEOUT_MS", default.kafka_session_timeout_ms, minimum=1
+        ),
         kafka_heartbeat_ms=env_int(env, "BERTH_KAFKA_HEARTBEAT_MS", default.kafka_heartbeat_ms, minimum=1),
         kafka_max_poll_records=env_int(env, "BERTH_KAFKA_MAX_POLL_RECORDS", default.kafka_max_poll_records, minimum=1),
         kafka_linger_ms=env_int(env, "BERTH_KAFKA_LINGER_MS", default.kafka_linger_ms),

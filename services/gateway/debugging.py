@@ -86,7 +86,8 @@ class DebugRoutes:
         topics = [t for value in request.query.getall("topic", []) for t in value.split(",") if t]
         unknown = [t for t in topics if t not in TOPIC_NAMES]
         if unknown:
-            raise InvalidInput("query", "topic", f"unknown topic {unknown[0]!r}; known: {', '.join(sorted(TOPIC_NAMES))}")
+            raise InvalidInput("query", "topic",
+                               f"unknown topic {unknown[0]!r}; known: {', '.join(sorted(TOPIC_NAMES))}")
         types = [t for value in request.query.getall("type", []) for t in value.split(",") if t]
         pod = request.query.get("pod")
         uid = await self._pod_uid(pod) if pod else None

@@ -103,7 +103,8 @@ def _fields_match(text: str, item: dict[str, Any]) -> bool:
         path, _, value = part.partition("!=" if negate else "=")
         path, value = path.strip(), value.strip().lstrip("=")
         if path not in FIELD_PATHS:
-            raise InvalidInput("request", "fieldSelector", f"field label not supported: {path} ({', '.join(FIELD_PATHS)})")
+            raise InvalidInput("request", "fieldSelector",
+                               f"field label not supported: {path} ({', '.join(FIELD_PATHS)})")
         section, _, key = path.partition(".")
         actual = str((item.get(section) or {}).get(key) or "")
         if (actual == value) == negate:
@@ -210,7 +211,8 @@ class Routes:
         node = v.nodes[0]
         if node.metadata.name != name:
             raise InvalidInput(f"Node {node.metadata.name}", "metadata.name",
-                               f"the name of the object ({node.metadata.name}) does not match the name on the URL ({name})")
+                               f"the name of the object ({node.metadata.name}) "
+                               f"does not match the name on the URL ({name})")
         if await self.queries.node(name) is None:
             raise NotFound("nodes", name)
         await self._publish(objects.events_of(v))
@@ -234,7 +236,8 @@ class Routes:
         """The namespaces applied, and those in use without a Namespace object (default, and every
         namespace a live pod or budget names), labelled with their names as the API server does."""
         declared = {r.name: r.namespace for r in await self.queries.namespaces()}
-        used = {"default"} | {p.namespace for p in await self.queries.pods()} | {b.namespace for b in await self.queries.pdbs()}
+        used = ({"default"} | {p.namespace for p in await self.queries.pods()}
+                | {b.namespace for b in await self.queries.pdbs()})
         items = []
         for name in sorted(declared.keys() | used):
             ns = declared.get(name) or labelled(Namespace(metadata=ObjectMeta(name=name)))
@@ -270,7 +273,8 @@ class Routes:
             raise InvalidInput("Pod", "metadata", "expected an object")
         if meta.get("namespace", ns) != ns:
             raise InvalidInput(f"Pod {meta.get('namespace')}/{meta.get('name')}", "metadata.namespace",
-                               f"the namespace of the object ({meta.get('namespace')}) does not match the namespace on the URL ({ns})")
+                               f"the namespace of the object ({meta.get('namespace')}) "
+                               f"does not match the namespace on the URL ({ns})")
         meta["namespace"] = ns
         v = await self._validate(request, docs)
         pod = v.pods[0]
@@ -310,14 +314,17 @@ class Routes:
         fresh = [p for p in v.pods if (p.metadata.namespace, p.metadata.name) not in live]
         for p in v.pods:
             action = "created" if (p.metadata.namespace, p.metadata.name) not in live else "unchanged"
-            results.append({"kind": "Pod", "namespace": p.metadata.namespace, "name": p.metadata.name, "action": action})
+            results.append({"kind": "Pod", "namespace": p.metadata.namespace, "name": p.metadata.name,
+                            "action": action})
         for n in v.nodes:
             results.append({"kind": "Node", "name": n.metadata.name,
                             "action": "configured" if n.metadata.name in known_nodes else "created"})
         known_namespaces = {r.name for r in await self.queries.namespaces()} if v.namespaces else set()
         results += [{"kind": "Namespace", "name": ns.metadata.name,
-                     "action": "configured" if ns.metadata.name in known_namespaces else "created"} for ns in v.namespaces]
-        results += [{"kind": "PriorityClass", "name": pc.metadata.name, "action": "configured"} for pc in v.priority_classes]
+                     "action": "configured" if ns.metadata.name in known_namespaces else "created"}
+                    for ns in v.namespaces]
+        results += [{"kind": "PriorityClass", "name": pc.metadata.name, "action": "configured"}
+                    for pc in v.priority_classes]
         results += [{"kind": "PodDisruptionBudget", "namespace": b.metadata.namespace, "name": b.metadata.name,
                      "action": "configured"} for b in v.pdbs]
         events = objects.events_of(objects.Validated(v.nodes, fresh, v.priority_classes, v.pdbs, v.namespaces))

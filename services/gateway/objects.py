@@ -103,7 +103,8 @@ def events_of(v: Validated) -> list[AnyEvent]:
 def render_object(obj: msgspec.Struct, api_version: str, kind: str) -> dict[str, Any]:
     """Any stored object in the API's JSON shape, with its apiVersion and kind."""
     data: dict[str, Any] = msgspec.to_builtins(obj)
-    return {"apiVersion": api_version, "kind": kind, **{k: v for k, v in data.items() if k not in ("apiVersion", "kind")}}
+    rest = {k: v for k, v in data.items() if k not in ("apiVersion", "kind")}
+    return {"apiVersion": api_version, "kind": kind, **rest}
 
 
 def render_node(node: Node) -> dict[str, Any]:

@@ -25,7 +25,8 @@ def build(settings: PreemptionSettings, *, registry: TopicRegistry | None = None
                            serve_http=serve_http, fetch_timeout_ms=20,
                            max_records=settings.batch_size)
     service = Service(settings.base, config, Handler(), registry=registry)
-    handler = PreemptionHandler(view, profiles_from(settings.config, service.metrics.registry), lambda w, t: follower.wait_reached(w, t, fold_received=True),
+    handler = PreemptionHandler(view, profiles_from(settings.config, service.metrics.registry),
+                                lambda w, t: follower.wait_reached(w, t, fold_received=True),
                                 PreemptionMetrics(service.metrics.registry), producer=settings.base.service_name,
                                 watermark_wait_s=settings.watermark_wait_s,
                                 extenders=build_extenders(settings.config, lambda name: view.snapshot().get(name)))

@@ -42,7 +42,8 @@ class QueueApp:
                                topics=[SHARD_RESULTS, PREEMPTION], serve_http=serve_http, fetch_timeout_ms=20)
         self.service = Service(settings.base, config, Handler(), registry=self.registry, publisher=self.publisher)
         self.scheduler = Scheduler(
-            self.view, profiles_from(settings.config, self.service.metrics.registry), self.gatherer, self.publisher.publish,
+            self.view, profiles_from(settings.config, self.service.metrics.registry),
+            self.gatherer, self.publisher.publish,
             SchedulerMetrics(self.service.metrics.registry), config=settings.config,
             extenders=build_extenders(settings.config),
             batch_size=settings.batch_size, pipeline_depth=settings.pipeline_depth, lockstep=settings.lockstep,

@@ -228,7 +228,8 @@ class Scheduler:
                 self._enqueue(p.pod.metadata.uid)
                 self._request_admission(p.pod.metadata.uid)
             case NodeUpserted():
-                q.move_all_to_active_or_backoff_queue(cluster_events.NODE_ADD, None, self.view.nodes.get(p.node.metadata.name))
+                q.move_all_to_active_or_backoff_queue(cluster_events.NODE_ADD, None,
+                                                      self.view.nodes.get(p.node.metadata.name))
                 for uid in sorted(self._awaiting_node.pop(p.node.metadata.name, ())):
                     self._request_admission(uid)
             case PodBound():
@@ -487,8 +488,9 @@ class Scheduler:
         happen inside); `watermark` and `assumed` name that view."""
         batch_id = evaluated.batch_id
         by_uid = {a.info.uid: a for a in attempts}
-        items = [BatchItem(a.fwk, a.info, m, evaluated.raw.get(a.info.uid, NO_SCORES), a.seed, answers.get(a.info.uid, ()),
-                           evaluated.start) for a, m in zip(attempts, merged)]
+        items = [BatchItem(a.fwk, a.info, m, evaluated.raw.get(a.info.uid, NO_SCORES), a.seed,
+                           answers.get(a.info.uid, ()), evaluated.start)
+                 for a, m in zip(attempts, merged)]
         decisions = decide_batch(items, self.view.snapshot, lambda uid, host: self._bind(by_uid[uid], host, batch_id),
                                  placed_before=placed_before, walker=self._walker,
                                  may_walk=lambda item: self._first_in_line(by_uid[item.info.uid].qpi))

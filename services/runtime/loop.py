@@ -215,5 +215,6 @@ class BatchPipeline:
             reason=reason,
             raw=base64.b64encode(message.value or b"").decode(),
         )
-        event_id = uuid.uuid5(_DEAD_LETTER_NS, f"{self.group_id}/{position.topic}/{position.partition}/{position.offset}")
+        event_id = uuid.uuid5(_DEAD_LETTER_NS,
+                              f"{self.group_id}/{position.topic}/{position.partition}/{position.offset}")
         return OutgoingEvent(DEAD_LETTERS, envelope(payload, producer=self.service, event_id=event_id))

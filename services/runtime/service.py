@@ -123,7 +123,8 @@ class Service:
             await self._consumer.start()
         except KafkaError as exc:
             raise BrokerUnavailable(f"{self.config.name}: cannot connect to Kafka: {exc}") from exc
-        self._consumer.subscribe(topics=[self.registry.physical(t) for t in self.config.topics], listener=_Listener(self))
+        self._consumer.subscribe(topics=[self.registry.physical(t) for t in self.config.topics],
+                                 listener=_Listener(self))
         if self.config.serve_http:
             self.http = HealthServer(
                 host=self.settings.http_host, port=self.settings.http_port, registry=self.metrics.registry,
@@ -268,7 +269,8 @@ class Service:
         for (topic, partition), offset in stored.items():
             self._consumer.seek(TopicPartition(self.registry.physical(topic), partition), offset)
         self.assignment = self._logical(self._consumer.assignment())
-        remember_member(self.settings, physical_group(self.settings, self.config.group_id), member_id_of(self._consumer))
+        remember_member(self.settings, physical_group(self.settings, self.config.group_id),
+                        member_id_of(self._consumer))
         self.metrics.rebalances.labels(self.config.name).inc()
         self.metrics.assigned.labels(self.config.name).set(len(self.assignment))
         if partitions:

@@ -106,7 +106,8 @@ def _server_processes(data_dir: str) -> list[psutil.Process]:
     found = []
     for proc in psutil.process_iter(["name", "status"]):
         try:
-            if proc.info["name"] == "postgres" and proc.info["status"] != psutil.STATUS_ZOMBIE and proc.cwd() == data_dir:
+            if (proc.info["name"] == "postgres" and proc.info["status"] != psutil.STATUS_ZOMBIE
+                    and proc.cwd() == data_dir):
                 found.append(proc)
         except (psutil.NoSuchProcess, psutil.AccessDenied):
             continue

@@ -74,7 +74,8 @@ def envelope(
         producer=producer,
         payload=payload,
         causation_id=caused_by.event_id if caused_by else None,
-        correlation_id=correlation_id if correlation_id is not None else (caused_by.correlation_id if caused_by else None),
+        correlation_id=(correlation_id if correlation_id is not None
+                        else caused_by.correlation_id if caused_by else None),
     )
 
 

@@ -146,7 +146,8 @@ class TopicRegistry:
 
     def topic_of(self, event: Event | type[Event] | str) -> str:
         """The logical topic an event type is published on."""
-        name = event if isinstance(event, str) else (event.__name__ if isinstance(event, type) else type(event).__name__)
+        name = (event if isinstance(event, str)
+                else event.__name__ if isinstance(event, type) else type(event).__name__)
         try:
             return self._by_event[name]
         except KeyError:

@@ -27,7 +27,23 @@ from .types import (
 )
 
 __all__ = [
-    "ExtenderArgs", "ExtenderBindingArgs", "ExtenderBindingResult", "ExtenderError", "ExtenderFilterResult", "ExtenderPreemptionArgs", "ExtenderPreemptionResult",
-    "HostPriority", "MetaPod", "MetaVictims", "NodeList", "PodsOnNode", "Victims", "filter_args", "filter_result",
-    "interested", "preemption_args", "preemption_result", "prioritize_result",
+    "ExtenderArgs",
+    "ExtenderBindingArgs",
+    "ExtenderBindingResult",
+    "ExtenderError",
+    "ExtenderFilterResult",
+    "ExtenderPreemptionArgs",
+    "ExtenderPreemptionResult",
+    "HostPriority",
+    "MetaPod",
+    "MetaVictims",
+    "NodeList",
+    "PodsOnNode",
+    "Victims",
+    "filter_args",
+    "filter_result",
+    "interested",
+    "preemption_args",
+    "preemption_result",
+    "prioritize_result",
 ]

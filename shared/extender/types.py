@@ -74,6 +74,15 @@ class ExtenderBindingResult(_Wire):
 
 
 __all__ = [
-    "ExtenderArgs", "ExtenderBindingArgs", "ExtenderBindingResult", "ExtenderFilterResult", "ExtenderPreemptionArgs", "ExtenderPreemptionResult", "HostPriority",
-    "MetaPod", "MetaVictims", "NodeList", "Victims",
+    "ExtenderArgs",
+    "ExtenderBindingArgs",
+    "ExtenderBindingResult",
+    "ExtenderFilterResult",
+    "ExtenderPreemptionArgs",
+    "ExtenderPreemptionResult",
+    "HostPriority",
+    "MetaPod",
+    "MetaVictims",
+    "NodeList",
+    "Victims",
 ]

@@ -26,7 +26,8 @@ class AffinityTerm:
 
     __slots__ = ("namespaces", "selector", "topology_key", "namespace_selector")
 
-    def __init__(self, namespaces: frozenset[str], selector: Selector, topology_key: str, namespace_selector: Selector) -> None:
+    def __init__(self, namespaces: frozenset[str], selector: Selector, topology_key: str,
+                 namespace_selector: Selector) -> None:
         self.namespaces = namespaces
         self.selector = selector
         self.topology_key = topology_key

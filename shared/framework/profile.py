@@ -214,6 +214,7 @@ def build_profiles(config: KubeSchedulerConfiguration | None) -> dict[str, Frame
             profile = _with_fit_ignored_resources(profile, ignored)
         name = profile.scheduler_name or DEFAULT_SCHEDULER_NAME
         if name in out:
-            raise InvalidInput("KubeSchedulerConfiguration", f"profiles[{i}].schedulerName", f"duplicate profile {name!r}")
+            raise InvalidInput("KubeSchedulerConfiguration", f"profiles[{i}].schedulerName",
+                               f"duplicate profile {name!r}")
         out[name] = build_framework(profile, config.percentage_of_nodes_to_score)
     return out

@@ -260,7 +260,8 @@ def _check_unique(names: Iterable[str], kind: str) -> None:
     seen: set[str] = set()
     for name in names:
         if name in seen:
-            raise InvalidInput(f"{kind} {name}", "metadata.name", "duplicate: an object of this kind and name was already given")
+            raise InvalidInput(f"{kind} {name}", "metadata.name",
+                               "duplicate: an object of this kind and name was already given")
         seen.add(name)
 
 
@@ -274,7 +275,8 @@ def _validate_node(node: Node, what: str, checks: validation.Checks) -> Node:
         if not t.key:
             raise InvalidInput(what, f"spec.taints[{i}].key", "required")
         if t.effect not in TAINT_EFFECTS:
-            raise InvalidInput(what, f"spec.taints[{i}].effect", f"unsupported value {t.effect!r}: {', '.join(TAINT_EFFECTS)}")
+            raise InvalidInput(what, f"spec.taints[{i}].effect",
+                               f"unsupported value {t.effect!r}: {', '.join(TAINT_EFFECTS)}")
     return node
 
 
@@ -352,7 +354,8 @@ def _validate_scheduling_fields(pod: Pod, what: str) -> None:
     spec = pod.spec
     for i, t in enumerate(spec.tolerations):
         if t.operator not in ("", "Equal", "Exists"):
-            raise InvalidInput(what, f"spec.tolerations[{i}].operator", f"unsupported value {t.operator!r}: Equal, Exists")
+            raise InvalidInput(what, f"spec.tolerations[{i}].operator",
+                               f"unsupported value {t.operator!r}: Equal, Exists")
         if t.operator == "Exists" and t.value:
             raise InvalidInput(what, f"spec.tolerations[{i}].value", "must be empty when `operator` is 'Exists'")
         if t.effect and t.effect not in TAINT_EFFECTS:
@@ -369,20 +372,21 @@ def _validate_scheduling_fields(pod: Pod, what: str) -> None:
                         f"nodeSelectorTerms[{i}].matchExpressions[{j}].operator",
                         f"not a valid selector operator: {req.operator!r}",
                     )
-    for kind, pa in (("podAffinity", aff.pod_affinity if aff else None), ("podAntiAffinity", aff.pod_anti_affinity if aff else None)):
+    for kind, pa in (("podAffinity", aff.pod_affinity if aff else None),
+                     ("podAntiAffinity", aff.pod_anti_affinity if aff else None)):
         if pa is None:
             continue
         for i, pa_term in enumerate(pa.required_during_scheduling_ignored_during_execution):
             if not pa_term.topology_key:
-                raise InvalidInput(what, f"spec.affinity.{kind}.requiredDuringSchedulingIgnoredDuringExecution[{i}].topologyKey",
-                                   "can not be empty")
+                raise InvalidInput(what, f"spec.affinity.{kind}.requiredDuringSchedulingIgnoredDuringExecution[{i}]"
+                                   ".topologyKey", "can not be empty")
         for i, w in enumerate(pa.preferred_during_scheduling_ignored_during_execution):
             if not w.pod_affinity_term.topology_key:
                 raise InvalidInput(what, f"spec.affinity.{kind}.preferredDuringSchedulingIgnoredDuringExecution[{i}]"
                                    ".podAffinityTerm.topologyKey", "can not be empty")
             if not 1 <= w.weight <= 100:
-                raise InvalidInput(what, f"spec.affinity.{kind}.preferredDuringSchedulingIgnoredDuringExecution[{i}].weight",
-                                   "must be in the range 1-100")
+                raise InvalidInput(what, f"spec.affinity.{kind}.preferredDuringSchedulingIgnoredDuringExecution[{i}]"
+                                   ".weight", "must be in the range 1-100")
     for i, c in enumerate(spec.topology_spread_constraints):
         base = f"spec.topologySpreadConstraints[{i}]"
         if c.max_skew <= 0:

@@ -50,7 +50,8 @@ def aggregate_container_requests(pod: Pod) -> dict[str, Fraction]:
                 sidecars[name] = sidecars.get(name, Fraction(0)) + q
             use = dict(sidecars)
         else:
-            use = {name: own.get(name, Fraction(0)) + sidecars.get(name, Fraction(0)) for name in own.keys() | sidecars.keys()}
+            use = {name: own.get(name, Fraction(0)) + sidecars.get(name, Fraction(0))
+                   for name in own.keys() | sidecars.keys()}
         for name, q in use.items():
             init_max[name] = max(init_max.get(name, Fraction(0)), q)
     return {name: max(total.get(name, Fraction(0)), init_max.get(name, Fraction(0)))

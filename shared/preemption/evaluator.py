@@ -33,7 +33,9 @@ class PreemptionPolicy(Protocol):
 
     def candidates_to_victims_map(self, candidates: Sequence[Candidate]) -> dict[str, Victims]: ...
 
-    def pod_eligible_to_preempt_others(self, pod: PodInfo, nominated_node_status: Status | None) -> tuple[bool, str]: ...
+    def pod_eligible_to_preempt_others(
+        self, pod: PodInfo, nominated_node_status: Status | None
+    ) -> tuple[bool, str]: ...
 
     def select_victims_on_node(
         self, state: CycleState, pod: PodInfo, node_info: NodeInfo, pdbs: Sequence[Any]
@@ -161,7 +163,8 @@ class Evaluator:
         pdbs = self.handle.pod_disruption_budgets()
         kept = self._tables.victims_table(state, pod, pdbs) if self._tables is not None else None
         if kept is not None:
-            positions = statuses.positions_with_code(helpable, all_nodes) if isinstance(statuses, NodeToStatus) else None
+            positions = (statuses.positions_with_code(helpable, all_nodes)
+                         if isinstance(statuses, NodeToStatus) else None)
             if positions is None:
                 positions = kept[0].positions_with_code(statuses, helpable)
             if not len(positions):

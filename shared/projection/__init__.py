@@ -23,6 +23,26 @@ from .rows import (
 )
 
 __all__ = [
-    "AttemptKey", "AttemptRow", "BindingKey", "BindingRow", "BindingState", "NodeRow", "PdbKey", "PdbRow", "PodPhase", "PodRow", "PodState",
-    "PreemptionRow", "PriorityClassRow", "NamespaceRow", "ReadModel", "Row", "RowKey", "TableName", "apply", "derive_pod", "fold", "keys_for",
+    "AttemptKey",
+    "AttemptRow",
+    "BindingKey",
+    "BindingRow",
+    "BindingState",
+    "NodeRow",
+    "PdbKey",
+    "PdbRow",
+    "PodPhase",
+    "PodRow",
+    "PodState",
+    "PreemptionRow",
+    "PriorityClassRow",
+    "NamespaceRow",
+    "ReadModel",
+    "Row",
+    "RowKey",
+    "TableName",
+    "apply",
+    "derive_pod",
+    "fold",
+    "keys_for",
 ]

@@ -176,6 +176,6 @@ class ReadModel:
             table[key[1]] = row
 
     def counts(self) -> dict[str, int]:
-        names: tuple[TableName, ...] = ("nodes", "pods", "attempts", "bindings", "preemptions", "priority_classes", "pdbs",
-                                        "namespaces")
+        names: tuple[TableName, ...] = ("nodes", "pods", "attempts", "bindings", "preemptions", "priority_classes",
+                                        "pdbs", "namespaces")
         return {name: len(self.table(name)) for name in names}

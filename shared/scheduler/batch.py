@@ -78,7 +78,8 @@ def rank(item: BatchItem, snapshot: Snapshot, *, record: bool = False) -> tuple[
     return _pick([s.name for s in scores], totals, item.seed), scores, ""
 
 
-def _rank_totals(item: BatchItem, state: CycleState, snapshot: Snapshot) -> tuple[list[str], list[NodePluginScores], str]:
+def _rank_totals(item: BatchItem, state: CycleState,
+                 snapshot: Snapshot) -> tuple[list[str], list[NodePluginScores], str]:
     """`rank` without the per-node score objects: the same pick and fallbacks, from plain totals."""
     names, totals, error = finish_totals(item.fwk, state, item.info, snapshot, item.merged.feasible, item.raw)
     if error:

@@ -116,7 +116,8 @@ def pack_walk(result: PodShardResult, feasible: Positions, columns: Mapping[str,
     )
 
 
-def unpack(result: PodShardResult, names: Sequence[str], *, scores: bool = True, failures: bool = True) -> PodShardResult:
+def unpack(result: PodShardResult, names: Sequence[str], *,
+           scores: bool = True, failures: bool = True) -> PodShardResult:
     """`result` with node names and plain score columns (an unpacked result is returned as is);
     `names`: the view's nodes in order, as at the request's watermark. `scores=False` leaves the
     columns packed (RawScores reads them as they are), `failures=False` the failed nodes (which

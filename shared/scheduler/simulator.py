@@ -248,7 +248,8 @@ class Simulator:
 
     def _set_nominated(self, record: _PodRecord, node_name: str) -> None:
         pod = record.info.pod
-        updated = msgspec.structs.replace(pod, status=msgspec.structs.replace(pod.status, nominated_node_name=node_name))
+        status = msgspec.structs.replace(pod.status, nominated_node_name=node_name)
+        updated = msgspec.structs.replace(pod, status=status)
         old = record.info
         record.info = old.placed(updated)
         renominate(self.queue, old, record.info, node_name)

@@ -97,8 +97,8 @@ def topology_spreading(nodes: int, pods: int, rng: random.Random) -> Workload:
 def node_affinity(nodes: int, pods: int, rng: random.Random) -> Workload:
     ns = [_node(i, rng) for i in range(nodes)]
     init = _initial(ns, min(1000, nodes))
-    term = NodeSelectorTerm(match_expressions=[NodeSelectorRequirement(key=ZONE, operator="In",
-                                                                       values=[f"zone-{z}" for z in range(ZONES // 2)])])
+    zones = [f"zone-{z}" for z in range(ZONES // 2)]
+    term = NodeSelectorTerm(match_expressions=[NodeSelectorRequirement(key=ZONE, operator="In", values=zones)])
     aff = Affinity(node_affinity=NodeAffinity(
         required_during_scheduling_ignored_during_execution=NodeSelector(node_selector_terms=[term])))
     measured = [_pod(f"pod-{i}", affinity=aff) for i in range(pods)]

@@ -27,7 +27,9 @@ log = logging.getLogger(__name__)
 
 
 def _bootstrap(settings: Settings) -> str:
-    return settings.require_endpoints()[0] if settings.kafka_bootstrap_servers is None else settings.kafka_bootstrap_servers
+    if settings.kafka_bootstrap_servers is None:
+        return settings.require_endpoints()[0]
+    return settings.kafka_bootstrap_servers
 
 
 def make_producer(settings: Settings, *, client_id: str | None = None) -> AIOKafkaProducer:

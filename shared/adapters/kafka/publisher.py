@@ -44,7 +44,8 @@ class KafkaPublisher:
         except KafkaError as exc:
             raise BrokerUnavailable(f"publishing {len(events)} event(s): {type(exc).__name__}: {exc}") from exc
 
-    async def publish_raw(self, topic: str, value: bytes, *, key: bytes | None = None, partition: int | None = None) -> None:
+    async def publish_raw(self, topic: str, value: bytes, *,
+                          key: bytes | None = None, partition: int | None = None) -> None:
         """Publish bytes as they are (tests use it to plant malformed messages)."""
         try:
             await (await self._producer.send(self._registry.physical(topic), value=value, key=key, partition=partition))

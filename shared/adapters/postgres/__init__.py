@@ -9,7 +9,19 @@ from .projection_store import PostgresProjectionStore
 from .queries import ReadModelQueries
 
 __all__ = [
-    "AcceptedIntents", "Base", "PostgresEventStore", "PostgresProjectionStore", "ReadModelQueries", "async_url", "current_revision", "downgrade",
-    "engine_scope", "head_revision", "make_engine", "make_sessionmaker", "plain_url", "translated_errors",
+    "AcceptedIntents",
+    "Base",
+    "PostgresEventStore",
+    "PostgresProjectionStore",
+    "ReadModelQueries",
+    "async_url",
+    "current_revision",
+    "downgrade",
+    "engine_scope",
+    "head_revision",
+    "make_engine",
+    "make_sessionmaker",
+    "plain_url",
+    "translated_errors",
     "upgrade",
 ]

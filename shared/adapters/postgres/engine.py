@@ -75,7 +75,8 @@ def is_retriable_db_error(exc: BaseException) -> bool:
     if isinstance(exc, sa_exc.DBAPIError):
         if exc.connection_invalidated:
             return True
-        sqlstate = getattr(exc.orig, "sqlstate", None) or getattr(getattr(exc.orig, "__cause__", None), "sqlstate", None)
+        cause = getattr(exc.orig, "__cause__", None)
+        sqlstate = getattr(exc.orig, "sqlstate", None) or getattr(cause, "sqlstate", None)
         if isinstance(sqlstate, str) and sqlstate.startswith(_RETRIABLE_SQLSTATES):
             return True
         return isinstance(exc, (sa_exc.OperationalError, sa_exc.InterfaceError))

@@ -117,7 +117,8 @@ def _parse_args(args: Mapping[str, Any] | None) -> tuple[NodeSelectorMatcher | N
     preferred: PreferredTerms | None = None
     errors: list[str] = []
     if (ns := added.required_during_scheduling_ignored_during_execution) is not None:
-        selector = NodeSelectorMatcher(ns.node_selector_terms, "addedAffinity.requiredDuringSchedulingIgnoredDuringExecution.")
+        selector = NodeSelectorMatcher(ns.node_selector_terms,
+                                       "addedAffinity.requiredDuringSchedulingIgnoredDuringExecution.")
         errors.extend(selector.errors)
     if terms := added.preferred_during_scheduling_ignored_during_execution:
         preferred = PreferredTerms(terms, "addedAffinity.preferredDuringSchedulingIgnoredDuringExecution")

@@ -70,7 +70,8 @@ def _label_check(req: NodeSelectorRequirement, path: str) -> tuple[LabelCheck | 
         errs.append(f"{path}.values: Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'")
     elif op in ("Gt", "Lt"):
         if len(values) != 1:
-            errs.append(f"{path}.values: Required value: must be specified single value when `operator` is 'Lt' or 'Gt'")
+            errs.append(f"{path}.values: Required value: "
+                        "must be specified single value when `operator` is 'Lt' or 'Gt'")
         elif parse_int64(values[0]) is None:
             errs.append(f'{path}.values[0]: Invalid value: "{values[0]}": for \'Gt\', \'Lt\' operators, '
                         "the value must be an integer")

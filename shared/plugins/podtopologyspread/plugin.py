@@ -47,10 +47,9 @@ from .common import (
     pod_constraints,
 )
 from .filtering import NodeCounts, PreFilterState, cal_pre_filter_state, update_with_pod
-
-COUNTS_MEMO_SIZE = 4  # distinct pod shapes whose per-node counts are kept
 from .scoring import PreScoreState, count_all_nodes, init_pre_score_state, node_score, normalize_scores
 
+COUNTS_MEMO_SIZE = 4  # distinct pod shapes whose per-node counts are kept
 PRE_FILTER_STATE_KEY = "PreFilter" + names.POD_TOPOLOGY_SPREAD
 PRE_SCORE_STATE_KEY = "PreScore" + names.POD_TOPOLOGY_SPREAD
 
