@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: venv browser run test simulate clean
+.PHONY: venv browser run lint test simulate clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -27,8 +27,13 @@ browser:
 		echo "could not install chromium: the web view's browser tests will skip"; \
 	else echo "chromium is not installed: the web view's browser tests will skip"; fi
 
+# ruff (lint and import order) and mypy (pyproject.toml configures both) must pass before the tests run.
+lint: venv
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
+
 # pytest exits 5 when it collects nothing; that is reported, not hidden.
-test: venv browser
+test: venv browser lint
 	$(PY) -m pytest $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests"; fi; exit $$rc
 
