@@ -8,10 +8,10 @@ from collections.abc import Mapping
 
 from prometheus_client import CollectorRegistry
 
-from shared.framework.profile import build_profiles
 from shared.framework.runtime import Framework
 from shared.model.config import KubeSchedulerConfiguration
 from shared.model.loader import load_files
+from shared.profiles import build_profiles
 
 from .framework_metrics import FrameworkMetrics, instrument
 

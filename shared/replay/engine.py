@@ -21,12 +21,12 @@ from dataclasses import dataclass
 import msgspec
 
 from shared.cluster import ClusterView, point_at
-from shared.framework.profile import build_profiles
 from shared.framework.runtime import Framework
 from shared.model.config import KubeSchedulerConfiguration
 from shared.preemption.extenders import replayed
 from shared.preemption.in_flight import recorded_overlay
 from shared.preemption.request import PreemptionOutcome, decide_preemption, folded_past
+from shared.profiles import build_profiles
 from shared.scheduler.batch import BatchItem, Decision, decide_batch
 from shared.scheduler.extending import apply_filters
 from shared.scheduler.packing import unpack

@@ -20,12 +20,12 @@ from shared.framework.cycle_state import CycleState
 from shared.framework.namespaces import NamespaceLabels
 from shared.framework.node_info import NodeInfo
 from shared.framework.pod_info import PodInfo
-from shared.framework.profile import build_profiles
 from shared.framework.runtime import Framework
 from shared.framework.snapshot import Snapshot, index_images
 from shared.framework.status import Code, Status
 from shared.model import Pod
 from shared.model.loader import ClusterInput
+from shared.profiles import build_profiles
 from shared.queue import FakeClock, QueuedPodInfo, SchedulingQueue
 
 from .fit_error import FitError, NoNodesAvailable

@@ -10,10 +10,10 @@ import pytest
 
 from shared.binding import NODE_NOT_FOUND, POD_DELETED, BinderState, Ignored, ignored_by_profile, rebuild_shard
 from shared.events import BindRejected, BindRequested, Envelope, NodeDeleted, NodeUpserted, PodBound, envelope
-from shared.framework.profile import build_profiles
 from shared.model import Node, Pod
 from shared.model.config import Extender, ExtenderManagedResource, KubeSchedulerConfiguration
 from shared.plugins.nodeports import ERR_REASON as PORTS
+from shared.profiles import build_profiles
 from tests.builders import MakeNode, MakePod
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)

@@ -8,8 +8,8 @@ import random
 import pytest
 
 from shared.events import ExtenderAnswer
-from shared.framework.profile import build_profiles
 from shared.framework.snapshot import Snapshot
+from shared.profiles import build_profiles
 from shared.scheduler.batch import BatchItem, first_still_fitting, rank
 from shared.scheduler.sharded import MergedFilter
 from tests.builders import MakeNode, MakePod

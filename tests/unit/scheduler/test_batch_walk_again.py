@@ -8,10 +8,10 @@ import random
 from shared.cluster.view import bound_copy
 from shared.framework.cycle_state import CycleState
 from shared.framework.pod_info import PodInfo
-from shared.framework.profile import build_profiles
 from shared.framework.runtime import Framework
 from shared.framework.snapshot import Snapshot
 from shared.model.loader import load_objects
+from shared.profiles import build_profiles
 from shared.replay.diff import weighted_difference
 from shared.scheduler.batch import BatchItem, Decision, decide_batch
 from shared.scheduler.schedule_one import ScheduleAlgorithm

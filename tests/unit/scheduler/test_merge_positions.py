@@ -10,9 +10,9 @@ from shared.events import PodShardResult
 from shared.framework.cycle_state import CycleState
 from shared.framework.node_info import NodeInfo
 from shared.framework.pod_info import PodInfo
-from shared.framework.profile import build_profiles
 from shared.framework.snapshot import Snapshot
 from shared.model.loader import load_objects
+from shared.profiles import build_profiles
 from shared.scheduler.fit_error import FitError
 from shared.scheduler.merge_batch import merge_batch
 from shared.scheduler.merge_positions import merge_packed, mergeable

@@ -1,8 +1,8 @@
 import pytest
 
 from shared.errors import InvalidInput
-from shared.framework.profile import merged_plugins
 from shared.model import PluginRef, Plugins, PluginSet
+from shared.profiles import merged_plugins
 
 
 def names(ps: PluginSet) -> list[str]:
@@ -42,8 +42,8 @@ def test_disable_at_one_point_keeps_others() -> None:
 
 
 def test_unknown_plugin_is_invalid_input() -> None:
-    from shared.framework.profile import build_profiles
     from shared.model import KubeSchedulerConfiguration, Profile
+    from shared.profiles import build_profiles
 
     plugins = Plugins(filter=PluginSet(enabled=[PluginRef(name="Nope")]))
     config = KubeSchedulerConfiguration(profiles=[Profile(plugins=plugins)])

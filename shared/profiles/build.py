@@ -1,27 +1,19 @@
 """Profiles from KubeSchedulerConfiguration: upstream's v1 defaults, the merge of a profile's
-plugin sets onto them, multiPoint expansion, score weights and pluginConfig."""
+plugin sets onto them, multiPoint expansion, score weights and pluginConfig.
+
+Above both the framework and the plugins: the framework's runtime is handed the plugins a profile
+names, built from a registry (upstream's `NewFramework(ctx, registry, profile, ...)`), and never
+imports a plugin itself."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import msgspec
 
 from shared.errors import InvalidInput
-from shared.model import (
-    DEFAULT_SCHEDULER_NAME,
-    KubeSchedulerConfiguration,
-    PluginConfig,
-    PluginRef,
-    Plugins,
-    PluginSet,
-    Profile,
-)
-from shared.plugins import names
-from shared.plugins.registry import UnknownPlugin, plugin_class
-
-from .interfaces import (
+from shared.framework.interfaces import (
     BindPlugin,
     FilterPlugin,
     PermitPlugin,
@@ -36,7 +28,21 @@ from .interfaces import (
     ReservePlugin,
     ScorePlugin,
 )
-from .runtime import Framework
+from shared.framework.runtime import Framework
+from shared.model import (
+    DEFAULT_SCHEDULER_NAME,
+    KubeSchedulerConfiguration,
+    PluginConfig,
+    PluginRef,
+    Plugins,
+    PluginSet,
+    Profile,
+)
+from shared.plugins import names
+from shared.plugins.registry import UnknownPlugin, plugin_class
+
+Registry = Callable[[str], type[Plugin]]
+"""Plugin name → its class; raises UnknownPlugin for a name it does not know."""
 
 # pkg/scheduler/apis/config/v1/default_plugins.go: every default plugin goes through multiPoint.
 DEFAULT_MULTI_POINT: tuple[tuple[str, int | None], ...] = (
@@ -154,7 +160,8 @@ def _expand(point: str, iface: type, sets: Mapping[str, PluginSet], instances: M
     return [instances[n] for n in ordered]
 
 
-def build_framework(profile: Profile, global_percentage: int | None = None) -> Framework:
+def build_framework(profile: Profile, global_percentage: int | None = None,
+                    registry: Registry = plugin_class) -> Framework:
     sets = merged_plugins(profile.plugins)
     wanted: list[str] = []
     for point_set in sets.values():
@@ -167,7 +174,7 @@ def build_framework(profile: Profile, global_percentage: int | None = None) -> F
                           if profile.percentage_of_nodes_to_score is not None else global_percentage)
     for name in wanted:
         try:
-            cls = plugin_class(name)
+            cls = registry(name)
         except UnknownPlugin:
             raise InvalidInput(f"profile {profile.scheduler_name}", "plugins",
                                f"plugin {name!r} is not registered") from None
@@ -203,8 +210,10 @@ def _with_fit_ignored_resources(profile: Profile, ignored: list[str]) -> Profile
     return msgspec.structs.replace(profile, plugin_config=configs)
 
 
-def build_profiles(config: KubeSchedulerConfiguration | None) -> dict[str, Framework]:
-    """One framework per profile, keyed by schedulerName (a missing config means the default)."""
+def build_profiles(config: KubeSchedulerConfiguration | None,
+                   registry: Registry = plugin_class) -> dict[str, Framework]:
+    """One framework per profile, keyed by schedulerName (a missing config means the default),
+    its plugins built from `registry` (the in-tree plugins by default)."""
     config = config or KubeSchedulerConfiguration()
     profiles = config.profiles or [Profile(scheduler_name=DEFAULT_SCHEDULER_NAME)]
     ignored = [r.name for ext in config.extenders for r in ext.managed_resources if r.ignored_by_scheduler]
@@ -216,5 +225,5 @@ def build_profiles(config: KubeSchedulerConfiguration | None) -> dict[str, Frame
         if name in out:
             raise InvalidInput("KubeSchedulerConfiguration", f"profiles[{i}].schedulerName",
                                f"duplicate profile {name!r}")
-        out[name] = build_framework(profile, config.percentage_of_nodes_to_score)
+        out[name] = build_framework(profile, config.percentage_of_nodes_to_score, registry)
     return out
