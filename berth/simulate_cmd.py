@@ -9,6 +9,7 @@ from typing import Any
 
 import msgspec
 
+from shared.adapters.extender_http import build_extenders
 from shared.errors import InvalidInput
 from shared.memory import settle_heap
 from shared.model.loader import load_files
@@ -54,7 +55,8 @@ def run(args: argparse.Namespace) -> int:
         for warning in cluster.warnings:
             print(f"Warning: {warning}", file=sys.stderr)
         settle_heap()
-        report = Simulator(cluster, seed=args.seed, on_progress=progress if show else None).run()
+        report = Simulator(cluster, seed=args.seed, on_progress=progress if show else None,
+                           make_extenders=build_extenders).run()
         if show:
             sys.stderr.write(f"\rscheduled in {time.monotonic() - started:.2f}s" + " " * 40 + "\n")
     except InvalidInput as exc:

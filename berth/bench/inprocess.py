@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from tqdm import tqdm
 
+from shared.adapters.extender_http import build_extenders
 from shared.framework.node_info import node_allocatable
 from shared.framework.pod_info import PodInfo
 from shared.memory import settle_heap
@@ -88,7 +89,7 @@ def run_inprocess(workload: Workload, seed: int, progress: bool) -> BenchResult:
     bound_at: dict[str, float] = {}
     bar = Progress(workload.measured, progress)
     cpu0 = time.process_time()
-    sim = Simulator(workload.cluster, seed=seed)
+    sim = Simulator(workload.cluster, seed=seed, make_extenders=build_extenders)
     settle_heap()
     start = time.perf_counter()
     last = [start]

@@ -32,7 +32,7 @@ from datetime import UTC, datetime
 from typing import Protocol
 
 from services.runtime import Handler
-from shared.adapters.extender_http import HTTPExtender, extenders_binding
+from shared.adapters.extender_http import HTTPExtender
 from shared.binding import BinderState, Ignored, rebuild_shard
 from shared.events import (
     BINDS,
@@ -47,6 +47,7 @@ from shared.events import (
     PodEvicted,
     ReceivedEvent,
 )
+from shared.extender.binding import extenders_binding
 from shared.framework.pod_info import PodInfo
 from shared.ports import TopicPartition
 

@@ -246,22 +246,5 @@ def build_extenders(config: KubeSchedulerConfiguration | None,
     return out
 
 
-def extenders_binding(extenders: Sequence[HTTPExtender], pod: PodInfo, node_name: str) -> tuple[bool, str]:
-    """Upstream extendersBinding: the first interested binder binds (an ignorable one that fails
-    is passed over). (True, "") bound; (True, error) the binder refused; (False, "") no binder:
-    the framework's Bind plugins bind."""
-    for ext in extenders:
-        if not ext.is_binder() or not ext.is_interested(pod):
-            continue
-        try:
-            ext.bind(pod, node_name)
-        except ExtenderError as exc:
-            if ext.is_ignorable():
-                continue
-            return True, str(exc)
-        return True, ""
-    return False, ""
-
-
-__all__ = ["DEFAULT_TIMEOUT_SECONDS", "HTTPExtender", "build_extenders", "extenders_binding", "parse_duration",
+__all__ = ["DEFAULT_TIMEOUT_SECONDS", "HTTPExtender", "build_extenders", "parse_duration",
            "ssl_context"]

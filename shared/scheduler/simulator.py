@@ -10,11 +10,12 @@ does; when the queue runs dry, pods that failed before the cluster last changed 
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import Protocol
 
 import msgspec
 
-from shared.adapters.extender_http import build_extenders, extenders_binding
+from shared.extender.binding import BindingExtender, extenders_binding
 from shared.framework import events
 from shared.framework.cycle_state import CycleState
 from shared.framework.namespaces import NamespaceLabels
@@ -23,7 +24,7 @@ from shared.framework.pod_info import PodInfo
 from shared.framework.runtime import Framework
 from shared.framework.snapshot import Snapshot, index_images
 from shared.framework.status import Code, Status
-from shared.model import Pod
+from shared.model import KubeSchedulerConfiguration, Pod
 from shared.model.loader import ClusterInput
 from shared.profiles import build_profiles
 from shared.queue import FakeClock, QueuedPodInfo, SchedulingQueue
@@ -31,11 +32,21 @@ from shared.queue import FakeClock, QueuedPodInfo, SchedulingQueue
 from .fit_error import FitError, NoNodesAvailable
 from .outcome import Phase, PodOutcome, SimulationReport
 from .queue_rules import CYCLE_SECONDS, FailedAt, admit, attemptable, bring_back, build_queue, park, placed, renominate
-from .schedule_one import ScheduleAlgorithm, SchedulingError
+from .schedule_one import FilterExtender, ScheduleAlgorithm, SchedulingError
 from .seeds import attempt_seed
 
 GATED_MESSAGE = "Scheduling is blocked due to non-empty scheduling gates"
 TERMINAL_PHASES = ("Succeeded", "Failed")
+
+
+class SimulatedExtender(FilterExtender, BindingExtender, Protocol):
+    """An extender as the in-process scheduler calls it: filter, prioritize, bind."""
+
+
+ExtenderFactory = Callable[[KubeSchedulerConfiguration | None, Callable[[str], NodeInfo | None]],
+                           Sequence[SimulatedExtender]]
+"""The configuration's extenders, given a lookup of the simulator's nodes (the HTTP client's
+`build_extenders`: the core does no I/O itself)."""
 
 
 class _PodRecord:
@@ -53,9 +64,11 @@ class _PodRecord:
 class Simulator:
     def __init__(self, cluster: ClusterInput, seed: int = 0,
                  on_progress: Callable[[int, int], None] | None = None,
-                 on_attempt: Callable[[PodInfo, str | None], None] | None = None) -> None:
+                 on_attempt: Callable[[PodInfo, str | None], None] | None = None,
+                 make_extenders: ExtenderFactory | None = None) -> None:
         """`on_progress(cycles, pending)` every 100 attempts; `on_attempt(pod, node or None)` after
-        each attempt (benchmarks time attempts with it)."""
+        each attempt (benchmarks time attempts with it); `make_extenders`: the configuration's
+        extenders (needed when it names any)."""
         self.cluster = cluster
         self.seed = seed
         self.rng = random.Random(seed)
@@ -73,7 +86,9 @@ class Simulator:
         self.cycles = 0
         self.failed_at = FailedAt()
         self.queue: SchedulingQueue = build_queue(self.profiles, config, self.clock)
-        extenders = build_extenders(config, self.snapshot.get)
+        if make_extenders is None and config is not None and config.extenders:
+            raise ValueError("the configuration names extenders: pass make_extenders to call them")
+        extenders = list(make_extenders(config, self.snapshot.get)) if make_extenders is not None else []
         for fwk in self.profiles.values():
             fwk.set_extenders(list(extenders))
             fwk.set_snapshot(self.snapshot)
@@ -278,5 +293,5 @@ class Simulator:
         return SimulationReport(pods=pods, seed=self.seed, cycles=self.cycles)
 
 
-def simulate(cluster: ClusterInput, seed: int = 0) -> SimulationReport:
-    return Simulator(cluster, seed).run()
+def simulate(cluster: ClusterInput, seed: int = 0, make_extenders: ExtenderFactory | None = None) -> SimulationReport:
+    return Simulator(cluster, seed, make_extenders=make_extenders).run()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from shared.adapters.extender_http import build_extenders
 from shared.model.config import (
     Extender,
     ExtenderManagedResource,
@@ -23,7 +24,7 @@ def _nodes(*names: str) -> list[Any]:
 
 def _simulate(extenders: list[Extender], pods: list[Any], nodes: list[Any]) -> list[PodOutcome]:
     cluster = ClusterInput(nodes=nodes, pods=pods, config=KubeSchedulerConfiguration(extenders=extenders))
-    return Simulator(cluster, seed=1).run().pods
+    return Simulator(cluster, seed=1, make_extenders=build_extenders).run().pods
 
 
 def _pod(name: str = "p", **requests: Any) -> Any:
