@@ -125,6 +125,36 @@ def env_int(env: Mapping[str, str], name: str, default: int, *, minimum: int = 0
     return value
 
 
+def env_str(env: Mapping[str, str], name: str, default: str) -> str:
+    """The variable's value, stripped; `default` when unset or blank."""
+    return env.get(name, "").strip() or default
+
+
+def env_float(env: Mapping[str, str], name: str, default: float, *, minimum: float = 0.0) -> float:
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ConfigurationError(f"{name}={raw!r}: expected a number") from None
+    if value < minimum:
+        raise ConfigurationError(f"{name}={raw!r}: must be at least {minimum}")
+    return value
+
+
+FLAG_VALUES = {"1": True, "true": True, "yes": True, "on": True, "0": False, "false": False, "no": False, "off": False}
+
+
+def env_flag(env: Mapping[str, str], name: str, default: bool = False) -> bool:
+    raw = env.get(name, "").strip().lower()
+    if not raw:
+        return default
+    if raw not in FLAG_VALUES:
+        raise ConfigurationError(f"{name}={raw!r}: expected one of {', '.join(FLAG_VALUES)}")
+    return FLAG_VALUES[raw]
+
+
 def _str(env: Mapping[str, str], name: str) -> str | None:
     raw = env.get(name, "").strip()
     return raw or None

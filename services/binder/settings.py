@@ -7,15 +7,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from shared.events import BINDS, NODES
-from shared.settings import Settings, load_service_settings
+from shared.settings import Settings, env_str, load_service_settings
 
 SERVICE = "binder"
+GROUP = "berth-binder"
 
 
 @dataclass(frozen=True, slots=True)
 class BinderSettings:
     base: Settings
-    group_id: str = "berth-binder"
+    group_id: str = GROUP
     topics: tuple[str, ...] = (BINDS, NODES)
     """One group over both node-keyed topics: the range assignor gives a member the same partition
     numbers (node shards) of each, so a shard's nodes and its bind requests meet in one member."""
@@ -27,4 +28,4 @@ class BinderSettings:
 def load(env: Mapping[str, str] | None = None) -> BinderSettings:
     env = os.environ if env is None else env
     base = load_service_settings(SERVICE, env)
-    return BinderSettings(base=base, group_id=env.get("BERTH_BINDER_GROUP", "").strip() or "berth-binder")
+    return BinderSettings(base=base, group_id=env_str(env, "BERTH_BINDER_GROUP", GROUP))

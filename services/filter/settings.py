@@ -8,16 +8,17 @@ from dataclasses import dataclass
 
 from services.runtime.scheduler_config import load_scheduler_config
 from shared.model.config import KubeSchedulerConfiguration
-from shared.settings import Settings, load_service_settings
+from shared.settings import Settings, env_str, load_service_settings
 
 SERVICE = "filter"
+GROUP = "berth-filter"
 
 
 @dataclass(frozen=True, slots=True)
 class FilterSettings:
     base: Settings
     config: KubeSchedulerConfiguration | None = None
-    group_id: str = "berth-filter"
+    group_id: str = GROUP
     watermark_wait_s: float = 10.0
     """How long a request waits for this replica's view to reach the queue's; past that it is
     answered from the view as it is (the binder still refuses anything that does not fit)."""
@@ -27,4 +28,4 @@ def load(env: Mapping[str, str] | None = None) -> FilterSettings:
     env = os.environ if env is None else env
     base = load_service_settings(SERVICE, env)
     return FilterSettings(base=base, config=load_scheduler_config(env),
-                          group_id=env.get("BERTH_FILTER_GROUP", "").strip() or "berth-filter")
+                          group_id=env_str(env, "BERTH_FILTER_GROUP", GROUP))

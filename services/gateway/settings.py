@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from shared.errors import ConfigurationError
-from shared.settings import Settings, load_service_settings
+from shared.settings import Settings, env_flag, env_int, load_service_settings
 
 SERVICE = "gateway"
 MAX_BODY_BYTES = 256 * 1024 * 1024
@@ -38,11 +38,7 @@ def load(env: Mapping[str, str] | None = None) -> GatewaySettings:
     viewer = env.get("BERTH_VIEWER_TOKEN", "").strip()
     if viewer == token:
         raise ConfigurationError("BERTH_VIEWER_TOKEN must differ from BERTH_API_TOKEN: a viewer may only read")
-    metrics_auth = env.get("BERTH_METRICS_AUTH", "").strip().lower() in ("1", "true", "yes")
-    raw = env.get("BERTH_GATEWAY_MAX_BODY_BYTES", "").strip()
-    try:
-        max_body = int(raw) if raw else MAX_BODY_BYTES
-    except ValueError:
-        raise ConfigurationError(f"BERTH_GATEWAY_MAX_BODY_BYTES={raw!r}: expected an integer") from None
+    metrics_auth = env_flag(env, "BERTH_METRICS_AUTH")
+    max_body = env_int(env, "BERTH_GATEWAY_MAX_BODY_BYTES", MAX_BODY_BYTES, minimum=1)
     return GatewaySettings(base=base, api_token=token, viewer_token=viewer, metrics_auth=metrics_auth,
                            max_body_bytes=max_body)

@@ -8,9 +8,10 @@ from dataclasses import dataclass
 
 from services.runtime.scheduler_config import load_scheduler_config
 from shared.model.config import KubeSchedulerConfiguration
-from shared.settings import Settings, env_int, load_service_settings
+from shared.settings import Settings, env_int, env_str, load_service_settings
 
 SERVICE = "preemption"
+GROUP = "berth-preemption"
 DEFAULT_BATCH = 64
 
 
@@ -18,7 +19,7 @@ DEFAULT_BATCH = 64
 class PreemptionSettings:
     base: Settings
     config: KubeSchedulerConfiguration | None = None
-    group_id: str = "berth-preemption"
+    group_id: str = GROUP
     watermark_wait_s: float = 10.0
     batch_size: int = DEFAULT_BATCH
     """Most records of the `preemption` topic handled per batch (requests, and this service's own
@@ -30,5 +31,5 @@ def load(env: Mapping[str, str] | None = None) -> PreemptionSettings:
     env = os.environ if env is None else env
     base = load_service_settings(SERVICE, env)
     return PreemptionSettings(base=base, config=load_scheduler_config(env),
-                              group_id=env.get("BERTH_PREEMPTION_GROUP", "").strip() or "berth-preemption",
+                              group_id=env_str(env, "BERTH_PREEMPTION_GROUP", GROUP),
                               batch_size=env_int(env, "BERTH_PREEMPTION_BATCH", DEFAULT_BATCH, minimum=1))

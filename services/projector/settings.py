@@ -7,15 +7,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from shared.events import TOPICS
-from shared.settings import Settings, load_service_settings
+from shared.settings import Settings, env_str, load_service_settings
 
 SERVICE = "projector"
+GROUP = "berth-projector"
 
 
 @dataclass(frozen=True, slots=True)
 class ProjectorSettings:
     base: Settings
-    group_id: str = "berth-projector"
+    group_id: str = GROUP
     """Positions in `consumer_offsets` are kept per group: a second group projects independently."""
     topics: tuple[str, ...] = tuple(spec.name for spec in TOPICS)
 
@@ -23,4 +24,4 @@ class ProjectorSettings:
 def load(env: Mapping[str, str] | None = None) -> ProjectorSettings:
     env = os.environ if env is None else env
     base = load_service_settings(SERVICE, env)
-    return ProjectorSettings(base=base, group_id=env.get("BERTH_PROJECTOR_GROUP", "").strip() or "berth-projector")
+    return ProjectorSettings(base=base, group_id=env_str(env, "BERTH_PROJECTOR_GROUP", GROUP))

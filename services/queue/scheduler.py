@@ -101,6 +101,12 @@ log = logging.getLogger(__name__)
 WATERMARK_TOPICS = {spec.name: spec.partitions for spec in TOPICS if spec.name in GATED_TOPICS}
 """What filter workers and the preemption service fold; requests carry the queue's positions."""
 FOLLOWED = (NODES, PODS, PLACEMENTS, BINDS, DECISIONS)
+DEFAULT_BATCH = 256
+"""Pods evaluated per scatter/gather round trip."""
+DEFAULT_GATHER_TIMEOUT_S = 30.0
+"""A request whose worker stays silent this long is sent elsewhere."""
+DEFAULT_UNSCHEDULABLE_TIMEOUT_S = 300.0
+"""podMaxInUnschedulablePodsDuration: how long a pod sits unschedulable before a retry (upstream's 5 min)."""
 ADMISSION_RETRY_S = 0.5
 """How long a pod created on a node its binder did not know yet waits before it is asked about again."""
 FEASIBLE_BUDGET = 200_000
@@ -150,9 +156,10 @@ class Attempt:
 class Scheduler:
     def __init__(self, view: ClusterView, profiles: dict[str, Framework], gatherer: Gatherer, publish: Publish,
                  metrics: SchedulerMetrics, *, config: KubeSchedulerConfiguration | None = None,
-                 batch_size: int = 256, lockstep: bool = False, seed: int = 0, gather_timeout_s: float = 30.0,
-                 pipeline_depth: int = 0,
-                 unschedulable_timeout_s: float = 300.0, producer: str = "queue", gate: Gate | None = None,
+                 batch_size: int = DEFAULT_BATCH, lockstep: bool = False, seed: int = 0,
+                 gather_timeout_s: float = DEFAULT_GATHER_TIMEOUT_S, pipeline_depth: int = 0,
+                 unschedulable_timeout_s: float = DEFAULT_UNSCHEDULABLE_TIMEOUT_S, producer: str = "queue",
+                 gate: Gate | None = None,
                  extenders: Sequence[FilterExtender] = ()) -> None:
         self.view, self.profiles, self.gatherer, self.publish = view, profiles, gatherer, publish
         self.extenders = list(extenders)

@@ -8,17 +8,20 @@ from dataclasses import dataclass
 
 from services.runtime.scheduler_config import load_scheduler_config
 from shared.model.config import KubeSchedulerConfiguration
-from shared.settings import Settings, load_service_settings
+from shared.settings import Settings, env_flag, env_float, env_int, env_str, load_service_settings
+
+from .scheduler import DEFAULT_BATCH, DEFAULT_GATHER_TIMEOUT_S, DEFAULT_UNSCHEDULABLE_TIMEOUT_S
 
 SERVICE = "queue"
+GROUP = "berth-queue"
 
 
 @dataclass(frozen=True, slots=True)
 class QueueSettings:
     base: Settings
     config: KubeSchedulerConfiguration | None = None
-    group_id: str = "berth-queue"
-    batch_size: int = 256
+    group_id: str = GROUP
+    batch_size: int = DEFAULT_BATCH
     """Pods evaluated per scatter/gather round trip."""
     pipeline_depth: int = 0
     """Batches at the filter workers while the one before them is merged and decided; 0: one per
@@ -27,28 +30,21 @@ class QueueSettings:
     """One pod in flight at a time, its outcome awaited before the next, with the simulator's
     logical clock: decisions then equal `berth simulate`'s on the same input."""
     seed: int = 0
-    gather_timeout_s: float = 30.0
+    gather_timeout_s: float = DEFAULT_GATHER_TIMEOUT_S
     """A scatter with shards still silent after this long is sent again."""
-    unschedulable_timeout_s: float = 300.0
+    unschedulable_timeout_s: float = DEFAULT_UNSCHEDULABLE_TIMEOUT_S
     """podMaxInUnschedulablePodsDuration: how long a pod sits unschedulable before a retry."""
-
-
-def _flag(value: str) -> bool:
-    return value.strip().lower() in ("1", "true", "yes", "on")
 
 
 def load(env: Mapping[str, str] | None = None) -> QueueSettings:
     env = os.environ if env is None else env
-    base = load_service_settings(SERVICE, env)
-    config = load_scheduler_config(env)
-    timeout = env.get("BERTH_UNSCHEDULABLE_TIMEOUT_S", "").strip()
     return QueueSettings(
-        base=base,
-        config=config,
-        group_id=env.get("BERTH_QUEUE_GROUP", "").strip() or "berth-queue",
-        batch_size=int(env.get("BERTH_QUEUE_BATCH", "256")),
-        pipeline_depth=int(env.get("BERTH_QUEUE_PIPELINE", "0")),
-        lockstep=_flag(env.get("BERTH_QUEUE_LOCKSTEP", "")),
-        seed=int(env.get("BERTH_SEED", "0")),
-        unschedulable_timeout_s=float(timeout or 300.0),
+        base=load_service_settings(SERVICE, env),
+        config=load_scheduler_config(env),
+        group_id=env_str(env, "BERTH_QUEUE_GROUP", GROUP),
+        batch_size=env_int(env, "BERTH_QUEUE_BATCH", DEFAULT_BATCH, minimum=1),
+        pipeline_depth=env_int(env, "BERTH_QUEUE_PIPELINE", 0),
+        lockstep=env_flag(env, "BERTH_QUEUE_LOCKSTEP"),
+        seed=env_int(env, "BERTH_SEED", 0),
+        unschedulable_timeout_s=env_float(env, "BERTH_UNSCHEDULABLE_TIMEOUT_S", DEFAULT_UNSCHEDULABLE_TIMEOUT_S),
     )

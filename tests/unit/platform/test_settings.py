@@ -1,0 +1,36 @@
+"""Settings from the environment: one typed helper per kind of value, a clear error for a bad one."""
+
+from __future__ import annotations
+
+import pytest
+
+from services.gateway.settings import load as load_gateway
+from services.queue.settings import load as load_queue
+from shared.errors import ConfigurationError
+from shared.settings import env_flag, env_float, env_int, env_str
+
+
+def test_each_helper_reads_its_kind_or_falls_back_to_the_default() -> None:
+    env = {"A": " 7 ", "B": "0.5", "C": "yes", "D": "  ", "E": "name"}
+    assert env_int(env, "A", 1) == 7 and env_int(env, "D", 1) == 1
+    assert env_float(env, "B", 1.0) == 0.5 and env_float(env, "X", 2.5) == 2.5
+    assert env_flag(env, "C") is True and env_flag(env, "D") is False and env_flag(env, "X", True) is True
+    assert env_str(env, "E", "d") == "name" and env_str(env, "D", "d") == "d"
+
+
+@pytest.mark.parametrize(("load", "env", "message"), [
+    (load_queue, {"BERTH_QUEUE_BATCH": "many"}, "BERTH_QUEUE_BATCH='many': expected an integer"),
+    (load_queue, {"BERTH_QUEUE_BATCH": "0"}, "BERTH_QUEUE_BATCH='0': must be at least 1"),
+    (load_queue, {"BERTH_QUEUE_LOCKSTEP": "maybe"}, "BERTH_QUEUE_LOCKSTEP='maybe': expected one of"),
+    (load_queue, {"BERTH_UNSCHEDULABLE_TIMEOUT_S": "soon"}, "BERTH_UNSCHEDULABLE_TIMEOUT_S='soon': expected a number"),
+    (load_gateway, {"BERTH_API_TOKEN": "t", "BERTH_METRICS_AUTH": "perhaps"}, "BERTH_METRICS_AUTH='perhaps'"),
+], ids=["integer", "minimum", "flag", "number", "gateway flag"])
+def test_a_bad_value_names_the_variable_and_what_it_wants(load: object, env: dict[str, str], message: str) -> None:
+    with pytest.raises(ConfigurationError, match=message.replace("(", r"\(")):
+        load(env)  # type: ignore[operator]
+
+
+def test_services_keep_their_defaults_when_nothing_is_set() -> None:
+    settings = load_queue({})
+    assert (settings.group_id, settings.batch_size, settings.lockstep, settings.unschedulable_timeout_s) == (
+        "berth-queue", 256, False, 300.0)
