@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from shared.adapters.processes import ManagedProcess
+from berth.stack.processes import ManagedProcess
 
 from .services import SERVICES, ServiceSpec, UpOptions
 

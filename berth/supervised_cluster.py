@@ -16,8 +16,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from shared.adapters.embedded import EmbeddedStack
-from shared.adapters.processes import ManagedProcess
+from berth.stack.embedded import EmbeddedStack
+from berth.stack.processes import ManagedProcess
 
 from .fleet import Fleet, Member
 

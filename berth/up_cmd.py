@@ -48,7 +48,7 @@ def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
 
 def run(args: argparse.Namespace) -> int:
     check_filter_workers(args.filter_workers)
-    from shared.adapters.embedded import EmbeddedStack
+    from berth.stack.embedded import EmbeddedStack
     from shared.settings import load_settings
 
     signal.signal(signal.SIGTERM, _raise_interrupt)  # one shutdown path for Ctrl-C and SIGTERM

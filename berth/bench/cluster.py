@@ -64,7 +64,7 @@ def run_cluster(workload: Workload, *, filter_workers: int, progress: bool, time
     """`logs`: keep every service's log there (they go with the temporary state otherwise);
     `record`: write the whole event log there as JSON Lines afterwards (for `berth replay`);
     `config`: the KubeSchedulerConfiguration file every scheduling service runs with."""
-    from shared.adapters.embedded import EmbeddedStack
+    from berth.stack.embedded import EmbeddedStack
 
     base = load_settings()
     settings = replace(base, topic_prefix=f"bench{uuid.uuid4().hex[:8]}.")

@@ -82,7 +82,7 @@ class ChaosResult:
 
 
 def run_chaos(options: ChaosOptions, say: Callable[[str], None] = lambda line: None) -> ChaosResult:
-    from shared.adapters.embedded import EmbeddedStack
+    from berth.stack.embedded import EmbeddedStack
 
     workload = generate(options.workload, options.nodes, options.pods, options.seed)
     with tempfile.TemporaryDirectory(prefix="berth-chaos-") as tmp:

@@ -21,11 +21,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from shared.adapters.embedded import EmbeddedStack, run_coroutine_sync
-from shared.adapters.pgserver import create_database, drop_database
+from berth.stack.embedded import EmbeddedStack, run_coroutine_sync
+from berth.stack.pgserver import create_database, drop_database
+from berth.stack.processes import free_port
+from berth.stack.tansu import kafka_metadata_probe
 from shared.adapters.postgres import plain_url, upgrade
-from shared.adapters.processes import free_port
-from shared.adapters.tansu import kafka_metadata_probe
 from shared.settings import Settings, load_settings
 
 TEMPLATE = "berth_test_template"

@@ -15,8 +15,8 @@ import pytest
 from aiokafka import AIOKafkaProducer
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from berth.stack.pgserver import drop_database
 from shared.adapters.kafka import KafkaPublisher, ensure_topics, make_admin, make_producer
-from shared.adapters.pgserver import drop_database
 from shared.adapters.postgres import make_engine
 from shared.events import TopicRegistry
 from shared.settings import Settings, load_settings

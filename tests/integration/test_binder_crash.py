@@ -12,8 +12,8 @@ import aiohttp
 import pytest
 from aiokafka import TopicPartition
 
+from berth.stack.processes import free_port
 from shared.adapters.kafka import KafkaPublisher, make_consumer, stop_consumer
-from shared.adapters.processes import free_port
 from shared.events import BINDS, NodeUpserted, envelope
 
 from .fixtures import BerthTestEnv

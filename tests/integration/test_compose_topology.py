@@ -21,8 +21,8 @@ from typing import Any
 import pytest
 import yaml
 
+from berth.stack.pgserver import drop_database
 from shared.adapters.kafka import make_admin
-from shared.adapters.pgserver import drop_database
 from shared.settings import load_settings
 
 from .backends import Backend, create_test_database

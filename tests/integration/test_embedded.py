@@ -18,10 +18,10 @@ import psutil
 import pytest
 from aiokafka import TopicPartition
 
-from shared.adapters.embedded import EmbeddedStack, Endpoints
+from berth.stack.embedded import EmbeddedStack, Endpoints
+from berth.stack.tansu import kafka_metadata_probe
 from shared.adapters.kafka import make_admin, make_consumer
 from shared.adapters.postgres import PostgresProjectionStore, current_revision, engine_scope, head_revision
-from shared.adapters.tansu import kafka_metadata_probe
 from shared.events import Position, ReceivedEvent, TopicRegistry, decode, envelope
 from shared.settings import load_settings
 from tests.unit.events.samples import sample_payloads
@@ -116,7 +116,7 @@ async def test_restart_keeps_the_database_and_rebuilds_the_log(state_dir: Path) 
 LAUNCHER = textwrap.dedent(
     """
     import sys, time
-    from shared.adapters.embedded import EmbeddedStack
+    from berth.stack.embedded import EmbeddedStack
     from shared.settings import load_settings
     stack = EmbeddedStack(sys.argv[1], settings=load_settings({}), durable=False, migrate=False, create_topics=False)
     endpoints = stack.start()

@@ -14,7 +14,7 @@ from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import Connection, inspect
 
-from shared.adapters.pgserver import create_database, drop_database
+from berth.stack.pgserver import create_database, drop_database
 from shared.adapters.postgres import Base, current_revision, downgrade, engine_scope, head_revision, upgrade
 
 from .backends import Backend

@@ -14,9 +14,9 @@ import pytest
 from aiokafka import TopicPartition
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from berth.stack.processes import free_port
 from shared.adapters.kafka import KafkaPublisher, make_consumer, stop_consumer
 from shared.adapters.postgres import PostgresEventStore, PostgresProjectionStore
-from shared.adapters.processes import free_port
 from shared.events import OutgoingEvent, envelope
 from shared.projection import fold
 from tests.unit.events.samples import lifecycle

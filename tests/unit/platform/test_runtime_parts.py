@@ -12,8 +12,8 @@ from pathlib import Path
 import psutil
 import pytest
 
+from berth.stack.processes import ManagedProcess, free_port, reap_stale
 from services.runtime import RecentEvents, RetryPolicy
-from shared.adapters.processes import ManagedProcess, free_port, reap_stale
 
 
 def test_recent_events_is_a_bounded_lru_keyed_by_partition() -> None:
@@ -83,7 +83,7 @@ def test_free_port_is_bindable() -> None:
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="parent-death signal is Linux-only")
 def test_children_of_a_dead_launcher_die_with_it(tmp_path: Path) -> None:
     script = (
-        "import sys, time; from pathlib import Path; from shared.adapters.processes import ManagedProcess; "
+        "import sys, time; from pathlib import Path; from berth.stack.processes import ManagedProcess; "
         "p = ManagedProcess('sleep', ['sleep', '60'], log_path=Path(sys.argv[1])); p.start(); "
         "print(p.pid, flush=True); time.sleep(60)"
     )
@@ -101,7 +101,7 @@ def test_children_of_a_dead_launcher_die_with_it(tmp_path: Path) -> None:
 
 
 def test_a_process_gone_since_it_was_listed_is_not_a_group_member(monkeypatch: pytest.MonkeyPatch) -> None:
-    from shared.adapters import processes
+    from berth.stack import processes
 
     child = subprocess.Popen(["true"])
     child.wait()  # reaped: its pid names no process any more

@@ -34,17 +34,17 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from shared.adapters.postgres.engine import make_url_safe
 from shared.errors import BerthError, EmbeddedStackError
 from shared.events import TopicRegistry
 from shared.settings import Settings, load_settings
 
 from .pgserver import PostgresServer, create_database
-from .postgres.engine import make_url_safe
 from .processes import install_termination_handler
 from .tansu import TansuBroker
 
 if TYPE_CHECKING:
-    from .log_restore import RestoreReport
+    from shared.adapters.log_restore import RestoreReport
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -136,8 +136,8 @@ class EmbeddedStack:
         broker = self.broker
 
         async def prepare() -> RestoreReport:
-            from .kafka import ensure_topics
-            from .log_restore import restore_log
+            from shared.adapters.kafka import ensure_topics
+            from shared.adapters.log_restore import restore_log
 
             await broker.wait_ready(self._timeout)
             settings = self.endpoints.settings(self.settings) if self.endpoints else self.settings
@@ -226,9 +226,9 @@ class EmbeddedStack:
 
     async def _prepare_resources(self, settings: Settings) -> None:
         # Imported here: launching processes must not need the client libraries loaded.
-        from .kafka import ensure_topics
-        from .log_restore import restore_log
-        from .postgres import upgrade
+        from shared.adapters.kafka import ensure_topics
+        from shared.adapters.log_restore import restore_log
+        from shared.adapters.postgres import upgrade
 
         try:
             if self._create_topics:
