@@ -20,7 +20,7 @@ def build(settings: FilterSettings, *, registry: TopicRegistry | None = None,
           serve_http: bool = True) -> tuple[Service, LogFollower, FilterHandler]:
     registry = registry or TopicRegistry(settings.base.topic_prefix)
     view = ClusterView()
-    follower = LogFollower(settings.base, registry, FOLLOWED, view, gated=FOLLOWED)
+    follower = LogFollower(settings.base, registry, FOLLOWED, view, gated=FOLLOWED, on_demand=True)
     config = ServiceConfig(name=settings.base.service_name, group_id=settings.group_id, topics=[FILTER_REQUESTS],
                            serve_http=serve_http, fetch_timeout_ms=200)
     service = Service(settings.base, config, Handler(), registry=registry)

@@ -38,7 +38,7 @@ log = logging.getLogger(__name__)
 class LogFollower:
     def __init__(self, settings: Settings, registry: TopicRegistry, topics: Sequence[str], view: ClusterView,
                  on_event: Callable[[Envelope, Position], None] | None = None, *,
-                 gated: Collection[str] = ()) -> None:
+                 gated: Collection[str] = (), on_demand: bool = False) -> None:
         self.settings, self.registry, self.topics, self.view = settings, registry, list(topics), view
         self.on_event = on_event
         self.gated = frozenset(gated)
@@ -51,6 +51,10 @@ class LogFollower:
         """Next offset received per gated partition (folded or buffered)."""
         self._paused = False
         self._held: list[tuple[Envelope | None, Position]] = []
+        self.on_demand = on_demand
+        """Once caught up, fetch only while a `wait_reached` waits for events not received yet."""
+        self._wants: list[Mapping[str, list[int]]] = []
+        self._wanted = asyncio.Event()
 
     def start(self) -> None:
         self._task = asyncio.ensure_future(self._run())
@@ -67,9 +71,15 @@ class LogFollower:
         view is not past it already; with `fold_received`, on to everything received by then, in
         one fold); False after `timeout` seconds."""
         if not self._received_up_to(watermark):
-            async with self._changed:
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._changed.wait_for(lambda: self._received_up_to(watermark)), timeout)
+            self._wants.append(watermark)
+            self._wanted.set()
+            try:
+                async with self._changed:
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(self._changed.wait_for(lambda: self._received_up_to(watermark)),
+                                               timeout)
+            finally:
+                self._wants.remove(watermark)
         if fold_received:
             self._fold_buffered()
         else:
@@ -163,7 +173,21 @@ class LogFollower:
             known = self._received if topic in self.gated else self.view.positions
             consumer.seek(tp, known.get(topic, {}).get(tp.partition, 0))
         remaining = set(tps)
+        paused = False
         while True:
+            if self.on_demand and self.caught_up.is_set():
+                self._wanted.clear()
+                if all(self._received_up_to(w) for w in self._wants):
+                    # Nothing asked for is missing: fetch nothing (an idle follower's empty fetches
+                    # cost the broker more than the follower) until a request names more.
+                    if not paused:
+                        consumer.pause(*tps)
+                        paused = True
+                    await self._wanted.wait()
+                    continue
+                if paused:
+                    consumer.resume(*tps)
+                    paused = False
             batch = await consumer.getmany(timeout_ms=200)
             for tp, messages in batch.items():
                 topic = self.registry.logical(tp.topic)

@@ -1,0 +1,85 @@
+"""A filter worker's follower, once caught up, fetches only while a request waits for events it has
+not received: an idle follower's empty fetches cost the broker more than the follower itself."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from types import SimpleNamespace
+from typing import Any
+
+from aiokafka import TopicPartition
+
+from services.runtime.follower import LogFollower
+from shared.cluster import ClusterView
+from shared.events import NODES, NodeUpserted, TopicRegistry, encode, envelope
+from shared.settings import load_service_settings
+from tests.unit.events.samples import make_node
+
+REGISTRY = TopicRegistry()
+
+
+class FakeConsumer:
+    """The log of `nodes`, partition 0; records past `available` appear when the test says so."""
+
+    def __init__(self, records: list[bytes], available: int) -> None:
+        self.records, self.available = records, available
+        self.next = 0
+        self.paused: set[TopicPartition] = set()
+        self.fetches = 0
+        self.tp: TopicPartition | None = None
+
+    def assign(self, tps: list[TopicPartition]) -> None:
+        self.tp = next(tp for tp in tps if tp.partition == 0 and tp.topic == REGISTRY.physical(NODES))
+
+    def seek(self, tp: TopicPartition, offset: int) -> None:
+        if tp == self.tp:
+            self.next = offset
+
+    def pause(self, *tps: TopicPartition) -> None:
+        self.paused |= set(tps)
+
+    def resume(self, *tps: TopicPartition) -> None:
+        self.paused -= set(tps)
+
+    def highwater(self, tp: TopicPartition) -> int:
+        return self.available if tp == self.tp else 0
+
+    async def position(self, tp: TopicPartition) -> int:
+        return self.next if tp == self.tp else 0
+
+    async def getmany(self, timeout_ms: int = 0) -> dict[TopicPartition, list[Any]]:
+        assert self.tp is not None
+        self.fetches += 1
+        await asyncio.sleep(0)
+        if self.tp in self.paused or self.next >= self.available:
+            await asyncio.sleep(0.01)
+            return {}
+        out = [SimpleNamespace(offset=i, value=self.records[i]) for i in range(self.next, self.available)]
+        self.next = self.available
+        return {self.tp: out}
+
+
+async def test_an_idle_follower_fetches_nothing_until_a_request_needs_more() -> None:
+    records = [encode(envelope(NodeUpserted(node=make_node(f"n{i}")), producer="t")) for i in range(4)]
+    consumer = FakeConsumer(records, available=2)
+    follower = LogFollower(load_service_settings("filter", {}), REGISTRY, (NODES,), ClusterView(),
+                           gated=(NODES,), on_demand=True)
+    task = asyncio.ensure_future(follower._follow(consumer))  # type: ignore[arg-type]
+    try:
+        await asyncio.wait_for(follower.caught_up.wait(), 2)
+        await asyncio.sleep(0.05)
+        idle = consumer.fetches
+        await asyncio.sleep(0.1)
+        assert consumer.fetches == idle and consumer.paused, "caught up and nothing asked: no fetch"
+
+        consumer.available = 4  # two more nodes in the log; a request names them
+        watermark = {NODES: [4, 0, 0, 0]}
+        assert await follower.wait_reached(watermark, 2)
+        assert sorted(follower.view.nodes) == ["n0", "n1", "n2", "n3"]
+        await asyncio.sleep(0.05)
+        assert consumer.paused, "received what was asked: paused again"
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
