@@ -156,4 +156,7 @@ class Checks:
             for i, c in enumerate(init_containers):
                 if c.name in regular:
                     raise InvalidInput(what, f"spec.initContainers[{i}].name", f'Duplicate value: "{c.name}"')
+            for group, items in (("containers", containers), ("initContainers", init_containers)):
+                for i, c in enumerate(items):
+                    check_dns_label(what, f"spec.{group}[{i}].name", c.name)
         self._run(check)

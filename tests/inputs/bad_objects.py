@@ -154,6 +154,8 @@ BAD: tuple[Bad, ...] = (
         'Pod default/web: spec.initContainers[0].name: Duplicate value: "c"', gateway_only=True),
     Bad("container-name-missing", pod("containers: [{image: nginx}]"),
         "Pod default/web: spec.containers[0].name: Required value", gateway_only=True),
+    Bad("container-name-syntax", pod("containers: [{name: Web_1}]"),
+        f'Pod default/web: spec.containers[0].name: Invalid value: "Web_1": {DNS_LABEL}', gateway_only=True),
     Bad("no-containers", pod("containers: []"),
         "Pod default/web: spec.containers: required: a pod needs at least one container"),
     Bad("port-protocol", pod("containers: [{name: c, ports: [{containerPort: 80, protocol: XTP}]}]"),
