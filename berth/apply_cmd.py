@@ -1,21 +1,33 @@
 """`berth apply -f FILE…`: validate and submit Nodes, Pods, PriorityClasses and PodDisruptionBudgets.
 
-Each file goes to the gateway in one request, so it is validated as a whole and either all of it is
-published or none of it. Large files show an upload progress line on stderr.
+A file goes to the gateway in one request, validated as a whole: all of it is published or none
+of it. A file larger than BATCH_BYTES (the gateway bounds request bodies) goes in batches: every
+batch is first validated by the gateway without publishing anything (`dryRun=All`), then, when
+all are valid, applied one after another; each batch carries the file's PriorityClasses, which its
+pods may name. Large files show an upload progress line on stderr.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import sys
 import time
+from collections.abc import Iterator
 from typing import Any
 
 from tqdm import tqdm
 
+from shared.model.loader import decode_text, parse_documents
+from shared.settings import env_int
+
 from .client import Gateway, add_cluster_args, add_validate_arg, field_validation, find_cluster, read_input, run_guarded
 
 PROGRESS_FROM_BYTES = 1 << 20
+BATCH_BYTES = 8 << 20
+"""A file larger than this goes to the gateway in batches of at most about this size
+(BERTH_APPLY_BATCH_BYTES; the gateway's body limit, BERTH_GATEWAY_MAX_BODY_BYTES, is 32 MiB)."""
 
 
 RESOURCE = {"PriorityClass": "priorityclass.scheduling.k8s.io", "PodDisruptionBudget": "poddisruptionbudget.policy"}
@@ -32,10 +44,33 @@ def register(sub: Any) -> None:
     p.set_defaults(run=run_guarded(run))
 
 
+def batches(body: bytes, source: str, limit: int = BATCH_BYTES) -> Iterator[bytes]:
+    """The file's objects as JSON Lists of at most about `limit` bytes, each with every PriorityClass."""
+    docs = parse_documents(decode_text(body, source), source)
+    classes = [d for d in docs if d.get("kind") == "PriorityClass"]
+    rest = [d for d in docs if d.get("kind") != "PriorityClass"]
+    base = sum(len(json.dumps(c)) + 2 for c in classes)
+    chunk: list[dict[str, Any]] = []
+    size = base
+    for doc in rest:
+        encoded = len(json.dumps(doc)) + 2
+        if chunk and size + encoded > limit:
+            yield json.dumps({"apiVersion": "v1", "kind": "List", "items": [*classes, *chunk]}).encode()
+            chunk, size = [], base
+        chunk.append(doc)
+        size += encoded
+    if chunk or not rest:
+        yield json.dumps({"apiVersion": "v1", "kind": "List", "items": [*classes, *chunk]}).encode()
+
+
 def run(args: argparse.Namespace) -> int:
     gateway = Gateway(find_cluster(args), timeout=600)
     bodies = [(path, read_input(path)) for path in args.files]  # read all first: a missing file sends nothing
+    limit = env_int(os.environ, "BERTH_APPLY_BATCH_BYTES", BATCH_BYTES, minimum=1024)
     for path, body in bodies:
+        if len(body) > limit:
+            _apply_in_batches(gateway, args, path, body, limit)
+            continue
         started = time.monotonic()
         bar = tqdm(total=len(body), desc=f"{path}: uploading", unit="B", unit_scale=True, unit_divisor=1024,
                    file=sys.stderr, disable=len(body) < PROGRESS_FROM_BYTES, leave=False)
@@ -55,3 +90,28 @@ def run(args: argparse.Namespace) -> int:
         print(f"{path}: {len(result['items'])} objects ({counts}); {result['published']} events published "
               f"in {time.monotonic() - started:.2f}s", file=sys.stderr)
     return 0
+
+
+def _apply_in_batches(gateway: Gateway, args: argparse.Namespace, path: str, body: bytes, limit: int) -> None:
+    started = time.monotonic()
+    parts = list(batches(body, path, limit))
+    url = f"/apis/berth.dev/v1/apply?fieldValidation={field_validation(args)}"
+    for part in tqdm(parts, desc=f"{path}: validating", unit="batch", file=sys.stderr, leave=False):
+        gateway.request("POST", url + "&dryRun=All", part, content_type="application/json")
+    printed: set[tuple[str, str]] = set()
+    published = objects = 0
+    counts: dict[str, int] = {}
+    for part in tqdm(parts, desc=f"{path}: applying", unit="batch", file=sys.stderr, leave=False):
+        result = gateway.request("POST", url, part, content_type="application/json")
+        published += result["published"]
+        for item in result["items"]:
+            key = (item["kind"], f"{item.get('namespace', '')}/{item['name']}")
+            if key in printed:
+                continue  # a PriorityClass every batch carries
+            printed.add(key)
+            objects += 1
+            counts[item["action"]] = counts.get(item["action"], 0) + 1
+            print(f"{RESOURCE.get(item['kind'], item['kind'].lower())}/{item['name']} {item['action']}")
+    summary = ", ".join(f"{n} {action}" for action, n in sorted(counts.items()))
+    print(f"{path}: {objects} objects ({summary}) in {len(parts)} batches; {published} events published "
+          f"in {time.monotonic() - started:.2f}s", file=sys.stderr)

@@ -298,8 +298,12 @@ class Routes:
         """Validate every object of the body first, publish only when all are valid.
 
         Nodes, PriorityClasses and budgets are upserted; a pod whose namespace/name is already live
-        is left unchanged (pods are immutable once submitted).
+        is left unchanged (pods are immutable once submitted). With `dryRun=All` (kubectl's
+        `--dry-run=server`) nothing is published: the answer says what would be done.
         """
+        dry_run = request.query.get("dryRun", "")
+        if dry_run not in ("", "All"):
+            raise InvalidInput("request", "dryRun", f"unsupported value {dry_run!r}: All")
         v = await self._validate(request, await self._docs(request))
         rows = {(p.namespace, p.name): p for p in await self.queries.pods()} if v.pods else {}
         live = set(rows)
@@ -328,10 +332,13 @@ class Routes:
         results += [{"kind": "PodDisruptionBudget", "namespace": b.metadata.namespace, "name": b.metadata.name,
                      "action": "configured"} for b in v.pdbs]
         events = objects.events_of(objects.Validated(v.nodes, fresh, v.priority_classes, v.pdbs, v.namespaces))
-        await self._publish(events)
+        if dry_run:
+            events = []
+        else:
+            await self._publish(events)
         counts: dict[str, int] = {}
         for r in results:
             counts[r["action"]] = counts.get(r["action"], 0) + 1
         body = {"apiVersion": "berth.dev/v1", "kind": "ApplyResult", "published": len(events), "counts": counts,
-                "items": results}
+                "items": results, "dryRun": bool(dry_run)}
         return web.Response(body=msgspec.json.encode(body), content_type="application/json")

@@ -10,7 +10,8 @@ from shared.errors import ConfigurationError
 from shared.settings import Settings, env_flag, env_int, load_service_settings
 
 SERVICE = "gateway"
-MAX_BODY_BYTES = 256 * 1024 * 1024
+MAX_BODY_BYTES = 32 * 1024 * 1024
+"""A request body's limit: `berth apply` sends a file larger than BATCH_BYTES in batches below it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,7 +24,7 @@ class GatewaySettings:
     metrics_auth: bool = False
     """Whether /metrics needs a token too (BERTH_METRICS_AUTH=1)."""
     max_body_bytes: int = MAX_BODY_BYTES
-    """Largest request body accepted: `berth apply` sends whole files (BERTH_GATEWAY_MAX_BODY_BYTES)."""
+    """Largest request body accepted (BERTH_GATEWAY_MAX_BODY_BYTES)."""
     publish_batch: int = 2000
     """Events per publish call when an apply is large: bounds the producer's buffered memory."""
 

@@ -89,6 +89,16 @@ async def _pods(api: Api) -> dict[str, dict]:
     return {f"{p['metadata']['namespace']}/{p['metadata']['name']}": p for p in (await resp.json())["items"]}
 
 
+async def test_a_dry_run_validates_and_publishes_nothing(api: Api) -> None:
+    resp = await api.client.post("/apis/berth.dev/v1/apply?dryRun=All", data=CLUSTER)
+    body = await resp.json()
+    assert resp.status == 200 and body["dryRun"] is True and body["published"] == 0 and body["items"]
+    bad = await api.client.post("/apis/berth.dev/v1/apply?dryRun=Some", data=CLUSTER)
+    assert bad.status == 422 and (await bad.json())["details"]["field"] == "dryRun"
+    for topic in ("pods", "nodes"):
+        assert [e async for e in read_topic(api.env.settings, topic, registry=api.env.registry)] == []
+
+
 async def test_apply_then_pods_are_pending(api: Api) -> None:
     resp = await api.client.post("/apis/berth.dev/v1/apply", data=CLUSTER, headers=AUTH)
     assert resp.status == 200, await resp.text()

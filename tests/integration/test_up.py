@@ -209,6 +209,19 @@ def test_berth_up_apply_get_and_stop(state: Path, tmp_path: Path) -> None:
         everything = _berth("delete", "pods", "--all", "-n", "team", env=env)
         assert everything.returncode == 0 and everything.stdout == 'pod "p2" deleted\n', everything.stderr
 
+        # A file larger than a request goes in batches, all validated before any is applied.
+        small = {**env, "BERTH_APPLY_BATCH_BYTES": "2048"}
+        pods = [f"kind: Pod\nmetadata: {{name: b{i}, namespace: batch}}\nspec: {{containers: [{{name: c}}]}}\n"
+                for i in range(60)]
+        (tmp_path / "batches.yaml").write_text("---\n".join([*pods, pods[-1].replace("b59", "bad").replace("{name: c}", "{name: C_}")]))
+        refused = _berth("apply", "-f", str(tmp_path / "batches.yaml"), env=small)
+        assert refused.returncode == 2 and "spec.containers[0].name" in refused.stderr, refused.stderr
+        assert _berth("get", "pods", "-n", "batch", "-o", "name", env=env).stdout == "", "nothing was applied"
+        (tmp_path / "batches.yaml").write_text("---\n".join(pods))
+        applied = _berth("apply", "-f", str(tmp_path / "batches.yaml"), env=small)
+        assert applied.returncode == 0 and applied.stdout.count(" created\n") == 60, applied.stderr
+        assert " batches; 60 events published" in applied.stderr, applied.stderr
+
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(30) == 0
     finally:
