@@ -55,7 +55,16 @@ def _error_response(exc: BaseException) -> web.Response:
     if isinstance(exc, BerthError) and exc.retriable:
         return status(503, "ServiceUnavailable", str(exc))
     log.exception("gateway: unexpected error", exc_info=exc)
-    return status(500, "InternalError", f"{type(exc).__name__}: {exc}")
+    # What failed inside stays in the gateway's log: its text may name tables, queries or paths.
+    return status(500, "InternalError", "an internal error occurred; the gateway's log has the details")
+
+
+def _refuse_nul(request: web.Request) -> None:
+    """No name, namespace or query value holds a NUL byte (nothing stored can, and PostgreSQL text
+    refuses one): such a request is refused before it reaches a query."""
+    for key, value in (*request.match_info.items(), *request.query.items()):
+        if "\x00" in key or "\x00" in value:
+            raise InvalidInput("request", key.replace("\x00", "\\0"), "must not contain a NUL byte")
 
 
 WARNINGS = web.RequestKey("berth.warnings", list)
@@ -144,6 +153,7 @@ class Routes:
         route = request.match_info.route.resource.canonical if request.match_info.route.resource else "unmatched"
         response: web.StreamResponse
         try:
+            _refuse_nul(request)
             response = await handler(request)
         except web.HTTPException:
             raise
