@@ -213,7 +213,8 @@ def test_berth_up_apply_get_and_stop(state: Path, tmp_path: Path) -> None:
         small = {**env, "BERTH_APPLY_BATCH_BYTES": "2048"}
         pods = [f"kind: Pod\nmetadata: {{name: b{i}, namespace: batch}}\nspec: {{containers: [{{name: c}}]}}\n"
                 for i in range(60)]
-        (tmp_path / "batches.yaml").write_text("---\n".join([*pods, pods[-1].replace("b59", "bad").replace("{name: c}", "{name: C_}")]))
+        bad = pods[-1].replace("b59", "bad").replace("{name: c}", "{name: C_}")
+        (tmp_path / "batches.yaml").write_text("---\n".join([*pods, bad]))
         refused = _berth("apply", "-f", str(tmp_path / "batches.yaml"), env=small)
         assert refused.returncode == 2 and "spec.containers[0].name" in refused.stderr, refused.stderr
         assert _berth("get", "pods", "-n", "batch", "-o", "name", env=env).stdout == "", "nothing was applied"
