@@ -9,9 +9,10 @@ import msgspec
 
 from shared.model import Container, Pod, PodAffinityTerm
 from shared.model.meta import LabelSelector, LabelSelectorRequirement
+from shared.model.pod_resources import container_requests, is_pod_level_resource
 from shared.model.selectors import EVERYTHING, NOTHING, Selector, compile_label_selector
 
-from .resource import CPU, DEFAULT_MEMORY_REQUEST, DEFAULT_MILLI_CPU_REQUEST, HUGEPAGES_PREFIX, MEMORY, Resource
+from .resource import CPU, DEFAULT_MEMORY_REQUEST, DEFAULT_MILLI_CPU_REQUEST, MEMORY, Resource
 
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 
@@ -77,24 +78,8 @@ def affinity_term(pod: Pod, term: PodAffinityTerm) -> AffinityTerm:
     return AffinityTerm(namespaces, selector, term.topology_key, ns_selector)
 
 
-def _container_requests(c: Container) -> dict[str, str | int | float]:
-    """Requests as the API server defaults them: a limit without a request becomes the request."""
-    reqs = c.resources.requests
-    limits = c.resources.limits
-    if not limits:
-        return dict(reqs)
-    merged = dict(limits)
-    merged.update(reqs)
-    return merged
-
-
 def _is_restartable(c: Container) -> bool:
     return c.restart_policy == "Always"
-
-
-def is_pod_level_resource(name: str) -> bool:
-    """Resources a pod may request as a whole (`spec.resources`): cpu, memory and hugepages."""
-    return name in (CPU, MEMORY) or name.startswith(HUGEPAGES_PREFIX)
 
 
 def pod_level_requests(pod: Pod) -> dict[str, str | int | float]:
@@ -118,14 +103,14 @@ def compute_pod_requests(pod: Pod, non_missing: Mapping[str, int] | None = None)
     """
     pod_level = pod_level_requests(pod)
     if pod_level and non_missing:
-        named = set(pod_level).union(*(_container_requests(c) for c in (*pod.spec.containers,
+        named = set(pod_level).union(*(container_requests(c) for c in (*pod.spec.containers,
                                                                         *pod.spec.init_containers)))
         non_missing = {name: v for name, v in non_missing.items() if name not in named}
 
     def reqs_of(c: Container) -> Resource:
-        r = Resource.from_list(_container_requests(c))
+        r = Resource.from_list(container_requests(c))
         if non_missing:
-            named = _container_requests(c)
+            named = container_requests(c)
             if CPU in non_missing and CPU not in named:
                 r.milli_cpu += non_missing[CPU]
             if MEMORY in non_missing and MEMORY not in named:

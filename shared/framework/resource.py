@@ -5,12 +5,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from shared.model import quantity
+from shared.model.pod_resources import HUGEPAGES_PREFIX
+
+__all__ = ["CPU", "DEFAULT_MEMORY_REQUEST", "DEFAULT_MILLI_CPU_REQUEST", "EPHEMERAL_STORAGE", "HUGEPAGES_PREFIX",
+           "MEMORY", "PODS", "Resource", "is_scalar_resource"]
 
 CPU = "cpu"
 MEMORY = "memory"
 EPHEMERAL_STORAGE = "ephemeral-storage"
 PODS = "pods"
-HUGEPAGES_PREFIX = "hugepages-"
 
 # Requests assumed for a container that names none, when spreading load (scoring only).
 DEFAULT_MILLI_CPU_REQUEST = 100

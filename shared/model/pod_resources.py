@@ -21,18 +21,23 @@ from shared.errors import InvalidInput
 from . import quantity
 from .pod import Container, Pod, Quantity
 
+HUGEPAGES_PREFIX = "hugepages-"
 DEFAULTED_FROM_CONTAINERS = ("cpu", "memory")
 """The pod-level requests the API server defaults (overcommittable: hugepages are not)."""
 
 
-def supported(name: str) -> bool:
-    return name in ("cpu", "memory") or name.startswith("hugepages-")
+def is_pod_level_resource(name: str) -> bool:
+    """Resources a pod may request as a whole (`spec.resources`): cpu, memory and hugepages."""
+    return name in ("cpu", "memory") or name.startswith(HUGEPAGES_PREFIX)
+
+
+def container_requests(c: Container) -> dict[str, Quantity]:
+    """A container's requests as the API server defaults them: a limit without a request is one."""
+    return {**c.resources.limits, **c.resources.requests}
 
 
 def _requests(c: Container) -> dict[str, Fraction]:
-    """A container's requests as the API server defaults them (a limit without a request is one)."""
-    merged = {**c.resources.limits, **c.resources.requests}
-    return {name: quantity.parse_quantity(q) for name, q in merged.items()}
+    return {name: quantity.parse_quantity(q) for name, q in container_requests(c).items()}
 
 
 def aggregate_container_requests(pod: Pod) -> dict[str, Fraction]:
@@ -65,7 +70,7 @@ def check_and_default(what: str, pod: Pod) -> Pod:
         return pod
     for part, values in (("requests", resources.requests), ("limits", resources.limits)):
         for name in values:
-            if not supported(name):
+            if not is_pod_level_resource(name):
                 raise InvalidInput(what, f"spec.resources.{part}[{name}]",
                                    f'Unsupported value: "{name}": supported values: "cpu", "memory", "hugepages-*"')
     aggregate = aggregate_container_requests(pod)
