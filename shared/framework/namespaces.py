@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from shared.model.namespace import NAMESPACE_NAME_LABEL, Namespace
+from shared.model.namespace import Namespace, labelled, name_labels
 
 
 class NamespaceLabels:
@@ -21,7 +21,7 @@ class NamespaceLabels:
             self.upsert(ns)
 
     def upsert(self, ns: Namespace) -> None:
-        labels = {**ns.metadata.labels, NAMESPACE_NAME_LABEL: ns.metadata.name}
+        labels = dict(labelled(ns).metadata.labels)
         if self._labels.get(ns.metadata.name) != labels:
             self._labels[ns.metadata.name] = labels
             self.version += 1
@@ -33,11 +33,7 @@ class NamespaceLabels:
     def of(self, name: str) -> Mapping[str, str]:
         """The labels of namespace `name`."""
         labels = self._labels.get(name)
-        return labels if labels is not None else {NAMESPACE_NAME_LABEL: name}
-
-    def declared(self) -> dict[str, dict[str, str]]:
-        """Namespaces declared by a Namespace object, with their labels."""
-        return {name: dict(labels) for name, labels in self._labels.items()}
+        return labels if labels is not None else name_labels(name)
 
 
 NO_NAMESPACES = NamespaceLabels()

@@ -9,17 +9,11 @@ import msgspec
 
 from shared.model import Container, Pod, PodAffinityTerm
 from shared.model.meta import LabelSelector, LabelSelectorRequirement
+from shared.model.namespace import name_labels
 from shared.model.pod_resources import container_requests, is_pod_level_resource
 from shared.model.selectors import EVERYTHING, NOTHING, Selector, compile_label_selector
 
 from .resource import CPU, DEFAULT_MEMORY_REQUEST, DEFAULT_MILLI_CPU_REQUEST, MEMORY, Resource
-
-NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
-
-
-def namespace_labels(namespace: str) -> dict[str, str]:
-    """Labels of a namespace object; Berth knows namespaces only by name."""
-    return {NAMESPACE_NAME_LABEL: namespace}
 
 
 class AffinityTerm:
@@ -38,7 +32,7 @@ class AffinityTerm:
         """Whether `pod` is selected by this term (its namespace, then its labels)."""
         if pod.namespace in self.namespaces or (
             not self.namespace_selector.nothing
-            and self.namespace_selector.matches(ns_labels if ns_labels is not None else namespace_labels(pod.namespace))
+            and self.namespace_selector.matches(ns_labels if ns_labels is not None else name_labels(pod.namespace))
         ):
             return self.selector.matches(pod.labels)
         return False
@@ -233,5 +227,4 @@ class PodInfo:
         return f"PodInfo({self.key}, priority={self.priority})"
 
 
-__all__ = ["EVERYTHING", "AffinityTerm", "PodInfo", "WeightedAffinityTerm", "affinity_term", "compute_pod_requests",
-           "namespace_labels"]
+__all__ = ["EVERYTHING", "AffinityTerm", "PodInfo", "WeightedAffinityTerm", "affinity_term", "compute_pod_requests"]

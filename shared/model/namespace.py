@@ -17,7 +17,12 @@ class Namespace(K8s, frozen=True, kw_only=True):
     metadata: ObjectMeta = ObjectMeta()
 
 
+def name_labels(name: str) -> dict[str, str]:
+    """The label every namespace carries: its own name (all a namespace no object declares has)."""
+    return {NAMESPACE_NAME_LABEL: name}
+
+
 def labelled(ns: Namespace) -> Namespace:
     """The namespace as the API server stores it: labelled with its own name."""
-    labels = {**ns.metadata.labels, NAMESPACE_NAME_LABEL: ns.metadata.name}
+    labels = {**ns.metadata.labels, **name_labels(ns.metadata.name)}
     return msgspec.structs.replace(ns, metadata=msgspec.structs.replace(ns.metadata, labels=labels))
