@@ -31,9 +31,10 @@ This module is pure: it reads a mapping and builds a value; it never connects to
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TypeVar
 
 from shared.errors import ConfigurationError
 
@@ -112,17 +113,25 @@ class Settings:
         return self.kafka_bootstrap_servers, self.database_url
 
 
-def env_int(env: Mapping[str, str], name: str, default: int, *, minimum: int = 0) -> int:
+Number = TypeVar("Number", int, float)
+
+
+def _number(env: Mapping[str, str], name: str, default: Number, minimum: Number, parse: Callable[[str], Number],
+            kind: str) -> Number:
     raw = env.get(name, "").strip()
     if not raw:
         return default
     try:
-        value = int(raw)
+        value = parse(raw)
     except ValueError:
-        raise ConfigurationError(f"{name}={raw!r}: expected an integer") from None
+        raise ConfigurationError(f"{name}={raw!r}: expected {kind}") from None
     if value < minimum:
         raise ConfigurationError(f"{name}={raw!r}: must be at least {minimum}")
     return value
+
+
+def env_int(env: Mapping[str, str], name: str, default: int, *, minimum: int = 0) -> int:
+    return _number(env, name, default, minimum, int, "an integer")
 
 
 def env_str(env: Mapping[str, str], name: str, default: str) -> str:
@@ -131,16 +140,7 @@ def env_str(env: Mapping[str, str], name: str, default: str) -> str:
 
 
 def env_float(env: Mapping[str, str], name: str, default: float, *, minimum: float = 0.0) -> float:
-    raw = env.get(name, "").strip()
-    if not raw:
-        return default
-    try:
-        value = float(raw)
-    except ValueError:
-        raise ConfigurationError(f"{name}={raw!r}: expected a number") from None
-    if value < minimum:
-        raise ConfigurationError(f"{name}={raw!r}: must be at least {minimum}")
-    return value
+    return _number(env, name, default, minimum, float, "a number")
 
 
 FLAG_VALUES = {"1": True, "true": True, "yes": True, "on": True, "0": False, "false": False, "no": False, "off": False}
