@@ -79,27 +79,38 @@ def run(args: argparse.Namespace) -> int:
             bar.update(sent - bar.n)
 
         try:
-            result = gateway.request("POST", f"/apis/berth.dev/v1/apply?fieldValidation={field_validation(args)}",
-                                     body, content_type="application/yaml",
+            result = gateway.request("POST", _apply_url(args), body, content_type="application/yaml",
                                      progress=None if bar.disable else progress)
         finally:
             bar.close()
-        for item in result["items"]:  # kubectl's lines: pod/web-1 created
-            print(f"{RESOURCE.get(item['kind'], item['kind'].lower())}/{item['name']} {item['action']}")
-        counts = ", ".join(f"{n} {action}" for action, n in sorted(result["counts"].items()))
-        print(f"{path}: {len(result['items'])} objects ({counts}); {result['published']} events published "
-              f"in {time.monotonic() - started:.2f}s", file=sys.stderr)
+        for item in result["items"]:
+            print(_line(item))
+        print(f"{path}: {len(result['items'])} objects ({_counted(result['counts'])}); {result['published']} "
+              f"events published in {time.monotonic() - started:.2f}s", file=sys.stderr)
     return 0
+
+
+def _apply_url(args: argparse.Namespace) -> str:
+    return f"/apis/berth.dev/v1/apply?fieldValidation={field_validation(args)}"
+
+
+def _line(item: dict[str, Any]) -> str:
+    """kubectl's line for an applied object: pod/web-1 created."""
+    return f"{RESOURCE.get(item['kind'], item['kind'].lower())}/{item['name']} {item['action']}"
+
+
+def _counted(counts: dict[str, int]) -> str:
+    return ", ".join(f"{n} {action}" for action, n in sorted(counts.items()))
 
 
 def _apply_in_batches(gateway: Gateway, args: argparse.Namespace, path: str, body: bytes, limit: int) -> None:
     started = time.monotonic()
     parts = list(batches(body, path, limit))
-    url = f"/apis/berth.dev/v1/apply?fieldValidation={field_validation(args)}"
+    url = _apply_url(args)
     for part in tqdm(parts, desc=f"{path}: validating", unit="batch", file=sys.stderr, leave=False):
         gateway.request("POST", url + "&dryRun=All", part, content_type="application/json")
     printed: set[tuple[str, str]] = set()
-    published = objects = 0
+    published = 0
     counts: dict[str, int] = {}
     for part in tqdm(parts, desc=f"{path}: applying", unit="batch", file=sys.stderr, leave=False):
         result = gateway.request("POST", url, part, content_type="application/json")
@@ -109,9 +120,7 @@ def _apply_in_batches(gateway: Gateway, args: argparse.Namespace, path: str, bod
             if key in printed:
                 continue  # a PriorityClass every batch carries
             printed.add(key)
-            objects += 1
             counts[item["action"]] = counts.get(item["action"], 0) + 1
-            print(f"{RESOURCE.get(item['kind'], item['kind'].lower())}/{item['name']} {item['action']}")
-    summary = ", ".join(f"{n} {action}" for action, n in sorted(counts.items()))
-    print(f"{path}: {objects} objects ({summary}) in {len(parts)} batches; {published} events published "
+            print(_line(item))
+    print(f"{path}: {len(printed)} objects ({_counted(counts)}) in {len(parts)} batches; {published} events published "
           f"in {time.monotonic() - started:.2f}s", file=sys.stderr)
