@@ -292,7 +292,7 @@ class Scheduler:
                 # The node's binder had not read the node yet: ask again in a while.
                 self._admission_retries[uid] = time.monotonic() + ADMISSION_RETRY_S
             else:
-                self._awaiting_node.setdefault(p.node_name, set()).add(uid)
+                self._request_admission(uid)  # waits for the node
 
     def admissions_pending(self) -> bool:
         """Pods created on a node whose admission is asked and not answered, or to be asked again."""
@@ -340,11 +340,7 @@ class Scheduler:
         pending.sort(key=lambda uid: (self.submitted_at.get(uid, datetime.max), uid))
         for uid in pending:
             self._enqueue(uid)
-            node = self.view.specs[uid].spec.node_name
-            waiting = self._awaiting_node.get(node, set())
-            if node in self.view.nodes or uid not in waiting:
-                waiting.discard(uid)
-                self._request_admission(uid)
+            self._request_admission(uid)  # it waits for its node when the node does not exist
         self.live = True
         self._wake.set()
 
