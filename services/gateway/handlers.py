@@ -246,7 +246,8 @@ class Routes:
         """The namespaces applied, and those in use without a Namespace object (default, and every
         namespace a live pod or budget names), labelled with their names as the API server does."""
         declared = {r.name: r.namespace for r in await self.queries.namespaces()}
-        used = ({"default"} | {p.namespace for p in await self.queries.pods()}
+        # The pods' states, not their rows: every spec of the cluster is not needed to name namespaces.
+        used = ({"default"} | {p.namespace for p in await self.queries.pod_states() if not p.deleted}
                 | {b.namespace for b in await self.queries.pdbs()})
         items = []
         for name in sorted(declared.keys() | used):
