@@ -1,8 +1,11 @@
 """Finding the cluster and talking to its gateway (stdlib HTTP: commands stay quick to start).
 
 The cluster is found, in order, through
-1. `BERTH_URL` + `BERTH_TOKEN` (a cluster started elsewhere, e.g. docker compose);
-2. `--state-dir` / `BERTH_STATE_DIR` (default `./.berth`): the `berth.json` that `berth up` writes.
+1. `BERTH_URL` + `BERTH_TOKEN` (a cluster started elsewhere, e.g. docker compose), and `BERTH_CA`
+   when its gateway's certificate is not signed by an authority the system trusts;
+2. `--state-dir` / `BERTH_STATE_DIR` (default `./.berth`): the `berth.json` that `berth up` writes
+   (its gateway's URL, token and certificate authority).
+An https gateway's certificate is always verified.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import ssl
 import sys
 import urllib.error
 import urllib.request
@@ -40,6 +44,17 @@ class ClusterInfo:
     kafka_bootstrap_servers: str | None = None
     database_url: str | None = None
     topic_prefix: str = "berth."
+    ca_file: str | None = None
+    """The authority an https gateway's certificate is checked against (None: the system's)."""
+
+    def tls(self) -> ssl.SSLContext | None:
+        """How to verify the gateway: None over plain http."""
+        if not self.gateway_url.startswith("https:"):
+            return None
+        try:
+            return ssl.create_default_context(cafile=self.ca_file)
+        except (OSError, ssl.SSLError) as exc:
+            raise CliError(f"cannot read the certificate authority {self.ca_file}: {exc}") from None
 
 
 def add_cluster_args(p: argparse.ArgumentParser) -> None:
@@ -54,9 +69,10 @@ def state_dir(args: argparse.Namespace) -> Path:
 def find_cluster(args: argparse.Namespace) -> ClusterInfo:
     url, token = os.environ.get("BERTH_URL", "").strip(), os.environ.get("BERTH_TOKEN", "").strip()
     prefix = os.environ.get("BERTH_TOPIC_PREFIX")
+    ca = os.environ.get("BERTH_CA", "").strip() or None
     if url and not getattr(args, "state_dir", None):
         return ClusterInfo(url.rstrip("/"), token, os.environ.get("KAFKA_BOOTSTRAP_SERVERS") or None,
-                           os.environ.get("DATABASE_URL") or None, "berth." if prefix is None else prefix)
+                           os.environ.get("DATABASE_URL") or None, "berth." if prefix is None else prefix, ca)
     path = state_dir(args) / STATE_FILE
     try:
         data = json.loads(path.read_text())
@@ -67,7 +83,7 @@ def find_cluster(args: argparse.Namespace) -> ClusterInfo:
         raise CliError(f"cannot read {path}: {exc}") from None
     return ClusterInfo(data["gateway_url"].rstrip("/"), data.get("api_token", ""),
                        data.get("kafka_bootstrap_servers"), data.get("database_url"),
-                       data.get("topic_prefix", "berth."))
+                       data.get("topic_prefix", "berth."), ca or data.get("ca_file"))
 
 
 class Gateway:
@@ -76,6 +92,7 @@ class Gateway:
     def __init__(self, info: ClusterInfo, timeout: float = 60.0) -> None:
         self.info = info
         self.timeout = timeout
+        self.tls = info.tls()
 
     def request(self, method: str, path: str, body: bytes | None = None, *, content_type: str = "application/json",
                 progress: Callable[[int, int], None] | None = None) -> Any:
@@ -90,7 +107,7 @@ class Gateway:
                 data = _chunks(body, progress)
         req = urllib.request.Request(self.info.gateway_url + path, data=data, method=method, headers=headers)
         try:
-            with urllib.request.urlopen(req, timeout=self.timeout) as resp:
+            with urllib.request.urlopen(req, timeout=self.timeout, context=self.tls) as resp:
                 for warning in resp.headers.get_all("Warning") or []:
                     print(f"Warning: {_warning_text(warning)}", file=sys.stderr)
                 return json.loads(resp.read() or b"null")
@@ -98,6 +115,9 @@ class Gateway:
             raise _status_error(exc) from None
         except (urllib.error.URLError, ConnectionError, TimeoutError) as exc:
             reason = getattr(exc, "reason", exc)
+            if isinstance(reason, ssl.SSLCertVerificationError):
+                raise CliError(f"the gateway at {self.info.gateway_url} is not who it says: {reason.verify_message} "
+                               "(BERTH_CA names the authority that signed its certificate)") from None
             raise CliError(f"cannot reach the gateway at {self.info.gateway_url}: {reason}") from None
 
     def get(self, path: str) -> Any:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import signal
+import ssl
 import sys
 import time
 import urllib.error
@@ -15,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from berth.stack.certificates import TlsFiles
 from berth.stack.processes import ManagedProcess
 
 from .services import SERVICES, ServiceSpec, UpOptions
@@ -40,6 +42,8 @@ class Member:
     index: int
     port: int
     process: ManagedProcess
+    tls: ssl.SSLContext | None = None
+    """How to reach a member serving HTTPS (the gateway given a certificate); None: plain HTTP."""
 
     @property
     def label(self) -> str:
@@ -47,7 +51,7 @@ class Member:
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"{'https' if self.tls else 'http'}://127.0.0.1:{self.port}"
 
 
 def label_of(spec: ServiceSpec, index: int) -> str:
@@ -70,8 +74,11 @@ def service_env(bootstrap: str, database_url: str, prefix: str, token: str,
 
 
 class Fleet:
-    def __init__(self, env: Mapping[str, str], logs: Path, options: UpOptions | None = None) -> None:
+    def __init__(self, env: Mapping[str, str], logs: Path, options: UpOptions | None = None, *,
+                 gateway_tls: TlsFiles | None = None) -> None:
         self.env = dict(env)
+        self.gateway_tls = gateway_tls
+        """The gateway's certificate and key, and the authority its health checks trust; None: HTTP."""
         self.logs = logs
         self.options = options or UpOptions()
         self.members: dict[str, Member] = {}
@@ -110,11 +117,16 @@ class Fleet:
         env = {**self.env, **spec.env(self.options),
                "BERTH_SERVICE": label, "BERTH_HTTP_HOST": "127.0.0.1", "BERTH_HTTP_PORT": str(port),
                "BERTH_PORT_FILE": str(port_file), "BERTH_MEMBER_FILE": str(self.logs / f"{label}.member")}
+        tls = None
+        if spec.gateway and self.gateway_tls is not None:
+            env |= {"BERTH_TLS_CERT_FILE": str(self.gateway_tls.cert_file),
+                    "BERTH_TLS_KEY_FILE": str(self.gateway_tls.key_file)}
+            tls = ssl.create_default_context(cafile=str(self.gateway_tls.ca_file))
         # SIGTERM on parent death: a SIGKILLed parent still lets each service stop cleanly.
         process = ManagedProcess(label, [sys.executable, "-m", spec.module], log_path=self.logs / f"{label}.log",
                                  stop_signal=signal.SIGTERM, death_signal=signal.SIGTERM, env=env, cwd=REPO_ROOT)
         process.start()
-        member = self.members[label] = Member(spec, index, port, process)
+        member = self.members[label] = Member(spec, index, port, process, tls)
         if wait:
             self.wait_healthy(member, ready_timeout)
         return member
@@ -173,7 +185,7 @@ class Fleet:
                     time.sleep(0.1)
                     continue
             try:
-                with urllib.request.urlopen(member.url + "/healthz", timeout=1) as resp:
+                with urllib.request.urlopen(member.url + "/healthz", timeout=1, context=member.tls) as resp:
                     if resp.status == 200:
                         return
             except (urllib.error.URLError, ConnectionError, TimeoutError):

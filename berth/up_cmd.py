@@ -2,7 +2,9 @@
 
 Starts the embedded broker and database (or uses KAFKA_BOOTSTRAP_SERVERS / DATABASE_URL), then every
 service of `berth.services.SERVICES` as a child process in its own process group, waits until each
-answers /healthz, writes DIR/berth.json and prints `berth ready: <gateway URL>`. A service, the
+answers /healthz, writes DIR/berth.json and prints `berth ready: <gateway URL>`. The gateway serves
+HTTPS with a certificate for loopback from a private authority in DIR/tls (`ca_file` in berth.json:
+what clients trust). A service, the
 broker or the database that exits is restarted with backoff (`berth.supervisor`,
 `berth.supervised_cluster`); one that keeps dying stops the cluster. The embedded broker keeps its
 log in memory: at every start its log is rebuilt from the event store.
@@ -48,6 +50,7 @@ def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
 
 def run(args: argparse.Namespace) -> int:
     check_filter_workers(args.filter_workers)
+    from berth.stack.certificates import ensure_loopback_tls
     from berth.stack.embedded import EmbeddedStack
     from shared.settings import load_settings
 
@@ -65,7 +68,8 @@ def run(args: argparse.Namespace) -> int:
         viewer = os.environ.get("BERTH_VIEWER_TOKEN", "").strip() or secrets.token_urlsafe(24)
         env = service_env(endpoints.kafka_bootstrap_servers, endpoints.database_url, settings.topic_prefix, token,
                           viewer_token=viewer)
-        fleet = Fleet(env, state / "logs", UpOptions(filter_workers=args.filter_workers))
+        tls = ensure_loopback_tls(state / "tls")
+        fleet = Fleet(env, state / "logs", UpOptions(filter_workers=args.filter_workers), gateway_tls=tls)
         try:
             children = fleet.start_all(gateway_port=args.port, ready_timeout=args.ready_timeout)
         except ServiceFailed as e:
@@ -76,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
         def write_state() -> None:
             pids = stack.endpoints.pids if stack.endpoints else endpoints.pids
             _write_state(state_file, {
-                "gateway_url": gateway.url, "api_token": token, "viewer_token": viewer,
+                "gateway_url": gateway.url, "ca_file": str(tls.ca_file), "api_token": token, "viewer_token": viewer,
                 "kafka_bootstrap_servers": endpoints.kafka_bootstrap_servers, "database_url": endpoints.database_url,
                 "topic_prefix": settings.topic_prefix, "state_dir": str(state),
                 "services": {m.label: m.url for m in running.members.values()},

@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import logging
 import signal
+import ssl
 
 from aiohttp import web
 from aiokafka.errors import KafkaError
@@ -25,7 +26,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from services.runtime.topics import require_topics
 from shared.adapters.kafka import KafkaPublisher, make_producer
 from shared.adapters.postgres import AcceptedIntents, PostgresEventStore, ReadModelQueries, make_engine
-from shared.errors import BrokerUnavailable
+from shared.errors import BrokerUnavailable, ConfigurationError
 from shared.events import TopicRegistry
 from shared.ports import Publisher
 
@@ -77,6 +78,20 @@ def build_app(settings: GatewaySettings, publisher: Publisher, engine: AsyncEngi
     return app
 
 
+def server_tls(settings: GatewaySettings) -> ssl.SSLContext | None:
+    """HTTPS with the configured certificate and key (TLS 1.2 at least), or None for plain HTTP."""
+    if not settings.tls_cert_file:
+        return None
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    try:
+        context.load_cert_chain(settings.tls_cert_file, settings.tls_key_file)
+    except (OSError, ssl.SSLError) as exc:
+        raise ConfigurationError(f"BERTH_TLS_CERT_FILE/BERTH_TLS_KEY_FILE: cannot load "
+                                 f"{settings.tls_cert_file}: {exc}") from None
+    return context
+
+
 async def main(settings: GatewaySettings | None = None) -> None:
     """Serve until SIGTERM/SIGINT, then stop accepting, flush the producer and close the database."""
     settings = settings or load()
@@ -98,12 +113,13 @@ async def main(settings: GatewaySettings | None = None) -> None:
                             shutdown_timeout=SHUTDOWN_GRACE_S)
     try:
         await runner.setup()
-        site = web.TCPSite(runner, settings.base.http_host, settings.base.http_port)
+        tls = server_tls(settings)
+        site = web.TCPSite(runner, settings.base.http_host, settings.base.http_port, ssl_context=tls)
         await site.start()
         sockets = getattr(site._server, "sockets", None)  # aiohttp tells the bound port only here
         port = sockets[0].getsockname()[1] if sockets else settings.base.http_port
         settings.base.announce_port(port)
-        log.info("gateway: serving on http://%s:%s", settings.base.http_host, port)
+        log.info("gateway: serving on %s://%s:%s", "https" if tls else "http", settings.base.http_host, port)
         await stop.wait()
     finally:
         with contextlib.suppress(Exception):

@@ -25,6 +25,10 @@ class GatewaySettings:
     """Whether /metrics needs a token too (BERTH_METRICS_AUTH=1)."""
     max_body_bytes: int = MAX_BODY_BYTES
     """Largest request body accepted (BERTH_GATEWAY_MAX_BODY_BYTES)."""
+    tls_cert_file: str = ""
+    """The server certificate (chain) in PEM (BERTH_TLS_CERT_FILE; unset: plain HTTP)."""
+    tls_key_file: str = ""
+    """Its private key in PEM (BERTH_TLS_KEY_FILE)."""
     publish_batch: int = 2000
     """Events per publish call when an apply is large: bounds the producer's buffered memory."""
 
@@ -41,5 +45,9 @@ def load(env: Mapping[str, str] | None = None) -> GatewaySettings:
         raise ConfigurationError("BERTH_VIEWER_TOKEN must differ from BERTH_API_TOKEN: a viewer may only read")
     metrics_auth = env_flag(env, "BERTH_METRICS_AUTH")
     max_body = env_int(env, "BERTH_GATEWAY_MAX_BODY_BYTES", MAX_BODY_BYTES, minimum=1)
+    cert, key = env.get("BERTH_TLS_CERT_FILE", "").strip(), env.get("BERTH_TLS_KEY_FILE", "").strip()
+    if bool(cert) != bool(key):
+        raise ConfigurationError("BERTH_TLS_CERT_FILE and BERTH_TLS_KEY_FILE go together: set both to serve "
+                                 "HTTPS, or neither")
     return GatewaySettings(base=base, api_token=token, viewer_token=viewer, metrics_auth=metrics_auth,
-                           max_body_bytes=max_body)
+                           max_body_bytes=max_body, tls_cert_file=cert, tls_key_file=key)

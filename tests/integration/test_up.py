@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 import signal
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -97,18 +98,30 @@ def test_berth_up_apply_get_and_stop(state: Path, tmp_path: Path) -> None:
         assert info["gateway_url"] in ready and info["api_token"] and info["kafka_bootstrap_servers"]
         assert (state / "berth.json").stat().st_mode & 0o777 == 0o600, "its tokens are its owner's alone"
         assert info["viewer_token"] and info["viewer_token"] != info["api_token"]
-        assert info["gateway_url"].startswith("http://127.0.0.1:"), "bound to loopback"
+        assert info["gateway_url"].startswith("https://127.0.0.1:"), "HTTPS, bound to loopback"
+        trusted = ssl.create_default_context(cafile=info["ca_file"])
+
         def read_status(token: str) -> int:
             request = urllib.request.Request(info["gateway_url"] + "/api/v1/pods",
                                              headers={"Authorization": f"Bearer {token}"} if token else {})
             try:
-                with urllib.request.urlopen(request, timeout=5) as resp:
+                with urllib.request.urlopen(request, timeout=5, context=trusted) as resp:
                     return resp.status
             except urllib.error.HTTPError as exc:
                 return exc.code
 
         tokens = ("", info["viewer_token"], info["api_token"])
         assert [read_status(t) for t in tokens] == [401, 200, 200], "reads need a token"
+        assert (state / "tls" / "server.key").stat().st_mode & 0o777 == 0o600
+        with pytest.raises(urllib.error.URLError, match="CERTIFICATE_VERIFY_FAILED"):
+            urllib.request.urlopen(info["gateway_url"] + "/healthz", timeout=5)  # the system does not trust it
+        plain = info["gateway_url"].replace("https:", "http:", 1) + "/api/v1/pods"
+        with pytest.raises((urllib.error.URLError, ConnectionError)):
+            urllib.request.urlopen(plain, timeout=5)  # no plain HTTP beside it
+        elsewhere = {**env, "BERTH_URL": info["gateway_url"], "BERTH_TOKEN": info["api_token"]}
+        untrusted = _berth("get", "pods", env=elsewhere)
+        assert untrusted.returncode == 1 and "is not who it says" in untrusted.stderr and "BERTH_CA" in untrusted.stderr
+        assert _berth("get", "pods", env={**elsewhere, "BERTH_CA": info["ca_file"]}).returncode == 0
         assert {"gateway", "projector", "binder", "queue", "preemption", "tansu", "postgres"} <= set(info["pids"])
         pids = [proc.pid, *info["pids"].values()]
 

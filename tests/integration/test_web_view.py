@@ -61,7 +61,10 @@ def browser() -> Iterator[Any]:
     from selenium.webdriver.chrome.service import Service
 
     options = selenium.ChromeOptions()
-    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,900"):
+    # The gateway's certificate comes from the cluster's own authority, which this browser profile
+    # cannot be told to trust.
+    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,900",
+                "--ignore-certificate-errors"):
         options.add_argument(arg)
     options.binary_location = CHROMIUM
     driver = selenium.Chrome(service=Service(DRIVER), options=options)

@@ -24,7 +24,8 @@ def test_each_helper_reads_its_kind_or_falls_back_to_the_default() -> None:
     (load_queue, {"BERTH_QUEUE_LOCKSTEP": "maybe"}, "BERTH_QUEUE_LOCKSTEP='maybe': expected one of"),
     (load_queue, {"BERTH_UNSCHEDULABLE_TIMEOUT_S": "soon"}, "BERTH_UNSCHEDULABLE_TIMEOUT_S='soon': expected a number"),
     (load_gateway, {"BERTH_API_TOKEN": "t", "BERTH_METRICS_AUTH": "perhaps"}, "BERTH_METRICS_AUTH='perhaps'"),
-], ids=["integer", "minimum", "flag", "number", "gateway flag"])
+    (load_gateway, {"BERTH_API_TOKEN": "t", "BERTH_TLS_CERT_FILE": "c.pem"}, "BERTH_TLS_KEY_FILE go together"),
+], ids=["integer", "minimum", "flag", "number", "gateway flag", "certificate without key"])
 def test_a_bad_value_names_the_variable_and_what_it_wants(load: object, env: dict[str, str], message: str) -> None:
     with pytest.raises(ConfigurationError, match=message.replace("(", r"\(")):
         load(env)  # type: ignore[operator]
