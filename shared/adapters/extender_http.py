@@ -1,7 +1,8 @@
 """The HTTP scheduler extender (upstream pkg/scheduler/extender.go HTTPExtender): blocking JSON
 POSTs to urlPrefix + "/" + verb with urllib, a per-call timeout (httpTimeout, 5 s by default) and
-TLS as the configuration asks. Failures are raised; the scheduling cycle turns them into attempt
-failures unless the extender is ignorable."""
+TLS as the configuration asks, the server's certificate verified unless tlsConfig.insecure.
+Failures are raised; the scheduling cycle turns them into attempt failures unless the extender is
+ignorable."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import base64
 import binascii
 import os
 import re
+import socket
 import ssl
 import tempfile
 import urllib.error
@@ -86,17 +88,46 @@ def _pem(data: str) -> str:
         return data
 
 
-def ssl_context(enable_https: bool, tls: ExtenderTLSConfig | None) -> ssl.SSLContext | None:
-    """Upstream makeTransport: with enableHTTPS and no CA the server certificate is not verified."""
-    tls = tls or ExtenderTLSConfig()
-    if not enable_https and tls == ExtenderTLSConfig():
+def _is_https(config: Extender) -> bool:
+    """The URL decides the scheme, as upstream: an https:// urlPrefix is TLS without enableHTTPS,
+    and an http:// one stays plain HTTP with it."""
+    return config.url_prefix[:8].lower() == "https://"
+
+
+class _ExtenderTLS(ssl.SSLContext):
+    """A client context that presents and checks tlsConfig.serverName, when set, instead of the
+    URL's host (Go's tls.Config.ServerName): urllib has no other way to pass server_hostname."""
+
+    server_name = ""
+
+    def wrap_socket(self, sock: socket.socket, server_side: bool = False, do_handshake_on_connect: bool = True,
+                    suppress_ragged_eofs: bool = True, server_hostname: str | bytes | None = None,
+                    session: ssl.SSLSession | None = None) -> ssl.SSLSocket:
+        return super().wrap_socket(sock, server_side, do_handshake_on_connect, suppress_ragged_eofs,
+                                   self.server_name or server_hostname, session)
+
+
+def ssl_context(config: Extender) -> ssl.SSLContext | None:
+    """The extender's TLS settings; None for plain http without any. Unlike upstream's makeTransport,
+    which skips verification when enableHTTPS is set without a CA, the server's certificate and host
+    name are verified (against caFile/caData, else the system's trust store) unless
+    tlsConfig.insecure is true."""
+    tls = config.tls_config or ExtenderTLSConfig()
+    if not (config.enable_https or _is_https(config)) and tls == ExtenderTLSConfig():
         return None
     has_ca = bool(tls.ca_file or tls.ca_data)
-    ctx = ssl.create_default_context(cafile=tls.ca_file or None,
-                                     cadata=_pem(tls.ca_data) if tls.ca_data else None)
-    if tls.insecure or (enable_https and not has_ca):
+    if tls.insecure and has_ca:
+        # Upstream's TLSConfigFor refuses the pair too: which one was meant is unclear.
+        raise ValueError("specifying a root certificates file with the insecure flag is not allowed")
+    ctx = _ExtenderTLS(ssl.PROTOCOL_TLS_CLIENT)  # CERT_REQUIRED and check_hostname by default
+    ctx.server_name = tls.server_name
+    if tls.insecure:
         ctx.check_hostname = False
         ctx.verify_mode = ssl.CERT_NONE
+    elif has_ca:
+        ctx.load_verify_locations(cafile=tls.ca_file or None, cadata=_pem(tls.ca_data) if tls.ca_data else None)
+    else:
+        ctx.load_default_certs()
     if tls.cert_file:
         ctx.load_cert_chain(tls.cert_file, tls.key_file or None)
     elif tls.cert_data:
@@ -131,7 +162,7 @@ class HTTPExtender:
         self.timeout = parse_duration(config.http_timeout)
         self.weight = config.weight
         self.managed_resources = frozenset(r.name for r in config.managed_resources)
-        self.context = ssl_context(config.enable_https, config.tls_config)
+        self.context = ssl_context(config)
         self.node_info = node_info
 
     # -- what the scheduler asks ----------------------------------------------------------------
@@ -205,14 +236,21 @@ class HTTPExtender:
         except urllib.error.HTTPError as exc:
             raise ExtenderError(f"failed {verb} with extender at URL {url}, code {exc.code}") from None
         except (urllib.error.URLError, OSError) as exc:
-            reason = getattr(exc, "reason", exc)
-            raise ExtenderError(f'Post "{url}": {reason}') from None
+            raise ExtenderError(f'Post "{url}": {_reason(exc)}') from None
         if code != 200:
             raise ExtenderError(f"failed {verb} with extender at URL {url}, code {code}")
         try:
             return msgspec.json.decode(body, type=result_type)
         except msgspec.DecodeError as exc:
             raise ExtenderError(f"extender at URL {url} answered {verb} with invalid JSON: {exc}") from None
+
+
+def _reason(exc: OSError) -> str:
+    """Why a call failed, a refused certificate worded as Go's client words it."""
+    reason = getattr(exc, "reason", exc)
+    if isinstance(reason, ssl.SSLCertVerificationError):
+        return f"tls: failed to verify certificate: {reason.verify_message or reason}"
+    return str(reason)
 
 
 class _PodsOnly:
@@ -238,10 +276,12 @@ def build_extenders(config: KubeSchedulerConfiguration | None,
             raise InvalidInput("KubeSchedulerConfiguration", f"{where}.weight",
                                "must have a positive weight applied to it")
         try:
-            out.append(HTTPExtender(ext, node_info))
+            parse_duration(ext.http_timeout)
         except (ValueError, TypeError) as exc:
             raise InvalidInput("KubeSchedulerConfiguration", f"{where}.httpTimeout", str(exc)) from None
-        except (OSError, ssl.SSLError) as exc:
+        try:
+            out.append(HTTPExtender(ext, node_info))
+        except (OSError, ValueError) as exc:  # ssl.SSLError is an OSError
             raise InvalidInput("KubeSchedulerConfiguration", f"{where}.tlsConfig", str(exc)) from None
     return out
 

@@ -3,19 +3,24 @@ free 127.0.0.1 ports in threads."""
 
 from __future__ import annotations
 
+import base64
 from typing import Any
+
+import msgspec
+import pytest
 
 from shared.adapters.extender_http import build_extenders
 from shared.model.config import (
     Extender,
     ExtenderManagedResource,
+    ExtenderTLSConfig,
     KubeSchedulerConfiguration,
 )
 from shared.model.loader import ClusterInput
 from shared.scheduler.outcome import PodOutcome
 from shared.scheduler.simulator import Simulator
 from tests.builders import MakeNode, MakePod
-from tests.unit.extender.servers import running
+from tests.unit.extender.servers import Cert, https_url, running, self_signed, server_tls
 
 
 def _nodes(*names: str) -> list[Any]:
@@ -162,3 +167,68 @@ def test_a_prioritizer_error_is_ignored() -> None:
                           [_pod()], _nodes("a", "b"))
     assert out.phase == "Bound"
     assert [verb for verb, _ in server.calls] == ["prioritize"]
+
+
+# -- https ------------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def certs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Cert]:
+    d = tmp_path_factory.mktemp("certs")
+    return {"local": self_signed(d, "local", "DNS:localhost", "IP:127.0.0.1"),
+            "named": self_signed(d, "named", "DNS:extender.test"),
+            "client": self_signed(d, "client", "DNS:scheduler.test")}
+
+
+def _filter(url: str, **tls: Any) -> Extender:
+    return Extender(url_prefix=url, filter_verb="filter", tls_config=ExtenderTLSConfig(**tls) if tls else None)
+
+
+@pytest.mark.parametrize("enable_https", [False, True])
+def test_https_extender_with_an_untrusted_certificate_fails_the_attempt(certs: dict[str, Cert],
+                                                                        enable_https: bool) -> None:
+    # Upstream skips verification for enableHTTPS without a CA; Berth verifies against the system store.
+    with running("full_node", tls=server_tls(certs["local"])) as server:
+        ext = msgspec.structs.replace(_filter(https_url(server)), enable_https=enable_https)
+        [out] = _simulate([ext], [_pod()], _nodes("a"))
+    assert out.phase == "Pending" and out.message is not None
+    assert out.message.startswith(f'Post "{https_url(server)}/filter": tls: failed to verify certificate: ')
+    assert "self-signed certificate" in out.message
+    assert not server.calls
+
+
+def test_https_extender_trusted_by_ca_file_or_data_or_insecure_is_called(certs: dict[str, Cert]) -> None:
+    ca = certs["local"].cert
+    with running("full_node", tls=server_tls(certs["local"]), full={"a"}) as server:
+        url = https_url(server)
+        for ext in (_filter(url, ca_file=str(ca)),
+                    _filter(url, ca_data=base64.b64encode(ca.read_bytes()).decode()),
+                    _filter(url, insecure=True)):
+            [out] = _simulate([ext], [_pod()], _nodes("a", "b"))
+            assert (out.phase, out.nodeName) == ("Bound", "b")
+    assert len(server.calls) == 3
+
+
+def test_https_extender_host_name_is_checked_against_server_name(certs: dict[str, Cert]) -> None:
+    ca = str(certs["named"].cert)
+    with running("full_node", tls=server_tls(certs["named"])) as server:
+        [wrong_host] = _simulate([_filter(https_url(server), ca_file=ca)], [_pod()], _nodes("a"))
+        [named] = _simulate([_filter(https_url(server), ca_file=ca, server_name="extender.test")], [_pod()],
+                            _nodes("a"))
+    assert wrong_host.phase == "Pending" and wrong_host.message is not None
+    assert "mismatch, certificate is not valid for '127.0.0.1'" in wrong_host.message
+    assert named.phase == "Bound"
+
+
+def test_https_extender_requiring_a_client_certificate(certs: dict[str, Cert]) -> None:
+    ca, client = str(certs["local"].cert), certs["client"]
+    with running("full_node", tls=server_tls(certs["local"], client_ca=client.cert)) as server:
+        url = https_url(server)
+        [anonymous] = _simulate([_filter(url, ca_file=ca)], [_pod()], _nodes("a"))
+        [from_files] = _simulate([_filter(url, ca_file=ca, cert_file=str(client.cert), key_file=str(client.key))],
+                                 [_pod()], _nodes("a"))
+        [from_data] = _simulate([_filter(url, ca_file=ca, cert_data=base64.b64encode(client.cert.read_bytes()).decode(),
+                                         key_data=base64.b64encode(client.key.read_bytes()).decode())],
+                                [_pod()], _nodes("a"))
+    assert anonymous.phase == "Pending"
+    assert from_files.phase == "Bound" and from_data.phase == "Bound"
+    assert len(server.calls) == 2

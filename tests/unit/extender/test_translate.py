@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import ssl
+
 import msgspec
 import pytest
 
@@ -23,6 +25,7 @@ from shared.extender import (
 from shared.model.config import (
     Extender,
     ExtenderManagedResource,
+    ExtenderTLSConfig,
     KubeSchedulerConfiguration,
 )
 from shared.preemption.victims import Victims
@@ -106,8 +109,35 @@ def test_build_extenders_validates_like_upstream() -> None:
         build_extenders(KubeSchedulerConfiguration(extenders=[Extender(url_prefix="http://x", http_timeout="x")]))
 
 
-def test_https_without_ca_does_not_verify() -> None:
-    import ssl
-    ext = HTTPExtender(Extender(url_prefix="https://x", enable_https=True))
-    assert ext.context is not None and ext.context.verify_mode == ssl.CERT_NONE
+@pytest.mark.parametrize("ext", [
+    Extender(url_prefix="https://x", enable_https=True),
+    Extender(url_prefix="HTTPS://x"),
+    Extender(url_prefix="https://x", tls_config=ExtenderTLSConfig(server_name="x.example")),
+])
+def test_https_verifies_the_server_by_default(ext: Extender) -> None:
+    # Upstream's makeTransport would skip verification for enableHTTPS without a CA.
+    ctx = HTTPExtender(ext).context
+    assert ctx is not None and ctx.verify_mode == ssl.CERT_REQUIRED and ctx.check_hostname
+
+
+def test_only_insecure_turns_verification_off() -> None:
+    ctx = HTTPExtender(Extender(url_prefix="https://x", tls_config=ExtenderTLSConfig(insecure=True))).context
+    assert ctx is not None and ctx.verify_mode == ssl.CERT_NONE and not ctx.check_hostname
+
+
+def test_plain_http_without_tls_settings_has_no_context() -> None:
     assert HTTPExtender(Extender(url_prefix="http://x")).context is None
+    # enableHTTPS builds (so validates) the settings; urllib uses them for https:// URLs only.
+    assert HTTPExtender(Extender(url_prefix="http://x", enable_https=True)).context is not None
+
+
+@pytest.mark.parametrize(("tls", "message"), [
+    (ExtenderTLSConfig(insecure=True, ca_file="/etc/ssl/ca.pem"), "with the insecure flag is not allowed"),
+    (ExtenderTLSConfig(ca_file="/nonexistent/ca.pem"), "No such file"),
+    (ExtenderTLSConfig(ca_data="bm90IGEgY2VydGlmaWNhdGU="), "does not contain a certificate"),
+])
+def test_bad_tls_config_is_invalid_input(tls: ExtenderTLSConfig, message: str) -> None:
+    ext = Extender(url_prefix="https://x", filter_verb="f", tls_config=tls)
+    with pytest.raises(InvalidInput, match=message) as err:
+        build_extenders(KubeSchedulerConfiguration(extenders=[ext]))
+    assert err.value.field == "extenders[0].tlsConfig"
