@@ -26,7 +26,7 @@ from shared.adapters.kafka import make_admin
 from shared.settings import load_settings
 
 from .backends import Backend, create_test_database
-from .test_up import CLUSTER
+from .user_cluster import CLUSTER
 
 pytestmark = pytest.mark.integration
 

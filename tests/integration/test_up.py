@@ -6,94 +6,30 @@ import asyncio
 import contextlib
 import json
 import os
-import shutil
 import signal
 import ssl
 import subprocess
-import sys
-import tempfile
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import psutil
 import pytest
 
+from .user_cluster import CLUSTER, berth, reap, start_up, user_env, wait_line
+
 pytestmark = pytest.mark.integration
-
-ROOT = Path(__file__).resolve().parents[2]
-CLUSTER = """
-kind: Node
-metadata: {name: n1}
-status: {allocatable: {cpu: "2", memory: 2Gi, pods: "10"}}
----
-kind: Pod
-metadata: {name: p1, labels: {app: web}}
-spec: {containers: [{name: c, resources: {requests: {cpu: 100m}}}]}
----
-kind: Pod
-metadata: {name: p2, namespace: team}
-spec: {containers: [{name: c}]}
-"""
-
-
-def _berth(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "berth", *args], cwd=ROOT, env=env, capture_output=True,
-                          text=True, timeout=60)
-
-
-def _wait_line(proc: subprocess.Popen[str], prefix: str, timeout: float) -> str:
-    deadline = time.monotonic() + timeout
-    assert proc.stdout is not None
-    while time.monotonic() < deadline:
-        line = proc.stdout.readline()
-        if line.startswith(prefix):
-            return line
-        if not line and proc.poll() is not None:
-            break
-    raise AssertionError(f"no {prefix!r} line; exit code {proc.poll()}")
-
-
-def _reap(proc: subprocess.Popen[str], err: Any) -> None:
-    """Kill berth up if a failed assertion left it running; close its pipes."""
-    if proc.poll() is None:
-        proc.kill()
-        proc.wait(10)
-    assert proc.stdout is not None
-    proc.stdout.close()
-    err.close()
-
-
-def _user_env(state: Path) -> dict[str, str]:
-    """A user's environment: no endpoints or cluster of the test run's own, the state dir given."""
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("KAFKA_BOOTSTRAP_SERVERS", "DATABASE_URL", "BERTH_URL", "BERTH_TOKEN", "BERTH_TOPIC_PREFIX")}
-    env["BERTH_STATE_DIR"] = str(state)
-    return env
-
-
-def _start_up(state: Path, env: dict[str, str], err: Any, *extra: str) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-m", "berth", "up", "--state-dir", str(state), *extra],
-                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=err, text=True)
-
-
-@pytest.fixture
-def state() -> Iterator[Path]:
-    """Under /tmp directly: the embedded PostgreSQL may run as another user and must reach it."""
-    path = Path(tempfile.mkdtemp(prefix="berth-up-"))
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
 
 
 def test_berth_up_apply_get_and_stop(state: Path, tmp_path: Path) -> None:
-    env = _user_env(state)
+    env = user_env(state)
     err = (tmp_path / "up.err").open("w")
-    proc = _start_up(state, env, err, "--filter-workers", "2")
+    proc = start_up(state, env, err, "--filter-workers", "2")
     try:
-        ready = _wait_line(proc, "berth ready: ", 60)
+        ready = wait_line(proc, "berth ready: ", 60)
         info = json.loads((state / "berth.json").read_text())
         assert info["gateway_url"] in ready and info["api_token"] and info["kafka_bootstrap_servers"]
         assert (state / "berth.json").stat().st_mode & 0o777 == 0o600, "its tokens are its owner's alone"
@@ -119,26 +55,26 @@ def test_berth_up_apply_get_and_stop(state: Path, tmp_path: Path) -> None:
         with pytest.raises((urllib.error.URLError, ConnectionError)):
             urllib.request.urlopen(plain, timeout=5)  # no plain HTTP beside it
         elsewhere = {**env, "BERTH_URL": info["gateway_url"], "BERTH_TOKEN": info["api_token"]}
-        untrusted = _berth("get", "pods", env=elsewhere)
+        untrusted = berth("get", "pods", env=elsewhere)
         assert untrusted.returncode == 1 and "is not who it says" in untrusted.stderr and "BERTH_CA" in untrusted.stderr
-        assert _berth("get", "pods", env={**elsewhere, "BERTH_CA": info["ca_file"]}).returncode == 0
+        assert berth("get", "pods", env={**elsewhere, "BERTH_CA": info["ca_file"]}).returncode == 0
         assert {"gateway", "projector", "binder", "queue", "preemption", "tansu", "postgres"} <= set(info["pids"])
         pids = [proc.pid, *info["pids"].values()]
 
         (tmp_path / "cluster.yaml").write_text(CLUSTER)
-        applied = _berth("apply", "-f", str(tmp_path / "cluster.yaml"), env=env)
+        applied = berth("apply", "-f", str(tmp_path / "cluster.yaml"), env=env)
         assert applied.returncode == 0, applied.stderr
         assert "pod/p2 created" in applied.stdout.splitlines()
 
         bad = tmp_path / "bad.yaml"
         bad.write_text("kind: Pod\nmetadata: {name: x}\n"
                        "spec: {containers: [{name: c, ports: [{containerPort: 1, protocol: XTP}]}]}\n")
-        invalid = _berth("apply", "-f", str(bad), env=env)
+        invalid = berth("apply", "-f", str(bad), env=env)
         assert invalid.returncode == 2 and "spec.containers[0].ports[0].protocol" in invalid.stderr
 
         deadline = time.monotonic() + 20
         while True:
-            got = _berth("get", "pods", "-A", "-o", "json", env=env)
+            got = berth("get", "pods", "-A", "-o", "json", env=env)
             assert got.returncode == 0, got.stderr
             items = json.loads(got.stdout)["items"]
             bound = [p for p in items if p["status"]["phase"] == "Bound"]
@@ -149,27 +85,27 @@ def test_berth_up_apply_get_and_stop(state: Path, tmp_path: Path) -> None:
         assert sorted((p["metadata"]["namespace"], p["metadata"]["name"], p["status"]["phase"], p["spec"]["nodeName"])
                       for p in items) == [("default", "p1", "Bound", "n1"), ("team", "p2", "Bound", "n1")]
         # kubectl's habits: the default namespace unless -n or -A, -l selectors, -o name and wide.
-        default_ns = _berth("get", "pods", "-o", "name", env=env)
+        default_ns = berth("get", "pods", "-o", "name", env=env)
         assert default_ns.stdout == "pod/p1\n", default_ns.stdout + default_ns.stderr
-        assert _berth("get", "pods", "-A", "-o", "name", env=env).stdout == "pod/p1\npod/p2\n"
-        assert _berth("get", "pods", "-n", "team", "-o", "name", env=env).stdout == "pod/p2\n"
-        assert _berth("get", "pods", "-A", "-l", "app=web", "-o", "name", env=env).stdout == "pod/p1\n"
-        assert _berth("get", "pods", "-A", "-l", "app in (db),!x", "-o", "name", env=env).stdout == ""
-        nothing = _berth("get", "pods", "-n", "empty", env=env)
+        assert berth("get", "pods", "-A", "-o", "name", env=env).stdout == "pod/p1\npod/p2\n"
+        assert berth("get", "pods", "-n", "team", "-o", "name", env=env).stdout == "pod/p2\n"
+        assert berth("get", "pods", "-A", "-l", "app=web", "-o", "name", env=env).stdout == "pod/p1\n"
+        assert berth("get", "pods", "-A", "-l", "app in (db),!x", "-o", "name", env=env).stdout == ""
+        nothing = berth("get", "pods", "-n", "empty", env=env)
         assert nothing.returncode == 0 and nothing.stdout == "No resources found in empty namespace.\n"
-        wide = _berth("get", "pods", "-o", "wide", env=env).stdout.splitlines()
+        wide = berth("get", "pods", "-o", "wide", env=env).stdout.splitlines()
         assert wide[0].split()[-1] == "LABELS" and wide[1].split()[-1] == "app=web"
-        assert _berth("get", "nodes", "-o", "name", env=env).stdout == "node/n1\n"
-        bad_selector = _berth("get", "pods", "-l", "app in web", env=env)
+        assert berth("get", "nodes", "-o", "name", env=env).stdout == "node/n1\n"
+        bad_selector = berth("get", "pods", "-l", "app in web", env=env)
         assert bad_selector.returncode == 2 and "labelSelector: unable to parse requirement: 'app in web'" in \
             bad_selector.stderr
         typo = tmp_path / "typo.yaml"
         typo.write_text("kind: Pod\nmetadata: {name: p9}\nspec: {nodeSelectr: {}, containers: [{name: c}]}\n")
-        refused = _berth("apply", "-f", str(typo), env=env)
+        refused = berth("apply", "-f", str(typo), env=env)
         assert refused.returncode == 2 and 'unknown field "spec.nodeSelectr"' in refused.stderr
-        warned = _berth("apply", "-f", str(typo), "--validate", "warn", env=env)
+        warned = berth("apply", "-f", str(typo), "--validate", "warn", env=env)
         assert warned.returncode == 0 and 'Warning: Pod p9: unknown field "spec.nodeSelectr"' in warned.stderr
-        assert _berth("--version", env=env).stdout.startswith("berth ")
+        assert berth("--version", env=env).stdout.startswith("berth ")
         with urllib.request.urlopen(info["services"]["queue"] + "/metrics", timeout=5) as resp:
             exposed = resp.read().decode()
         for name in ("scheduler_schedule_attempts_total", "scheduler_scheduling_algorithm_duration_seconds_bucket",
@@ -183,43 +119,43 @@ def test_berth_up_apply_get_and_stop(state: Path, tmp_path: Path) -> None:
             'profile="default-scheduler",status="Success"}' in filtering
         assert 'scheduler_plugin_execution_duration_seconds_count{extension_point="PreFilter",' \
             'plugin="NodeResourcesFit",status="Success"}' in filtering
-        node = _berth("describe", "node", "n1", env=env).stdout
+        node = berth("describe", "node", "n1", env=env).stdout
         assert "Allocated resources:" in node and "cpu       100m (5%)" in node, node
         assert {"p1", "p2"} <= {line.split()[1] for line in node.splitlines()
                                 if line.startswith(("  default", "  team"))}
-        assert _berth("get", "namespaces", "-o", "name", env=env).stdout == "namespace/default\nnamespace/team\n"
-        classes = _berth("get", "priorityclasses", env=env)
+        assert berth("get", "namespaces", "-o", "name", env=env).stdout == "namespace/default\nnamespace/team\n"
+        classes = berth("get", "priorityclasses", env=env)
         assert classes.returncode == 0 and classes.stdout == "No resources found.\n", classes.stderr
-        described = _berth("describe", "pod", "p2", "-n", "team", env=env)
+        described = berth("describe", "pod", "p2", "-n", "team", env=env)
         assert described.returncode == 0 and "Nominated Node:" in described.stdout
         assert "Successfully assigned team/p2 to n1" in described.stdout
         assert "Type    Reason     Age" in described.stdout and "default-scheduler" in described.stdout
         export = tmp_path / "log.jsonl"
-        exported = _berth("events", "--export", str(export), env=env)
+        exported = berth("events", "--export", str(export), env=env)
         assert exported.returncode == 0 and export.stat().st_size > 0
-        replayed = _berth("replay", "--source", str(export), "-o", "json", env=env)
+        replayed = berth("replay", "--source", str(export), "-o", "json", env=env)
         assert replayed.returncode == 0, replayed.stdout + replayed.stderr
         assert json.loads(replayed.stdout)["matched"] >= 2
-        explained = _berth("explain", "pod", "p2", "-n", "team", env=env)  # from the event store
+        explained = berth("explain", "pod", "p2", "-n", "team", env=env)  # from the event store
         assert explained.returncode == 0 and "<- picked" in explained.stdout and "n1" in explained.stdout
-        now = _berth("explain", "pod", "team/p2", "--now", "-o", "json", env=env)
+        now = berth("explain", "pod", "team/p2", "--now", "-o", "json", env=env)
         assert now.returncode == 0 and json.loads(now.stdout)["pod"] == "team/p2"
-        missing = _berth("delete", "pod", "nope", env=env)
+        missing = berth("delete", "pod", "nope", env=env)
         assert missing.returncode == 1 and 'pods "nope" not found' in missing.stderr
-        events = _berth("events", "pods", env=env)
+        events = berth("events", "pods", env=env)
         assert events.returncode == 0 and events.stdout.count('"PodSubmitted"') >= 2
 
         more = tmp_path / "more.yaml"
         more.write_text("kind: Pod\nmetadata: {name: p3}\nspec: {containers: [{name: c}]}\n---\n"
                         "kind: Pod\nmetadata: {name: p4}\nspec: {containers: [{name: c}]}\n")
-        assert _berth("apply", "-f", str(more), env=env).returncode == 0
-        partly = _berth("delete", "pod", "nope", "p3", env=env)  # kubectl goes on past a missing object
+        assert berth("apply", "-f", str(more), env=env).returncode == 0
+        partly = berth("delete", "pod", "nope", "p3", env=env)  # kubectl goes on past a missing object
         assert partly.returncode == 1 and partly.stdout == 'pod "p3" deleted\n'
         assert 'pods "nope" not found' in partly.stderr
         (tmp_path / "p4.yaml").write_text("kind: Pod\nmetadata: {name: p4}\nspec: {containers: [{name: c}]}\n")
-        by_file = _berth("delete", "-f", str(tmp_path / "p4.yaml"), env=env)
+        by_file = berth("delete", "-f", str(tmp_path / "p4.yaml"), env=env)
         assert by_file.returncode == 0 and by_file.stdout == 'pod "p4" deleted\n', by_file.stderr
-        everything = _berth("delete", "pods", "--all", "-n", "team", env=env)
+        everything = berth("delete", "pods", "--all", "-n", "team", env=env)
         assert everything.returncode == 0 and everything.stdout == 'pod "p2" deleted\n', everything.stderr
 
         # A file larger than a request goes in batches, all validated before any is applied.
@@ -228,18 +164,18 @@ def test_berth_up_apply_get_and_stop(state: Path, tmp_path: Path) -> None:
                 for i in range(60)]
         bad = pods[-1].replace("b59", "bad").replace("{name: c}", "{name: C_}")
         (tmp_path / "batches.yaml").write_text("---\n".join([*pods, bad]))
-        refused = _berth("apply", "-f", str(tmp_path / "batches.yaml"), env=small)
+        refused = berth("apply", "-f", str(tmp_path / "batches.yaml"), env=small)
         assert refused.returncode == 2 and "spec.containers[0].name" in refused.stderr, refused.stderr
-        assert _berth("get", "pods", "-n", "batch", "-o", "name", env=env).stdout == "", "nothing was applied"
+        assert berth("get", "pods", "-n", "batch", "-o", "name", env=env).stdout == "", "nothing was applied"
         (tmp_path / "batches.yaml").write_text("---\n".join(pods))
-        applied = _berth("apply", "-f", str(tmp_path / "batches.yaml"), env=small)
+        applied = berth("apply", "-f", str(tmp_path / "batches.yaml"), env=small)
         assert applied.returncode == 0 and applied.stdout.count(" created\n") == 60, applied.stderr
         assert " batches; 60 events published" in applied.stderr, applied.stderr
 
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(30) == 0
     finally:
-        _reap(proc, err)
+        reap(proc, err)
     deadline = time.monotonic() + 5
     while any(psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE for p in pids):
         assert time.monotonic() < deadline, "a process outlived berth up"
@@ -258,11 +194,11 @@ def _metric(url: str, name: str, service: str) -> float | None:
 def test_berth_up_restarts_a_service_that_dies(state: Path, tmp_path: Path) -> None:
     """SIGKILL the queue and the gateway under berth up: each comes back (the gateway on its URL),
     the restarts show in the supervisor's /metrics, and the cluster still schedules."""
-    env = _user_env(state)
+    env = user_env(state)
     err = (tmp_path / "up.err").open("w")
-    proc = _start_up(state, env, err)
+    proc = start_up(state, env, err)
     try:
-        _wait_line(proc, "berth ready: ", 60)
+        wait_line(proc, "berth ready: ", 60)
         info = json.loads((state / "berth.json").read_text())
         supervisor = info["supervisor_url"]
         for label in ("queue", "gateway"):
@@ -276,11 +212,11 @@ def test_berth_up_restarts_a_service_that_dies(state: Path, tmp_path: Path) -> N
             info = json.loads((state / "berth.json").read_text())
             assert info["pids"][label] != old and _metric(supervisor, "berth_service_up", label) == 1
         (tmp_path / "cluster.yaml").write_text(CLUSTER)
-        applied = _berth("apply", "-f", str(tmp_path / "cluster.yaml"), env=env)
+        applied = berth("apply", "-f", str(tmp_path / "cluster.yaml"), env=env)
         assert applied.returncode == 0, applied.stderr
         deadline = time.monotonic() + 30
         while True:
-            got = _berth("get", "pods", "-A", "-o", "json", env=env)
+            got = berth("get", "pods", "-A", "-o", "json", env=env)
             assert got.returncode == 0, got.stderr
             phases = [p["status"]["phase"] for p in json.loads(got.stdout)["items"]]
             if phases == ["Bound", "Bound"] or time.monotonic() > deadline:
@@ -293,7 +229,7 @@ def test_berth_up_restarts_a_service_that_dies(state: Path, tmp_path: Path) -> N
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(30) == 0
     finally:
-        _reap(proc, err)
+        reap(proc, err)
 
 
 def _kill_everything(proc: subprocess.Popen[str], state: Path) -> None:
@@ -310,7 +246,7 @@ def _kill_everything(proc: subprocess.Popen[str], state: Path) -> None:
 
 
 def _pods(env: dict[str, str]) -> list[dict[str, Any]]:
-    got = _berth("get", "pods", "-A", "-o", "json", env=env)
+    got = berth("get", "pods", "-A", "-o", "json", env=env)
     assert got.returncode == 0, got.stderr
     return json.loads(got.stdout)["items"]  # type: ignore[no-any-return]
 
@@ -319,25 +255,25 @@ def test_berth_up_resumes_after_everything_is_killed(state: Path, tmp_path: Path
     """Apply a cluster, SIGKILL every process while it schedules, `berth up` again on the same state:
     the log is rebuilt from the event store, every accepted pod is there and ends bound exactly once,
     no node is over-committed, every decision replays, and new pods schedule."""
-    env = _user_env(state)
+    env = user_env(state)
     workload = tmp_path / "cluster.yaml"
-    generated = _berth("generate", "SchedulingBasic", "--nodes", "20", "--pods", "300", "-o", str(workload), env=env)
+    generated = berth("generate", "SchedulingBasic", "--nodes", "20", "--pods", "300", "-o", str(workload), env=env)
     assert generated.returncode == 0, generated.stderr
     first_err = (tmp_path / "up1.err").open("w")
-    first = _start_up(state, env, first_err)
+    first = start_up(state, env, first_err)
     try:
-        _wait_line(first, "berth ready: ", 60)
-        applied = _berth("apply", "-f", str(workload), env=env)
+        wait_line(first, "berth ready: ", 60)
+        applied = berth("apply", "-f", str(workload), env=env)
         assert applied.returncode == 0, applied.stderr
         accepted = applied.stdout.count(" created")
         _kill_everything(first, state)
     finally:
-        _reap(first, first_err)
+        reap(first, first_err)
 
     err = (tmp_path / "up2.err").open("w")
-    proc = _start_up(state, env, err)
+    proc = start_up(state, env, err)
     try:
-        _wait_line(proc, "berth ready: ", 60)
+        wait_line(proc, "berth ready: ", 60)
         err.flush()
         assert "berth: log rebuilt from the event store" in (tmp_path / "up2.err").read_text()
         deadline = time.monotonic() + 60
@@ -362,29 +298,29 @@ def test_berth_up_resumes_after_everything_is_killed(state: Path, tmp_path: Path
         assert ledger.bound == {p["metadata"]["uid"] for p in items}, "the scheduler and the read model agree"
 
         (tmp_path / "late.yaml").write_text("kind: Pod\nmetadata: {name: late}\nspec: {containers: [{name: c}]}\n")
-        assert _berth("apply", "-f", str(tmp_path / "late.yaml"), env=env).returncode == 0
+        assert berth("apply", "-f", str(tmp_path / "late.yaml"), env=env).returncode == 0
         deadline = time.monotonic() + 30
         while not any(p["metadata"]["name"] == "late" and p["status"]["phase"] == "Bound" for p in _pods(env)):
             assert time.monotonic() < deadline, "a pod applied after the restart was not bound"
             time.sleep(0.3)
-        replayed = _berth("replay", "-o", "json", env=env)
+        replayed = berth("replay", "-o", "json", env=env)
         assert replayed.returncode == 0, replayed.stdout[-2000:] + replayed.stderr[-2000:]
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(30) == 0
     finally:
-        _reap(proc, err)
+        reap(proc, err)
 
 
 def test_berth_up_brings_back_the_broker_and_the_database(state: Path, tmp_path: Path) -> None:
     """SIGKILL the embedded broker, then the database: each comes back on its port (the broker with
     its log rebuilt, the services restarted on it), and the cluster keeps what it had and schedules."""
-    env = _user_env(state)
+    env = user_env(state)
     err = (tmp_path / "up.err").open("w")
-    proc = _start_up(state, env, err)
+    proc = start_up(state, env, err)
     try:
-        ready = _wait_line(proc, "berth ready: ", 60)
+        ready = wait_line(proc, "berth ready: ", 60)
         (tmp_path / "cluster.yaml").write_text(CLUSTER)
-        assert _berth("apply", "-f", str(tmp_path / "cluster.yaml"), env=env).returncode == 0
+        assert berth("apply", "-f", str(tmp_path / "cluster.yaml"), env=env).returncode == 0
         info = json.loads((state / "berth.json").read_text())
         for label in ("tansu", "postgres"):
             old = info["pids"][label]
@@ -397,7 +333,7 @@ def test_berth_up_brings_back_the_broker_and_the_database(state: Path, tmp_path:
             info = json.loads((state / "berth.json").read_text())
             assert info["pids"][label] != old and info["gateway_url"] in ready, "same endpoints, new process"
         (tmp_path / "more.yaml").write_text("kind: Pod\nmetadata: {name: p3}\nspec: {containers: [{name: c}]}\n")
-        assert _berth("apply", "-f", str(tmp_path / "more.yaml"), env=env).returncode == 0
+        assert berth("apply", "-f", str(tmp_path / "more.yaml"), env=env).returncode == 0
         deadline = time.monotonic() + 60
         while True:
             phases = sorted((p["metadata"]["name"], p["status"]["phase"]) for p in _pods(env))
@@ -412,7 +348,7 @@ def test_berth_up_brings_back_the_broker_and_the_database(state: Path, tmp_path:
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(30) == 0
     finally:
-        _reap(proc, err)
+        reap(proc, err)
 
 
 def _phases(env: dict[str, str], until: Callable[[dict[str, dict[str, Any]]], bool],
@@ -430,26 +366,26 @@ def test_pods_created_on_a_node_pass_its_admission(state: Path, tmp_path: Path) 
     """A pod applied with spec.nodeName is admitted by its node as the kubelet would: Bound when it
     fits and counted by the scheduler from then on, Failed with OutOfcpu when it does not, Pending
     while its node does not exist."""
-    env = _user_env(state)
+    env = user_env(state)
     err = (tmp_path / "up.err").open("w")
-    proc = _start_up(state, env, err)
+    proc = start_up(state, env, err)
     pod = ("kind: Pod\nmetadata: {{name: {name}}}\n"
            "spec: {{{node}containers: [{{name: c, resources: {{requests: {{cpu: {cpu}}}}}}}]}}\n")
     try:
-        _wait_line(proc, "berth ready: ", 60)
+        wait_line(proc, "berth ready: ", 60)
         first = tmp_path / "first.yaml"
         first.write_text("kind: Node\nmetadata: {name: big}\n"
                          "status: {allocatable: {cpu: 8, memory: 8Gi, pods: 110}}\n---\n"
                          + pod.format(name="six", node="nodeName: big, ", cpu=6)
                          + "---\n" + pod.format(name="lost", node="nodeName: ghost, ", cpu=1))
-        assert _berth("apply", "-f", str(first), env=env).returncode == 0
+        assert berth("apply", "-f", str(first), env=env).returncode == 0
         status = _phases(env, lambda s: s.get("six", {}).get("phase") == "Bound")
         assert status["six"]["phase"] == "Bound" and status["lost"]["phase"] == "Pending", status
 
         second = tmp_path / "second.yaml"
         second.write_text(pod.format(name="seven", node="nodeName: big, ", cpu=7) + "---\n"
                           + pod.format(name="three", node="", cpu=3))
-        assert _berth("apply", "-f", str(second), env=env).returncode == 0
+        assert berth("apply", "-f", str(second), env=env).returncode == 0
         status = _phases(env, lambda s: s.get("seven", {}).get("phase") == "Failed" and
                          bool(s.get("three", {}).get("message")))
         assert (status["seven"]["phase"], status["seven"]["reason"]) == ("Failed", "OutOfcpu"), status
@@ -457,21 +393,21 @@ def test_pods_created_on_a_node_pass_its_admission(state: Path, tmp_path: Path) 
                                               "requested: 7000, used: 6000, capacity: 8000")
         # The scheduler counts the admitted pod: 2 of 8 CPUs are left.
         assert status["three"]["phase"] == "Pending" and "Insufficient cpu" in status["three"]["message"], status
-        listed = _berth("get", "pods", env=env).stdout
+        listed = berth("get", "pods", env=env).stdout
         assert any(line.split()[:3] == ["default", "seven", "OutOfcpu"] for line in listed.splitlines()), listed
-        described = _berth("describe", "node", "big", env=env).stdout
+        described = berth("describe", "node", "big", env=env).stdout
         assert "cpu       6 (75%)" in described, described
 
         (tmp_path / "ghost.yaml").write_text(
             "kind: Node\nmetadata: {name: ghost}\nstatus: {allocatable: {cpu: 2, memory: 2Gi, pods: 110}}\n")
-        assert _berth("apply", "-f", str(tmp_path / "ghost.yaml"), env=env).returncode == 0
+        assert berth("apply", "-f", str(tmp_path / "ghost.yaml"), env=env).returncode == 0
         status = _phases(env, lambda s: s["lost"]["phase"] == "Bound")
         assert status["lost"]["phase"] == "Bound" and status["seven"]["phase"] == "Failed", status
 
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(30) == 0
     finally:
-        _reap(proc, err)
+        reap(proc, err)
 
 
 NAMESPACED = """
@@ -514,18 +450,18 @@ spec:
 def test_namespace_labels_steer_pod_affinity(state: Path, tmp_path: Path) -> None:
     """Namespaces applied to a running cluster are stored with their labels, and a pod affinity's
     namespaceSelector is matched against them by the services."""
-    env = _user_env(state)
+    env = user_env(state)
     err = (tmp_path / "up.err").open("w")
-    proc = _start_up(state, env, err)
+    proc = start_up(state, env, err)
     try:
-        _wait_line(proc, "berth ready: ", 60)
+        wait_line(proc, "berth ready: ", 60)
         (tmp_path / "cluster.yaml").write_text(NAMESPACED)
-        applied = _berth("apply", "-f", str(tmp_path / "cluster.yaml"), env=env)
+        applied = berth("apply", "-f", str(tmp_path / "cluster.yaml"), env=env)
         assert applied.returncode == 0, applied.stderr
         assert "namespace/team-a created" in applied.stdout.splitlines(), applied.stdout
         _phases(env, lambda s: len([p for p in s.values() if p.get("phase") == "Bound"]) == 2)
         (tmp_path / "near.yaml").write_text(NEAR_TEAM_A)
-        assert _berth("apply", "-f", str(tmp_path / "near.yaml"), env=env).returncode == 0
+        assert berth("apply", "-f", str(tmp_path / "near.yaml"), env=env).returncode == 0
         deadline = time.monotonic() + 20
         while True:
             near = [p for p in _pods(env) if p["metadata"]["name"] == "near"]
@@ -533,13 +469,13 @@ def test_namespace_labels_steer_pod_affinity(state: Path, tmp_path: Path) -> Non
                 break
             time.sleep(0.2)
         assert near[0]["status"]["phase"] == "Bound" and near[0]["spec"]["nodeName"] == "n2", near
-        listed = json.loads(_berth("get", "namespaces", "-o", "json", env=env).stdout)["items"]
+        listed = json.loads(berth("get", "namespaces", "-o", "json", env=env).stdout)["items"]
         labels = {ns["metadata"]["name"]: ns["metadata"].get("labels", {}) for ns in listed}
         assert labels["team-a"] == {"team": "a", "kubernetes.io/metadata.name": "team-a"}
         assert labels["default"] == {"kubernetes.io/metadata.name": "default"}
-        again = _berth("apply", "-f", str(tmp_path / "cluster.yaml"), env=env)
+        again = berth("apply", "-f", str(tmp_path / "cluster.yaml"), env=env)
         assert "namespace/team-a configured" in again.stdout.splitlines(), again.stdout
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(30) == 0
     finally:
-        _reap(proc, err)
+        reap(proc, err)

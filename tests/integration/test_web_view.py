@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from .test_up import _berth, _reap, _start_up, _user_env, _wait_line, state  # noqa: F401 (a fixture)
+from .user_cluster import berth, reap, start_up, user_env, wait_line
 
 pytestmark = pytest.mark.integration
 
@@ -79,14 +79,14 @@ def test_the_web_view_shows_where_pods_went_and_why(browser: Any, state: Path, t
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
-    env = _user_env(state)
+    env = user_env(state)
     err = (tmp_path / "up.err").open("w")
-    proc = _start_up(state, env, err)
+    proc = start_up(state, env, err)
     try:
-        _wait_line(proc, "berth ready: ", 60)
-        ui = _wait_line(proc, "berth ui: ", 5).split()[2]
+        wait_line(proc, "berth ready: ", 60)
+        ui = wait_line(proc, "berth ui: ", 5).split()[2]
         (tmp_path / "cluster.yaml").write_text(CLUSTER)
-        assert _berth("apply", "-f", str(tmp_path / "cluster.yaml"), env=env).returncode == 0
+        assert berth("apply", "-f", str(tmp_path / "cluster.yaml"), env=env).returncode == 0
         wait = WebDriverWait(browser, 30, poll_frequency=0.2, ignored_exceptions=(StaleElementReferenceException,))
 
         # Without a token the page sends the browser to sign in; a wrong token is refused there.
@@ -118,7 +118,7 @@ def test_the_web_view_shows_where_pods_went_and_why(browser: Any, state: Path, t
         browser.back()
         wait.until(lambda d: d.find_element(By.ID, "bound").text == "1")
         (tmp_path / "more.yaml").write_text("kind: Pod\nmetadata: {name: another}\nspec: {containers: [{name: c}]}\n")
-        assert _berth("apply", "-f", str(tmp_path / "more.yaml"), env=env).returncode == 0
+        assert berth("apply", "-f", str(tmp_path / "more.yaml"), env=env).returncode == 0
         marker = browser.find_element(By.TAG_NAME, "main")
         wait.until(lambda d: d.find_element(By.ID, "bound").text == "2")
         assert marker.is_displayed(), "updated in place, not reloaded"
@@ -142,4 +142,4 @@ def test_the_web_view_shows_where_pods_went_and_why(browser: Any, state: Path, t
         proc.wait(30)
         assert time.monotonic() - stopping < 15, "the page's waiting request does not hold the gateway up"
     finally:
-        _reap(proc, err)
+        reap(proc, err)
