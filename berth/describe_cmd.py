@@ -37,7 +37,8 @@ def run(args: argparse.Namespace) -> int:
         pods = gateway.get(f"/api/v1/pods?fieldSelector={quote(running)}")["items"]
         sys.stdout.write(render_node(node, pods))
         return 0
-    pod = gateway.get(f"/api/v1/namespaces/{quote(args.namespace)}/pods/{quote(args.name)}?events=true")
+    path = f"/api/v1/namespaces/{quote(args.namespace)}/pods/{quote(args.name)}"
+    pod = gateway.get(path + "?events=true&includeDeleted=true")
     sys.stdout.write(render(pod, now=datetime.now(UTC)))
     return 0
 

@@ -27,6 +27,8 @@ from typing import Any
 
 from .client import EXIT_ERROR, STATE_FILE, CliError, run_guarded
 from .fleet import Fleet, ServiceFailed, service_env
+from .kubeconfig import FILE as KUBECONFIG_FILE
+from .kubeconfig import write_kubeconfig
 from .services import UpOptions, check_filter_workers
 from .supervised_cluster import SupervisedCluster
 from .supervisor import Supervisor, serve_metrics
@@ -96,7 +98,10 @@ def run(args: argparse.Namespace) -> int:
         metrics = serve_metrics(supervisor)
         supervisor_url = f"http://127.0.0.1:{metrics.server_address[1]}"
         write_state()
+        kubeconfig = state / KUBECONFIG_FILE
+        write_kubeconfig(kubeconfig, gateway.url, token, str(tls.ca_file))
         print(f"berth ready: {gateway.url} (state in {state_file}; Ctrl-C to stop)", flush=True)
+        print(f"berth kubectl: export KUBECONFIG={kubeconfig}", flush=True)
         print(f"berth ui: {gateway.url}/ui/ (sign in with viewer_token from {state_file})", flush=True)
         try:
             return _watch(supervisor)
@@ -111,6 +116,7 @@ def run(args: argparse.Namespace) -> int:
             fleet.stop_all(timeout=10)
         stack.stop()
         state_file.unlink(missing_ok=True)
+        (state / KUBECONFIG_FILE).unlink(missing_ok=True)
         print("berth stopped", file=sys.stderr, flush=True)
 
 

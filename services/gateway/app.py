@@ -52,9 +52,9 @@ def build_app(settings: GatewaySettings, publisher: Publisher, engine: AsyncEngi
     app = web.Application(client_max_size=settings.max_body_bytes)
     queries = ReadModelQueries(engine)
     tokens = Tokens(admin=settings.api_token, viewer=settings.viewer_token)
-    Routes(settings, publisher, queries, registry, metrics, AcceptedIntents(engine)).install(app)
-    app.middlewares.append(auth.middleware(tokens, status, metrics_auth=settings.metrics_auth))
     store = PostgresEventStore(engine, page_size=5000)
+    Routes(settings, publisher, queries, registry, metrics, AcceptedIntents(engine), store).install(app)
+    app.middlewares.append(auth.middleware(tokens, status, metrics_auth=settings.metrics_auth))
     DebugRoutes(store, queries).install(app)
     UiRoutes(queries, store, tokens).install(app)
 

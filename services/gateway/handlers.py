@@ -15,7 +15,7 @@ from typing import Any
 import msgspec
 from aiohttp import web
 
-from shared.adapters.postgres import AcceptedIntents, ReadModelQueries
+from shared.adapters.postgres import AcceptedIntents, PostgresEventStore, ReadModelQueries
 from shared.errors import AlreadyExists, BerthError, InvalidInput, NotFound
 from shared.events import AnyEvent, NodeDeleted, OutgoingEvent, PodDeleted, TopicRegistry, envelope
 from shared.model import Namespace, ObjectMeta
@@ -25,9 +25,9 @@ from shared.model.namespace import labelled
 from shared.model.selectors import parse_selector
 from shared.ports import Publisher
 
-from . import objects
+from . import discovery, objects, tables, watch
 from .metrics import GatewayMetrics
-from .pod_events import pod_events
+from .pod_events import core_events, pod_events
 from .settings import GatewaySettings
 
 log = logging.getLogger(__name__)
@@ -80,19 +80,30 @@ def _field_validation(request: web.Request) -> FieldValidation:
     raise InvalidInput("request", "fieldValidation", f"unsupported value {given!r}: {', '.join(FIELD_VALIDATIONS)}")
 
 
-def _listed(request: web.Request, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """A list narrowed as the API server narrows one: `labelSelector` (kubectl's -l syntax),
-    `fieldSelector` (spec.nodeName=n1 and the like) and `limit` (the first that many)."""
+def _selection(request: web.Request, field_paths: tuple[str, ...] | None = None
+               ) -> Callable[[dict[str, Any]], bool]:
+    """What `labelSelector` (kubectl's -l syntax) and `fieldSelector` (spec.nodeName=n1 and the
+    like) select, checked once: a bad selector is refused before anything is read."""
     text = request.query.get("labelSelector", "")
-    if text:
-        try:
-            selector = parse_selector(text)
-        except ValueError as exc:
-            raise InvalidInput("request", "labelSelector", str(exc)) from None
-        items = [i for i in items if selector.matches(i.get("metadata", {}).get("labels") or {})]
-    fields = request.query.get("fieldSelector", "")
-    if fields:
-        items = [i for i in items if _fields_match(fields, i)]
+    try:
+        selector = parse_selector(text) if text else None
+    except ValueError as exc:
+        raise InvalidInput("request", "labelSelector", str(exc)) from None
+    fields = _field_terms(request.query.get("fieldSelector", ""), field_paths or FIELD_PATHS)
+
+    def matches(item: dict[str, Any]) -> bool:
+        if selector is not None and not selector.matches((item.get("metadata") or {}).get("labels") or {}):
+            return False
+        return all((_field(item, path) == value) != negate for path, value, negate in fields)
+
+    return matches
+
+
+def _listed(request: web.Request, items: list[dict[str, Any]],
+            field_paths: tuple[str, ...] | None = None) -> list[dict[str, Any]]:
+    """A list narrowed as the API server narrows one: the selectors, then `limit` (the first that many)."""
+    matches = _selection(request, field_paths)
+    items = [i for i in items if matches(i)]
     limit = request.query.get("limit", "")
     if limit:
         if not limit.isdigit():
@@ -103,33 +114,93 @@ def _listed(request: web.Request, items: list[dict[str, Any]]) -> list[dict[str,
 
 FIELD_PATHS = ("metadata.name", "metadata.namespace", "spec.nodeName", "status.phase")
 """The fields a fieldSelector may name (the ones the API server indexes for pods)."""
+EVENT_FIELD_PATHS = ("metadata.name", "metadata.namespace", "involvedObject.kind", "involvedObject.namespace",
+                     "involvedObject.name", "involvedObject.uid", "involvedObject.apiVersion", "reason", "type",
+                     "source", "reportingComponent")
+"""The fields the API server indexes for core v1 events."""
 
 
-def _fields_match(text: str, item: dict[str, Any]) -> bool:
+def _field(item: dict[str, Any], path: str) -> str:
+    value: Any = item
+    for key in path.split("."):
+        value = value.get(key) if isinstance(value, dict) else None
+    if isinstance(value, dict):  # `source` selects on its component
+        value = value.get("component")
+    return "" if value is None else str(value)
+
+
+def _field_terms(text: str, allowed: tuple[str, ...]) -> list[tuple[str, str, bool]]:
     """The API server's fieldSelector: `path=value` or `path!=value`, comma-separated."""
+    terms = []
     for part in (p.strip() for p in text.split(",") if p.strip()):
         negate = "!=" in part
         path, _, value = part.partition("!=" if negate else "=")
         path, value = path.strip(), value.strip().lstrip("=")
-        if path not in FIELD_PATHS:
+        if path not in allowed:
             raise InvalidInput("request", "fieldSelector",
-                               f"field label not supported: {path} ({', '.join(FIELD_PATHS)})")
-        section, _, key = path.partition(".")
-        actual = str((item.get(section) or {}).get(key) or "")
-        if (actual == value) == negate:
-            return False
-    return True
+                               f"field label not supported: {path} ({', '.join(allowed)})")
+        terms.append((path, value, negate))
+    return terms
+
+
+def _answer(request: web.Request, kind: str, items: list[dict[str, Any]], resource_version: int = 0,
+            api_version: str = "v1") -> web.Response:
+    """A list, as a Table when the client asks for one (kubectl get does), at the event store's
+    seq it was read after (its resourceVersion, where a watch resumes)."""
+    version = str(resource_version) if resource_version else ""
+    if tables.wants_table(request.headers.get("Accept", "")):
+        return web.json_response(tables.table(kind, items, resource_version=version))
+    return web.json_response(objects.render_list(kind, items, version, api_version))
+
+
+def _watching(request: web.Request) -> bool:
+    return request.query.get("watch", "").lower() in ("1", "true")
+
+
+def _refuse_watch(request: web.Request, resource: str) -> None:
+    """Pods and nodes are watched; a watch of anything else is refused, not answered with a list."""
+    if _watching(request):
+        raise web.HTTPMethodNotAllowed(request.method, ["GET"], text=msgspec.json.encode(
+            {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "reason": "MethodNotAllowed",
+             "message": f"watch is not supported on {resource}: only pods and nodes are watched", "code": 405}
+        ).decode(), content_type="application/json")
+
+
+POD_CHANGES = {"PodSubmitted": "ADDED", "PodNominated": "MODIFIED", "PodBound": "MODIFIED",
+               "BindRejected": "MODIFIED", "SchedulingAttempted": "MODIFIED", "PodEvicted": "DELETED",
+               "PodDeleted": "DELETED"}
+"""The stored events that change what a pod's API object shows."""
+NODE_CHANGES = {"NodeUpserted": "ADDED", "NodeDeleted": "DELETED"}
+
+
+def _pod_key(kind: str, payload: dict[str, Any]) -> str:
+    if kind == "PodSubmitted":
+        return str(payload["pod"]["metadata"].get("uid", ""))
+    return str(payload.get("uid") or payload.get("pod_uid") or "")
+
+
+def _node_key(kind: str, payload: dict[str, Any]) -> str:
+    return str(payload["node"]["metadata"]["name"] if kind == "NodeUpserted" else payload["node_name"])
+
+
+def _answer_one(request: web.Request, kind: str, item: dict[str, Any]) -> web.Response:
+    if tables.wants_table(request.headers.get("Accept", "")):
+        return web.json_response(tables.table(kind, [item]))
+    return web.json_response(item)
 
 
 class Routes:
     def __init__(self, settings: GatewaySettings, publisher: Publisher, queries: ReadModelQueries,
-                 registry: TopicRegistry, metrics: GatewayMetrics, intents: AcceptedIntents) -> None:
+                 registry: TopicRegistry, metrics: GatewayMetrics, intents: AcceptedIntents,
+                 store: PostgresEventStore) -> None:
         self.settings, self.publisher, self.queries = settings, publisher, queries
+        self.store = store
         self.intents = intents
         self.registry, self.metrics = registry, metrics
 
     def install(self, app: web.Application) -> None:
         app.middlewares.append(self._middleware)
+        discovery.install(app)
         r = app.router
         r.add_get("/api/v1/nodes", self.list_nodes)
         r.add_post("/api/v1/nodes", self.create_node)
@@ -146,6 +217,8 @@ class Routes:
         r.add_get("/apis/scheduling.k8s.io/v1/priorityclasses", self.list_priority_classes)
         r.add_get("/apis/policy/v1/poddisruptionbudgets", self.list_pdbs)
         r.add_get("/apis/policy/v1/namespaces/{ns}/poddisruptionbudgets", self.list_pdbs)
+        r.add_get("/api/v1/events", self.list_events)
+        r.add_get("/api/v1/namespaces/{ns}/events", self.list_events)
 
     @web.middleware
     async def _middleware(self, request: web.Request, handler: Handler) -> web.StreamResponse:
@@ -196,16 +269,30 @@ class Routes:
 
     # --- nodes --------------------------------------------------------------------------------
 
-    async def list_nodes(self, request: web.Request) -> web.Response:
+    async def list_nodes(self, request: web.Request) -> web.StreamResponse:
+        if _watching(request):
+            return await self._watch(request, watch.Watched("Node", "v1", NODE_CHANGES, _node_key,
+                                                            self._nodes_named, self._all_nodes))
+        version = await self.store.last_seq()
         rows = await self.queries.nodes()
-        items = _listed(request, [objects.render_node_row(r) for r in rows])
-        return web.json_response(objects.render_list("Node", items))
+        return _answer(request, "Node", _listed(request, [objects.render_node_row(r) for r in rows]), version)
+
+    async def _all_nodes(self) -> dict[str, dict[str, Any]]:
+        return {r.name: objects.render_node_row(r) for r in await self.queries.nodes()}
+
+    async def _nodes_named(self, names: Sequence[str]) -> dict[str, dict[str, Any]]:
+        wanted = set(names)
+        return {k: v for k, v in (await self._all_nodes()).items() if k in wanted}
+
+    async def _watch(self, request: web.Request, watched: watch.Watched,
+                     field_paths: tuple[str, ...] | None = None) -> web.StreamResponse:
+        return await watch.WatchStream(request, watched, self.store, _selection(request, field_paths)).serve()
 
     async def get_node(self, request: web.Request) -> web.Response:
         row = await self.queries.node(request.match_info["name"])
         if row is None:
             raise NotFound("nodes", request.match_info["name"])
-        return web.json_response(objects.render_node_row(row))
+        return _answer_one(request, "Node", objects.render_node_row(row))
 
     async def create_node(self, request: web.Request) -> web.Response:
         v = await self._validate(request, await self._docs(request, "Node"))
@@ -237,14 +324,27 @@ class Routes:
 
     # --- pods ---------------------------------------------------------------------------------
 
-    async def list_pods(self, request: web.Request) -> web.Response:
-        rows = await self.queries.pods(request.match_info.get("ns"))
-        items = _listed(request, [objects.render_pod_row(r) for r in rows])
-        return web.json_response(objects.render_list("Pod", items))
+    async def list_pods(self, request: web.Request) -> web.StreamResponse:
+        ns = request.match_info.get("ns")
+        if _watching(request):
+            return await self._watch(request, watch.Watched("Pod", "v1", POD_CHANGES, _pod_key,
+                                                            lambda uids: self._pods_of(uids, ns),
+                                                            lambda: self._live_pods(ns)))
+        version = await self.store.last_seq()
+        rows = await self.queries.pods(ns)
+        return _answer(request, "Pod", _listed(request, [objects.render_pod_row(r) for r in rows]), version)
+
+    async def _pods_of(self, uids: Sequence[str], ns: str | None) -> dict[str, dict[str, Any]]:
+        rows = await self.queries.pods_by_uid(uids)
+        return {r.uid: objects.render_pod_row(r) for r in rows if r.name and (ns is None or r.namespace == ns)}
+
+    async def _live_pods(self, ns: str | None) -> dict[str, dict[str, Any]]:
+        return {r.uid: objects.render_pod_row(r) for r in await self.queries.pods(ns)}
 
     async def list_namespaces(self, request: web.Request) -> web.Response:
         """The namespaces applied, and those in use without a Namespace object (default, and every
         namespace a live pod or budget names), labelled with their names as the API server does."""
+        _refuse_watch(request, "namespaces")
         declared = {r.name: r.namespace for r in await self.queries.namespaces()}
         # The pods' states, not their rows: every spec of the cluster is not needed to name namespaces.
         used = ({"default"} | {p.namespace for p in await self.queries.pod_states() if not p.deleted}
@@ -253,28 +353,53 @@ class Routes:
         for name in sorted(declared.keys() | used):
             ns = declared.get(name) or labelled(Namespace(metadata=ObjectMeta(name=name)))
             items.append({**objects.render_object(ns, "v1", "Namespace"), "status": {"phase": "Active"}})
-        return web.json_response(objects.render_list("Namespace", _listed(request, items)))
+        return _answer(request, "Namespace", _listed(request, items))
 
     async def list_priority_classes(self, request: web.Request) -> web.Response:
+        _refuse_watch(request, "priorityclasses")
         items = [objects.render_object(r.priority_class, "scheduling.k8s.io/v1", "PriorityClass")
                  for r in await self.queries.priority_classes()]
-        return web.json_response(objects.render_list("PriorityClass", _listed(request, items)))
+        return _answer(request, "PriorityClass", _listed(request, items))
 
     async def list_pdbs(self, request: web.Request) -> web.Response:
+        _refuse_watch(request, "poddisruptionbudgets")
         items = [objects.render_object(r.pdb, "policy/v1", "PodDisruptionBudget")
                  for r in await self.queries.pdbs(request.match_info.get("ns"))]
-        return web.json_response(objects.render_list("PodDisruptionBudget", _listed(request, items)))
+        return _answer(request, "PodDisruptionBudget", _listed(request, items))
 
     async def get_pod(self, request: web.Request) -> web.Response:
         ns, name = request.match_info["ns"], request.match_info["name"]
         row = await self.queries.pod(ns, name)
-        if row is None:
+        # A deleted pod is gone, as from the API server; `berth describe` still reads its history.
+        if row is None or (row.deleted and request.query.get("includeDeleted") != "true"):
             raise NotFound("pods", name)
         data = objects.render_pod_row(row)
         if request.query.get("events") in ("1", "true"):
             data["schedulingEvents"] = pod_events(row, await self.queries.attempts(row.uid),
                                                   await self.queries.bindings(row.uid))
-        return web.json_response(data)
+        return _answer_one(request, "Pod", data)
+
+    async def list_events(self, request: web.Request) -> web.Response:
+        """Core v1 events about pods, from their scheduling history (pod_events). A selector on
+        one pod (`kubectl describe pod` sends its uid and name) reads that pod's history alone."""
+        _refuse_watch(request, "events")
+        ns = request.match_info.get("ns")
+        wanted = dict(part.split("=", 1) for part in request.query.get("fieldSelector", "").split(",")
+                      if "=" in part and "!=" not in part)
+        name, uid = wanted.get("involvedObject.name"), wanted.get("involvedObject.uid")
+        if name and (ns or wanted.get("involvedObject.namespace")):
+            row = await self.queries.pod(ns or wanted["involvedObject.namespace"], name)
+            rows = [row] if row is not None else []
+        else:
+            rows = await self.queries.pods(ns)
+        items: list[dict[str, Any]] = []
+        for row in rows:
+            if uid and row.uid != uid:
+                continue
+            history = pod_events(row, await self.queries.attempts(row.uid), await self.queries.bindings(row.uid))
+            items += core_events(row, history)
+        items.sort(key=lambda e: e["lastTimestamp"])
+        return _answer(request, "Event", _listed(request, items, EVENT_FIELD_PATHS))
 
     async def create_pod(self, request: web.Request) -> web.Response:
         ns = request.match_info["ns"]

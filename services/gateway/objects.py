@@ -130,6 +130,8 @@ def render_pod_row(row: PodRow) -> dict[str, Any]:
                             else {"apiVersion": "v1", "kind": "Pod", "spec": {}})
     meta = data.setdefault("metadata", {})
     meta.update(name=row.name, namespace=row.namespace, uid=row.uid)
+    if row.submitted_at is not None and not meta.get("creationTimestamp"):
+        meta["creationTimestamp"] = row.submitted_at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     if row.node_name:
         data.setdefault("spec", {})["nodeName"] = row.node_name
     condition: dict[str, Any] = {"type": "PodScheduled", "status": "True" if row.phase == "Bound" else "False"}
@@ -150,8 +152,10 @@ def render_pod_row(row: PodRow) -> dict[str, Any]:
     return data
 
 
-def render_list(kind: str, items: list[dict[str, Any]]) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": f"{kind}List", "metadata": {}, "items": items}
+def render_list(kind: str, items: list[dict[str, Any]], resource_version: str = "",
+                api_version: str = "v1") -> dict[str, Any]:
+    metadata = {"resourceVersion": resource_version} if resource_version else {}
+    return {"apiVersion": api_version, "kind": f"{kind}List", "metadata": metadata, "items": items}
 
 
 POD_UPDATE_FORBIDDEN = (

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from shared.binding.state import POD_DELETED
@@ -35,6 +35,29 @@ class _Event:
     def render(self) -> dict[str, Any]:
         return {"type": self.type, "reason": self.reason, "from": self.source, "message": self.message,
                 "count": self.count, "firstTimestamp": self.first.isoformat(), "lastTimestamp": self.last.isoformat()}
+
+
+def core_events(row: PodRow, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The same events as core v1 Event objects about the pod (what `kubectl describe pod` lists),
+    each named as the API server's recorder names one: the pod's name and a unique suffix."""
+    involved = {"kind": "Pod", "namespace": row.namespace, "name": row.name, "uid": row.uid, "apiVersion": "v1"}
+    out = []
+    for i, e in enumerate(events):
+        out.append({
+            "apiVersion": "v1", "kind": "Event",
+            "metadata": {"name": f"{row.name}.{row.uid[:8]}{i:04x}", "namespace": row.namespace,
+                         "creationTimestamp": _stamp(e["firstTimestamp"])},
+            "involvedObject": involved, "reason": e["reason"], "message": e["message"], "type": e["type"],
+            "source": {"component": e["from"]}, "reportingComponent": e["from"], "reportingInstance": "",
+            "firstTimestamp": _stamp(e["firstTimestamp"]), "lastTimestamp": _stamp(e["lastTimestamp"]),
+            "count": e["count"],
+        })
+    return out
+
+
+def _stamp(iso: str) -> str:
+    """RFC 3339 to the second, in UTC, as the API server writes event times."""
+    return datetime.fromisoformat(iso).astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def pod_events(row: PodRow, attempts: Iterable[AttemptRow], bindings: Iterable[BindingRow]) -> list[dict[str, Any]]:

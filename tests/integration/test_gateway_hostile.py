@@ -31,10 +31,12 @@ PATHS = [
     "/apis/berth.dev/v1/apply", "/apis/scheduling.k8s.io/v1/priorityclasses", "/apis/policy/v1/poddisruptionbudgets",
     "/apis/berth.dev/v1/events", "/apis/berth.dev/v1/overview", "/apis/berth.dev/v1/replay",
     "/apis/berth.dev/v1/explain/{ns}/{name}", "/ui/", "/ui/login", "/ui/pods/{ns}/{name}", "/ui/nodes/{name}",
-    "/ui/static/{name}", "/api/{name}", "/apis/{name}/{ns}",
+    "/ui/static/{name}", "/api/{name}", "/apis/{name}/{ns}", "/version", "/api", "/api/v1", "/apis",
+    "/api/v1/events", "/api/v1/namespaces/{ns}/events",
 ]
 QUERY_KEYS = ["labelSelector", "fieldSelector", "limit", "continue", "fieldValidation", "dryRun", "topic", "type",
-              "pod", "after", "group", "events", "watch", "resourceVersion", "{name}"]
+              "pod", "after", "group", "events", "watch", "resourceVersion", "allowWatchBookmarks", "includeDeleted",
+              "{name}"]
 
 names = st.one_of(st.text(min_size=0, max_size=20), st.sampled_from(["default", "n1", "..", "%2e%2e", "a/b", "\x00"]))
 scalars = st.one_of(st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.floats(allow_nan=True),
@@ -95,7 +97,7 @@ async def _probe(database_url: str, req: dict[str, Any]) -> None:
         headers = {"Content-Type": req["content_type"]}
         if req["auth"] is not None:
             headers["Authorization"] = req["auth"] if req["auth"].startswith("Basic") else f"Bearer {req['auth']}"
-        query = {**req["query"], "timeoutSeconds": "0"}
+        query = {**req["query"], "timeoutSeconds": "1"}  # a watch drawn here ends on its own
         try:
             resp = await asyncio.wait_for(client.request(req["method"], req["path"], params=query, headers=headers,
                                                          data=req["body"] if req["method"] != "GET" else None,

@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Table, func, or_, select
+from sqlalchemy import Table, case, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from shared.events import Envelope, Position, ReceivedEvent, payload_from_builtins
@@ -90,6 +90,28 @@ class PostgresEventStore:
             async with self._engine.connect() as conn:
                 rows = (await conn.execute(stmt.order_by(c.seq).limit(limit))).all()
         return [(row.seq, from_record(row)) for row in rows]
+
+    async def changes(self, *, after: int, limit: int, types: Sequence[str]) -> list[tuple[int, str, Any]]:
+        """Every stored event's seq after `after` (a watch must see the gaps a transaction still open
+        leaves), with its type, and its payload when its type is one of `types` (else None)."""
+        c = events_table.c
+        payload = case((c.type.in_(list(types)), c.payload), else_=None)
+        stmt = select(c.seq, c.type, payload).where(c.seq > after).order_by(c.seq).limit(limit)
+        with translated_errors("reading the event store"):
+            async with self._engine.connect() as conn:
+                return [(r[0], r[1], r[2]) for r in (await conn.execute(stmt)).all()]
+
+    async def live_keys(self, *, at: int, created: Sequence[str], deleted: Sequence[str]) -> set[str]:
+        """The keys whose latest `created`/`deleted` event up to seq `at` is a creation: the objects
+        that existed then (pods are keyed by uid, nodes by name)."""
+        c = events_table.c
+        last_created = func.max(case((c.type.in_(list(created)), c.seq), else_=0))
+        last_deleted = func.max(case((c.type.in_(list(deleted)), c.seq), else_=0))
+        stmt = (select(c.key).where(c.seq <= at, c.type.in_([*created, *deleted])).group_by(c.key)
+                .having(last_created > last_deleted))
+        with translated_errors("reading the event store"):
+            async with self._engine.connect() as conn:
+                return {r[0] for r in (await conn.execute(stmt)).all()}
 
     async def all(self) -> list[ReceivedEvent]:
         return [event async for _, event in self.read()]

@@ -1,0 +1,32 @@
+"""The kubeconfig `berth up` writes beside berth.json, so kubectl and client libraries reach the
+cluster's gateway with its admin token, trusting the cluster's own certificate authority."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+FILE = "kubeconfig"
+NAME = "berth"
+
+
+def kubeconfig(server: str, token: str, ca_file: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1", "kind": "Config", "preferences": {},
+        "clusters": [{"name": NAME, "cluster": {"server": server, "certificate-authority": ca_file}}],
+        "users": [{"name": f"{NAME}-admin", "user": {"token": token}}],
+        "contexts": [{"name": NAME, "context": {"cluster": NAME, "user": f"{NAME}-admin", "namespace": "default"}}],
+        "current-context": NAME,
+    }
+
+
+def write_kubeconfig(path: Path, server: str, token: str, ca_file: str) -> None:
+    """Atomically, readable by its owner only: it holds the admin token."""
+    tmp = path.with_suffix(".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        yaml.safe_dump(kubeconfig(server, token, ca_file), f, sort_keys=False)
+    tmp.replace(path)

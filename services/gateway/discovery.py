@@ -1,0 +1,130 @@
+"""API discovery as the API server serves it, for what Berth holds: kubectl and client libraries
+ask `/api`, `/apis` and each group version which resources exist before any other request.
+
+    GET /version                      the server's version (kube-scheduler's, whose semantics Berth has)
+    GET /api                          APIVersions: the core group's versions
+    GET /api/v1                       APIResourceList of the core group
+    GET /apis                         APIGroupList: the named groups
+    GET /apis/{group}/{version}       APIResourceList of that group version
+
+Served in the unaggregated form: a client that asks for aggregated discovery
+(apidiscovery.k8s.io/v2) first falls back to it, as it does against any older server.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from aiohttp import web
+
+from shared.errors import NotFound
+
+KUBERNETES_VERSION = ("1", "34")
+"""The kube-scheduler release whose semantics Berth has (docs/conformance.md)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Resource:
+    group: str
+    """"" for the core group."""
+    version: str
+    name: str
+    singular: str
+    kind: str
+    namespaced: bool
+    verbs: tuple[str, ...]
+    short_names: tuple[str, ...] = ()
+    categories: tuple[str, ...] = ()
+
+    @property
+    def group_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+
+READ = ("get", "list")
+RESOURCES = (
+    Resource("", "v1", "pods", "pod", "Pod", True, ("create", "delete", *READ, "watch"), ("po",), ("all",)),
+    Resource("", "v1", "nodes", "node", "Node", False, ("create", "delete", *READ, "update", "watch"), ("no",)),
+    Resource("", "v1", "events", "event", "Event", True, READ, ("ev",)),
+    Resource("", "v1", "namespaces", "namespace", "Namespace", False, READ, ("ns",)),
+    Resource("scheduling.k8s.io", "v1", "priorityclasses", "priorityclass", "PriorityClass", False, READ, ("pc",)),
+    Resource("policy", "v1", "poddisruptionbudgets", "poddisruptionbudget", "PodDisruptionBudget", True, READ,
+             ("pdb",)),
+)
+
+
+def version_info() -> dict[str, str]:
+    major, minor = KUBERNETES_VERSION
+    return {"major": major, "minor": minor, "gitVersion": f"v{major}.{minor}.0+berth", "gitCommit": "",
+            "gitTreeState": "clean", "buildDate": "1970-01-01T00:00:00Z", "goVersion": "", "compiler": "",
+            "platform": "linux/amd64"}
+
+
+def api_versions(server_address: str) -> dict[str, Any]:
+    return {"kind": "APIVersions", "versions": ["v1"],
+            "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": server_address}]}
+
+
+def group_versions() -> dict[str, list[str]]:
+    """Each named group's versions, in the order resources are listed."""
+    groups: dict[str, list[str]] = {}
+    for r in RESOURCES:
+        if r.group and r.version not in groups.setdefault(r.group, []):
+            groups[r.group].append(r.version)
+    return groups
+
+
+def api_group_list() -> dict[str, Any]:
+    groups = []
+    for name, versions in group_versions().items():
+        listed = [{"groupVersion": f"{name}/{v}", "version": v} for v in versions]
+        groups.append({"name": name, "versions": listed, "preferredVersion": listed[0]})
+    return {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
+
+
+def resource_list(group: str, version: str) -> dict[str, Any] | None:
+    """The APIResourceList of one group version, or None when Berth serves no such version."""
+    resources = [r for r in RESOURCES if (r.group, r.version) == (group, version)]
+    if not resources:
+        return None
+    return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": resources[0].group_version,
+            "resources": [_resource(r) for r in resources]}
+
+
+def _resource(r: Resource) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": r.name, "singularName": r.singular, "namespaced": r.namespaced, "kind": r.kind,
+                           "verbs": list(r.verbs)}
+    if r.short_names:
+        out["shortNames"] = list(r.short_names)
+    if r.categories:
+        out["categories"] = list(r.categories)
+    return out
+
+
+def install(app: web.Application) -> None:
+
+    async def version(request: web.Request) -> web.Response:
+        return web.json_response(version_info())
+
+    async def core(request: web.Request) -> web.Response:
+        return web.json_response(api_versions(request.host))
+
+    async def core_v1(request: web.Request) -> web.Response:
+        return web.json_response(resource_list("", "v1"))
+
+    async def groups(request: web.Request) -> web.Response:
+        return web.json_response(api_group_list())
+
+    async def group_version(request: web.Request) -> web.Response:
+        group, ver = request.match_info["group"], request.match_info["version"]
+        listed = resource_list(group, ver)
+        if listed is None:
+            raise NotFound("groupversions", f"{group}/{ver}")
+        return web.json_response(listed)
+
+    app.router.add_get("/version", version)
+    app.router.add_get("/api", core)
+    app.router.add_get("/api/v1", core_v1)
+    app.router.add_get("/apis", groups)
+    app.router.add_get("/apis/{group}/{version}", group_version)

@@ -1,0 +1,203 @@
+"""Watches (`?watch=true`) over the event store, as the API server serves them.
+
+The store's `seq` is the resourceVersion: a list carries the seq it was read at, and a watch from
+resourceVersion R answers one event for every stored change after R to an object it selects, in
+seq order, each object stamped with the seq of its change. The log is kept whole, so no
+resourceVersion is too old to resume from (no "410 Gone"). Without a resourceVersion (or "0") a
+watch first sends every selected object as ADDED, as the API server does.
+
+A selector narrows the stream as the API server's watch cache does: an object that stops matching
+is sent as DELETED, one that starts matching as ADDED. The object sent is the read model's state of
+it when the change is read, which may already be later than the change.
+
+Concurrent projector transactions may commit seqs out of order, and a refused duplicate leaves a
+seq unused for ever: a watch reads past a gap in the seqs only once it has stayed open for
+GAP_WAIT_S, so a change still being committed is never skipped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+from aiohttp import web
+
+from shared.adapters.postgres import PostgresEventStore
+from shared.errors import InvalidInput
+
+from . import tables
+
+GAP_WAIT_S = 2.0
+POLL_S = 0.2
+BOOKMARK_S = 10.0
+PAGE = 1000
+DEFAULT_TIMEOUT_S = 1800
+MAX_TIMEOUT_S = 3600
+
+Objects = Callable[[Sequence[str]], Awaitable[dict[str, dict[str, Any]]]]
+
+
+@dataclass(frozen=True, slots=True)
+class Watched:
+    """One watchable kind: which stored events change it, and how to read its objects."""
+
+    kind: str
+    api_version: str
+    actions: Mapping[str, str]
+    """Event type -> ADDED, MODIFIED or DELETED."""
+    key: Callable[[str, dict[str, Any]], str]
+    """The object an event (type, payload) is about: a pod's uid, a node's name."""
+    load: Objects
+    """The current objects of these keys (rendered as the API shows them)."""
+    everything: Callable[[], Awaitable[dict[str, dict[str, Any]]]]
+
+    @property
+    def created(self) -> tuple[str, ...]:
+        return tuple(t for t, a in self.actions.items() if a == "ADDED")
+
+    @property
+    def deleted(self) -> tuple[str, ...]:
+        return tuple(t for t, a in self.actions.items() if a == "DELETED")
+
+
+def stable(rows: Sequence[tuple[int, str, Any]], after: int, gaps: dict[int, float],
+           now: float) -> list[tuple[int, str, Any]]:
+    """The rows a watch may deliver: those up to the first gap in the seqs that has been open for
+    less than GAP_WAIT_S (`gaps` remembers when each was first seen)."""
+    out = []
+    expected = after + 1
+    for row in rows:
+        if row[0] != expected:
+            first = gaps.setdefault(expected, now)
+            if now - first < GAP_WAIT_S:
+                break
+            del gaps[expected]
+        out.append(row)
+        expected = row[0] + 1
+    return out
+
+
+@dataclass
+class Selection:
+    """Which objects the watcher currently sees, to turn changes into the events it should get."""
+
+    matches: Callable[[dict[str, Any]], bool]
+    seen: set[str] = field(default_factory=set)
+
+    def event(self, key: str, action: str, obj: dict[str, Any]) -> str | None:
+        if action != "DELETED" and self.matches(obj):
+            kind = "MODIFIED" if key in self.seen else "ADDED"
+            self.seen.add(key)
+            return kind
+        if key in self.seen:
+            self.seen.discard(key)
+            return "DELETED"
+        return None
+
+
+def _stamped(obj: dict[str, Any], seq: int) -> dict[str, Any]:
+    return {**obj, "metadata": {**(obj.get("metadata") or {}), "resourceVersion": str(seq)}}
+
+
+def _resource_version(request: web.Request) -> int | None:
+    text = request.query.get("resourceVersion", "")
+    if text in ("", "0"):
+        return None
+    if not text.isdigit():
+        raise InvalidInput("request", "resourceVersion", f"expected a resourceVersion from a list or watch, "
+                                                         f"got {text!r}")
+    return int(text)
+
+
+def _timeout(request: web.Request) -> int:
+    text = request.query.get("timeoutSeconds", "")
+    if not text:
+        return DEFAULT_TIMEOUT_S
+    if not text.isdigit():
+        raise InvalidInput("request", "timeoutSeconds", f"must be a non-negative integer, got {text!r}")
+    return min(int(text), MAX_TIMEOUT_S) or DEFAULT_TIMEOUT_S
+
+
+class WatchStream:
+    """One client's watch: writes its events as JSON lines until the client goes or time runs out."""
+
+    def __init__(self, request: web.Request, watched: Watched, store: PostgresEventStore,
+                 matches: Callable[[dict[str, Any]], bool]) -> None:
+        self.request, self.watched, self.store = request, watched, store
+        self.selection = Selection(matches)
+        self.as_table = tables.wants_table(request.headers.get("Accept", ""))
+        self.bookmarks = request.query.get("allowWatchBookmarks", "") == "true"
+        self.start = _resource_version(request)
+        self.deadline = time.monotonic() + _timeout(request)
+        self.last: dict[str, dict[str, Any]] = {}
+        """The last object sent for each key: what a DELETED carries once the object is gone."""
+
+    async def serve(self) -> web.StreamResponse:
+        response = web.StreamResponse(headers={"Content-Type": "application/json"})
+        await response.prepare(self.request)
+        try:
+            pos = await self._begin(response)
+            await self._follow(response, pos)
+            await response.write_eof()
+        except (ConnectionResetError, asyncio.CancelledError):  # the client went away: a normal end
+            pass
+        return response
+
+    async def _begin(self, response: web.StreamResponse) -> int:
+        if self.start is None:
+            pos = await self.store.last_seq()
+            current = await self.watched.everything()
+            await self._send(response, [(key, "ADDED", obj, pos) for key, obj in current.items()])
+            return pos
+        live = await self.store.live_keys(at=self.start, created=self.watched.created, deleted=self.watched.deleted)
+        for key, obj in (await self.watched.load(sorted(live))).items():
+            self.selection.event(key, "ADDED", obj)
+            self.last[key] = obj
+        return self.start
+
+    async def _follow(self, response: web.StreamResponse, pos: int) -> None:
+        gaps: dict[int, float] = {}
+        quiet_since = time.monotonic()
+        types = list(self.watched.actions)
+        while time.monotonic() < self.deadline and not self._gone():
+            rows = stable(await self.store.changes(after=pos, limit=PAGE, types=types), pos, gaps, time.monotonic())
+            changes = [(seq, t, p) for seq, t, p in rows if p is not None]
+            if changes:
+                keys = sorted({self.watched.key(t, p) for _, t, p in changes})
+                objects = await self.watched.load(keys)
+                await self._send(response, [(self.watched.key(t, p), self.watched.actions[t],
+                                             objects.get(self.watched.key(t, p)), seq) for seq, t, p in changes])
+                quiet_since = time.monotonic()
+            if rows:
+                pos = rows[-1][0]
+            if len(rows) < PAGE:
+                if self.bookmarks and time.monotonic() - quiet_since >= BOOKMARK_S:
+                    await self._write(response, "BOOKMARK", {"kind": self.watched.kind,
+                                                             "apiVersion": self.watched.api_version,
+                                                             "metadata": {"resourceVersion": str(pos)}})
+                    quiet_since = time.monotonic()
+                await asyncio.sleep(POLL_S)
+
+    async def _send(self, response: web.StreamResponse,
+                    changes: Iterable[tuple[str, str, dict[str, Any] | None, int]]) -> None:
+        for key, action, obj, seq in changes:
+            obj = obj if obj is not None else self.last.get(key)
+            if obj is None:
+                continue  # an object deleted before this watch ever read it
+            kind = self.selection.event(key, action, obj)
+            self.last[key] = obj
+            if kind is not None:
+                await self._write(response, kind, _stamped(obj, seq))
+
+    async def _write(self, response: web.StreamResponse, kind: str, obj: dict[str, Any]) -> None:
+        if self.as_table and kind != "BOOKMARK":
+            obj = tables.table(self.watched.kind, [obj], resource_version=obj["metadata"]["resourceVersion"])
+        await response.write(msgspec.json.encode({"type": kind, "object": obj}) + b"\n")
+
+    def _gone(self) -> bool:
+        transport = self.request.transport
+        return transport is None or transport.is_closing()

@@ -1,0 +1,146 @@
+"""Watches over the event store: a watch from resourceVersion R sees every change after R exactly
+once, in order, and resumes on a restarted gateway where the last one left off."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from aiohttp.test_utils import TestClient, TestServer
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from services.gateway.app import build_app
+from services.gateway.settings import GatewaySettings
+from services.projector.app import build as build_projector
+from services.projector.settings import ProjectorSettings
+from shared.adapters.kafka import KafkaPublisher
+
+from .fixtures import BerthTestEnv
+
+TOKEN = "s3cret"
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+
+pytestmark = pytest.mark.integration
+
+
+def _pod(name: str, labels: str = "{}") -> str:
+    return f"kind: Pod\nmetadata: {{name: {name}, labels: {labels}}}\nspec: {{containers: [{{name: c}}]}}\n"
+
+
+async def _apply(client: TestClient, text: str) -> None:
+    resp = await client.post("/apis/berth.dev/v1/apply", data=text, headers=AUTH)
+    assert resp.status == 200, await resp.text()
+
+
+async def _list_version(client: TestClient, path: str) -> str:
+    resp = await client.get(path)
+    assert resp.status == 200
+    return str((await resp.json())["metadata"]["resourceVersion"])
+
+
+async def _watch(client: TestClient, query: str, count: int, timeout: float = 20) -> list[dict[str, Any]]:
+    """The first `count` events of a watch of pods (bookmarks left out)."""
+    events: list[dict[str, Any]] = []
+    async with client.get(f"/api/v1/pods?watch=true&{query}") as resp:
+        assert resp.status == 200, await resp.text()
+
+        async def read() -> None:
+            while len(events) < count:
+                line = await resp.content.readline()
+                assert line, f"the watch ended after {events}"
+                event = json.loads(line)
+                if event["type"] != "BOOKMARK":
+                    events.append(event)
+
+        await asyncio.wait_for(read(), timeout)
+    return events
+
+
+def _seen(events: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    return [(e["type"], e["object"]["metadata"]["name"]) for e in events]
+
+
+async def _wait_listed(client: TestClient, names: set[str]) -> None:
+    for _ in range(300):
+        resp = await client.get("/api/v1/pods")
+        if {p["metadata"]["name"] for p in (await resp.json())["items"]} == names:
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"pods never became {names}")
+
+
+@dataclass
+class Gateways:
+    """Gateways on one store, with the projector running: `start` makes a new one, as a restart does."""
+
+    env: BerthTestEnv
+    engine: AsyncEngine
+    publisher: KafkaPublisher
+
+    async def start(self) -> TestClient:
+        settings = GatewaySettings(base=self.env.settings.for_service("gateway"), api_token=TOKEN)
+        client = TestClient(TestServer(build_app(settings, self.publisher, self.engine, registry=self.env.registry)),
+                            headers=AUTH)
+        await client.start_server()
+        return client
+
+
+@pytest.fixture
+async def gateways(berth_env: BerthTestEnv, engine: AsyncEngine,
+                   publisher: KafkaPublisher) -> AsyncIterator[Gateways]:
+    projector = build_projector(ProjectorSettings(base=berth_env.settings.for_service("projector")), engine,
+                                registry=berth_env.registry, serve_http=False)
+    task = asyncio.create_task(projector.run())
+    try:
+        yield Gateways(berth_env, engine, publisher)
+    finally:
+        projector.request_stop()
+        await asyncio.wait_for(task, 10)
+
+
+async def test_a_watch_resumes_across_a_gateway_restart_seeing_each_change_once(gateways: Gateways) -> None:
+    client = await gateways.start()
+    try:
+        await _apply(client, _pod("a") + "---\n" + _pod("b"))
+        await _wait_listed(client, {"a", "b"})
+        start = await _list_version(client, "/api/v1/pods")
+        await _apply(client, _pod("c"))
+        assert (await client.delete("/api/v1/namespaces/default/pods/a")).status == 200
+        first = await _watch(client, f"resourceVersion={start}", 2)
+    finally:
+        await client.close()
+    assert _seen(first) == [("ADDED", "c"), ("DELETED", "a")]
+    versions = [int(e["object"]["metadata"]["resourceVersion"]) for e in first]
+    assert versions == sorted(versions) and versions[0] > int(start)
+
+    restarted = await gateways.start()
+    try:
+        await _apply(restarted, _pod("d"))
+        resumed = await _watch(restarted, f"resourceVersion={versions[-1]}", 1)
+        assert _seen(resumed) == [("ADDED", "d")]
+        whole = await _watch(restarted, f"resourceVersion={start}", 3)
+        assert _seen(whole) == _seen(first) + _seen(resumed), "the same changes, once each, in order"
+        assert [e["object"]["metadata"]["resourceVersion"] for e in whole] == [
+            e["object"]["metadata"]["resourceVersion"] for e in first + resumed]
+    finally:
+        await restarted.close()
+
+
+async def test_a_watch_without_a_version_starts_with_every_object_and_follows_its_selector(
+        gateways: Gateways) -> None:
+    client = await gateways.start()
+    try:
+        await _apply(client, _pod("x", "{app: web}") + "---\n" + _pod("y", "{app: db}"))
+        await _wait_listed(client, {"x", "y"})
+        initial = await _watch(client, "labelSelector=app%3Dweb", 1)
+        assert _seen(initial) == [("ADDED", "x")], "only what the selector selects"
+        bad = await client.get("/api/v1/pods?watch=true&fieldSelector=spec.color%3Dred")
+        assert bad.status == 422 and "field label not supported: spec.color" in (await bad.json())["message"]
+        refused = await client.get("/api/v1/namespaces?watch=true")
+        assert refused.status == 405 and (await refused.json())["reason"] == "MethodNotAllowed"
+    finally:
+        await client.close()

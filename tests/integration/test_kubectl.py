@@ -1,0 +1,121 @@
+"""The real kubectl against `berth up`: the kubeconfig it writes, discovery, get in every output,
+describe with the scheduler's events, watch, delete. Skipped only where kubectl is not installed."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from .user_cluster import berth, reap, start_up, user_env, wait_line
+
+pytestmark = pytest.mark.integration
+
+KUBECTL = shutil.which("kubectl")
+
+WORKLOAD = """
+kind: Node
+metadata: {name: n1, labels: {node-role.kubernetes.io/worker: ""}}
+status: {allocatable: {cpu: "2", memory: 2Gi, pods: "10"}}
+---
+kind: Pod
+metadata: {name: small, labels: {app: web}}
+spec: {containers: [{name: c, resources: {requests: {cpu: 500m}}}]}
+---
+kind: Pod
+metadata: {name: huge, labels: {app: batch}}
+spec: {containers: [{name: c, resources: {requests: {cpu: "8"}}}]}
+---
+kind: Pod
+metadata: {name: other, namespace: team}
+spec: {containers: [{name: c}]}
+"""
+
+
+def _kubectl(kubeconfig: str, *args: str, timeout: float = 30) -> subprocess.CompletedProcess[str]:
+    assert KUBECTL is not None
+    return subprocess.run([KUBECTL, "--kubeconfig", kubeconfig, *args], capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def _ok(kubeconfig: str, *args: str) -> str:
+    done = _kubectl(kubeconfig, *args)
+    assert done.returncode == 0, f"kubectl {' '.join(args)}: {done.stderr}"
+    return done.stdout
+
+
+@pytest.mark.skipif(KUBECTL is None, reason="kubectl is not installed")
+def test_kubectl_gets_describes_watches_and_deletes(state: Path, tmp_path: Path) -> None:
+    env = user_env(state)
+    err = (tmp_path / "up.err").open("w")
+    proc = start_up(state, env, err)
+    try:
+        wait_line(proc, "berth ready: ", 60)
+        export = wait_line(proc, "berth kubectl: ", 5)
+        kubeconfig = export.strip().split("KUBECONFIG=", 1)[1]
+        assert Path(kubeconfig).stat().st_mode & 0o777 == 0o600, "it holds the admin token"
+        assert "v1.34.0+berth" in _ok(kubeconfig, "version")
+        resources = _ok(kubeconfig, "api-resources", "--no-headers")
+        assert {line.split()[0] for line in resources.splitlines()} >= {
+            "pods", "nodes", "namespaces", "events", "priorityclasses", "poddisruptionbudgets"}
+
+        (tmp_path / "w.yaml").write_text(WORKLOAD)
+        assert berth("apply", "-f", str(tmp_path / "w.yaml"), env=env).returncode == 0
+        deadline = time.monotonic() + 30
+        while "Bound" not in _kubectl(kubeconfig, "get", "pod", "small").stdout and time.monotonic() < deadline:
+            time.sleep(0.3)
+
+        listed = _ok(kubeconfig, "get", "pods").splitlines()
+        assert listed[0].split() == ["NAME", "READY", "STATUS", "RESTARTS", "AGE"]
+        assert {tuple(line.split()[:3]) for line in listed[1:]} == {("huge", "0/1", "Pending"),
+                                                                    ("small", "0/1", "Bound")}
+        wide = _ok(kubeconfig, "get", "pods", "-A", "-o", "wide").splitlines()
+        assert wide[0].split()[:2] == ["NAMESPACE", "NAME"] and "NOMINATED" in wide[0]
+        assert any(line.split()[:2] == ["team", "other"] for line in wide[1:])
+        assert next(line for line in wide if " small " in line).split()[7] == "n1"
+        assert _ok(kubeconfig, "get", "pods", "-l", "app=web", "-o", "name").split() == ["pod/small"]
+        pending = _ok(kubeconfig, "get", "pods", "--field-selector", "status.phase=Pending", "-o", "name")
+        assert pending.split() == ["pod/huge"]
+        as_json = json.loads(_ok(kubeconfig, "get", "pod", "huge", "-o", "json"))
+        [condition] = as_json["status"]["conditions"]
+        assert (condition["type"], condition["reason"]) == ("PodScheduled", "Unschedulable")
+        assert condition["message"].startswith("0/1 nodes are available: 1 Insufficient cpu.")
+        assert "phase: Bound" in _ok(kubeconfig, "get", "pod", "small", "-o", "yaml")
+        assert _ok(kubeconfig, "get", "nodes").splitlines()[1].split()[:3] == ["n1", "Ready", "worker"]
+
+        described = _ok(kubeconfig, "describe", "pod", "huge")
+        assert "FailedScheduling" in described and "default-scheduler" in described
+        assert "Successfully assigned default/small to n1" in _ok(kubeconfig, "describe", "pod", "small")
+        node = _ok(kubeconfig, "describe", "node", "n1")
+        assert "small" in node and "500m (25%)" in node
+
+        watcher = subprocess.Popen([KUBECTL or "kubectl", "--kubeconfig", kubeconfig, "get", "pods", "-w",
+                                    "--output-watch-events"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                   text=True)
+        try:
+            time.sleep(1.5)
+            (tmp_path / "late.yaml").write_text(
+                "kind: Pod\nmetadata: {name: late}\nspec: {containers: [{name: c}]}\n")
+            assert berth("apply", "-f", str(tmp_path / "late.yaml"), env=env).returncode == 0
+            seen: list[list[str]] = []
+            assert watcher.stdout is not None
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline and not any(s[:2] == ["MODIFIED", "late"] and "Bound" in s for s in seen):
+                seen.append(watcher.stdout.readline().split())
+            assert ["ADDED", "late"] == next(s[:2] for s in seen if s[1:2] == ["late"])
+            assert any(s[:2] == ["MODIFIED", "late"] and "Bound" in s for s in seen), seen
+        finally:
+            watcher.kill()
+            watcher.communicate()
+
+        assert 'pod "late" deleted' in _ok(kubeconfig, "delete", "pod", "late")
+        gone = _kubectl(kubeconfig, "get", "pod", "late")
+        assert gone.returncode == 1 and 'pods "late" not found' in gone.stderr
+    finally:
+        proc.terminate()
+        proc.wait(60)
+        reap(proc, err)

@@ -1,0 +1,85 @@
+"""What kubectl reads from the gateway besides objects: discovery, the Table form, and the rules
+that turn stored changes into watch events."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from services.gateway import discovery, tables
+from services.gateway.watch import GAP_WAIT_S, Selection, stable
+
+NOW = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+# apimachinery's TestHumanDuration facts.
+@pytest.mark.parametrize(("seconds", "text"), [
+    (-2, "<invalid>"), (-1, "0s"), (0, "0s"), (1, "1s"), (119, "119s"), (120, "2m"), (121, "2m1s"),
+    (9 * 60 + 59, "9m59s"), (10 * 60, "10m"), (179 * 60 + 59, "179m"), (3 * 3600, "3h"), (3 * 3600 + 60, "3h1m"),
+    (7 * 3600 + 59 * 60, "7h59m"), (8 * 3600, "8h"), (47 * 3600 + 59 * 60, "47h"), (48 * 3600, "2d"),
+    (48 * 3600 + 3600, "2d1h"), (8 * 86400 - 3600, "7d23h"), (8 * 86400, "8d"), (2 * 365 * 86400 - 86400, "729d"),
+    (2 * 365 * 86400, "2y"), (2 * 365 * 86400 + 86400, "2y1d"), (8 * 365 * 86400, "8y"),
+])
+def test_ages_read_as_kubectl_writes_them(seconds: int, text: str) -> None:
+    assert tables.human_duration(seconds) == text
+
+
+def _pod(**status: object) -> dict[str, object]:
+    created = (NOW - timedelta(seconds=75)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return {"metadata": {"name": "web", "namespace": "prod", "creationTimestamp": created, "labels": {"a": "b"}},
+            "spec": {"containers": [{"name": "c"}, {"name": "d"}], "nodeName": status.pop("node", None)},
+            "status": status}
+
+
+def test_a_pod_row_has_kubectls_columns_and_its_metadata() -> None:
+    got = tables.table("Pod", [_pod(phase="Pending", nominatedNodeName="n2")], NOW, resource_version="7")
+    assert [c["name"] for c in got["columnDefinitions"] if c["priority"] == 0] == [
+        "Name", "Ready", "Status", "Restarts", "Age"]
+    [row] = got["rows"]
+    assert row["cells"] == ["web", "0/2", "Pending", "0", "75s", "<none>", "<none>", "n2", "<none>"]
+    assert row["object"]["metadata"]["namespace"] == "prod", "kubectl -A reads the namespace here"
+    assert got["metadata"]["resourceVersion"] == "7"
+    refused = tables.table("Pod", [_pod(phase="Failed", reason="OutOfcpu", node="n1")], NOW)["rows"][0]["cells"]
+    assert refused[2] == "OutOfcpu" and refused[6] == "n1"
+
+
+def test_a_node_row_shows_its_readiness_cordon_and_roles() -> None:
+    node = {"metadata": {"name": "n1", "labels": {"node-role.kubernetes.io/control-plane": "",
+                                                   "node-role.kubernetes.io/worker": ""}},
+            "spec": {"unschedulable": True}, "status": {"nodeInfo": {"kubeletVersion": "v1.34.0"}}}
+    cells = tables.table("Node", [node], NOW)["rows"][0]["cells"]
+    assert cells[:5] == ["n1", "Ready,SchedulingDisabled", "control-plane,worker", "<unknown>", "v1.34.0"]
+
+
+def test_only_a_table_accept_header_asks_for_one() -> None:
+    assert tables.wants_table("application/json;as=Table;v=v1;g=meta.k8s.io,application/json")
+    assert not tables.wants_table("application/json")
+
+
+def test_discovery_lists_what_the_gateway_serves() -> None:
+    core = discovery.resource_list("", "v1")
+    assert core is not None and {r["name"] for r in core["resources"]} == {"pods", "nodes", "namespaces", "events"}
+    pods = next(r for r in core["resources"] if r["name"] == "pods")
+    assert pods["namespaced"] and pods["shortNames"] == ["po"] and pods["categories"] == ["all"]
+    groups = {g["name"]: g["preferredVersion"]["groupVersion"] for g in discovery.api_group_list()["groups"]}
+    assert groups == {"scheduling.k8s.io": "scheduling.k8s.io/v1", "policy": "policy/v1"}
+    assert discovery.resource_list("policy", "v1beta1") is None
+
+
+def test_a_watch_waits_at_a_gap_until_it_has_stayed_open_long_enough() -> None:
+    rows = [(11, "A", {}), (12, "A", {}), (14, "A", {})]
+    gaps: dict[int, float] = {}
+    assert stable(rows, 10, gaps, now=100.0) == rows[:2], "seq 13 may still be committing"
+    assert stable(rows[2:], 12, gaps, now=100.0 + GAP_WAIT_S / 2) == []
+    assert stable(rows[2:], 12, gaps, now=100.0 + GAP_WAIT_S) == rows[2:], "a seq left unused for good"
+    assert gaps == {}
+
+
+def test_a_selection_turns_changes_into_the_events_its_watcher_should_see() -> None:
+    selection = Selection(lambda obj: obj.get("app") == "web")
+    assert selection.event("u", "ADDED", {"app": "db"}) is None
+    assert selection.event("u", "MODIFIED", {"app": "web"}) == "ADDED", "it starts matching"
+    assert selection.event("u", "MODIFIED", {"app": "web"}) == "MODIFIED"
+    assert selection.event("u", "MODIFIED", {"app": "db"}) == "DELETED", "it stops matching"
+    assert selection.event("u", "DELETED", {"app": "db"}) is None, "already gone for this watcher"
