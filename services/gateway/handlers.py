@@ -26,6 +26,7 @@ from shared.model.selectors import parse_selector
 from shared.ports import Publisher
 
 from . import discovery, objects, tables, watch
+from .limits import LimitExceeded, check_objects
 from .metrics import GatewayMetrics
 from .pod_events import core_events, pod_events
 from .settings import GatewaySettings
@@ -46,6 +47,8 @@ def status(code: int, reason: str, message: str, details: dict[str, Any] | None 
 
 
 def _error_response(exc: BaseException) -> web.Response:
+    if isinstance(exc, LimitExceeded):
+        return status(exc.code, exc.reason, str(exc))
     if isinstance(exc, InvalidInput):
         return status(422, "Invalid", str(exc), {"object": exc.obj, "field": exc.field, "reason": exc.reason})
     if isinstance(exc, NotFound):
@@ -256,6 +259,7 @@ class Routes:
 
     async def _docs(self, request: web.Request, kind: str | None = None) -> list[dict[str, Any]]:
         docs = objects.parse_body(decode_text(await request.read(), "request body"))
+        check_objects(len(docs), self.settings.max_objects)
         if kind is not None and (len(docs) != 1 or docs[0].get("kind") != kind):
             raise InvalidInput("request body", "kind", f"expected exactly one {kind}")
         return docs

@@ -12,6 +12,9 @@ from shared.settings import Settings, env_flag, env_int, load_service_settings
 SERVICE = "gateway"
 MAX_BODY_BYTES = 32 * 1024 * 1024
 """A request body's limit: `berth apply` sends a file larger than BATCH_BYTES in batches below it."""
+MAX_OBJECTS = 10_000
+"""Objects in one request: twice the most Berth's own tools send at once (`berth chaos` applies its
+5,000 nodes in one request); `berth apply` sends a file of more in batches of BATCH_OBJECTS."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,6 +32,8 @@ class GatewaySettings:
     """The server certificate (chain) in PEM (BERTH_TLS_CERT_FILE; unset: plain HTTP)."""
     tls_key_file: str = ""
     """Its private key in PEM (BERTH_TLS_KEY_FILE)."""
+    max_objects: int = MAX_OBJECTS
+    """Most objects in one apply or create body (BERTH_GATEWAY_MAX_OBJECTS)."""
     publish_batch: int = 2000
     """Events per publish call when an apply is large: bounds the producer's buffered memory."""
 
@@ -45,9 +50,10 @@ def load(env: Mapping[str, str] | None = None) -> GatewaySettings:
         raise ConfigurationError("BERTH_VIEWER_TOKEN must differ from BERTH_API_TOKEN: a viewer may only read")
     metrics_auth = env_flag(env, "BERTH_METRICS_AUTH")
     max_body = env_int(env, "BERTH_GATEWAY_MAX_BODY_BYTES", MAX_BODY_BYTES, minimum=1)
+    max_objects = env_int(env, "BERTH_GATEWAY_MAX_OBJECTS", MAX_OBJECTS, minimum=1)
     cert, key = env.get("BERTH_TLS_CERT_FILE", "").strip(), env.get("BERTH_TLS_KEY_FILE", "").strip()
     if bool(cert) != bool(key):
         raise ConfigurationError("BERTH_TLS_CERT_FILE and BERTH_TLS_KEY_FILE go together: set both to serve "
                                  "HTTPS, or neither")
     return GatewaySettings(base=base, api_token=token, viewer_token=viewer, metrics_auth=metrics_auth,
-                           max_body_bytes=max_body, tls_cert_file=cert, tls_key_file=key)
+                           max_body_bytes=max_body, max_objects=max_objects, tls_cert_file=cert, tls_key_file=key)

@@ -1,0 +1,110 @@
+"""The gateway's request limits (docs/security.md, "Limits"), each met by a client that goes past
+it: the answer is a Kubernetes Status naming the limit, and a refused request publishes nothing."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp.test_utils import TestClient, TestServer
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from berth.cli import main as berth
+from berth.stack.pgserver import drop_database
+from services.gateway.app import build_app
+from services.gateway.settings import GatewaySettings
+from shared.adapters.memory import MemoryPublisher
+from shared.adapters.postgres import make_engine
+from shared.settings import load_service_settings
+
+from .backends import Backend, create_test_database
+
+pytestmark = pytest.mark.integration
+
+TOKEN = "admin-token"
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+APPLY = "/apis/berth.dev/v1/apply"
+CLASS = "kind: PriorityClass\napiVersion: scheduling.k8s.io/v1\nmetadata: {name: high}\nvalue: 1000\n"
+
+
+def _pod(name: str) -> str:
+    return f"kind: Pod\nmetadata: {{name: {name}}}\nspec: {{priorityClassName: high, containers: [{{name: c}}]}}\n"
+
+
+@dataclass
+class Gateway:
+    client: TestClient
+    publisher: MemoryPublisher
+
+    def published(self, kind: str) -> int:
+        return sum(1 for e in self.publisher.published if e.envelope.type == kind)
+
+
+@pytest.fixture
+async def database(backend: Backend) -> AsyncIterator[AsyncEngine]:
+    name, url = await create_test_database(backend)
+    engine = make_engine(url, pool_size=2)
+    try:
+        yield engine
+    finally:
+        await engine.dispose()
+        await drop_database(backend.admin_database_url, name)
+
+
+@contextlib.asynccontextmanager
+async def serving(engine: AsyncEngine, **limits: Any) -> AsyncIterator[Gateway]:
+    """A gateway with these limits over `engine`, publishing to memory."""
+    settings = GatewaySettings(base=load_service_settings("gateway", {}), api_token=TOKEN, **limits)
+    publisher = MemoryPublisher()
+    client = TestClient(TestServer(build_app(settings, publisher, engine)), headers=AUTH)
+    await client.start_server()
+    try:
+        yield Gateway(client, publisher)
+    finally:
+        await client.close()
+
+
+async def test_a_body_of_too_many_objects_is_413_and_publishes_nothing(database: AsyncEngine) -> None:
+    async with serving(database, max_objects=3) as gw:
+        refused = await gw.client.post(APPLY, data="---\n".join([CLASS, *map(_pod, "abc")]))
+        body = await refused.json()
+        assert refused.status == 413 and body["kind"] == "Status" and body["reason"] == "RequestEntityTooLarge"
+        assert "holds 4 objects, more than the 3" in body["message"] and "BERTH_GATEWAY_MAX_OBJECTS" in body["message"]
+        one_pod_too_many = await gw.client.post("/api/v1/namespaces/default/pods", data="---\n".join(map(_pod, "abcd")))
+        assert one_pod_too_many.status == 413
+        assert gw.publisher.published == []
+        accepted = await gw.client.post(APPLY, data="---\n".join([CLASS, *map(_pod, "ab")]))
+        assert accepted.status == 200 and gw.published("PodSubmitted") == 2
+
+
+async def test_berth_apply_sends_a_file_of_more_objects_in_batches(database: AsyncEngine, tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    async with serving(database, max_objects=10) as gw:
+        monkeypatch.setenv("BERTH_URL", str(gw.client.make_url("/")))
+        monkeypatch.setenv("BERTH_TOKEN", TOKEN)
+        monkeypatch.setenv("BERTH_APPLY_BATCH_OBJECTS", "10")
+        pods = [_pod(f"p{i}") for i in range(25)]
+        workload = tmp_path / "workload.yaml"
+
+        # One bad object in the last batch: every batch is validated first, so none is applied.
+        workload.write_text("---\n".join([CLASS, *pods, _pod("Bad_")]))
+        assert await asyncio.to_thread(berth, ["apply", "-f", str(workload)]) == 2
+        assert gw.publisher.published == [] and "Bad_" in capsys.readouterr().err
+
+        workload.write_text("---\n".join([CLASS, *pods]))
+        assert await asyncio.to_thread(berth, ["apply", "-f", str(workload)]) == 0
+        out = capsys.readouterr()
+        assert out.out.count(" created\n") == 25 and "in 3 batches; 28 events published" in out.err, out.err
+        assert gw.published("PodSubmitted") == 25  # the class goes with each of the 3 batches
+
+        # A client that batches above the gateway's cap is refused with the limit named.
+        monkeypatch.setenv("BERTH_APPLY_BATCH_OBJECTS", "100")
+        workload.write_text("---\n".join([CLASS, *(_pod(f"q{i}") for i in range(10))]))
+        assert await asyncio.to_thread(berth, ["apply", "-f", str(workload)]) == 1
+        assert "BERTH_GATEWAY_MAX_OBJECTS" in capsys.readouterr().err and gw.published("PodSubmitted") == 25
