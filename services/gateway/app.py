@@ -30,7 +30,7 @@ from shared.errors import BrokerUnavailable, ConfigurationError
 from shared.events import TopicRegistry
 from shared.ports import Publisher
 
-from . import auth
+from . import auth, limits
 from .auth import Tokens
 from .debugging import DebugRoutes
 from .handlers import Routes, status
@@ -42,6 +42,9 @@ log = logging.getLogger(__name__)
 
 SHUTDOWN_GRACE_S = 2.0
 """How long requests in flight get to finish when the gateway stops."""
+KEEPALIVE_S = 15.0
+"""An idle connection is closed after this, and so is one whose request headers are not complete
+by then: aiohttp has no other timeout for slow headers (its default is 3,630 s)."""
 
 
 def build_app(settings: GatewaySettings, publisher: Publisher, engine: AsyncEngine, *,
@@ -55,6 +58,7 @@ def build_app(settings: GatewaySettings, publisher: Publisher, engine: AsyncEngi
     store = PostgresEventStore(engine, page_size=5000)
     Routes(settings, publisher, queries, registry, metrics, AcceptedIntents(engine), store).install(app)
     app.middlewares.append(auth.middleware(tokens, status, metrics_auth=settings.metrics_auth))
+    app.middlewares.append(limits.body_timeout(settings.body_timeout_s, status))  # after auth: token holders only
     DebugRoutes(store, queries).install(app)
     UiRoutes(queries, store, tokens).install(app)
 
@@ -110,7 +114,7 @@ async def main(settings: GatewaySettings | None = None) -> None:
     runner = web.AppRunner(build_app(settings, KafkaPublisher(producer, TopicRegistry(settings.base.topic_prefix)),
                                      engine), access_log=None,
                             # Watches and waiting overview requests are cut after this on a stop.
-                            shutdown_timeout=SHUTDOWN_GRACE_S)
+                            shutdown_timeout=SHUTDOWN_GRACE_S, keepalive_timeout=KEEPALIVE_S)
     try:
         await runner.setup()
         tls = server_tls(settings)

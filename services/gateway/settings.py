@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from shared.errors import ConfigurationError
-from shared.settings import Settings, env_flag, env_int, load_service_settings
+from shared.settings import Settings, env_flag, env_float, env_int, load_service_settings
 
 SERVICE = "gateway"
 MAX_BODY_BYTES = 32 * 1024 * 1024
@@ -15,6 +15,8 @@ MAX_BODY_BYTES = 32 * 1024 * 1024
 MAX_OBJECTS = 10_000
 """Objects in one request: twice the most Berth's own tools send at once (`berth chaos` applies its
 5,000 nodes in one request); `berth apply` sends a file of more in batches of BATCH_OBJECTS."""
+BODY_TIMEOUT_S = 30.0
+"""The time to send a whole body: a `berth apply` batch (8 MiB) at about 280 KB/s."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +36,8 @@ class GatewaySettings:
     """Its private key in PEM (BERTH_TLS_KEY_FILE)."""
     max_objects: int = MAX_OBJECTS
     """Most objects in one apply or create body (BERTH_GATEWAY_MAX_OBJECTS)."""
+    body_timeout_s: float = BODY_TIMEOUT_S
+    """Longest a client may take to send a request body (BERTH_GATEWAY_BODY_TIMEOUT_S)."""
     publish_batch: int = 2000
     """Events per publish call when an apply is large: bounds the producer's buffered memory."""
 
@@ -51,9 +55,11 @@ def load(env: Mapping[str, str] | None = None) -> GatewaySettings:
     metrics_auth = env_flag(env, "BERTH_METRICS_AUTH")
     max_body = env_int(env, "BERTH_GATEWAY_MAX_BODY_BYTES", MAX_BODY_BYTES, minimum=1)
     max_objects = env_int(env, "BERTH_GATEWAY_MAX_OBJECTS", MAX_OBJECTS, minimum=1)
+    body_timeout = env_float(env, "BERTH_GATEWAY_BODY_TIMEOUT_S", BODY_TIMEOUT_S, minimum=0.1)
     cert, key = env.get("BERTH_TLS_CERT_FILE", "").strip(), env.get("BERTH_TLS_KEY_FILE", "").strip()
     if bool(cert) != bool(key):
         raise ConfigurationError("BERTH_TLS_CERT_FILE and BERTH_TLS_KEY_FILE go together: set both to serve "
                                  "HTTPS, or neither")
     return GatewaySettings(base=base, api_token=token, viewer_token=viewer, metrics_auth=metrics_auth,
-                           max_body_bytes=max_body, max_objects=max_objects, tls_cert_file=cert, tls_key_file=key)
+                           max_body_bytes=max_body, max_objects=max_objects, body_timeout_s=body_timeout,
+                           tls_cert_file=cert, tls_key_file=key)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
+import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,11 +59,13 @@ async def database(backend: Backend) -> AsyncIterator[AsyncEngine]:
 
 
 @contextlib.asynccontextmanager
-async def serving(engine: AsyncEngine, **limits: Any) -> AsyncIterator[Gateway]:
-    """A gateway with these limits over `engine`, publishing to memory."""
+async def serving(engine: AsyncEngine, server: dict[str, Any] | None = None, **limits: Any) -> AsyncIterator[Gateway]:
+    """A gateway with these limits over `engine`, publishing to memory; `server`: aiohttp's settings."""
     settings = GatewaySettings(base=load_service_settings("gateway", {}), api_token=TOKEN, **limits)
     publisher = MemoryPublisher()
-    client = TestClient(TestServer(build_app(settings, publisher, engine)), headers=AUTH)
+    app_server = TestServer(build_app(settings, publisher, engine))
+    await app_server.start_server(**(server or {}))
+    client = TestClient(app_server, headers=AUTH)
     await client.start_server()
     try:
         yield Gateway(client, publisher)
@@ -108,3 +112,61 @@ async def test_berth_apply_sends_a_file_of_more_objects_in_batches(database: Asy
         workload.write_text("---\n".join([CLASS, *(_pod(f"q{i}") for i in range(10))]))
         assert await asyncio.to_thread(berth, ["apply", "-f", str(workload)]) == 1
         assert "BERTH_GATEWAY_MAX_OBJECTS" in capsys.readouterr().err and gw.published("PodSubmitted") == 25
+
+
+@contextlib.asynccontextmanager
+async def raw_connection(gw: Gateway) -> AsyncIterator[tuple[asyncio.StreamReader, asyncio.StreamWriter]]:
+    """A plain socket to the gateway, for a client that sends at its own pace."""
+    reader, writer = await asyncio.open_connection(gw.client.host, gw.client.port)
+    try:
+        yield reader, writer
+    finally:
+        writer.close()
+        with contextlib.suppress(ConnectionError):
+            await writer.wait_closed()
+
+
+async def _answer(reader: asyncio.StreamReader) -> tuple[int, dict[str, str], dict[str, Any]]:
+    """(status, headers, JSON body) of one answer."""
+    head = (await reader.readuntil(b"\r\n\r\n")).decode().split("\r\n")
+    headers = {k.lower(): v.strip() for k, _, v in (line.partition(":") for line in head[1:] if line)}
+    body = await reader.readexactly(int(headers["content-length"]))
+    return int(head[0].split()[1]), headers, json.loads(body)
+
+
+async def test_a_body_sent_too_slowly_is_408_and_publishes_nothing(database: AsyncEngine) -> None:
+    body = "---\n".join([CLASS, _pod("slow")]).encode()
+    async with serving(database, body_timeout_s=0.5) as gw, raw_connection(gw) as (reader, writer):
+        writer.write(f"POST {APPLY} HTTP/1.1\r\nHost: gateway\r\nAuthorization: Bearer {TOKEN}\r\n"
+                     f"Content-Type: application/yaml\r\nContent-Length: {len(body)}\r\n\r\n".encode())
+
+        async def trickle() -> None:
+            for i in range(len(body)):  # a byte every 50 ms: the whole would take seconds
+                writer.write(body[i:i + 1])
+                await asyncio.sleep(0.05)
+
+        started = time.monotonic()
+        sending = asyncio.create_task(trickle())
+        try:
+            code, headers, status = await asyncio.wait_for(_answer(reader), 5)
+        finally:
+            sending.cancel()
+        assert code == 408 and status["reason"] == "Timeout" and "BERTH_GATEWAY_BODY_TIMEOUT_S" in status["message"]
+        assert headers["connection"] == "close" and time.monotonic() - started < 2
+        assert gw.publisher.published == []
+
+
+async def test_headers_sent_too_slowly_get_the_connection_closed(database: AsyncEngine) -> None:
+    async with serving(database, server={"keepalive_timeout": 0.5}) as gw, raw_connection(gw) as (reader, writer):
+        writer.write(b"GET /healthz HTTP/1.1\r\nHost: gateway\r\n")  # and never the blank line
+        started = time.monotonic()
+        assert await asyncio.wait_for(reader.read(), 5) == b""
+        assert time.monotonic() - started < 2
+
+
+async def test_a_body_over_the_byte_limit_is_a_413_status(database: AsyncEngine) -> None:
+    async with serving(database, max_body_bytes=64) as gw:
+        refused = await gw.client.post(APPLY, data="---\n".join([CLASS, _pod("big")]))
+        status = await refused.json()
+        assert refused.status == 413 and "BERTH_GATEWAY_MAX_BODY_BYTES" in status["message"]
+        assert gw.publisher.published == []
