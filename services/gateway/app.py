@@ -59,7 +59,7 @@ def build_app(settings: GatewaySettings, publisher: Publisher, engine: AsyncEngi
     Routes(settings, publisher, queries, registry, metrics, AcceptedIntents(engine), store).install(app)
     app.middlewares.append(auth.middleware(tokens, status, metrics_auth=settings.metrics_auth))
     app.middlewares.append(limits.body_timeout(settings.body_timeout_s, status))  # after auth: token holders only
-    DebugRoutes(store, queries).install(app)
+    DebugRoutes(store, queries, limits.FollowSlots(settings.max_follows_per_client, settings.max_follows)).install(app)
     UiRoutes(queries, store, tokens).install(app)
 
     async def healthz(request: web.Request) -> web.Response:

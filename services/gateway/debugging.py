@@ -4,7 +4,8 @@
         Events in storage order, each as an export line ({"topic", "partition", "offset", "event"})
         plus its `seq`. A page answers {"items", "next"}: pass `next` back as `after` to go on.
         `follow=true` streams JSON Lines as events are stored, until the client goes away or
-        `timeoutSeconds` pass (as a Kubernetes watch does).
+        `timeoutSeconds` pass (as a Kubernetes watch does); a client holds a few such streams at
+        most (limits.FollowSlots: 429 beyond).
     GET /apis/berth.dev/v1/namespaces/{ns}/pods/{name}/explain?attempt=K | now=true
         `berth explain`'s answer: the attempt rebuilt from the log by replay, or a fresh one now.
 """
@@ -27,6 +28,9 @@ from shared.model.loader import load_objects, parse_documents
 from shared.replay.engine import Replayer
 from shared.replay.explain import explain_attempt, explain_now
 from shared.replay.history import History
+
+from .limits import FollowSlots
+from .settings import MAX_FOLLOWS, MAX_FOLLOWS_PER_CLIENT
 
 TOPIC_NAMES = frozenset(spec.name for spec in TOPICS)
 MAX_PAGE = 5000
@@ -60,8 +64,10 @@ def _item(seq: int, event: ReceivedEvent) -> dict[str, Any]:
 
 
 class DebugRoutes:
-    def __init__(self, store: PostgresEventStore, queries: ReadModelQueries) -> None:
+    def __init__(self, store: PostgresEventStore, queries: ReadModelQueries,
+                 follows: FollowSlots | None = None) -> None:
         self.store, self.queries = store, queries
+        self.follows = follows or FollowSlots(MAX_FOLLOWS_PER_CLIENT, MAX_FOLLOWS)
         self._history: tuple[int, History] | None = None
         self._history_lock = asyncio.Lock()
         self._replay_lock = asyncio.Lock()
@@ -99,20 +105,21 @@ class DebugRoutes:
                     "next": page[-1][0] if page else after}
             return web.Response(body=msgspec.json.encode(body), content_type="application/json")
         timeout = _int(request, "timeoutSeconds", 0, low=0)
-        response = web.StreamResponse(headers={"Content-Type": "application/x-ndjson"})
-        await response.prepare(request)
-        deadline = time.monotonic() + timeout if timeout else None
-        try:
-            while (deadline is None or time.monotonic() < deadline) and not _gone(request):
-                page = await self.store.page(after=after, limit=limit, topics=topics, types=types, pod_uid=uid)
-                if page:
-                    await response.write("".join(json.dumps(_item(s, e)) + "\n" for s, e in page).encode())
-                    after = page[-1][0]
-                if len(page) < limit:
-                    await asyncio.sleep(FOLLOW_POLL_S)
-            await response.write_eof()
-        except ConnectionResetError:  # the client went away mid-write: a normal end of a watch
-            pass
+        with self.follows.slot(request.remote or ""):
+            response = web.StreamResponse(headers={"Content-Type": "application/x-ndjson"})
+            await response.prepare(request)
+            deadline = time.monotonic() + timeout if timeout else None
+            try:
+                while (deadline is None or time.monotonic() < deadline) and not _gone(request):
+                    page = await self.store.page(after=after, limit=limit, topics=topics, types=types, pod_uid=uid)
+                    if page:
+                        await response.write("".join(json.dumps(_item(s, e)) + "\n" for s, e in page).encode())
+                        after = page[-1][0]
+                    if len(page) < limit:
+                        await asyncio.sleep(FOLLOW_POLL_S)
+                await response.write_eof()
+            except ConnectionResetError:  # the client went away mid-write: a normal end of a watch
+                pass
         return response
 
     async def _current_history(self) -> History:

@@ -48,7 +48,11 @@ def status(code: int, reason: str, message: str, details: dict[str, Any] | None 
 
 def _error_response(exc: BaseException) -> web.Response:
     if isinstance(exc, LimitExceeded):
-        return status(exc.code, exc.reason, str(exc))
+        if exc.retry_after_s is None:
+            return status(exc.code, exc.reason, str(exc))
+        refused = status(exc.code, exc.reason, str(exc), {"retryAfterSeconds": exc.retry_after_s})
+        refused.headers["Retry-After"] = str(exc.retry_after_s)
+        return refused
     if isinstance(exc, InvalidInput):
         return status(422, "Invalid", str(exc), {"object": exc.obj, "field": exc.field, "reason": exc.reason})
     if isinstance(exc, NotFound):

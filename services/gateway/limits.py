@@ -4,7 +4,10 @@
 - objects per request (BERTH_GATEWAY_MAX_OBJECTS): an apply or create body holds at most so many
   objects, refused with 413 before anything is validated or published;
 - the time to send a body (BERTH_GATEWAY_BODY_TIMEOUT_S): a client that trickles its body is
-  answered 408 and its connection closed, before any handler runs.
+  answered 408 and its connection closed, before any handler runs;
+- concurrent `follow=true` streams of the event log, per client address
+  (BERTH_GATEWAY_MAX_FOLLOWS_PER_CLIENT) and in all (BERTH_GATEWAY_MAX_FOLLOWS): one more is 429
+  with a Retry-After.
 
 Slow headers are aiohttp's: its keep-alive timer, started when a connection opens and after each
 answer, closes a connection whose next request's headers are not complete by then (app.KEEPALIVE_S).
@@ -13,7 +16,9 @@ answer, closes a connection whose next request's headers are not complete by the
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+import contextlib
+from collections import Counter
+from collections.abc import Awaitable, Callable, Iterator
 
 from aiohttp import web
 from aiohttp.typedefs import Middleware
@@ -25,9 +30,9 @@ Refusal = Callable[[int, str, str], web.StreamResponse]
 class LimitExceeded(Exception):
     """A request refused by a limit, answered as a Kubernetes Status with this code and reason."""
 
-    def __init__(self, code: int, reason: str, message: str) -> None:
+    def __init__(self, code: int, reason: str, message: str, *, retry_after_s: int | None = None) -> None:
         super().__init__(message)
-        self.code, self.reason = code, reason
+        self.code, self.reason, self.retry_after_s = code, reason, retry_after_s
 
 
 def check_objects(count: int, limit: int) -> None:
@@ -59,3 +64,43 @@ def body_timeout(timeout_s: float, refuse: Refusal) -> Middleware:
         return await handler(request)
 
     return read_body
+
+
+FOLLOW_RETRY_AFTER_S = 5
+"""What a refused follow is told to wait: a stream ends when its client goes or its timeoutSeconds
+pass, which the gateway cannot foresee."""
+
+
+class FollowSlots:
+    """Concurrent follow streams of the event log, each of which polls the database four times a
+    second for as long as its client stays: at most `per_client` per remote address (the only
+    identity a token does not share; behind a proxy every client is the proxy's address) and at
+    most `total` in all, so that followers cannot take the database pool from the API."""
+
+    def __init__(self, per_client: int, total: int) -> None:
+        self.per_client, self.total = per_client, total
+        self._held: Counter[str] = Counter()
+
+    def held(self, client: str) -> int:
+        return self._held[client]
+
+    @contextlib.contextmanager
+    def slot(self, client: str) -> Iterator[None]:
+        """One slot for `client` while the stream runs, freed however it ends; LimitExceeded (429)
+        when none is free."""
+        if self._held[client] >= self.per_client:
+            raise LimitExceeded(429, "TooManyRequests",
+                                f"{client or 'this client'} already follows the event log {self._held[client]} "
+                                "times, the most one client may (BERTH_GATEWAY_MAX_FOLLOWS_PER_CLIENT): "
+                                "end one first", retry_after_s=FOLLOW_RETRY_AFTER_S)
+        if self._held.total() >= self.total:
+            raise LimitExceeded(429, "TooManyRequests",
+                                f"the event log is followed {self.total} times, the most the gateway serves "
+                                "(BERTH_GATEWAY_MAX_FOLLOWS)", retry_after_s=FOLLOW_RETRY_AFTER_S)
+        self._held[client] += 1
+        try:
+            yield
+        finally:
+            self._held[client] -= 1
+            if not self._held[client]:
+                del self._held[client]

@@ -12,13 +12,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import pytest
-from aiohttp.test_utils import TestClient, TestServer
+from aiohttp import web
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from berth.cli import main as berth
 from berth.stack.pgserver import drop_database
-from services.gateway.app import build_app
+from services.gateway.app import SHUTDOWN_GRACE_S, build_app
 from services.gateway.settings import GatewaySettings
 from shared.adapters.memory import MemoryPublisher
 from shared.adapters.postgres import make_engine
@@ -40,8 +41,10 @@ def _pod(name: str) -> str:
 
 @dataclass
 class Gateway:
-    client: TestClient
+    http: aiohttp.ClientSession
     publisher: MemoryPublisher
+    url: str
+    port: int
 
     def published(self, kind: str) -> int:
         return sum(1 for e in self.publisher.published if e.envelope.type == kind)
@@ -60,29 +63,34 @@ async def database(backend: Backend) -> AsyncIterator[AsyncEngine]:
 
 @contextlib.asynccontextmanager
 async def serving(engine: AsyncEngine, server: dict[str, Any] | None = None, **limits: Any) -> AsyncIterator[Gateway]:
-    """A gateway with these limits over `engine`, publishing to memory; `server`: aiohttp's settings."""
+    """A gateway with these limits over `engine`, publishing to memory, served as `app.main` serves
+    it (a handler is not cancelled when its client goes); `server`: more of aiohttp's settings."""
     settings = GatewaySettings(base=load_service_settings("gateway", {}), api_token=TOKEN, **limits)
     publisher = MemoryPublisher()
-    app_server = TestServer(build_app(settings, publisher, engine))
-    await app_server.start_server(**(server or {}))
-    client = TestClient(app_server, headers=AUTH)
-    await client.start_server()
+    runner = web.AppRunner(build_app(settings, publisher, engine), access_log=None,
+                           shutdown_timeout=SHUTDOWN_GRACE_S, **(server or {}))
+    await runner.setup()
+    await web.TCPSite(runner, "127.0.0.1", 0).start()
+    port = runner.addresses[0][1]
+    url = f"http://127.0.0.1:{port}"
+    http = aiohttp.ClientSession(url, headers=AUTH)
     try:
-        yield Gateway(client, publisher)
+        yield Gateway(http, publisher, url, port)
     finally:
-        await client.close()
+        await http.close()
+        await runner.cleanup()
 
 
 async def test_a_body_of_too_many_objects_is_413_and_publishes_nothing(database: AsyncEngine) -> None:
     async with serving(database, max_objects=3) as gw:
-        refused = await gw.client.post(APPLY, data="---\n".join([CLASS, *map(_pod, "abc")]))
+        refused = await gw.http.post(APPLY, data="---\n".join([CLASS, *map(_pod, "abc")]))
         body = await refused.json()
         assert refused.status == 413 and body["kind"] == "Status" and body["reason"] == "RequestEntityTooLarge"
         assert "holds 4 objects, more than the 3" in body["message"] and "BERTH_GATEWAY_MAX_OBJECTS" in body["message"]
-        one_pod_too_many = await gw.client.post("/api/v1/namespaces/default/pods", data="---\n".join(map(_pod, "abcd")))
+        one_pod_too_many = await gw.http.post("/api/v1/namespaces/default/pods", data="---\n".join(map(_pod, "abcd")))
         assert one_pod_too_many.status == 413
         assert gw.publisher.published == []
-        accepted = await gw.client.post(APPLY, data="---\n".join([CLASS, *map(_pod, "ab")]))
+        accepted = await gw.http.post(APPLY, data="---\n".join([CLASS, *map(_pod, "ab")]))
         assert accepted.status == 200 and gw.published("PodSubmitted") == 2
 
 
@@ -90,7 +98,7 @@ async def test_berth_apply_sends_a_file_of_more_objects_in_batches(database: Asy
                                                                    monkeypatch: pytest.MonkeyPatch,
                                                                    capsys: pytest.CaptureFixture[str]) -> None:
     async with serving(database, max_objects=10) as gw:
-        monkeypatch.setenv("BERTH_URL", str(gw.client.make_url("/")))
+        monkeypatch.setenv("BERTH_URL", gw.url)
         monkeypatch.setenv("BERTH_TOKEN", TOKEN)
         monkeypatch.setenv("BERTH_APPLY_BATCH_OBJECTS", "10")
         pods = [_pod(f"p{i}") for i in range(25)]
@@ -117,7 +125,7 @@ async def test_berth_apply_sends_a_file_of_more_objects_in_batches(database: Asy
 @contextlib.asynccontextmanager
 async def raw_connection(gw: Gateway) -> AsyncIterator[tuple[asyncio.StreamReader, asyncio.StreamWriter]]:
     """A plain socket to the gateway, for a client that sends at its own pace."""
-    reader, writer = await asyncio.open_connection(gw.client.host, gw.client.port)
+    reader, writer = await asyncio.open_connection("127.0.0.1", gw.port)
     try:
         yield reader, writer
     finally:
@@ -166,7 +174,48 @@ async def test_headers_sent_too_slowly_get_the_connection_closed(database: Async
 
 async def test_a_body_over_the_byte_limit_is_a_413_status(database: AsyncEngine) -> None:
     async with serving(database, max_body_bytes=64) as gw:
-        refused = await gw.client.post(APPLY, data="---\n".join([CLASS, _pod("big")]))
+        refused = await gw.http.post(APPLY, data="---\n".join([CLASS, _pod("big")]))
         status = await refused.json()
         assert refused.status == 413 and "BERTH_GATEWAY_MAX_BODY_BYTES" in status["message"]
         assert gw.publisher.published == []
+
+
+EVENTS = "/apis/berth.dev/v1/events"
+
+
+async def _follow(gw: Gateway, **query: str) -> aiohttp.ClientResponse:
+    return await gw.http.get(EVENTS, params={"follow": "true", **query})
+
+
+async def _follow_once_free(gw: Gateway) -> aiohttp.ClientResponse:
+    """A follow stream as soon as a slot is free again: the gateway sees a stream end within a poll."""
+    deadline = time.monotonic() + 3
+    while True:
+        stream = await _follow(gw)
+        if stream.status == 200 or time.monotonic() > deadline:
+            return stream
+        stream.release()
+        await asyncio.sleep(0.05)
+
+
+async def test_a_client_holds_a_few_follow_streams_and_gets_a_slot_back_when_one_ends(database: AsyncEngine) -> None:
+    async with serving(database, max_follows_per_client=2) as gw:
+        ending = await _follow(gw, timeoutSeconds="1")
+        staying = await _follow(gw)
+        assert (ending.status, staying.status) == (200, 200)
+        refused = await _follow(gw)
+        status = await refused.json()
+        assert refused.status == 429 and refused.headers["Retry-After"] == "5"
+        assert status["reason"] == "TooManyRequests" and "BERTH_GATEWAY_MAX_FOLLOWS_PER_CLIENT" in status["message"]
+        assert status["details"] == {"retryAfterSeconds": 5}
+        page = await gw.http.get(EVENTS)  # a page of the log is no stream: never refused
+        assert page.status == 200 and (await page.json())["items"] == []
+
+        await ending.read()  # its timeoutSeconds passed: the stream ended
+        after_timeout = await _follow_once_free(gw)
+        assert after_timeout.status == 200
+        staying.close()  # its client went away
+        after_leaving = await _follow_once_free(gw)
+        assert after_leaving.status == 200
+        after_timeout.close()
+        after_leaving.close()
