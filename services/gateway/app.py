@@ -56,10 +56,11 @@ def build_app(settings: GatewaySettings, publisher: Publisher, engine: AsyncEngi
     queries = ReadModelQueries(engine)
     tokens = Tokens(admin=settings.api_token, viewer=settings.viewer_token)
     store = PostgresEventStore(engine, page_size=5000)
-    Routes(settings, publisher, queries, registry, metrics, AcceptedIntents(engine), store).install(app)
+    streams = limits.StreamSlots(settings.max_streams_per_client, settings.max_streams)
+    Routes(settings, publisher, queries, registry, metrics, AcceptedIntents(engine), store, streams).install(app)
     app.middlewares.append(auth.middleware(tokens, status, metrics_auth=settings.metrics_auth))
     app.middlewares.append(limits.body_timeout(settings.body_timeout_s, status))  # after auth: token holders only
-    DebugRoutes(store, queries, limits.FollowSlots(settings.max_follows_per_client, settings.max_follows)).install(app)
+    DebugRoutes(store, queries, streams).install(app)
     UiRoutes(queries, store, tokens).install(app)
 
     async def healthz(request: web.Request) -> web.Response:

@@ -5,7 +5,7 @@
         plus its `seq`. A page answers {"items", "next"}: pass `next` back as `after` to go on.
         `follow=true` streams JSON Lines as events are stored, until the client goes away or
         `timeoutSeconds` pass (as a Kubernetes watch does); a client holds a few such streams at
-        most (limits.FollowSlots: 429 beyond).
+        most (limits.StreamSlots: 429 beyond).
     GET /apis/berth.dev/v1/namespaces/{ns}/pods/{name}/explain?attempt=K | now=true
         `berth explain`'s answer: the attempt rebuilt from the log by replay, or a fresh one now.
 """
@@ -29,8 +29,8 @@ from shared.replay.engine import Replayer
 from shared.replay.explain import explain_attempt, explain_now
 from shared.replay.history import History
 
-from .limits import FollowSlots
-from .settings import MAX_FOLLOWS, MAX_FOLLOWS_PER_CLIENT
+from .limits import StreamSlots
+from .settings import MAX_STREAMS, MAX_STREAMS_PER_CLIENT
 
 TOPIC_NAMES = frozenset(spec.name for spec in TOPICS)
 MAX_PAGE = 5000
@@ -65,9 +65,9 @@ def _item(seq: int, event: ReceivedEvent) -> dict[str, Any]:
 
 class DebugRoutes:
     def __init__(self, store: PostgresEventStore, queries: ReadModelQueries,
-                 follows: FollowSlots | None = None) -> None:
+                 follows: StreamSlots | None = None) -> None:
         self.store, self.queries = store, queries
-        self.follows = follows or FollowSlots(MAX_FOLLOWS_PER_CLIENT, MAX_FOLLOWS)
+        self.follows = follows or StreamSlots(MAX_STREAMS_PER_CLIENT, MAX_STREAMS)
         self._history: tuple[int, History] | None = None
         self._history_lock = asyncio.Lock()
         self._replay_lock = asyncio.Lock()

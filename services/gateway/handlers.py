@@ -26,7 +26,7 @@ from shared.model.selectors import parse_selector
 from shared.ports import Publisher
 
 from . import discovery, objects, tables, watch
-from .limits import LimitExceeded, check_objects
+from .limits import LimitExceeded, StreamSlots, check_objects
 from .metrics import GatewayMetrics
 from .pod_events import core_events, pod_events
 from .settings import GatewaySettings
@@ -199,9 +199,9 @@ def _answer_one(request: web.Request, kind: str, item: dict[str, Any]) -> web.Re
 class Routes:
     def __init__(self, settings: GatewaySettings, publisher: Publisher, queries: ReadModelQueries,
                  registry: TopicRegistry, metrics: GatewayMetrics, intents: AcceptedIntents,
-                 store: PostgresEventStore) -> None:
+                 store: PostgresEventStore, streams: StreamSlots) -> None:
         self.settings, self.publisher, self.queries = settings, publisher, queries
-        self.store = store
+        self.store, self.streams = store, streams
         self.intents = intents
         self.registry, self.metrics = registry, metrics
 
@@ -294,7 +294,9 @@ class Routes:
 
     async def _watch(self, request: web.Request, watched: watch.Watched,
                      field_paths: tuple[str, ...] | None = None) -> web.StreamResponse:
-        return await watch.WatchStream(request, watched, self.store, _selection(request, field_paths)).serve()
+        stream = watch.WatchStream(request, watched, self.store, _selection(request, field_paths))
+        with self.streams.slot(request.remote or ""):
+            return await stream.serve()
 
     async def get_node(self, request: web.Request) -> web.Response:
         row = await self.queries.node(request.match_info["name"])

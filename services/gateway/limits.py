@@ -5,8 +5,8 @@
   objects, refused with 413 before anything is validated or published;
 - the time to send a body (BERTH_GATEWAY_BODY_TIMEOUT_S): a client that trickles its body is
   answered 408 and its connection closed, before any handler runs;
-- concurrent `follow=true` streams of the event log, per client address
-  (BERTH_GATEWAY_MAX_FOLLOWS_PER_CLIENT) and in all (BERTH_GATEWAY_MAX_FOLLOWS): one more is 429
+- concurrent long-lived streams (follows of the event log, watches), per client address
+  (BERTH_GATEWAY_MAX_STREAMS_PER_CLIENT) and in all (BERTH_GATEWAY_MAX_STREAMS): one more is 429
   with a Retry-After.
 
 Slow headers are aiohttp's: its keep-alive timer, started when a connection opens and after each
@@ -67,15 +67,16 @@ def body_timeout(timeout_s: float, refuse: Refusal) -> Middleware:
 
 
 FOLLOW_RETRY_AFTER_S = 5
-"""What a refused follow is told to wait: a stream ends when its client goes or its timeoutSeconds
+"""What a refused stream is told to wait: a stream ends when its client goes or its timeoutSeconds
 pass, which the gateway cannot foresee."""
 
 
-class FollowSlots:
-    """Concurrent follow streams of the event log, each of which polls the database four times a
-    second for as long as its client stays: at most `per_client` per remote address (the only
-    identity a token does not share; behind a proxy every client is the proxy's address) and at
-    most `total` in all, so that followers cannot take the database pool from the API."""
+class StreamSlots:
+    """Concurrent streams (follows of the event log, watches of pods and nodes), each of which polls
+    the database several times a second for as long as its client stays: at most `per_client` per
+    remote address (the only identity a token does not share; behind a proxy every client is the
+    proxy's address) and at most `total` in all, so that streams cannot take the database pool from
+    the API."""
 
     def __init__(self, per_client: int, total: int) -> None:
         self.per_client, self.total = per_client, total
@@ -90,13 +91,14 @@ class FollowSlots:
         when none is free."""
         if self._held[client] >= self.per_client:
             raise LimitExceeded(429, "TooManyRequests",
-                                f"{client or 'this client'} already follows the event log {self._held[client]} "
-                                "times, the most one client may (BERTH_GATEWAY_MAX_FOLLOWS_PER_CLIENT): "
-                                "end one first", retry_after_s=FOLLOW_RETRY_AFTER_S)
+                                f"{client or 'this client'} already holds {self._held[client]} streams (event "
+                                "log follows and watches), the most one client may "
+                                "(BERTH_GATEWAY_MAX_STREAMS_PER_CLIENT): end one first",
+                                retry_after_s=FOLLOW_RETRY_AFTER_S)
         if self._held.total() >= self.total:
             raise LimitExceeded(429, "TooManyRequests",
-                                f"the event log is followed {self.total} times, the most the gateway serves "
-                                "(BERTH_GATEWAY_MAX_FOLLOWS)", retry_after_s=FOLLOW_RETRY_AFTER_S)
+                                f"the gateway serves {self.total} streams (event log follows and watches), "
+                                "the most it may (BERTH_GATEWAY_MAX_STREAMS)", retry_after_s=FOLLOW_RETRY_AFTER_S)
         self._held[client] += 1
         try:
             yield

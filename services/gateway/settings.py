@@ -17,9 +17,9 @@ MAX_OBJECTS = 10_000
 5,000 nodes in one request); `berth apply` sends a file of more in batches of BATCH_OBJECTS."""
 BODY_TIMEOUT_S = 30.0
 """The time to send a whole body: a `berth apply` batch (8 MiB) at about 280 KB/s."""
-MAX_FOLLOWS_PER_CLIENT = 4
+MAX_STREAMS_PER_CLIENT = 4
 """Follow streams of the event log one client address may hold: a few terminals or dashboards."""
-MAX_FOLLOWS = 32
+MAX_STREAMS = 32
 """Follow streams in all: 128 short queries a second against a pool of 10 connections."""
 
 
@@ -42,10 +42,10 @@ class GatewaySettings:
     """Most objects in one apply or create body (BERTH_GATEWAY_MAX_OBJECTS)."""
     body_timeout_s: float = BODY_TIMEOUT_S
     """Longest a client may take to send a request body (BERTH_GATEWAY_BODY_TIMEOUT_S)."""
-    max_follows_per_client: int = MAX_FOLLOWS_PER_CLIENT
-    """Concurrent follow streams of the event log per client address (BERTH_GATEWAY_MAX_FOLLOWS_PER_CLIENT)."""
-    max_follows: int = MAX_FOLLOWS
-    """Concurrent follow streams of the event log in all (BERTH_GATEWAY_MAX_FOLLOWS)."""
+    max_streams_per_client: int = MAX_STREAMS_PER_CLIENT
+    """Concurrent follows and watches per client address (BERTH_GATEWAY_MAX_STREAMS_PER_CLIENT)."""
+    max_streams: int = MAX_STREAMS
+    """Concurrent follows and watches in all (BERTH_GATEWAY_MAX_STREAMS)."""
     publish_batch: int = 2000
     """Events per publish call when an apply is large: bounds the producer's buffered memory."""
 
@@ -64,13 +64,13 @@ def load(env: Mapping[str, str] | None = None) -> GatewaySettings:
     max_body = env_int(env, "BERTH_GATEWAY_MAX_BODY_BYTES", MAX_BODY_BYTES, minimum=1)
     max_objects = env_int(env, "BERTH_GATEWAY_MAX_OBJECTS", MAX_OBJECTS, minimum=1)
     body_timeout = env_float(env, "BERTH_GATEWAY_BODY_TIMEOUT_S", BODY_TIMEOUT_S, minimum=0.1)
-    follows_per_client = env_int(env, "BERTH_GATEWAY_MAX_FOLLOWS_PER_CLIENT", MAX_FOLLOWS_PER_CLIENT, minimum=1)
-    follows = env_int(env, "BERTH_GATEWAY_MAX_FOLLOWS", MAX_FOLLOWS, minimum=1)
+    streams_per_client = env_int(env, "BERTH_GATEWAY_MAX_STREAMS_PER_CLIENT", MAX_STREAMS_PER_CLIENT, minimum=1)
+    streams = env_int(env, "BERTH_GATEWAY_MAX_STREAMS", MAX_STREAMS, minimum=1)
     cert, key = env.get("BERTH_TLS_CERT_FILE", "").strip(), env.get("BERTH_TLS_KEY_FILE", "").strip()
     if bool(cert) != bool(key):
         raise ConfigurationError("BERTH_TLS_CERT_FILE and BERTH_TLS_KEY_FILE go together: set both to serve "
                                  "HTTPS, or neither")
     return GatewaySettings(base=base, api_token=token, viewer_token=viewer, metrics_auth=metrics_auth,
                            max_body_bytes=max_body, max_objects=max_objects, body_timeout_s=body_timeout,
-                           max_follows_per_client=follows_per_client, max_follows=follows,
+                           max_streams_per_client=streams_per_client, max_streams=streams,
                            tls_cert_file=cert, tls_key_file=key)

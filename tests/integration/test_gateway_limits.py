@@ -199,14 +199,14 @@ async def _follow_once_free(gw: Gateway) -> aiohttp.ClientResponse:
 
 
 async def test_a_client_holds_a_few_follow_streams_and_gets_a_slot_back_when_one_ends(database: AsyncEngine) -> None:
-    async with serving(database, max_follows_per_client=2) as gw:
+    async with serving(database, max_streams_per_client=2) as gw:
         ending = await _follow(gw, timeoutSeconds="1")
         staying = await _follow(gw)
         assert (ending.status, staying.status) == (200, 200)
         refused = await _follow(gw)
         status = await refused.json()
         assert refused.status == 429 and refused.headers["Retry-After"] == "5"
-        assert status["reason"] == "TooManyRequests" and "BERTH_GATEWAY_MAX_FOLLOWS_PER_CLIENT" in status["message"]
+        assert status["reason"] == "TooManyRequests" and "BERTH_GATEWAY_MAX_STREAMS_PER_CLIENT" in status["message"]
         assert status["details"] == {"retryAfterSeconds": 5}
         page = await gw.http.get(EVENTS)  # a page of the log is no stream: never refused
         assert page.status == 200 and (await page.json())["items"] == []
@@ -219,3 +219,14 @@ async def test_a_client_holds_a_few_follow_streams_and_gets_a_slot_back_when_one
         assert after_leaving.status == 200
         after_timeout.close()
         after_leaving.close()
+
+
+async def test_watches_and_follows_share_a_clients_streams(database: AsyncEngine) -> None:
+    async with serving(database, max_streams_per_client=2) as gw:
+        follow = await _follow(gw)
+        watching = await gw.http.get("/api/v1/pods", params={"watch": "true"})
+        assert (follow.status, watching.status) == (200, 200)
+        refused = await gw.http.get("/api/v1/nodes", params={"watch": "true"})
+        assert refused.status == 429 and "event log follows and watches" in (await refused.json())["message"]
+        follow.close()
+        watching.close()

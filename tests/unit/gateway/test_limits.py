@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from services.gateway.limits import FollowSlots, LimitExceeded, check_objects
-from services.gateway.settings import BODY_TIMEOUT_S, MAX_FOLLOWS, MAX_FOLLOWS_PER_CLIENT, MAX_OBJECTS, load
+from services.gateway.limits import LimitExceeded, StreamSlots, check_objects
+from services.gateway.settings import BODY_TIMEOUT_S, MAX_OBJECTS, MAX_STREAMS, MAX_STREAMS_PER_CLIENT, load
 from shared.errors import ConfigurationError
 
 TOKEN = {"BERTH_API_TOKEN": "t"}
@@ -16,9 +16,9 @@ def test_the_limits_have_defaults_and_read_their_variables() -> None:
     assert (defaults.max_objects, defaults.body_timeout_s) == (MAX_OBJECTS, BODY_TIMEOUT_S) == (10_000, 30.0)
     assert load({**TOKEN, "BERTH_GATEWAY_MAX_OBJECTS": "50"}).max_objects == 50
     assert load({**TOKEN, "BERTH_GATEWAY_BODY_TIMEOUT_S": "2.5"}).body_timeout_s == 2.5
-    assert (defaults.max_follows_per_client, defaults.max_follows) == (MAX_FOLLOWS_PER_CLIENT, MAX_FOLLOWS) == (4, 32)
-    follows = load({**TOKEN, "BERTH_GATEWAY_MAX_FOLLOWS_PER_CLIENT": "1", "BERTH_GATEWAY_MAX_FOLLOWS": "8"})
-    assert (follows.max_follows_per_client, follows.max_follows) == (1, 8)
+    assert (defaults.max_streams_per_client, defaults.max_streams) == (MAX_STREAMS_PER_CLIENT, MAX_STREAMS) == (4, 32)
+    follows = load({**TOKEN, "BERTH_GATEWAY_MAX_STREAMS_PER_CLIENT": "1", "BERTH_GATEWAY_MAX_STREAMS": "8"})
+    assert (follows.max_streams_per_client, follows.max_streams) == (1, 8)
     with pytest.raises(ConfigurationError, match="BERTH_GATEWAY_MAX_OBJECTS='0': must be at least 1"):
         load({**TOKEN, "BERTH_GATEWAY_MAX_OBJECTS": "0"})
 
@@ -32,14 +32,14 @@ def test_a_body_may_hold_up_to_the_cap_and_no_more() -> None:
 
 
 def test_follow_slots_are_capped_per_client_and_in_all_and_freed_however_a_stream_ends() -> None:
-    slots = FollowSlots(per_client=2, total=3)
+    slots = StreamSlots(per_client=2, total=3)
     with slots.slot("10.0.0.1"), slots.slot("10.0.0.1"):
-        with pytest.raises(LimitExceeded, match="BERTH_GATEWAY_MAX_FOLLOWS_PER_CLIENT") as refused:
+        with pytest.raises(LimitExceeded, match="BERTH_GATEWAY_MAX_STREAMS_PER_CLIENT") as refused:
             with slots.slot("10.0.0.1"):
                 pass
         assert (refused.value.code, refused.value.retry_after_s) == (429, 5)
         with slots.slot("10.0.0.2"):
-            with pytest.raises(LimitExceeded, match="BERTH_GATEWAY_MAX_FOLLOWS"):
+            with pytest.raises(LimitExceeded, match="BERTH_GATEWAY_MAX_STREAMS"):
                 with slots.slot("10.0.0.3"):
                     pass
     with pytest.raises(ConnectionResetError), slots.slot("10.0.0.1"):
