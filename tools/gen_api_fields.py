@@ -1,11 +1,13 @@
 """Write shared/model/api_fields.json: the field names of the Kubernetes objects Berth reads, from the
 models of the `kubernetes` client wheel (generated from the API's OpenAPI schema).
 
-    pip download --no-deps kubernetes -d /tmp/k8s && python tools/gen_api_fields.py /tmp/k8s/kubernetes-*.whl
+    pip download --no-deps kubernetes==37.0.2 -d /tmp/k8s && python tools/gen_api_fields.py /tmp/k8s/kubernetes-*.whl
 
 Only the models' source is read (with `ast`), nothing is imported or installed. The JSON maps each
 type reachable from the roots to its fields: JSON name → a type name, ["list", T], ["map", T] or
-"scalar" (strings, numbers, quantities, int-or-strings, free-form objects).
+"scalar" (strings, numbers, quantities, int-or-strings, free-form objects), and under "scalars"
+each scalar field's model type (str, int, float, bool, datetime, object: innermost for lists and
+maps), from which the gateway's OpenAPI documents type them.
 """
 
 from __future__ import annotations
@@ -47,8 +49,15 @@ def _type_ref(text: str) -> object:
     return text
 
 
+def _innermost(text: str) -> str:
+    while m := re.fullmatch(r"(?:List\[(.+)\]|Dict\[str, (.+)\])", text):
+        text = m.group(1) or m.group(2)
+    return text
+
+
 def main(wheel: str) -> None:
     models: dict[str, dict[str, object]] = {}
+    scalars: dict[str, dict[str, str]] = {}
     with zipfile.ZipFile(wheel) as z:
         for name in z.namelist():
             if name.startswith("kubernetes/client/models/") and name.endswith(".py"):
@@ -56,6 +65,8 @@ def main(wheel: str) -> None:
                 if parsed is not None:
                     cls, types, attrs = parsed
                     models[cls] = {attrs[k]: _type_ref(v) for k, v in types.items()}
+                    scalars[cls] = {attrs[k]: _innermost(v) for k, v in types.items()
+                                    if _innermost(v) in SCALARS}
     wanted: dict[str, dict[str, object]] = {}
     todo = list(ROOTS.values())
     while todo:
@@ -68,7 +79,9 @@ def main(wheel: str) -> None:
                 ref = ref[1]
             if ref != "scalar":
                 todo.append(str(ref))
-    OUT.write_text(json.dumps({"roots": ROOTS, "types": dict(sorted(wanted.items()))}, indent=1, sort_keys=True) + "\n")
+    wanted_scalars = {cls: scalars[cls] for cls in sorted(wanted) if scalars[cls]}
+    OUT.write_text(json.dumps({"roots": ROOTS, "types": dict(sorted(wanted.items())), "scalars": wanted_scalars},
+                              indent=1, sort_keys=True) + "\n")
     print(f"wrote {len(wanted)} types to {OUT}")
 
 

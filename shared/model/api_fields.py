@@ -20,14 +20,16 @@ FIELD_VALIDATIONS: tuple[FieldValidation, ...] = ("Strict", "Warn", "Ignore")
 
 
 @cache
-def _schema() -> dict[str, Any]:
+def schema_data() -> dict[str, Any]:
+    """The generated schema: `roots` (kind -> type), `types` (type -> field -> reference) and
+    `scalars` (type -> scalar field -> its model type)."""
     return json.loads(resources.files("shared.model").joinpath("api_fields.json").read_text())
 
 
 def unknown_fields(kind: str, doc: Mapping[str, Any]) -> list[str]:
     """The paths of `doc`'s fields that `kind` does not declare (`spec.containers[0].resources.requets`);
     empty for a kind the schema does not cover."""
-    root = _schema()["roots"].get(kind)
+    root = schema_data()["roots"].get(kind)
     found: list[str] = []
     if root is not None:
         _walk(root, doc, "", found)
@@ -48,7 +50,7 @@ def _walk(ref: Any, value: Any, path: str, found: list[str]) -> None:
         return
     if not isinstance(value, dict):
         return  # a value of the wrong type: the decoder names it
-    fields = _schema()["types"][ref]
+    fields = schema_data()["types"][ref]
     for key, item in value.items():
         at = f"{path}.{key}" if path else str(key)
         if key not in fields:
