@@ -43,13 +43,14 @@ class Resource:
 
 
 READ = ("get", "list")
+WRITE = ("create", "delete", "get", "list", "patch")
 RESOURCES = (
-    Resource("", "v1", "pods", "pod", "Pod", True, ("create", "delete", *READ, "watch"), ("po",), ("all",)),
-    Resource("", "v1", "nodes", "node", "Node", False, ("create", "delete", *READ, "update", "watch"), ("no",)),
+    Resource("", "v1", "pods", "pod", "Pod", True, (*WRITE, "watch"), ("po",), ("all",)),
+    Resource("", "v1", "nodes", "node", "Node", False, (*WRITE, "update", "watch"), ("no",)),
     Resource("", "v1", "events", "event", "Event", True, READ, ("ev",)),
-    Resource("", "v1", "namespaces", "namespace", "Namespace", False, READ, ("ns",)),
-    Resource("scheduling.k8s.io", "v1", "priorityclasses", "priorityclass", "PriorityClass", False, READ, ("pc",)),
-    Resource("policy", "v1", "poddisruptionbudgets", "poddisruptionbudget", "PodDisruptionBudget", True, READ,
+    Resource("", "v1", "namespaces", "namespace", "Namespace", False, WRITE, ("ns",)),
+    Resource("scheduling.k8s.io", "v1", "priorityclasses", "priorityclass", "PriorityClass", False, WRITE, ("pc",)),
+    Resource("policy", "v1", "poddisruptionbudgets", "poddisruptionbudget", "PodDisruptionBudget", True, WRITE,
              ("pdb",)),
 )
 

@@ -25,9 +25,11 @@ from shared.model.namespace import labelled
 from shared.model.selectors import parse_selector
 from shared.ports import Publisher
 
-from . import discovery, objects, tables, watch
+from . import discovery, objects, openapi, tables, watch
+from .kinds import KindRoutes
 from .limits import LimitExceeded, StreamSlots, check_objects
 from .metrics import GatewayMetrics
+from .patching import UnsupportedPatch
 from .pod_events import core_events, pod_events
 from .settings import GatewaySettings
 
@@ -53,8 +55,13 @@ def _error_response(exc: BaseException) -> web.Response:
         refused = status(exc.code, exc.reason, str(exc), {"retryAfterSeconds": exc.retry_after_s})
         refused.headers["Retry-After"] = str(exc.retry_after_s)
         return refused
+    if isinstance(exc, UnsupportedPatch):
+        return status(415, "UnsupportedMediaType", str(exc))
     if isinstance(exc, InvalidInput):
-        return status(422, "Invalid", str(exc), {"object": exc.obj, "field": exc.field, "reason": exc.reason})
+        # `causes` as the API server words field errors (kubectl prints them); the rest for Berth's CLI.
+        cause = {"reason": "FieldValueInvalid", "message": exc.reason, "field": exc.field}
+        return status(422, "Invalid", str(exc), {"object": exc.obj, "field": exc.field, "reason": exc.reason,
+                                                 "causes": [cause]})
     if isinstance(exc, NotFound):
         return status(404, "NotFound", str(exc), {"kind": exc.kind, "name": exc.name})
     if isinstance(exc, AlreadyExists):
@@ -208,6 +215,8 @@ class Routes:
     def install(self, app: web.Application) -> None:
         app.middlewares.append(self._middleware)
         discovery.install(app)
+        openapi.install(app)
+        KindRoutes(self).install(app)
         r = app.router
         r.add_get("/api/v1/nodes", self.list_nodes)
         r.add_post("/api/v1/nodes", self.create_node)
@@ -246,7 +255,7 @@ class Routes:
         self.metrics.seconds.labels(request.method, route).observe(time.perf_counter() - started)
         return response
 
-    async def _publish(self, payloads: Sequence[AnyEvent]) -> None:
+    async def publish(self, payloads: Sequence[AnyEvent]) -> None:
         # Strictly increasing timestamps: the scheduler orders nodes and pending pods by submission
         # time, so one apply keeps its document order.
         at = datetime.now(UTC)
@@ -261,14 +270,14 @@ class Routes:
             await self.intents.record(out[i:i + step])
         self.metrics.published.inc(len(out))
 
-    async def _docs(self, request: web.Request, kind: str | None = None) -> list[dict[str, Any]]:
+    async def read_docs(self, request: web.Request, kind: str | None = None) -> list[dict[str, Any]]:
         docs = objects.parse_body(decode_text(await request.read(), "request body"))
         check_objects(len(docs), self.settings.max_objects)
         if kind is not None and (len(docs) != 1 or docs[0].get("kind") != kind):
             raise InvalidInput("request body", "kind", f"expected exactly one {kind}")
         return docs
 
-    async def _validate(self, request: web.Request, docs: list[dict[str, Any]]) -> objects.Validated:
+    async def validate(self, request: web.Request, docs: list[dict[str, Any]]) -> objects.Validated:
         needs_classes = any(d.get("kind") == "Pod" for d in docs)
         stored = [r.priority_class for r in await self.queries.priority_classes()] if needs_classes else []
         validated = objects.validate(docs, stored, field_validation=_field_validation(request))
@@ -305,16 +314,16 @@ class Routes:
         return _answer_one(request, "Node", objects.render_node_row(row))
 
     async def create_node(self, request: web.Request) -> web.Response:
-        v = await self._validate(request, await self._docs(request, "Node"))
+        v = await self.validate(request, await self.read_docs(request, "Node"))
         node = v.nodes[0]
         if await self.queries.node(node.metadata.name) is not None:
             raise AlreadyExists("nodes", node.metadata.name)
-        await self._publish(objects.events_of(v))
+        await self.publish(objects.events_of(v))
         return web.json_response(objects.render_node(node), status=201)
 
     async def replace_node(self, request: web.Request) -> web.Response:
         name = request.match_info["name"]
-        v = await self._validate(request, await self._docs(request, "Node"))
+        v = await self.validate(request, await self.read_docs(request, "Node"))
         node = v.nodes[0]
         if node.metadata.name != name:
             raise InvalidInput(f"Node {node.metadata.name}", "metadata.name",
@@ -322,14 +331,14 @@ class Routes:
                                f"does not match the name on the URL ({name})")
         if await self.queries.node(name) is None:
             raise NotFound("nodes", name)
-        await self._publish(objects.events_of(v))
+        await self.publish(objects.events_of(v))
         return web.json_response(objects.render_node(node))
 
     async def delete_node(self, request: web.Request) -> web.Response:
         row = await self.queries.node(request.match_info["name"])
         if row is None:
             raise NotFound("nodes", request.match_info["name"])
-        await self._publish([NodeDeleted(node_name=row.name)])
+        await self.publish([NodeDeleted(node_name=row.name)])
         return web.json_response(objects.render_node_row(row))
 
     # --- pods ---------------------------------------------------------------------------------
@@ -413,7 +422,7 @@ class Routes:
 
     async def create_pod(self, request: web.Request) -> web.Response:
         ns = request.match_info["ns"]
-        docs = await self._docs(request, "Pod")
+        docs = await self.read_docs(request, "Pod")
         meta = docs[0].setdefault("metadata", {})
         if not isinstance(meta, dict):
             raise InvalidInput("Pod", "metadata", "expected an object")
@@ -422,12 +431,12 @@ class Routes:
                                f"the namespace of the object ({meta.get('namespace')}) "
                                f"does not match the namespace on the URL ({ns})")
         meta["namespace"] = ns
-        v = await self._validate(request, docs)
+        v = await self.validate(request, docs)
         pod = v.pods[0]
         existing = await self.queries.pod(ns, pod.metadata.name)
         if existing is not None and not existing.deleted:
             raise AlreadyExists("pods", pod.metadata.name)
-        await self._publish(objects.events_of(v))
+        await self.publish(objects.events_of(v))
         return web.json_response(objects.render_pod(pod), status=201)
 
     async def delete_pod(self, request: web.Request) -> web.Response:
@@ -435,7 +444,7 @@ class Routes:
         row = await self.queries.pod(ns, name)
         if row is None or row.deleted:
             raise NotFound("pods", name)
-        await self._publish([PodDeleted(uid=row.uid, namespace=ns, name=name)])
+        await self.publish([PodDeleted(uid=row.uid, namespace=ns, name=name)])
         return web.json_response(objects.render_pod_row(row))
 
     # --- apply --------------------------------------------------------------------------------
@@ -450,7 +459,7 @@ class Routes:
         dry_run = request.query.get("dryRun", "")
         if dry_run not in ("", "All"):
             raise InvalidInput("request", "dryRun", f"unsupported value {dry_run!r}: All")
-        v = await self._validate(request, await self._docs(request))
+        v = await self.validate(request, await self.read_docs(request))
         rows = {(p.namespace, p.name): p for p in await self.queries.pods()} if v.pods else {}
         live = set(rows)
         if v.pods:
@@ -481,7 +490,7 @@ class Routes:
         if dry_run:
             events = []
         else:
-            await self._publish(events)
+            await self.publish(events)
         counts: dict[str, int] = {}
         for r in results:
             counts[r["action"]] = counts.get(r["action"], 0) + 1

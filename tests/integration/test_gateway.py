@@ -156,9 +156,9 @@ async def test_invalid_pod_is_422_and_nothing_is_published(api: Api) -> None:
     assert resp.status == 422
     status = await resp.json()
     assert status["kind"] == "Status" and status["status"] == "Failure" and status["reason"] == "Invalid"
-    assert status["details"] == {"object": "Pod default/bad",
-                                 "field": "spec.containers[0].resources.requests[cpu]",
-                                 "reason": status["details"]["reason"]}
+    field, reason = "spec.containers[0].resources.requests[cpu]", status["details"]["reason"]
+    assert status["details"] == {"object": "Pod default/bad", "field": field, "reason": reason,
+                                 "causes": [{"reason": "FieldValueInvalid", "message": reason, "field": field}]}
     single = await api.client.post("/api/v1/namespaces/default/pods", data=BAD_POD, headers=AUTH)
     assert single.status == 422 and (await single.json())["details"]["field"].startswith("spec.containers[0]")
     mismatch = await api.client.post("/api/v1/namespaces/other/pods",

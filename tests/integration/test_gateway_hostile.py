@@ -32,7 +32,10 @@ PATHS = [
     "/apis/berth.dev/v1/events", "/apis/berth.dev/v1/overview", "/apis/berth.dev/v1/replay",
     "/apis/berth.dev/v1/explain/{ns}/{name}", "/ui/", "/ui/login", "/ui/pods/{ns}/{name}", "/ui/nodes/{name}",
     "/ui/static/{name}", "/api/{name}", "/apis/{name}/{ns}", "/version", "/api", "/api/v1", "/apis",
-    "/api/v1/events", "/api/v1/namespaces/{ns}/events",
+    "/api/v1/events", "/api/v1/namespaces/{ns}/events", "/openapi/v3", "/openapi/v3/{name}",
+    "/api/v1/namespaces/{name}", "/apis/scheduling.k8s.io/v1/priorityclasses/{name}",
+    "/apis/policy/v1/namespaces/{ns}/poddisruptionbudgets",
+    "/apis/policy/v1/namespaces/{ns}/poddisruptionbudgets/{name}",
 ]
 QUERY_KEYS = ["labelSelector", "fieldSelector", "limit", "continue", "fieldValidation", "dryRun", "topic", "type",
               "pod", "after", "group", "events", "watch", "resourceVersion", "allowWatchBookmarks", "includeDeleted",
@@ -77,7 +80,10 @@ def hostile_requests(draw: st.DrawFn) -> dict[str, Any]:
                                  max_size=3))
     return {"method": draw(st.sampled_from(["GET", "POST", "PUT", "DELETE", "PATCH"])), "path": path,
             "query": query, "auth": draw(auths), "body": draw(bodies),
-            "content_type": draw(st.sampled_from(["application/yaml", "application/json", "text/plain", "%%%"]))}
+            "content_type": draw(st.sampled_from(["application/yaml", "application/json", "text/plain", "%%%",
+                                                  "application/merge-patch+json", "application/json-patch+json",
+                                                  "application/strategic-merge-patch+json",
+                                                  "application/apply-patch+yaml"]))}
 
 
 @pytest.fixture(scope="module")

@@ -119,3 +119,70 @@ def test_kubectl_gets_describes_watches_and_deletes(state: Path, tmp_path: Path)
         proc.terminate()
         proc.wait(60)
         reap(proc, err)
+
+
+NODES = """
+apiVersion: v1
+kind: Node
+metadata: {name: n1, labels: {tier: silver}}
+status: {allocatable: {cpu: "2", memory: 2Gi, pods: "10"}}
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: high}
+value: 1000
+"""
+
+
+@pytest.mark.skipif(KUBECTL is None, reason="kubectl is not installed")
+def test_kubectl_creates_applies_patches_and_explains(state: Path, tmp_path: Path) -> None:
+    env = user_env(state)
+    err = (tmp_path / "up.err").open("w")
+    proc = start_up(state, env, err)
+    try:
+        wait_line(proc, "berth ready: ", 60)
+        kubeconfig = wait_line(proc, "berth kubectl: ", 5).strip().split("KUBECONFIG=", 1)[1]
+        nodes, pod = tmp_path / "nodes.yaml", tmp_path / "pod.yaml"
+        nodes.write_text(NODES)
+        pod.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: web, labels: {app: web}}\n"
+                       "spec: {priorityClassName: high, containers: [{name: c, image: nginx}]}\n")
+
+        assert _ok(kubeconfig, "apply", "-f", str(nodes)).split() == [
+            "node/n1", "created", "priorityclass.scheduling.k8s.io/high", "created"]
+        deadline = time.monotonic() + 20  # the priority class must be readable before the pod names it
+        while _kubectl(kubeconfig, "get", "pc", "high").returncode and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert _ok(kubeconfig, "create", "-f", str(pod)).strip() == "pod/web created"
+        duplicate = _kubectl(kubeconfig, "create", "-f", str(pod))
+        assert duplicate.returncode == 1 and 'pods "web" already exists' in duplicate.stderr
+        assert "unchanged" in _ok(kubeconfig, "apply", "-f", str(nodes)), "the second apply is a no-op"
+
+        nodes.write_text(NODES.replace("tier: silver", "tier: gold"))
+        assert "node/n1 configured" in _ok(kubeconfig, "apply", "-f", str(nodes))
+        deadline = time.monotonic() + 20
+        while "tier=gold" not in _ok(kubeconfig, "get", "node", "n1", "--show-labels"):
+            assert time.monotonic() < deadline, "the label change never showed"
+            time.sleep(0.2)
+        assert "serverside-applied" in _ok(kubeconfig, "apply", "--server-side", "-f", str(nodes))
+        assert "labeled" in _ok(kubeconfig, "label", "node", "n1", "disk=ssd")
+
+        relabel = _kubectl(kubeconfig, "label", "pod", "web", "app=db", "--overwrite")
+        assert relabel.returncode == 1 and "metadata.labels.app" in relabel.stderr
+        assert "a submitted pod does not change in Berth" in relabel.stderr
+        bad = tmp_path / "bad.yaml"
+        bad.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: bad}\n"
+                       "spec: {containers: [{name: c, resources: {requests: {cpu: lots}}}]}\n")
+        invalid = _kubectl(kubeconfig, "create", "-f", str(bad))
+        assert invalid.returncode == 1 and "spec.containers[0].resources.requests[cpu]" in invalid.stderr
+        bad.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: typo}\n"
+                       "spec: {containers: [{name: c}], nodeSelectr: {}}\n")
+        typo = _kubectl(kubeconfig, "create", "-f", str(bad))
+        assert typo.returncode == 1 and 'unknown field "spec.nodeSelectr"' in typo.stderr, typo.stderr
+
+        explained = _ok(kubeconfig, "explain", "pod.spec")
+        assert "KIND:       Pod" in explained and "containers\t<[]Container>" in explained
+        assert 'node "n1" deleted' in _ok(kubeconfig, "delete", "node", "n1")
+    finally:
+        proc.terminate()
+        proc.wait(60)
+        reap(proc, err)

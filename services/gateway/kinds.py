@@ -1,0 +1,181 @@
+"""Get, create, patch and delete of single objects, as kubectl drives them (`kubectl apply` reads the
+object, creates it when missing, patches it when not).
+
+Nodes, namespaces, PriorityClasses and PodDisruptionBudgets are upserted by their events, so any
+valid patch of them is published. A pod's spec and metadata are fixed once it is submitted (Berth's
+pods are immutable): a patch that leaves the pod as it is answers it unchanged, any other is refused
+with the field it would change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from aiohttp import web
+
+from shared.errors import AlreadyExists, InvalidInput, NotFound
+from shared.events import (
+    AnyEvent,
+    NamespaceDeleted,
+    NodeDeleted,
+    PodDisruptionBudgetDeleted,
+    PriorityClassDeleted,
+)
+
+from . import objects
+from .patching import apply_patch
+
+if TYPE_CHECKING:
+    from .handlers import Routes
+
+SERVER_FIELDS = ("resourceVersion", "creationTimestamp", "uid", "managedFields", "generation")
+"""Metadata the server writes: a patch that carries them back does not change the object."""
+LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+
+
+@dataclass(frozen=True, slots=True)
+class Kind:
+    kind: str
+    api_version: str
+    resource: str
+    namespaced: bool
+    deleted: Callable[[str, str], AnyEvent]
+
+
+KINDS = {
+    "Node": Kind("Node", "v1", "nodes", False, lambda ns, name: NodeDeleted(node_name=name)),
+    "Namespace": Kind("Namespace", "v1", "namespaces", False, lambda ns, name: NamespaceDeleted(name=name)),
+    "PriorityClass": Kind("PriorityClass", "scheduling.k8s.io/v1", "priorityclasses", False,
+                          lambda ns, name: PriorityClassDeleted(name=name)),
+    "PodDisruptionBudget": Kind("PodDisruptionBudget", "policy/v1", "poddisruptionbudgets", True,
+                                lambda ns, name: PodDisruptionBudgetDeleted(namespace=ns, name=name)),
+}
+
+
+def _without_server_fields(doc: dict[str, Any]) -> dict[str, Any]:
+    meta = {k: v for k, v in (doc.get("metadata") or {}).items() if k not in SERVER_FIELDS}
+    return {**doc, "metadata": meta}
+
+
+class KindRoutes:
+    def __init__(self, routes: Routes) -> None:
+        self.routes = routes
+        self.queries = routes.queries
+
+    def install(self, app: web.Application) -> None:
+        r = app.router
+        r.add_patch("/api/v1/nodes/{name}", self.handler("Node", self.patch))
+        r.add_post("/api/v1/namespaces", self.handler("Namespace", self.create))
+        for verb, method in (("GET", self.get), ("PATCH", self.patch), ("DELETE", self.delete)):
+            r.add_route(verb, "/api/v1/namespaces/{name}", self.handler("Namespace", method))
+            r.add_route(verb, "/apis/scheduling.k8s.io/v1/priorityclasses/{name}",
+                        self.handler("PriorityClass", method))
+            r.add_route(verb, "/apis/policy/v1/namespaces/{ns}/poddisruptionbudgets/{name}",
+                        self.handler("PodDisruptionBudget", method))
+        r.add_post("/apis/scheduling.k8s.io/v1/priorityclasses", self.handler("PriorityClass", self.create))
+        r.add_post("/apis/policy/v1/namespaces/{ns}/poddisruptionbudgets",
+                   self.handler("PodDisruptionBudget", self.create))
+        r.add_patch("/api/v1/namespaces/{ns}/pods/{name}", self.patch_pod)
+
+    def handler(self, kind: str, method: Callable[[web.Request, Kind], Awaitable[web.Response]]
+                ) -> Callable[[web.Request], Awaitable[web.Response]]:
+        async def handle(request: web.Request) -> web.Response:
+            return await method(request, KINDS[kind])
+
+        return handle
+
+    async def stored(self, kind: Kind, ns: str, name: str) -> dict[str, Any] | None:
+        if kind.kind == "Node":
+            row = await self.queries.node(name)
+            return objects.render_node_row(row) if row is not None else None
+        if kind.kind == "Namespace":
+            found = next((r.namespace for r in await self.queries.namespaces() if r.name == name), None)
+            return ({**objects.render_object(found, kind.api_version, kind.kind), "status": {"phase": "Active"}}
+                    if found is not None else None)
+        if kind.kind == "PriorityClass":
+            pc = next((r.priority_class for r in await self.queries.priority_classes() if r.name == name), None)
+            return objects.render_object(pc, kind.api_version, kind.kind) if pc is not None else None
+        pdb = next((r.pdb for r in await self.queries.pdbs(ns) if r.name == name), None)
+        return objects.render_object(pdb, kind.api_version, kind.kind) if pdb is not None else None
+
+    async def _existing(self, request: web.Request, kind: Kind) -> tuple[str, str, dict[str, Any]]:
+        ns, name = request.match_info.get("ns", ""), request.match_info["name"]
+        found = await self.stored(kind, ns, name)
+        if found is None:
+            raise NotFound(kind.resource, name)
+        return ns, name, found
+
+    async def get(self, request: web.Request, kind: Kind) -> web.Response:
+        _, _, found = await self._existing(request, kind)
+        return web.json_response(found)
+
+    async def create(self, request: web.Request, kind: Kind) -> web.Response:
+        docs = await self.routes.read_docs(request, kind.kind)
+        meta = docs[0].setdefault("metadata", {})
+        if not isinstance(meta, dict):
+            raise InvalidInput(kind.kind, "metadata", "expected an object")
+        if kind.namespaced:
+            meta.setdefault("namespace", request.match_info["ns"])
+        if await self.stored(kind, str(meta.get("namespace", "")), str(meta.get("name", ""))) is not None:
+            raise AlreadyExists(kind.resource, str(meta.get("name", "")))
+        return await self._publish(request, kind, docs, status=201)
+
+    async def patch(self, request: web.Request, kind: Kind) -> web.Response:
+        ns, name, found = await self._existing(request, kind)
+        where = f"{kind.kind} {ns + '/' if ns else ''}{name}"
+        patched = apply_patch(found, await request.read(), request.content_type, where)
+        meta = patched.get("metadata") or {}
+        if meta.get("name", name) != name or (kind.namespaced and meta.get("namespace", ns) != ns):
+            raise InvalidInput(where, "metadata.name", "a patch may not rename the object")
+        return await self._publish(request, kind, [_without_server_fields(patched)], status=200)
+
+    async def _publish(self, request: web.Request, kind: Kind, docs: Sequence[dict[str, Any]],
+                       status: int) -> web.Response:
+        v = await self.routes.validate(request, [{**d, "kind": kind.kind} for d in docs])
+        events = objects.events_of(v)
+        if request.query.get("dryRun") != "All":
+            await self.routes.publish(events)
+        obj = (v.nodes or v.namespaces or v.priority_classes or v.pdbs)[0]
+        return web.json_response(objects.render_object(obj, kind.api_version, kind.kind), status=status)
+
+    async def delete(self, request: web.Request, kind: Kind) -> web.Response:
+        ns, name, found = await self._existing(request, kind)
+        if request.query.get("dryRun") != "All":
+            await self.routes.publish([kind.deleted(ns, name)])
+        return web.json_response(found)
+
+    async def patch_pod(self, request: web.Request) -> web.Response:
+        ns, name = request.match_info["ns"], request.match_info["name"]
+        row = await self.queries.pod(ns, name)
+        if row is None or row.deleted or row.pod is None:
+            raise NotFound("pods", name)
+        live = objects.render_pod(row.pod)
+        where = f"Pod {ns}/{name}"
+        patched = apply_patch(live, await request.read(), request.content_type, where)
+        before, after = _without_server_fields(live), _without_server_fields(patched)
+        annotations = dict((after.get("metadata") or {}).get("annotations") or {})
+        annotations.pop(LAST_APPLIED, None)  # kubectl's record of its last apply changes nothing scheduled
+        after_meta = {**after.get("metadata", {}), "annotations": annotations}
+        before_meta = {**before.get("metadata", {}), "annotations": dict(before["metadata"].get("annotations") or {})}
+        sections = (("metadata", before_meta, after_meta), ("spec", before.get("spec"), after.get("spec")))
+        for section, old, new in sections:
+            changed = _first_difference(old, new, section)
+            if changed is not None:
+                raise InvalidInput(where, changed, "a submitted pod does not change in Berth: delete it and "
+                                                   "create it again")
+        return web.json_response(objects.render_pod_row(row))
+
+
+def _first_difference(old: Any, new: Any, path: str) -> str | None:
+    """The path of the first field that differs (`metadata.labels.app`), or None when equal."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        for key in sorted(old.keys() | new.keys()):
+            if not old.get(key) and not new.get(key):
+                continue  # absent, empty and default read alike
+            found = _first_difference(old.get(key), new.get(key), f"{path}.{key}")
+            if found is not None:
+                return found
+        return None
+    return None if old == new else path
