@@ -271,7 +271,7 @@ class Routes:
         self.metrics.published.inc(len(out))
 
     async def read_docs(self, request: web.Request, kind: str | None = None) -> list[dict[str, Any]]:
-        docs = objects.parse_body(decode_text(await request.read(), "request body"))
+        docs = objects.parse_body(decode_text(await request.read(), "request body"), kind=kind)
         check_objects(len(docs), self.settings.max_objects)
         if kind is not None and (len(docs) != 1 or docs[0].get("kind") != kind):
             raise InvalidInput("request body", "kind", f"expected exactly one {kind}")

@@ -32,9 +32,14 @@ APPLY_KINDS = ("Namespace", "Node", "Pod", "PriorityClass", "PodDisruptionBudget
 _STORED = "<stored>"
 
 
-def parse_body(text: str, source: str = "request body") -> list[dict[str, Any]]:
-    """The objects of a JSON or (multi-document) YAML body; only the kinds the API serves."""
+def parse_body(text: str, source: str = "request body", *, kind: str | None = None) -> list[dict[str, Any]]:
+    """The objects of a JSON or (multi-document) YAML body; only the kinds the API serves. Posted to
+    one kind's URL, an object without `kind` is of that kind, as the API server takes it (client
+    libraries leave it out)."""
     docs = parse_documents(text, source)
+    if kind is not None:
+        for doc in docs:
+            doc.setdefault("kind", kind)
     for i, doc in enumerate(docs):
         kind = doc.get("kind")
         if not kind:
