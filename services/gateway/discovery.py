@@ -55,6 +55,11 @@ RESOURCES = (
 )
 
 
+def group_version_of(kind: str) -> str:
+    """The apiVersion of `kind`'s objects and lists ("v1" for the core group)."""
+    return next((r.group_version for r in RESOURCES if r.kind == kind), "v1")
+
+
 def version_info() -> dict[str, str]:
     major, minor = KUBERNETES_VERSION
     return {"major": major, "minor": minor, "gitVersion": f"v{major}.{minor}.0+berth", "gitCommit": "",

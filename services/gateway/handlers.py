@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -25,7 +26,7 @@ from shared.model.namespace import labelled
 from shared.model.selectors import parse_selector
 from shared.ports import Publisher
 
-from . import discovery, objects, openapi, tables, watch
+from . import discovery, objects, openapi, pagination, tables, watch
 from .kinds import KindRoutes
 from .limits import LimitExceeded, StreamSlots, check_objects
 from .metrics import GatewayMetrics
@@ -113,17 +114,42 @@ def _selection(request: web.Request, field_paths: tuple[str, ...] | None = None
     return matches
 
 
-def _listed(request: web.Request, items: list[dict[str, Any]],
-            field_paths: tuple[str, ...] | None = None) -> list[dict[str, Any]]:
-    """A list narrowed as the API server narrows one: the selectors, then `limit` (the first that many)."""
+def _by_key(item: dict[str, Any]) -> tuple[str, ...]:
+    meta = item.get("metadata") or {}
+    return (str(meta.get("namespace", "")), str(meta.get("name", "")))
+
+
+def _by_time(item: dict[str, Any]) -> tuple[str, ...]:
+    return (str(item.get("lastTimestamp", "")), *_by_key(item))
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    items: list[dict[str, Any]]
+    continue_token: str = ""
+    remaining: int = 0
+
+
+def _listed(request: web.Request, items: list[dict[str, Any]], field_paths: tuple[str, ...] | None = None,
+            order: Callable[[dict[str, Any]], tuple[str, ...]] = _by_key) -> Page:
+    """A list narrowed as the API server narrows one: the selectors, then a page of `limit` items in
+    key order from where `continue` left off. A continued list reads the objects as they are now
+    (the API server would serve the first page's snapshot), after the last one already sent."""
     matches = _selection(request, field_paths)
-    items = [i for i in items if matches(i)]
+    items = sorted((i for i in items if matches(i)), key=order)
+    token = request.query.get("continue", "")
+    if token:
+        after = pagination.decode(token)
+        items = [i for i in items if list(order(i)) > after]
     limit = request.query.get("limit", "")
-    if limit:
-        if not limit.isdigit():
-            raise InvalidInput("request", "limit", f"must be a non-negative integer, got {limit!r}")
-        items = items[:int(limit)] if int(limit) else items
-    return items
+    if not limit:
+        return Page(items)
+    if not limit.isdigit():
+        raise InvalidInput("request", "limit", f"must be a non-negative integer, got {limit!r}")
+    size = int(limit) or len(items)
+    if len(items) <= size:
+        return Page(items)
+    return Page(items[:size], pagination.encode(list(order(items[size - 1]))), len(items) - size)
 
 
 FIELD_PATHS = ("metadata.name", "metadata.namespace", "spec.nodeName", "status.phase")
@@ -157,14 +183,17 @@ def _field_terms(text: str, allowed: tuple[str, ...]) -> list[tuple[str, str, bo
     return terms
 
 
-def _answer(request: web.Request, kind: str, items: list[dict[str, Any]], resource_version: int = 0,
-            api_version: str = "v1") -> web.Response:
+def _answer(request: web.Request, kind: str, page: Page, resource_version: int = 0) -> web.Response:
     """A list, as a Table when the client asks for one (kubectl get does), at the event store's
     seq it was read after (its resourceVersion, where a watch resumes)."""
     version = str(resource_version) if resource_version else ""
     if tables.wants_table(request.headers.get("Accept", "")):
-        return web.json_response(tables.table(kind, items, resource_version=version))
-    return web.json_response(objects.render_list(kind, items, version, api_version))
+        body = tables.table(kind, page.items, resource_version=version)
+    else:
+        body = objects.render_list(kind, page.items, version, discovery.group_version_of(kind))
+    if page.continue_token:
+        body["metadata"] |= {"continue": page.continue_token, "remainingItemCount": page.remaining}
+    return web.json_response(body)
 
 
 def _watching(request: web.Request) -> bool:
@@ -289,7 +318,8 @@ class Routes:
     async def list_nodes(self, request: web.Request) -> web.StreamResponse:
         if _watching(request):
             return await self._watch(request, watch.Watched("Node", "v1", NODE_CHANGES, _node_key,
-                                                            self._nodes_named, self._all_nodes))
+                                                            self._nodes_named, self._all_nodes,
+                                                            lambda name: {"name": name}))
         version = await self.store.last_seq()
         rows = await self.queries.nodes()
         return _answer(request, "Node", _listed(request, [objects.render_node_row(r) for r in rows]), version)
@@ -348,7 +378,7 @@ class Routes:
         if _watching(request):
             return await self._watch(request, watch.Watched("Pod", "v1", POD_CHANGES, _pod_key,
                                                             lambda uids: self._pods_of(uids, ns),
-                                                            lambda: self._live_pods(ns)))
+                                                            lambda: self._live_pods(ns), lambda uid: {"uid": uid}))
         version = await self.store.last_seq()
         rows = await self.queries.pods(ns)
         return _answer(request, "Pod", _listed(request, [objects.render_pod_row(r) for r in rows]), version)
@@ -417,8 +447,7 @@ class Routes:
                 continue
             history = pod_events(row, await self.queries.attempts(row.uid), await self.queries.bindings(row.uid))
             items += core_events(row, history)
-        items.sort(key=lambda e: e["lastTimestamp"])
-        return _answer(request, "Event", _listed(request, items, EVENT_FIELD_PATHS))
+        return _answer(request, "Event", _listed(request, items, EVENT_FIELD_PATHS, _by_time))
 
     async def create_pod(self, request: web.Request) -> web.Response:
         ns = request.match_info["ns"]

@@ -54,6 +54,8 @@ class Watched:
     load: Objects
     """The current objects of these keys (rendered as the API shows them)."""
     everything: Callable[[], Awaitable[dict[str, dict[str, Any]]]]
+    stub: Callable[[str], dict[str, Any]]
+    """The metadata that names an object by its key alone (a node's name, a pod's uid)."""
 
     @property
     def created(self) -> tuple[str, ...]:
@@ -135,6 +137,9 @@ class WatchStream:
         self.deadline = time.monotonic() + _timeout(request)
         self.last: dict[str, dict[str, Any]] = {}
         """The last object sent for each key: what a DELETED carries once the object is gone."""
+        self.gone_since_start: set[str] = set()
+        """Objects that existed at the start version but were deleted before the watch read them:
+        their deletion is still a change after that version, sent with the object's name alone."""
 
     async def serve(self) -> web.StreamResponse:
         response = web.StreamResponse(headers={"Content-Type": "application/json"})
@@ -154,9 +159,11 @@ class WatchStream:
             await self._send(response, [(key, "ADDED", obj, pos) for key, obj in current.items()])
             return pos
         live = await self.store.live_keys(at=self.start, created=self.watched.created, deleted=self.watched.deleted)
-        for key, obj in (await self.watched.load(sorted(live))).items():
+        loaded = await self.watched.load(sorted(live))
+        for key, obj in loaded.items():
             self.selection.event(key, "ADDED", obj)
             self.last[key] = obj
+        self.gone_since_start = live - loaded.keys()
         return self.start
 
     async def _follow(self, response: web.StreamResponse, pos: int) -> None:
@@ -186,8 +193,13 @@ class WatchStream:
                     changes: Iterable[tuple[str, str, dict[str, Any] | None, int]]) -> None:
         for key, action, obj, seq in changes:
             obj = obj if obj is not None else self.last.get(key)
+            if key in self.gone_since_start and action == "DELETED":
+                self.gone_since_start.discard(key)
+                obj = obj or {"apiVersion": self.watched.api_version, "kind": self.watched.kind,
+                              "metadata": self.watched.stub(key)}
+                self.selection.seen.add(key)
             if obj is None:
-                continue  # an object deleted before this watch ever read it
+                continue  # created and deleted before this watch ever read it
             kind = self.selection.event(key, action, obj)
             self.last[key] = obj
             if kind is not None:

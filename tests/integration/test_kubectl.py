@@ -78,6 +78,8 @@ def test_kubectl_gets_describes_watches_and_deletes(state: Path, tmp_path: Path)
         assert any(line.split()[:2] == ["team", "other"] for line in wide[1:])
         assert next(line for line in wide if " small " in line).split()[7] == "n1"
         assert _ok(kubeconfig, "get", "pods", "-l", "app=web", "-o", "name").split() == ["pod/small"]
+        assert _ok(kubeconfig, "get", "pods", "-A", "--chunk-size=1", "-o", "name").split() == [
+            "pod/huge", "pod/small", "pod/other"], "followed page by page"
         pending = _ok(kubeconfig, "get", "pods", "--field-selector", "status.phase=Pending", "-o", "name")
         assert pending.split() == ["pod/huge"]
         as_json = json.loads(_ok(kubeconfig, "get", "pod", "huge", "-o", "json"))
