@@ -343,14 +343,19 @@ async def _check_describe_events(client: TestClient, history: History) -> None:
     evicted = _victim(history)
     rejected = next(p for p in payloads if isinstance(p, BindRejected))
     ns, name = history.pod_name(evicted.uid).split("/")
-    victim = await _get(client, f"/api/v1/namespaces/{ns}/pods/{name}?events=true")
+    # Deleted, the victim is gone from the API as from the API server; `berth describe` still reads
+    # its history, and its events stay listed, as events outlive their pods.
+    await _get(client, f"/api/v1/namespaces/{ns}/pods/{name}", status=404)
+    victim = await _get(client, f"/api/v1/namespaces/{ns}/pods/{name}?events=true&includeDeleted=true")
     assert victim["schedulingEvents"][-1]["reason"] == "Preempted"
+    listed = await _get(client, f"/api/v1/namespaces/{ns}/events?fieldSelector=involvedObject.name%3D{name}")
+    assert listed["items"][-1]["reason"] == "Preempted" and listed["items"][-1]["type"] == "Normal"
     assert victim["schedulingEvents"][-1]["message"] == (
         f"Preempted by pod {evicted.preemptor_uid} on node {evicted.node_name}")
     assert {e["from"] for e in victim["schedulingEvents"]} == {"default-scheduler"}
 
     ns, name = history.pod_name(rejected.pod_uid).split("/")
-    pod = await _get(client, f"/api/v1/namespaces/{ns}/pods/{name}?events=true")
+    pod = await _get(client, f"/api/v1/namespaces/{ns}/pods/{name}?events=true&includeDeleted=true")
     failed = [e for e in pod["schedulingEvents"] if e["reason"] == "FailedScheduling"]
     assert any(e["message"] == f'running Bind plugin "DefaultBinder": {rejected.reason}' for e in failed)
     text = describe_render(pod, now=datetime.now(UTC))
