@@ -309,9 +309,27 @@ class Routes:
     async def validate(self, request: web.Request, docs: list[dict[str, Any]]) -> objects.Validated:
         needs_classes = any(d.get("kind") == "Pod" for d in docs)
         stored = [r.priority_class for r in await self.queries.priority_classes()] if needs_classes else []
-        validated = objects.validate(docs, stored, field_validation=_field_validation(request))
+        validated = objects.validate(docs, stored, field_validation=_field_validation(request),
+                                     created=await self._created({str(d.get("kind")) for d in docs}))
         request[WARNINGS] = validated.warnings
         return validated
+
+    async def _created(self, kinds: set[str]) -> objects.Created:
+        """The stored objects' creation times, for the kinds a request holds."""
+        out: dict[tuple[str, str, str], str] = {}
+        stored: list[tuple[str, Any]] = []
+        if "Node" in kinds:
+            stored += [("Node", r.node) for r in await self.queries.nodes()]
+        if "Namespace" in kinds:
+            stored += [("Namespace", r.namespace) for r in await self.queries.namespaces()]
+        if "PriorityClass" in kinds:
+            stored += [("PriorityClass", r.priority_class) for r in await self.queries.priority_classes()]
+        if "PodDisruptionBudget" in kinds:
+            stored += [("PodDisruptionBudget", r.pdb) for r in await self.queries.pdbs()]
+        for kind, obj in stored:
+            if obj.metadata.creation_timestamp:
+                out[(kind, obj.metadata.namespace or "", obj.metadata.name)] = obj.metadata.creation_timestamp
+        return out
 
     # --- nodes --------------------------------------------------------------------------------
 

@@ -8,9 +8,10 @@ stored classes are handed to the loader next to the request's own (which win).
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 
@@ -62,9 +63,14 @@ class Validated:
     warnings: list[str] = field(default_factory=list)
 
 
+Created = Mapping[tuple[str, str, str], str]
+"""When each stored object was first created, by (kind, namespace, name)."""
+
+
 def validate(docs: list[dict[str, Any]], stored_classes: list[PriorityClass], *,
-             field_validation: FieldValidation = "Strict") -> Validated:
-    """Validate `docs` as a whole (any error rejects all of them); pods get fresh uids."""
+             field_validation: FieldValidation = "Strict", created: Created | None = None) -> Validated:
+    """Validate `docs` as a whole (any error rejects all of them); pods get fresh uids, and every
+    object the creation time the server gives it (kept from the stored object when it is one)."""
     own = {d.get("metadata", {}).get("name") for d in docs if d.get("kind") == "PriorityClass"}
     extra = [(_STORED, _class_doc(pc)) for pc in stored_classes if pc.metadata.name not in own]
     loaded: ClusterInput = load_objects([("request", d) for d in docs] + extra, field_validation=field_validation,
@@ -75,14 +81,23 @@ def validate(docs: list[dict[str, Any]], stored_classes: list[PriorityClass], *,
         # The API server owns uids and creation times; whatever the client sent is replaced.
         meta = msgspec.structs.replace(pod.metadata, uid=str(uuid.uuid4()), creation_timestamp=now)
         pods.append(msgspec.structs.replace(pod, metadata=meta))
+    known: Created = created or {}
+
+    def stamped(kind: str, obj: _Stamped) -> _Stamped:
+        when = known.get((kind, obj.metadata.namespace or "", obj.metadata.name)) or now
+        return msgspec.structs.replace(obj, metadata=msgspec.structs.replace(obj.metadata, creation_timestamp=when))
+
     return Validated(
-        nodes=loaded.nodes,
+        nodes=[stamped("Node", n) for n in loaded.nodes],
         pods=pods,
-        priority_classes=[pc for pc in loaded.priority_classes if pc.metadata.name in own],
-        pdbs=loaded.pdbs,
-        namespaces=loaded.namespaces,
+        priority_classes=[stamped("PriorityClass", pc) for pc in loaded.priority_classes if pc.metadata.name in own],
+        pdbs=[stamped("PodDisruptionBudget", b) for b in loaded.pdbs],
+        namespaces=[stamped("Namespace", ns) for ns in loaded.namespaces],
         warnings=loaded.warnings,
     )
+
+
+_Stamped = TypeVar("_Stamped", Node, PriorityClass, PodDisruptionBudget, Namespace)
 
 
 def _class_doc(pc: PriorityClass) -> dict[str, Any]:

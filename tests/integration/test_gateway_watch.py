@@ -190,3 +190,28 @@ async def test_a_deletion_before_the_watch_began_is_still_seen_from_an_earlier_v
         assert (event["type"], event["object"]["metadata"]["name"]) == ("DELETED", "gone")
     finally:
         await client.close()
+
+
+async def test_an_object_keeps_the_creation_time_it_was_first_given(gateways: Gateways) -> None:
+    client = await gateways.start()
+    try:
+        node = "kind: Node\nmetadata: {{name: aged, labels: {{tier: {tier}}}}}\nstatus: {{allocatable: {{cpu: '1'}}}}\n"
+        await _apply(client, node.format(tier="silver"))
+        first = None
+        for _ in range(300):
+            resp = await client.get("/api/v1/nodes/aged")
+            if resp.status == 200:
+                first = (await resp.json())["metadata"]["creationTimestamp"]
+                break
+            await asyncio.sleep(0.05)
+        assert first, "the node never showed with its creation time"
+        await asyncio.sleep(1.1)  # timestamps are to the second
+        await _apply(client, node.format(tier="gold"))
+        for _ in range(300):
+            body = await (await client.get("/api/v1/nodes/aged")).json()
+            if body["metadata"]["labels"]["tier"] == "gold":
+                break
+            await asyncio.sleep(0.05)
+        assert body["metadata"]["creationTimestamp"] == first, "an update is no new creation"
+    finally:
+        await client.close()
