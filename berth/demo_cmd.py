@@ -17,6 +17,7 @@ from typing import Any
 
 from .client import CliError, Gateway, find_cluster, run_guarded
 from .get_cmd import pod_rows, table
+from .kubeconfig import FILE as KUBECONFIG_FILE
 from .services import check_filter_workers
 
 DEFAULT_WORKLOAD = "examples/cluster-small.yaml"
@@ -60,6 +61,8 @@ def run(args: argparse.Namespace) -> int:
             if args.web:
                 print(f"berth ui: {gateway.info.gateway_url}/ui/ (sign in with viewer_token from "
                       f"{state / 'berth.json'}; Ctrl-C to stop)", flush=True)
+                print(f"berth kubectl: export KUBECONFIG={state / KUBECONFIG_FILE} (kubectl get pods, "
+                      "describe, -w ...)", flush=True)
                 try:
                     up.wait()
                 except KeyboardInterrupt:
