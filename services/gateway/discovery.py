@@ -89,13 +89,21 @@ def api_group_list() -> dict[str, Any]:
     return {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
 
 
+SUBRESOURCES = (
+    {"name": "pods/binding", "singularName": "", "namespaced": True, "kind": "Binding", "verbs": ["create"]},
+    {"name": "pods/status", "singularName": "", "namespaced": True, "kind": "Pod", "verbs": ["get"]},
+    {"name": "nodes/status", "singularName": "", "namespaced": False, "kind": "Node", "verbs": ["get", "patch"]},
+)
+
+
 def resource_list(group: str, version: str) -> dict[str, Any] | None:
     """The APIResourceList of one group version, or None when Berth serves no such version."""
     resources = [r for r in RESOURCES if (r.group, r.version) == (group, version)]
     if not resources:
         return None
+    listed = [_resource(r) for r in resources] + ([dict(s) for s in SUBRESOURCES] if not group else [])
     return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": resources[0].group_version,
-            "resources": [_resource(r) for r in resources]}
+            "resources": listed}
 
 
 def _resource(r: Resource) -> dict[str, Any]:

@@ -33,6 +33,7 @@ from .metrics import GatewayMetrics
 from .patching import UnsupportedPatch
 from .pod_events import core_events, pod_events
 from .settings import GatewaySettings
+from .subresources import SubresourceRoutes
 
 log = logging.getLogger(__name__)
 
@@ -246,6 +247,7 @@ class Routes:
         discovery.install(app)
         openapi.install(app)
         KindRoutes(self).install(app)
+        SubresourceRoutes(self, self.settings.scheduler_names).install(app)
         r = app.router
         r.add_get("/api/v1/nodes", self.list_nodes)
         r.add_post("/api/v1/nodes", self.create_node)

@@ -6,7 +6,9 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from services.runtime.scheduler_config import load_scheduler_config
 from shared.errors import ConfigurationError
+from shared.model.config import DEFAULT_SCHEDULER_NAME
 from shared.settings import Settings, env_flag, env_float, env_int, load_service_settings
 
 SERVICE = "gateway"
@@ -46,6 +48,9 @@ class GatewaySettings:
     """Concurrent follows and watches per client address (BERTH_GATEWAY_MAX_STREAMS_PER_CLIENT)."""
     max_streams: int = MAX_STREAMS
     """Concurrent follows and watches in all (BERTH_GATEWAY_MAX_STREAMS)."""
+    scheduler_names: frozenset[str] = frozenset({"default-scheduler"})
+    """The schedulerNames Berth's profiles serve (BERTH_SCHEDULER_CONFIG): pods of any other scheduler
+    may be bound through the API's binding subresource."""
     publish_batch: int = 2000
     """Events per publish call when an apply is large: bounds the producer's buffered memory."""
 
@@ -73,4 +78,11 @@ def load(env: Mapping[str, str] | None = None) -> GatewaySettings:
     return GatewaySettings(base=base, api_token=token, viewer_token=viewer, metrics_auth=metrics_auth,
                            max_body_bytes=max_body, max_objects=max_objects, body_timeout_s=body_timeout,
                            max_streams_per_client=streams_per_client, max_streams=streams,
-                           tls_cert_file=cert, tls_key_file=key)
+                           tls_cert_file=cert, tls_key_file=key, scheduler_names=_scheduler_names(env))
+
+
+def _scheduler_names(env: Mapping[str, str]) -> frozenset[str]:
+    config = load_scheduler_config(env)
+    if config is None or not config.profiles:
+        return frozenset({DEFAULT_SCHEDULER_NAME})
+    return frozenset(p.scheduler_name for p in config.profiles)

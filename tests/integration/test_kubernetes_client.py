@@ -58,3 +58,92 @@ def test_the_python_client_lists_watches_creates_and_deletes(state: Path, tmp_pa
         proc.terminate()
         proc.wait(60)
         reap(proc, err)
+
+
+def _call(info: dict[str, str], method: str, path: str, body: object) -> tuple[int, dict[str, object]]:
+    import json
+    import ssl
+    import urllib.error
+    import urllib.request
+
+    request = urllib.request.Request(info["gateway_url"] + path, data=json.dumps(body).encode(), method=method,
+                                     headers={"Authorization": f"Bearer {info['api_token']}",
+                                              "Content-Type": "application/merge-patch+json"
+                                              if method == "PATCH" else "application/json"})
+    context = ssl.create_default_context(cafile=info["ca_file"])
+    try:
+        with urllib.request.urlopen(request, timeout=30, context=context) as resp:
+            return resp.status, json.loads(resp.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())
+
+
+def test_another_scheduler_binds_its_pods_and_a_kubelet_reports_node_status(state: Path, tmp_path: Path) -> None:
+    """The binding subresource, checked by the node's binder, and the status subresources."""
+    import json
+
+    from kubernetes import client, config
+
+    env = user_env(state)
+    err = (tmp_path / "up.err").open("w")
+    proc = start_up(state, env, err)
+    try:
+        wait_line(proc, "berth ready: ", 60)
+        kubeconfig = wait_line(proc, "berth kubectl: ", 5).strip().split("KUBECONFIG=", 1)[1]
+        info = json.loads((state / "berth.json").read_text())
+        (tmp_path / "c.yaml").write_text(
+            CLUSTER + "---\nkind: Pod\nmetadata: {name: mine}\n"
+            "spec: {schedulerName: my-scheduler, containers: [{name: c, resources: {requests: {cpu: 1500m}}}]}\n"
+            "---\nkind: Pod\nmetadata: {name: big}\n"
+            "spec: {schedulerName: my-scheduler, containers: [{name: c, resources: {requests: {cpu: '1'}}}]}\n")
+        assert berth("apply", "-f", str(tmp_path / "c.yaml"), env=env).returncode == 0
+        config.load_kube_config(kubeconfig)
+        v1 = client.CoreV1Api()
+        deadline = time.monotonic() + 20
+        while not (_exists(v1, "p1") and _exists(v1, "mine")
+                   and v1.read_namespaced_pod("p1", "default").status.phase == "Bound"):
+            assert time.monotonic() < deadline, "Berth's own pod was never bound"
+            time.sleep(0.2)
+        assert v1.read_namespaced_pod("mine", "default").status.phase == "Pending", (
+            "Berth leaves another scheduler's pod alone")
+
+        binding = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "mine"},
+                   "target": {"apiVersion": "v1", "kind": "Node", "name": "n1"}}
+        code, status = _call(info, "POST", "/api/v1/namespaces/default/pods/mine/binding", binding)
+        assert (code, status["status"]) == (201, "Success"), status
+        pod = v1.read_namespaced_pod("mine", "default")
+        assert (pod.status.phase, pod.spec.node_name) == ("Bound", "n1")
+        code, status = _call(info, "POST", "/api/v1/namespaces/default/pods/mine/binding", binding)
+        assert code == 409 and "already assigned to node 'n1'" in str(status["message"])
+        code, status = _call(info, "POST", "/api/v1/namespaces/default/pods/big/binding",
+                             {**binding, "metadata": {"name": "big"}})
+        assert code == 409 and "Insufficient cpu" in str(status["message"]), "n1 has 0.4 CPU left: never over-committed"
+        code, status = _call(info, "POST", "/api/v1/namespaces/default/pods/p1/binding", binding)
+        assert code == 409 and "scheduled by Berth" in str(status["message"])
+
+        assert v1.read_namespaced_pod_status("mine", "default").spec.node_name == "n1"
+        code, node = _call(info, "PATCH", "/api/v1/nodes/n1/status",
+                           {"status": {"allocatable": {"cpu": "4", "memory": "2Gi", "pods": "10"}},
+                            "metadata": {"labels": {"ignored": "yes"}}})
+        assert code == 200 and node["status"]["allocatable"]["cpu"] == "4"  # type: ignore[index]
+        assert "ignored" not in (node["metadata"].get("labels") or {}), "only status changes there"  # type: ignore[union-attr]
+        deadline = time.monotonic() + 20
+        while _call(info, "POST", "/api/v1/namespaces/default/pods/big/binding",
+                    {**binding, "metadata": {"name": "big"}})[0] != 201:
+            assert time.monotonic() < deadline, "the node's new room never let the pod bind"
+            time.sleep(0.3)
+        assert v1.read_node_status("n1").status.allocatable["cpu"] == "4"
+    finally:
+        proc.terminate()
+        proc.wait(60)
+        reap(proc, err)
+
+
+def _exists(v1: object, name: str) -> bool:
+    from kubernetes import client
+
+    try:
+        v1.read_namespaced_pod(name, "default")  # type: ignore[attr-defined]
+    except client.exceptions.ApiException:
+        return False
+    return True

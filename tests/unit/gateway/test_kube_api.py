@@ -59,7 +59,8 @@ def test_only_a_table_accept_header_asks_for_one() -> None:
 
 def test_discovery_lists_what_the_gateway_serves() -> None:
     core = discovery.resource_list("", "v1")
-    assert core is not None and {r["name"] for r in core["resources"]} == {"pods", "nodes", "namespaces", "events"}
+    assert core is not None and {r["name"] for r in core["resources"]} == {
+        "pods", "nodes", "namespaces", "events", "pods/binding", "pods/status", "nodes/status"}
     pods = next(r for r in core["resources"] if r["name"] == "pods")
     assert pods["namespaced"] and pods["shortNames"] == ["po"] and pods["categories"] == ["all"]
     groups = {g["name"]: g["preferredVersion"]["groupVersion"] for g in discovery.api_group_list()["groups"]}
