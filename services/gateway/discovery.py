@@ -7,12 +7,14 @@ ask `/api`, `/apis` and each group version which resources exist before any othe
     GET /apis                         APIGroupList: the named groups
     GET /apis/{group}/{version}       APIResourceList of that group version
 
-Served in the unaggregated form: a client that asks for aggregated discovery
-(apidiscovery.k8s.io/v2) first falls back to it, as it does against any older server.
+`/api` and `/apis` answer in the aggregated form (apidiscovery.k8s.io/v2: every version and
+resource at once) to a client that asks for it first, as kubectl does, and in the unaggregated one
+otherwise.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -89,10 +91,23 @@ def api_group_list() -> dict[str, Any]:
     return {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
 
 
+@dataclass(frozen=True, slots=True)
+class Subresource:
+    resource: str
+    name: str
+    namespaced: bool
+    kind: str
+    verbs: tuple[str, ...]
+
+    def listed(self) -> dict[str, Any]:
+        return {"name": f"{self.resource}/{self.name}", "singularName": "", "namespaced": self.namespaced,
+                "kind": self.kind, "verbs": list(self.verbs)}
+
+
 SUBRESOURCES = (
-    {"name": "pods/binding", "singularName": "", "namespaced": True, "kind": "Binding", "verbs": ["create"]},
-    {"name": "pods/status", "singularName": "", "namespaced": True, "kind": "Pod", "verbs": ["get"]},
-    {"name": "nodes/status", "singularName": "", "namespaced": False, "kind": "Node", "verbs": ["get", "patch"]},
+    Subresource("pods", "binding", True, "Binding", ("create",)),
+    Subresource("pods", "status", True, "Pod", ("get",)),
+    Subresource("nodes", "status", False, "Node", ("get", "patch")),
 )
 
 
@@ -101,7 +116,7 @@ def resource_list(group: str, version: str) -> dict[str, Any] | None:
     resources = [r for r in RESOURCES if (r.group, r.version) == (group, version)]
     if not resources:
         return None
-    listed = [_resource(r) for r in resources] + ([dict(s) for s in SUBRESOURCES] if not group else [])
+    listed = [_resource(r) for r in resources] + ([s.listed() for s in SUBRESOURCES] if not group else [])
     return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": resources[0].group_version,
             "resources": listed}
 
@@ -116,19 +131,64 @@ def _resource(r: Resource) -> dict[str, Any]:
     return out
 
 
+AGGREGATED = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+
+
+def wants_aggregated(accept: str) -> bool:
+    """Whether the client takes aggregated discovery (kubectl asks for it first)."""
+    return any("as=APIGroupDiscoveryList" in part and "v=v2" in part and "v2beta1" not in part
+               for part in accept.split(","))
+
+
+def aggregated(core: bool) -> dict[str, Any]:
+    """The APIGroupDiscoveryList of the core group (`/api`) or of the named groups (`/apis`): every
+    group, version and resource in one answer instead of one request per group version."""
+    items = []
+    names = [""] if core else list(group_versions())
+    for group in names:
+        versions = sorted({r.version for r in RESOURCES if r.group == group})
+        items.append({"metadata": {"name": group}, "versions": [
+            {"version": v, "freshness": "Current",
+             "resources": [_aggregated_resource(r) for r in RESOURCES if (r.group, r.version) == (group, v)]}
+            for v in versions]})
+    return {"kind": "APIGroupDiscoveryList", "apiVersion": "apidiscovery.k8s.io/v2", "metadata": {}, "items": items}
+
+
+def _aggregated_resource(r: Resource) -> dict[str, Any]:
+    out: dict[str, Any] = {"resource": r.name, "singularResource": r.singular,
+                           "responseKind": {"group": r.group, "version": r.version, "kind": r.kind},
+                           "scope": "Namespaced" if r.namespaced else "Cluster", "verbs": list(r.verbs)}
+    if r.short_names:
+        out["shortNames"] = list(r.short_names)
+    if r.categories:
+        out["categories"] = list(r.categories)
+    subresources = [{"subresource": s.name, "verbs": list(s.verbs),
+                     "responseKind": {"group": r.group, "version": r.version, "kind": s.kind}}
+                    for s in SUBRESOURCES if s.resource == r.name and not r.group]
+    if subresources:
+        out["subresources"] = subresources
+    return out
+
+
+def _discovery(request: web.Request, core: bool, legacy: dict[str, Any]) -> web.Response:
+    if wants_aggregated(request.headers.get("Accept", "")):
+        return web.Response(body=json.dumps(aggregated(core)), headers={"Content-Type": AGGREGATED})
+    return web.json_response(legacy)
+
+
 def install(app: web.Application) -> None:
 
     async def version(request: web.Request) -> web.Response:
         return web.json_response(version_info())
 
     async def core(request: web.Request) -> web.Response:
-        return web.json_response(api_versions(request.host))
+        return _discovery(request, True, api_versions(request.host))
 
     async def core_v1(request: web.Request) -> web.Response:
         return web.json_response(resource_list("", "v1"))
 
     async def groups(request: web.Request) -> web.Response:
-        return web.json_response(api_group_list())
+        return _discovery(request, False, api_group_list())
 
     async def group_version(request: web.Request) -> web.Response:
         group, ver = request.match_info["group"], request.match_info["version"]

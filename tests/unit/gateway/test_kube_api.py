@@ -84,3 +84,16 @@ def test_a_selection_turns_changes_into_the_events_its_watcher_should_see() -> N
     assert selection.event("u", "MODIFIED", {"app": "web"}) == "MODIFIED"
     assert selection.event("u", "MODIFIED", {"app": "db"}) == "DELETED", "it stops matching"
     assert selection.event("u", "DELETED", {"app": "db"}) is None, "already gone for this watcher"
+
+
+def test_aggregated_discovery_holds_every_version_and_resource_at_once() -> None:
+    assert discovery.wants_aggregated("application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,"
+                                      "application/json")
+    assert not discovery.wants_aggregated("application/json")
+    [core] = discovery.aggregated(core=True)["items"]
+    [v1] = core["versions"]
+    pods = next(r for r in v1["resources"] if r["resource"] == "pods")
+    assert pods["scope"] == "Namespaced" and pods["responseKind"] == {"group": "", "version": "v1", "kind": "Pod"}
+    assert {s["subresource"] for s in pods["subresources"]} == {"binding", "status"}
+    named = {g["metadata"]["name"] for g in discovery.aggregated(core=False)["items"]}
+    assert named == {"scheduling.k8s.io", "policy"}
