@@ -18,15 +18,26 @@ from aiohttp import web
 
 from shared.adapters.postgres import AcceptedIntents, PostgresEventStore, ReadModelQueries
 from shared.errors import AlreadyExists, BerthError, InvalidInput, NotFound
-from shared.events import AnyEvent, NodeDeleted, OutgoingEvent, PodDeleted, TopicRegistry, envelope
+from shared.events import (
+    AnyEvent,
+    NodeDeleted,
+    NodeUpserted,
+    OutgoingEvent,
+    PodDeleted,
+    PodSubmitted,
+    TopicRegistry,
+    envelope,
+    payload_from_builtins,
+)
 from shared.model import Namespace, ObjectMeta
 from shared.model.api_fields import FIELD_VALIDATIONS, FieldValidation
 from shared.model.loader import decode_text
 from shared.model.namespace import labelled
 from shared.model.selectors import parse_selector
 from shared.ports import Publisher
+from shared.projection import PodRow
 
-from . import discovery, objects, openapi, pagination, tables, watch
+from . import discovery, objects, openapi, pagination, tables, versions, watch
 from .kinds import KindRoutes
 from .limits import LimitExceeded, StreamSlots, check_objects
 from .metrics import GatewayMetrics
@@ -34,6 +45,7 @@ from .patching import UnsupportedPatch
 from .pod_events import core_events, pod_events
 from .settings import GatewaySettings
 from .subresources import SubresourceRoutes
+from .versions import StaleVersion
 
 log = logging.getLogger(__name__)
 
@@ -68,6 +80,8 @@ def _error_response(exc: BaseException) -> web.Response:
         return status(404, "NotFound", str(exc), {"kind": exc.kind, "name": exc.name})
     if isinstance(exc, AlreadyExists):
         return status(409, "AlreadyExists", str(exc), {"kind": exc.kind, "name": exc.name})
+    if isinstance(exc, StaleVersion):
+        return status(409, "Conflict", str(exc), {"kind": exc.kind, "name": exc.name})
     if isinstance(exc, BerthError) and exc.retriable:
         return status(503, "ServiceUnavailable", str(exc))
     log.exception("gateway: unexpected error", exc_info=exc)
@@ -223,6 +237,26 @@ def _pod_key(kind: str, payload: dict[str, Any]) -> str:
     return str(payload.get("uid") or payload.get("pod_uid") or "")
 
 
+def _pod_at_change(kind: str, payload: dict[str, Any], ns: str | None) -> dict[str, Any] | None:
+    """A pod as its submission leaves it: Pending, not yet tried (None outside namespace `ns`)."""
+    if kind != "PodSubmitted":
+        return None
+    event = payload_from_builtins(payload, type_name=kind)
+    assert isinstance(event, PodSubmitted)
+    meta = event.pod.metadata
+    if ns is not None and meta.namespace != ns:
+        return None
+    return objects.render_pod_row(PodRow(uid=meta.uid, namespace=meta.namespace, name=meta.name, pod=event.pod))
+
+
+def _node_at_change(kind: str, payload: dict[str, Any]) -> dict[str, Any] | None:
+    if kind != "NodeUpserted":
+        return None
+    event = payload_from_builtins(payload, type_name=kind)
+    assert isinstance(event, NodeUpserted)
+    return objects.render_node(event.node)
+
+
 def _node_key(kind: str, payload: dict[str, Any]) -> str:
     return str(payload["node"]["metadata"]["name"] if kind == "NodeUpserted" else payload["node_name"])
 
@@ -316,6 +350,17 @@ class Routes:
         request[WARNINGS] = validated.warnings
         return validated
 
+    async def answer(self, request: web.Request, kind: str, page: Page, resource_version: int = 0,
+                     found: versions.Versions | None = None) -> web.Response:
+        """A page of a list, each object with its own resourceVersion from `found` (versions.py)."""
+        items = versions.stamp(kind, page.items, found or {})
+        return _answer(request, kind, Page(items, page.continue_token, page.remaining), resource_version)
+
+    async def answer_one(self, request: web.Request, kind: str, item: dict[str, Any],
+                         found: versions.Versions | None = None) -> web.Response:
+        [stamped] = versions.stamp(kind, [item], found or {})
+        return _answer_one(request, kind, stamped)
+
     async def _created(self, kinds: set[str]) -> objects.Created:
         """The stored objects' creation times, for the kinds a request holds."""
         out: dict[tuple[str, str, str], str] = {}
@@ -339,10 +384,12 @@ class Routes:
         if _watching(request):
             return await self._watch(request, watch.Watched("Node", "v1", NODE_CHANGES, _node_key,
                                                             self._nodes_named, self._all_nodes,
-                                                            lambda name: {"name": name}))
+                                                            lambda name: {"name": name}, _node_at_change))
         version = await self.store.last_seq()
+        found = await versions.read(self.store, "Node")
         rows = await self.queries.nodes()
-        return _answer(request, "Node", _listed(request, [objects.render_node_row(r) for r in rows]), version)
+        return await self.answer(request, "Node", _listed(request, [objects.render_node_row(r) for r in rows]),
+                                 version, found)
 
     async def _all_nodes(self) -> dict[str, dict[str, Any]]:
         return {r.name: objects.render_node_row(r) for r in await self.queries.nodes()}
@@ -358,10 +405,11 @@ class Routes:
             return await stream.serve()
 
     async def get_node(self, request: web.Request) -> web.Response:
+        found = await versions.read(self.store, "Node", [("", request.match_info["name"])])
         row = await self.queries.node(request.match_info["name"])
         if row is None:
             raise NotFound("nodes", request.match_info["name"])
-        return _answer_one(request, "Node", objects.render_node_row(row))
+        return await self.answer_one(request, "Node", objects.render_node_row(row), found)
 
     async def create_node(self, request: web.Request) -> web.Response:
         v = await self.validate(request, await self.read_docs(request, "Node"))
@@ -373,14 +421,19 @@ class Routes:
 
     async def replace_node(self, request: web.Request) -> web.Response:
         name = request.match_info["name"]
-        v = await self.validate(request, await self.read_docs(request, "Node"))
+        docs = await self.read_docs(request, "Node")
+        v = await self.validate(request, [dict(d) for d in docs])
         node = v.nodes[0]
         if node.metadata.name != name:
             raise InvalidInput(f"Node {node.metadata.name}", "metadata.name",
                                f"the name of the object ({node.metadata.name}) "
                                f"does not match the name on the URL ({name})")
-        if await self.queries.node(name) is None:
+        found = await versions.read(self.store, "Node", [("", name)])
+        row = await self.queries.node(name)
+        if row is None:
             raise NotFound("nodes", name)
+        [live] = versions.stamp("Node", [objects.render_node_row(row)], found)
+        versions.check("Node", live, docs[0])
         await self.publish(objects.events_of(v))
         return web.json_response(objects.render_node(node))
 
@@ -398,10 +451,11 @@ class Routes:
         if _watching(request):
             return await self._watch(request, watch.Watched("Pod", "v1", POD_CHANGES, _pod_key,
                                                             lambda uids: self._pods_of(uids, ns),
-                                                            lambda: self._live_pods(ns), lambda uid: {"uid": uid}))
+                                                            lambda: self._live_pods(ns), lambda uid: {"uid": uid},
+                                                            lambda kind, payload: _pod_at_change(kind, payload, ns)))
         version = await self.store.last_seq()
         rows = await self.queries.pods(ns)
-        return _answer(request, "Pod", _listed(request, [objects.render_pod_row(r) for r in rows]), version)
+        return await self.answer(request, "Pod", _listed(request, [objects.render_pod_row(r) for r in rows]), version)
 
     async def _pods_of(self, uids: Sequence[str], ns: str | None) -> dict[str, dict[str, Any]]:
         rows = await self.queries.pods_by_uid(uids)
@@ -414,6 +468,7 @@ class Routes:
         """The namespaces applied, and those in use without a Namespace object (default, and every
         namespace a live pod or budget names), labelled with their names as the API server does."""
         _refuse_watch(request, "namespaces")
+        found = await versions.read(self.store, "Namespace")
         declared = {r.name: r.namespace for r in await self.queries.namespaces()}
         # The pods' states, not their rows: every spec of the cluster is not needed to name namespaces.
         used = ({"default"} | {p.namespace for p in await self.queries.pod_states() if not p.deleted}
@@ -422,19 +477,21 @@ class Routes:
         for name in sorted(declared.keys() | used):
             ns = declared.get(name) or labelled(Namespace(metadata=ObjectMeta(name=name)))
             items.append({**objects.render_object(ns, "v1", "Namespace"), "status": {"phase": "Active"}})
-        return _answer(request, "Namespace", _listed(request, items))
+        return await self.answer(request, "Namespace", _listed(request, items), found=found)
 
     async def list_priority_classes(self, request: web.Request) -> web.Response:
         _refuse_watch(request, "priorityclasses")
+        found = await versions.read(self.store, "PriorityClass")
         items = [objects.render_object(r.priority_class, "scheduling.k8s.io/v1", "PriorityClass")
                  for r in await self.queries.priority_classes()]
-        return _answer(request, "PriorityClass", _listed(request, items))
+        return await self.answer(request, "PriorityClass", _listed(request, items), found=found)
 
     async def list_pdbs(self, request: web.Request) -> web.Response:
         _refuse_watch(request, "poddisruptionbudgets")
+        found = await versions.read(self.store, "PodDisruptionBudget")
         items = [objects.render_object(r.pdb, "policy/v1", "PodDisruptionBudget")
                  for r in await self.queries.pdbs(request.match_info.get("ns"))]
-        return _answer(request, "PodDisruptionBudget", _listed(request, items))
+        return await self.answer(request, "PodDisruptionBudget", _listed(request, items), found=found)
 
     async def get_pod(self, request: web.Request) -> web.Response:
         ns, name = request.match_info["ns"], request.match_info["name"]
@@ -446,7 +503,7 @@ class Routes:
         if request.query.get("events") in ("1", "true"):
             data["schedulingEvents"] = pod_events(row, await self.queries.attempts(row.uid),
                                                   await self.queries.bindings(row.uid))
-        return _answer_one(request, "Pod", data)
+        return await self.answer_one(request, "Pod", data)
 
     async def list_events(self, request: web.Request) -> web.Response:
         """Core v1 events about pods, from their scheduling history (pod_events). A selector on
@@ -467,7 +524,7 @@ class Routes:
                 continue
             history = pod_events(row, await self.queries.attempts(row.uid), await self.queries.bindings(row.uid))
             items += core_events(row, history)
-        return _answer(request, "Event", _listed(request, items, EVENT_FIELD_PATHS, _by_time))
+        return await self.answer(request, "Event", _listed(request, items, EVENT_FIELD_PATHS, _by_time))
 
     async def create_pod(self, request: web.Request) -> web.Response:
         ns = request.match_info["ns"]

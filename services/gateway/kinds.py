@@ -24,7 +24,7 @@ from shared.events import (
     PriorityClassDeleted,
 )
 
-from . import objects
+from . import objects, versions
 from .patching import apply_patch
 
 if TYPE_CHECKING:
@@ -102,10 +102,12 @@ class KindRoutes:
 
     async def _existing(self, request: web.Request, kind: Kind) -> tuple[str, str, dict[str, Any]]:
         ns, name = request.match_info.get("ns", ""), request.match_info["name"]
+        known = await versions.read(self.routes.store, kind.kind, [(ns, name)])
         found = await self.stored(kind, ns, name)
         if found is None:
             raise NotFound(kind.resource, name)
-        return ns, name, found
+        [stamped] = versions.stamp(kind.kind, [found], known)
+        return ns, name, stamped
 
     async def get(self, request: web.Request, kind: Kind) -> web.Response:
         _, _, found = await self._existing(request, kind)
@@ -126,6 +128,7 @@ class KindRoutes:
         ns, name, found = await self._existing(request, kind)
         where = f"{kind.kind} {ns + '/' if ns else ''}{name}"
         patched = apply_patch(found, await request.read(), request.content_type, where)
+        versions.check(kind.kind, found, patched)
         meta = patched.get("metadata") or {}
         if meta.get("name", name) != name or (kind.namespaced and meta.get("namespace", ns) != ns):
             raise InvalidInput(where, "metadata.name", "a patch may not rename the object")

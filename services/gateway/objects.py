@@ -79,13 +79,16 @@ def validate(docs: list[dict[str, Any]], stored_classes: list[PriorityClass], *,
     pods = []
     for pod in loaded.pods:
         # The API server owns uids and creation times; whatever the client sent is replaced.
-        meta = msgspec.structs.replace(pod.metadata, uid=str(uuid.uuid4()), creation_timestamp=now)
+        meta = msgspec.structs.replace(pod.metadata, uid=str(uuid.uuid4()), creation_timestamp=now,
+                                       resource_version="")
         pods.append(msgspec.structs.replace(pod, metadata=meta))
     known: Created = created or {}
 
     def stamped(kind: str, obj: _Stamped) -> _Stamped:
         when = known.get((kind, obj.metadata.namespace or "", obj.metadata.name)) or now
-        return msgspec.structs.replace(obj, metadata=msgspec.structs.replace(obj.metadata, creation_timestamp=when))
+        # The server owns versions too: one a client sent back is its precondition, not the object's.
+        meta = msgspec.structs.replace(obj.metadata, creation_timestamp=when, resource_version="")
+        return msgspec.structs.replace(obj, metadata=meta)
 
     return Validated(
         nodes=[stamped("Node", n) for n in loaded.nodes],

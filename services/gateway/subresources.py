@@ -27,7 +27,7 @@ from aiohttp import web
 from shared.errors import InvalidInput, NotFound
 from shared.events import BindRequested
 
-from . import objects
+from . import objects, versions
 from .patching import apply_patch
 
 if TYPE_CHECKING:
@@ -80,11 +80,14 @@ class SubresourceRoutes:
     async def patch_node_status(self, request: web.Request) -> web.Response:
         """Only `status` changes through this subresource, as on the API server."""
         name = request.match_info["name"]
+        known = await versions.read(self.routes.store, "Node", [("", name)])
         row = await self.queries.node(name)
         if row is None:
             raise NotFound("nodes", name)
-        live = objects.render_node_row(row)
+        [live] = versions.stamp("Node", [objects.render_node_row(row)], known)
         patched = apply_patch(live, await request.read(), request.content_type, f"Node {name}")
+        versions.check("Node", live, patched)
+        live["metadata"].pop("resourceVersion", None)
         doc = {**live, "status": patched.get("status") or {}}
         v = await self.routes.validate(request, [doc])
         if request.query.get("dryRun") != "All":

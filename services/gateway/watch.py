@@ -7,8 +7,9 @@ resourceVersion is too old to resume from (no "410 Gone"). Without a resourceVer
 watch first sends every selected object as ADDED, as the API server does.
 
 A selector narrows the stream as the API server's watch cache does: an object that stops matching
-is sent as DELETED, one that starts matching as ADDED. The object sent is the read model's state of
-it when the change is read, which may already be later than the change.
+is sent as DELETED, one that starts matching as ADDED. A change whose event holds the whole object
+(a pod's submission, a node's upsert) sends the object as it left it; any other sends the read
+model's state of it when the change is read, which may already be later than the change.
 
 Concurrent projector transactions may commit seqs out of order, and a refused duplicate leaves a
 seq unused for ever: a watch reads past a gap in the seqs only once it has stayed open for
@@ -56,6 +57,9 @@ class Watched:
     everything: Callable[[], Awaitable[dict[str, dict[str, Any]]]]
     stub: Callable[[str], dict[str, Any]]
     """The metadata that names an object by its key alone (a node's name, a pod's uid)."""
+    at_change: Callable[[str, dict[str, Any]], dict[str, Any] | None] = lambda kind, payload: None
+    """The object as an event leaves it, when the event holds all of it (a pod's submission, a
+    node's upsert): sent instead of the read model's possibly later state."""
 
     @property
     def created(self) -> tuple[str, ...]:
@@ -177,7 +181,8 @@ class WatchStream:
                 keys = sorted({self.watched.key(t, p) for _, t, p in changes})
                 objects = await self.watched.load(keys)
                 await self._send(response, [(self.watched.key(t, p), self.watched.actions[t],
-                                             objects.get(self.watched.key(t, p)), seq) for seq, t, p in changes])
+                                             self.watched.at_change(t, p) or objects.get(self.watched.key(t, p)), seq)
+                                            for seq, t, p in changes])
                 quiet_since = time.monotonic()
             if rows:
                 pos = rows[-1][0]

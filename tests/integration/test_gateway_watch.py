@@ -215,3 +215,42 @@ async def test_an_object_keeps_the_creation_time_it_was_first_given(gateways: Ga
         assert body["metadata"]["creationTimestamp"] == first, "an update is no new creation"
     finally:
         await client.close()
+
+
+async def test_a_write_from_a_stale_version_is_refused_with_conflict(gateways: Gateways) -> None:
+    client = await gateways.start()
+    try:
+        await _apply(client, "kind: Node\nmetadata: {name: v}\nstatus: {allocatable: {cpu: '1'}}\n")
+        for _ in range(300):
+            resp = await client.get("/api/v1/nodes/v")
+            if resp.status == 200:
+                break
+            await asyncio.sleep(0.05)
+        node = await resp.json()
+        first = node["metadata"]["resourceVersion"]
+        listed = await (await client.get("/api/v1/nodes")).json()
+        assert [n["metadata"]["resourceVersion"] for n in listed["items"]] == [first], "the same in a list"
+
+        relabel = {"metadata": {"labels": {"tier": "gold"}, "resourceVersion": first}}
+        resp = await client.patch("/api/v1/nodes/v", json=relabel,
+                                  headers={"Content-Type": "application/merge-patch+json"})
+        assert resp.status == 200, await resp.text()
+        for _ in range(300):
+            now = await (await client.get("/api/v1/nodes/v")).json()
+            if now["metadata"]["resourceVersion"] != first:
+                break
+            await asyncio.sleep(0.05)
+        assert now["metadata"]["labels"]["tier"] == "gold" and int(now["metadata"]["resourceVersion"]) > int(first)
+
+        stale = await client.put("/api/v1/nodes/v", json={**node, "kind": "Node", "apiVersion": "v1"})
+        status = await stale.json()
+        assert stale.status == 409 and status["reason"] == "Conflict"
+        assert status["message"] == ('Operation cannot be fulfilled on nodes "v": the object has been modified; '
+                                     "please apply your changes to the latest version and try again")
+        again = await client.patch("/api/v1/nodes/v", json=relabel,
+                                   headers={"Content-Type": "application/merge-patch+json"})
+        assert again.status == 409
+        fresh = await client.put("/api/v1/nodes/v", json={**now, "kind": "Node", "apiVersion": "v1"})
+        assert fresh.status == 200, await fresh.text()
+    finally:
+        await client.close()

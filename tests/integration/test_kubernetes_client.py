@@ -51,6 +51,10 @@ def test_the_python_client_lists_watches_creates_and_deletes(state: Path, tmp_pa
         assert {name for _, name, _ in seen} == {"made"}, "only changes after the list's version"
 
         v1.delete_namespaced_pod("made", "default")
+        deadline = time.monotonic() + 20  # reads follow the log: the deletion shows once projected
+        while _exists(v1, "made"):
+            assert time.monotonic() < deadline, "the deleted pod never went"
+            time.sleep(0.1)
         with pytest.raises(client.exceptions.ApiException) as gone:
             v1.read_namespaced_pod("made", "default")
         assert gone.value.status == 404

@@ -113,5 +113,17 @@ class PostgresEventStore:
             async with self._engine.connect() as conn:
                 return {r[0] for r in (await conn.execute(stmt)).all()}
 
+    async def versions(self, keys: Sequence[str] | None, types: Sequence[str]) -> dict[str, int]:
+        """Each key's latest seq among events of `types` (every key's when `keys` is None; keys
+        without such an event are left out)."""
+        c = events_table.c
+        stmt = select(c.key, func.max(c.seq)).where(c.type.in_(list(types)))
+        if keys is not None:
+            stmt = stmt.where(c.key.in_(list(keys)))
+        stmt = stmt.group_by(c.key)
+        with translated_errors("reading the event store"):
+            async with self._engine.connect() as conn:
+                return {r[0]: int(r[1]) for r in (await conn.execute(stmt)).all()}
+
     async def all(self) -> list[ReceivedEvent]:
         return [event async for _, event in self.read()]
