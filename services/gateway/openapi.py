@@ -1,5 +1,6 @@
 """OpenAPI v3 documents of what the gateway serves, as the API server publishes them.
 
+    GET /openapi/v2                        Swagger 2.0: every group version in one document
     GET /openapi/v3                        the index: one document per group version
     GET /openapi/v3/api/v1                 (and apis/<group>/<version>) paths and schemas
 
@@ -140,6 +141,39 @@ def index() -> dict[str, Any]:
     return {"paths": paths}
 
 
+def _v2(value: Any) -> Any:
+    """A v3 schema or operation in Swagger 2.0's terms: `#/definitions/` references, direct `$ref`
+    instead of the `allOf` wrapper, query parameters typed in place."""
+    if isinstance(value, list):
+        return [_v2(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    if set(value) <= {"allOf", "default"} and len(value.get("allOf", [])) == 1:
+        return _v2(value["allOf"][0])
+    out = {k: _v2(v) for k, v in value.items()}
+    if isinstance(out.get("$ref"), str):
+        out["$ref"] = out["$ref"].replace("#/components/schemas/", "#/definitions/")
+    if out.get("in") == "query" and isinstance(out.get("schema"), dict):
+        out |= out.pop("schema")
+    return out
+
+
+@cache
+def swagger() -> bytes:
+    """The Swagger 2.0 document (`/openapi/v2`) of every group version at once, for clients that
+    read no v3 (`kubectl explain --output plaintext-openapiv2`, older client libraries)."""
+    paths: dict[str, Any] = {}
+    for r in RESOURCES:
+        paths |= _paths(r)
+    major, minor = KUBERNETES_VERSION
+    doc = {"swagger": "2.0", "info": {"title": "Berth", "version": f"v{major}.{minor}.0+berth"},
+           "paths": _v2(paths), "definitions": _v2(schemas())}
+    return json.dumps(doc, sort_keys=True).encode()
+
+
+PROTOBUF = "application/com.github.proto-openapi.spec.v2"
+
+
 def install(app: web.Application) -> None:
     async def serve_index(request: web.Request) -> web.Response:
         return web.json_response(index())
@@ -150,5 +184,13 @@ def install(app: web.Application) -> None:
             raise NotFound("openapi documents", request.match_info["key"])
         return web.Response(body=body, content_type="application/json")
 
+    async def serve_swagger(request: web.Request) -> web.Response:
+        accept = request.headers.get("Accept", "")
+        if PROTOBUF in accept and "json" not in accept:
+            # Only JSON is served: clients that ask for protobuf first fall back to it on 406.
+            raise web.HTTPNotAcceptable(text="the OpenAPI v2 document is served as application/json")
+        return web.Response(body=swagger(), content_type="application/json")
+
+    app.router.add_get("/openapi/v2", serve_swagger)
     app.router.add_get("/openapi/v3", serve_index)
     app.router.add_get("/openapi/v3/{key:.+}", serve_document)

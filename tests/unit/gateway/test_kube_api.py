@@ -97,3 +97,18 @@ def test_aggregated_discovery_holds_every_version_and_resource_at_once() -> None
     assert {s["subresource"] for s in pods["subresources"]} == {"binding", "status"}
     named = {g["metadata"]["name"] for g in discovery.aggregated(core=False)["items"]}
     assert named == {"scheduling.k8s.io", "policy"}
+
+
+def test_the_swagger_document_speaks_openapi_v2() -> None:
+    import json
+
+    from services.gateway import openapi
+
+    doc = json.loads(openapi.swagger())
+    assert doc["swagger"] == "2.0" and "components" not in json.dumps(doc)
+    spec = doc["definitions"]["io.k8s.api.core.v1.Pod"]["properties"]["spec"]
+    assert spec == {"$ref": "#/definitions/io.k8s.api.core.v1.PodSpec"}
+    patch = doc["paths"]["/api/v1/namespaces/{namespace}/pods/{name}"]["patch"]
+    assert {"name": "fieldValidation", "in": "query", "type": "string", "uniqueItems": True} in patch["parameters"]
+    gvk = doc["definitions"]["io.k8s.api.policy.v1.PodDisruptionBudget"]["x-kubernetes-group-version-kind"]
+    assert gvk == [{"group": "policy", "version": "v1", "kind": "PodDisruptionBudget"}]
