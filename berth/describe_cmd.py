@@ -11,6 +11,7 @@ from typing import Any
 from urllib.parse import quote
 
 from shared.model import quantity
+from shared.model.age import human_duration
 
 from .client import Gateway, add_cluster_args, find_cluster, run_guarded
 from .get_cmd import table
@@ -111,34 +112,6 @@ def render_node(node: dict[str, Any], pods: list[dict[str, Any]]) -> str:
     return "\n".join(out) + "\n"
 
 
-def human_duration(seconds: float) -> str:
-    """kubectl's age (apimachinery's HumanDuration): coarser the older it is."""
-    s = int(seconds)
-    if s < -1:
-        return "<invalid>"
-    if s < 0:
-        return "0s"
-    if s < 120:
-        return f"{s}s"
-    minutes = s // 60
-    if minutes < 10:
-        return f"{minutes}m{s % 60}s" if s % 60 else f"{minutes}m"
-    if minutes < 180:
-        return f"{minutes}m"
-    hours = minutes // 60
-    if hours < 8:
-        return f"{hours}h{minutes % 60}m" if minutes % 60 else f"{hours}h"
-    if hours < 48:
-        return f"{hours}h"
-    days = hours // 24
-    if hours < 24 * 8:
-        return f"{days}d{hours % 24}h" if hours % 24 else f"{days}d"
-    if hours < 24 * 365 * 2:
-        return f"{days}d"
-    years = days // 365
-    if hours < 24 * 365 * 8:
-        return f"{years}y{days % 365}d" if days % 365 else f"{years}y"
-    return f"{years}y"
 
 
 def _age(event: dict[str, Any], now: datetime) -> str:

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from shared.model.age import human_duration
+
 NONE = "<none>"
 
 
@@ -52,36 +54,6 @@ def _partial(item: dict[str, Any]) -> dict[str, Any]:
     return {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": item.get("metadata") or {}}
 
 
-def human_duration(seconds: float) -> str:
-    """How old, in kubectl's words (apimachinery's HumanDuration): 45s, 3m20s, 5h10m, 3d4h, 2y30d."""
-    s = int(seconds)
-    if s < -1:
-        return "<invalid>"
-    if s < 0:
-        return "0s"
-    if s < 120:
-        return f"{s}s"
-    minutes = s // 60
-    if minutes < 10:
-        return _two(minutes, "m", s % 60, "s")
-    if minutes < 180:
-        return f"{minutes}m"
-    hours = minutes // 60
-    if hours < 8:
-        return _two(hours, "h", minutes % 60, "m")
-    if hours < 48:
-        return f"{hours}h"
-    if hours < 24 * 8:
-        return _two(hours // 24, "d", hours % 24, "h")
-    if hours < 24 * 365 * 2:
-        return f"{hours // 24}d"
-    if hours < 24 * 365 * 8:
-        return _two(hours // 24 // 365, "y", (hours // 24) % 365, "d")
-    return f"{hours // 24 // 365}y"
-
-
-def _two(big: int, big_unit: str, small: int, small_unit: str) -> str:
-    return f"{big}{big_unit}" if small == 0 else f"{big}{big_unit}{small}{small_unit}"
 
 
 def age(item: dict[str, Any], now: datetime) -> str:

@@ -5,9 +5,7 @@ from __future__ import annotations
 import uuid
 from datetime import UTC, datetime, timedelta
 
-import pytest
-
-from berth.describe_cmd import human_duration, render
+from berth.describe_cmd import render
 from services.gateway.pod_events import pod_events
 from shared.binding.state import POD_DELETED
 from shared.projection import AttemptRow, BindingRow, PodRow
@@ -61,14 +59,6 @@ def test_a_victim_gets_preempted_with_the_preemptor_and_node() -> None:
         ("Normal", "Preempted", "Preempted by pod uid-high on node n2")]
 
 
-@pytest.mark.parametrize(("seconds", "text"), [
-    (-5, "<invalid>"), (-1, "0s"), (0, "0s"), (119, "119s"), (120, "2m"), (125, "2m5s"), (600, "10m"),
-    (179 * 60, "179m"), (3 * 3600, "3h"), (3 * 3600 + 60, "3h1m"), (8 * 3600, "8h"), (47 * 3600, "47h"),
-    (48 * 3600, "2d"), (50 * 3600, "2d2h"), (8 * 86400, "8d"), (730 * 86400, "2y"), (731 * 86400, "2y1d"),
-    (8 * 365 * 86400, "8y"),
-])
-def test_ages_as_kubectl_prints_them(seconds: int, text: str) -> None:
-    assert human_duration(seconds) == text
 
 
 def test_a_victim_evicted_with_its_bind_in_flight_ends_preempted() -> None:
