@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cryptography import x509
+from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
@@ -62,7 +63,9 @@ def _load(cert_file: Path, key_file: Path) -> tuple[x509.Certificate, PrivateKey
         key = serialization.load_pem_private_key(key_file.read_bytes(), password=None)
     except (OSError, ValueError):
         return None
-    return (cert, key) if isinstance(key, ec.EllipticCurvePrivateKey) else None
+    if not isinstance(key, ec.EllipticCurvePrivateKey) or key.public_key() != cert.public_key():
+        return None  # a key written without its certificate (a crash between the two): make both again
+    return cert, key
 
 
 def _expires_soon(cert: x509.Certificate, now: datetime.datetime) -> bool:
@@ -72,6 +75,10 @@ def _expires_soon(cert: x509.Certificate, now: datetime.datetime) -> bool:
 def _server_fits(cert: x509.Certificate, ca: x509.Certificate, now: datetime.datetime) -> bool:
     """Issued by this authority, not near its end, naming every loopback name and address."""
     if cert.issuer != ca.subject or _expires_soon(cert, now):
+        return False
+    try:
+        cert.verify_directly_issued_by(ca)
+    except (ValueError, TypeError, InvalidSignature):
         return False
     try:
         names = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value

@@ -49,3 +49,14 @@ def test_a_damaged_file_is_made_again(tmp_path: Path) -> None:
     ensure_loopback_tls(tmp_path)
     server = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     server.load_cert_chain(files.cert_file, files.key_file)
+
+
+def test_a_key_left_without_its_certificate_is_made_again_with_one(tmp_path: Path) -> None:
+    """A crash between writing a new key and its certificate leaves a pair that does not match."""
+    files = ensure_loopback_tls(tmp_path)
+    other = ensure_loopback_tls(tmp_path / "other")
+    files.key_file.write_bytes(other.key_file.read_bytes())
+    ensure_loopback_tls(tmp_path)
+    server = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    server.load_cert_chain(files.cert_file, files.key_file)
+    ssl.create_default_context(cafile=str(files.ca_file))  # and the authority still reads
