@@ -28,10 +28,11 @@ CONTENT_TYPES = (MERGE, STRATEGIC, JSON_PATCH, APPLY)
 MERGE_KEYS = {
     "containers": "name", "initContainers": "name", "ephemeralContainers": "name", "volumes": "name",
     "env": "name", "volumeMounts": "mountPath", "ports": "containerPort", "imagePullSecrets": "name",
-    "readinessGates": "conditionType", "resourceClaims": "name", "schedulingGates": "name", "taints": "key",
-    "conditions": "type", "addresses": "type", "hostAliases": "ip", "topologySpreadConstraints": "topologyKey",
+    "resourceClaims": "name", "schedulingGates": "name", "conditions": "type", "addresses": "type",
+    "hostAliases": "ip", "topologySpreadConstraints": "topologyKey",
 }
-"""The strategic merge keys of the lists Berth's kinds hold (upstream's `patchMergeKey` tags)."""
+"""The strategic merge keys of the lists Berth's kinds hold (upstream's `patchMergeKey` tags); any
+other list (taints, tolerations, readinessGates…) is replaced whole, as upstream's are."""
 
 
 class UnsupportedPatch(InvalidInput):
@@ -135,7 +136,7 @@ def _parent(doc: Any, parts: list[str], where: str, what: str) -> Any:
     node = doc
     for part in parts[:-1]:
         try:
-            node = node[int(part)] if isinstance(node, list) else node[part]
+            node = node[_index(part, len(node), where, what)] if isinstance(node, list) else node[part]
         except (KeyError, IndexError, ValueError, TypeError):
             raise InvalidInput(what, where, f"no such path: /{'/'.join(parts)}") from None
     return node
@@ -159,13 +160,15 @@ def _json_op(doc: Any, op: dict[str, Any], where: str, what: str) -> Any:
     parent, last = _parent(doc, parts, where, what), parts[-1]
     try:
         if name == "remove":
-            del parent[int(last) if isinstance(parent, list) else last]
+            del parent[_index(last, len(parent), where, what) if isinstance(parent, list) else last]
         elif name == "replace":
             _get(doc, parts, where, what)
-            parent[int(last) if isinstance(parent, list) else last] = copy.deepcopy(op.get("value"))
+            parent[_index(last, len(parent), where, what) if isinstance(parent, list) else last] = copy.deepcopy(
+                op.get("value"))
         elif name == "add":
             if isinstance(parent, list):
-                parent.insert(len(parent) if last == "-" else int(last), copy.deepcopy(op.get("value")))
+                at = len(parent) if last == "-" else _index(last, len(parent) + 1, where, what)
+                parent.insert(at, copy.deepcopy(op.get("value")))
             else:
                 parent[last] = copy.deepcopy(op.get("value"))
         else:
@@ -175,11 +178,18 @@ def _json_op(doc: Any, op: dict[str, Any], where: str, what: str) -> Any:
     return doc
 
 
+def _index(text: str, size: int, where: str, what: str) -> int:
+    """A list index as RFC 6902 allows it: digits only (no negatives), below `size`."""
+    if not (text.isascii() and text.isdigit()) or int(text) >= size:
+        raise InvalidInput(what, where, f"index {text!r} is out of range")
+    return int(text)
+
+
 def _get(doc: Any, parts: list[str], where: str, what: str) -> Any:
     node = doc
     for part in parts:
         try:
-            node = node[int(part)] if isinstance(node, list) else node[part]
+            node = node[_index(part, len(node), where, what)] if isinstance(node, list) else node[part]
         except (KeyError, IndexError, ValueError, TypeError):
             raise InvalidInput(what, where, f"no such path: /{'/'.join(parts)}") from None
     return node

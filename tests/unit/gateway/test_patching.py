@@ -74,3 +74,17 @@ def test_a_patch_that_cannot_apply_says_where(patch: object, content_type: str, 
 def test_an_unknown_patch_type_is_refused() -> None:
     with pytest.raises(UnsupportedPatch, match="application/xml"):
         _patch({}, "application/xml")
+
+
+def test_a_json_patch_refuses_negative_and_out_of_range_indices() -> None:
+    for path in ("/spec/containers/-1", "/spec/containers/5"):
+        with pytest.raises(InvalidInput, match="out of range"):
+            _patch([{"op": "remove", "path": path}], JSON_PATCH)
+    with pytest.raises(InvalidInput, match="out of range"):
+        _patch([{"op": "add", "path": "/spec/containers/3", "value": {}}], JSON_PATCH)
+
+
+def test_taints_are_replaced_whole_as_upstream_does() -> None:
+    node = {"spec": {"taints": [{"key": "a", "effect": "NoSchedule"}, {"key": "b", "effect": "NoSchedule"}]}}
+    got = _patch({"spec": {"taints": [{"key": "b", "effect": "NoSchedule"}]}}, STRATEGIC, node)
+    assert got["spec"]["taints"] == [{"key": "b", "effect": "NoSchedule"}], "kubectl taint a- removes a"  # type: ignore[index]
