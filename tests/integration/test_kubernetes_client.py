@@ -3,12 +3,16 @@ watch, create and delete, as a controller written for Kubernetes would use them.
 
 from __future__ import annotations
 
+import json
+import ssl
 import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 import pytest
 
-from .user_cluster import CLUSTER, berth, reap, start_up, user_env, wait_line
+from .user_cluster import CLUSTER, berth, running
 
 pytestmark = pytest.mark.integration
 
@@ -18,12 +22,8 @@ kubernetes = pytest.importorskip("kubernetes", reason="the kubernetes client is 
 def test_the_python_client_lists_watches_creates_and_deletes(state: Path, tmp_path: Path) -> None:
     from kubernetes import client, config, watch
 
-    env = user_env(state)
-    err = (tmp_path / "up.err").open("w")
-    proc = start_up(state, env, err)
-    try:
-        wait_line(proc, "berth ready: ", 60)
-        kubeconfig = wait_line(proc, "berth kubectl: ", 5).strip().split("KUBECONFIG=", 1)[1]
+    with running(state, tmp_path) as cluster:
+        env, kubeconfig = cluster.env, cluster.kubeconfig
         (tmp_path / "cluster.yaml").write_text(CLUSTER)
         assert berth("apply", "-f", str(tmp_path / "cluster.yaml"), env=env).returncode == 0
         config.load_kube_config(kubeconfig)
@@ -58,18 +58,9 @@ def test_the_python_client_lists_watches_creates_and_deletes(state: Path, tmp_pa
         with pytest.raises(client.exceptions.ApiException) as gone:
             v1.read_namespaced_pod("made", "default")
         assert gone.value.status == 404
-    finally:
-        proc.terminate()
-        proc.wait(60)
-        reap(proc, err)
 
 
 def _call(info: dict[str, str], method: str, path: str, body: object) -> tuple[int, dict[str, object]]:
-    import json
-    import ssl
-    import urllib.error
-    import urllib.request
-
     request = urllib.request.Request(info["gateway_url"] + path, data=json.dumps(body).encode(), method=method,
                                      headers={"Authorization": f"Bearer {info['api_token']}",
                                               "Content-Type": "application/merge-patch+json"
@@ -84,17 +75,11 @@ def _call(info: dict[str, str], method: str, path: str, body: object) -> tuple[i
 
 def test_another_scheduler_binds_its_pods_and_a_kubelet_reports_node_status(state: Path, tmp_path: Path) -> None:
     """The binding subresource, checked by the node's binder, and the status subresources."""
-    import json
 
     from kubernetes import client, config
 
-    env = user_env(state)
-    err = (tmp_path / "up.err").open("w")
-    proc = start_up(state, env, err)
-    try:
-        wait_line(proc, "berth ready: ", 60)
-        kubeconfig = wait_line(proc, "berth kubectl: ", 5).strip().split("KUBECONFIG=", 1)[1]
-        info = json.loads((state / "berth.json").read_text())
+    with running(state, tmp_path) as cluster:
+        env, kubeconfig, info = cluster.env, cluster.kubeconfig, cluster.info
         (tmp_path / "c.yaml").write_text(
             CLUSTER + "---\nkind: Pod\nmetadata: {name: mine}\n"
             "spec: {schedulerName: my-scheduler, containers: [{name: c, resources: {requests: {cpu: 1500m}}}]}\n"
@@ -137,10 +122,6 @@ def test_another_scheduler_binds_its_pods_and_a_kubelet_reports_node_status(stat
             assert time.monotonic() < deadline, "the node's new room never let the pod bind"
             time.sleep(0.3)
         assert v1.read_node_status("n1").status.allocatable["cpu"] == "4"
-    finally:
-        proc.terminate()
-        proc.wait(60)
-        reap(proc, err)
 
 
 def _exists(v1: object, name: str) -> bool:

@@ -3,10 +3,14 @@ kubectl or a browser: a subprocess with its own embedded stack and state directo
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -66,3 +70,29 @@ def start_up(state: Path, env: dict[str, str], err: Any, *extra: str) -> subproc
                             cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=err, text=True)
 
 
+
+
+@dataclass(frozen=True)
+class Running:
+    """A `berth up` ready to use: the user's environment and what it told them."""
+
+    env: dict[str, str]
+    kubeconfig: str
+    info: dict[str, Any]
+    """Its berth.json."""
+
+
+@contextlib.contextmanager
+def running(state: Path, tmp_path: Path, *extra: str) -> Iterator[Running]:
+    """`berth up` on `state` until the block ends (SIGTERM, as Ctrl-C), its pipes closed after."""
+    env = user_env(state)
+    err = (tmp_path / "up.err").open("w")
+    proc = start_up(state, env, err, *extra)
+    try:
+        wait_line(proc, "berth ready: ", 60)
+        kubeconfig = wait_line(proc, "berth kubectl: ", 5).strip().split("KUBECONFIG=", 1)[1]
+        yield Running(env, kubeconfig, json.loads((state / "berth.json").read_text()))
+    finally:
+        proc.terminate()
+        proc.wait(60)
+        reap(proc, err)
