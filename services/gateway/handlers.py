@@ -41,6 +41,7 @@ from . import discovery, objects, openapi, pagination, tables, versions, watch
 from .kinds import KindRoutes
 from .limits import LimitExceeded, StreamSlots, check_objects
 from .metrics import GatewayMetrics
+from .own_writes import OwnWrites
 from .patching import UnsupportedPatch
 from .pod_events import core_events, pod_events
 from .settings import GatewaySettings
@@ -273,6 +274,7 @@ class Routes:
                  store: PostgresEventStore, streams: StreamSlots) -> None:
         self.settings, self.publisher, self.queries = settings, publisher, queries
         self.store, self.streams = store, streams
+        self.own_writes = OwnWrites(store.holds)
         self.intents = intents
         self.registry, self.metrics = registry, metrics
 
@@ -333,6 +335,8 @@ class Routes:
             # Kept before the reply: a broker that loses its log before the projector stored
             # these gets them again (`shared.adapters.log_restore`).
             await self.intents.record(out[i:i + step])
+        for event in out:
+            self.own_writes.published(event.envelope.key, event.envelope.event_id)
         self.metrics.published.inc(len(out))
 
     async def read_docs(self, request: web.Request, kind: str | None = None) -> list[dict[str, Any]]:
@@ -420,6 +424,10 @@ class Routes:
         return web.json_response(objects.render_node(node), status=201)
 
     async def replace_node(self, request: web.Request) -> web.Response:
+        async with self.own_writes.settled(request.match_info["name"]):
+            return await self._replace_node(request)
+
+    async def _replace_node(self, request: web.Request) -> web.Response:
         name = request.match_info["name"]
         docs = await self.read_docs(request, "Node")
         v = await self.validate(request, [dict(d) for d in docs])

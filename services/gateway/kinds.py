@@ -125,6 +125,11 @@ class KindRoutes:
         return await self._publish(request, kind, docs, status=201)
 
     async def patch(self, request: web.Request, kind: Kind) -> web.Response:
+        key = versions.event_key(kind.kind, request.match_info.get("ns", ""), request.match_info["name"])
+        async with self.routes.own_writes.settled(key):
+            return await self._patch(request, kind)
+
+    async def _patch(self, request: web.Request, kind: Kind) -> web.Response:
         ns, name, found = await self._existing(request, kind)
         where = f"{kind.kind} {ns + '/' if ns else ''}{name}"
         patched = apply_patch(found, await request.read(), request.content_type, where)

@@ -79,6 +79,10 @@ class SubresourceRoutes:
 
     async def patch_node_status(self, request: web.Request) -> web.Response:
         """Only `status` changes through this subresource, as on the API server."""
+        async with self.routes.own_writes.settled(request.match_info["name"]):
+            return await self._patch_node_status(request)
+
+    async def _patch_node_status(self, request: web.Request) -> web.Response:
         name = request.match_info["name"]
         known = await versions.read(self.routes.store, "Node", [("", name)])
         row = await self.queries.node(name)

@@ -254,3 +254,23 @@ async def test_a_write_from_a_stale_version_is_refused_with_conflict(gateways: G
         assert fresh.status == 200, await fresh.text()
     finally:
         await client.close()
+
+
+async def test_two_quick_patches_of_a_node_both_hold(gateways: Gateways) -> None:
+    """`kubectl cordon` then at once `kubectl label`: the second reads the first's result, not the
+    object as it was before it (the read model follows the log)."""
+    client = await gateways.start()
+    try:
+        await _apply(client, "kind: Node\nmetadata: {name: q}\nstatus: {allocatable: {cpu: '1'}}\n")
+        for _ in range(300):
+            if (await client.get("/api/v1/nodes/q")).status == 200:
+                break
+            await asyncio.sleep(0.05)
+        merge = {"Content-Type": "application/merge-patch+json"}
+        cordon = await client.patch("/api/v1/nodes/q", json={"spec": {"unschedulable": True}}, headers=merge)
+        label = await client.patch("/api/v1/nodes/q", json={"metadata": {"labels": {"x": "y"}}}, headers=merge)
+        assert (cordon.status, label.status) == (200, 200)
+        body = await label.json()
+        assert body["spec"].get("unschedulable") is True and body["metadata"]["labels"]["x"] == "y"
+    finally:
+        await client.close()

@@ -113,6 +113,13 @@ class PostgresEventStore:
             async with self._engine.connect() as conn:
                 return {r[0] for r in (await conn.execute(stmt)).all()}
 
+    async def holds(self, event_id: Any) -> bool:
+        """Whether the event with this id is stored."""
+        stmt = select(events_table.c.seq).where(events_table.c.event_id == event_id)
+        with translated_errors("reading the event store"):
+            async with self._engine.connect() as conn:
+                return (await conn.execute(stmt)).first() is not None
+
     async def versions(self, keys: Sequence[str] | None, types: Sequence[str]) -> dict[str, int]:
         """Each key's latest seq among events of `types` (every key's when `keys` is None; keys
         without such an event are left out)."""

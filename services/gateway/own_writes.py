@@ -1,0 +1,56 @@
+"""Reading one's own writes for read-modify-write requests (patch, replace) of one object.
+
+The read model follows the log: an object patched twice in quick succession (`kubectl cordon`, then
+`kubectl label`) would have its second patch applied to the object as it was before the first, and
+publish that whole object, undoing the first. So the gateway remembers, per object key, the last
+event it published, and a read-modify-write of that object first waits (up to SETTLE_S) until the
+event store holds it; a lock per key keeps two such requests from reading the same state. This holds
+within one gateway; writes made through another gateway are still caught by resourceVersion
+preconditions (versions.py) when the client sends one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+
+SETTLE_S = 5.0
+POLL_S = 0.02
+REMEMBERED = 10_000
+"""Keys remembered at most (the oldest forgotten first): a write older than that is long stored."""
+
+
+class OwnWrites:
+    def __init__(self, stored: Callable[[uuid.UUID], Awaitable[bool]]) -> None:
+        self._stored = stored
+        self._last: dict[str, uuid.UUID] = {}
+        self._locks: dict[str, tuple[asyncio.Lock, int]] = {}
+        """Each key's lock and how many requests hold or wait for it (forgotten at none)."""
+
+    def published(self, key: str, event_id: uuid.UUID) -> None:
+        self._last.pop(key, None)
+        self._last[key] = event_id
+        while len(self._last) > REMEMBERED:
+            self._last.pop(next(iter(self._last)))
+
+    @contextlib.asynccontextmanager
+    async def settled(self, key: str) -> AsyncIterator[None]:
+        """Hold `key` while the block reads, checks and publishes it, once its last write is stored."""
+        lock, users = self._locks.get(key, (asyncio.Lock(), 0))
+        self._locks[key] = (lock, users + 1)
+        try:
+            async with lock:
+                pending = self._last.get(key)
+                deadline = time.monotonic() + SETTLE_S
+                while pending is not None and not await self._stored(pending) and time.monotonic() < deadline:
+                    await asyncio.sleep(POLL_S)
+                yield
+        finally:
+            lock, users = self._locks[key]
+            if users == 1:
+                del self._locks[key]
+            else:
+                self._locks[key] = (lock, users - 1)
