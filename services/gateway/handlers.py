@@ -42,6 +42,7 @@ from .kinds import KindRoutes
 from .limits import LimitExceeded, StreamSlots, check_objects
 from .metrics import GatewayMetrics
 from .own_writes import OwnWrites
+from .params import dry_run, whole_number
 from .patching import UnsupportedPatch
 from .pod_events import core_events, pod_events
 from .settings import GatewaySettings
@@ -160,9 +161,7 @@ def _listed(request: web.Request, items: list[dict[str, Any]], field_paths: tupl
     limit = request.query.get("limit", "")
     if not limit:
         return Page(items)
-    if not limit.isdigit():
-        raise InvalidInput("request", "limit", f"must be a non-negative integer, got {limit!r}")
-    size = int(limit) or len(items)
+    size = whole_number(limit, "limit") or len(items)
     if len(items) <= size:
         return Page(items)
     return Page(items[:size], pagination.encode(list(order(items[size - 1]))), len(items) - size)
@@ -322,7 +321,10 @@ class Routes:
         self.metrics.seconds.labels(request.method, route).observe(time.perf_counter() - started)
         return response
 
-    async def publish(self, payloads: Sequence[AnyEvent]) -> None:
+    async def publish(self, request: web.Request, payloads: Sequence[AnyEvent]) -> None:
+        """Publish `payloads` for `request`; nothing with `dryRun=All` (kubectl's --dry-run=server)."""
+        if dry_run(request):
+            return
         # Strictly increasing timestamps: the scheduler orders nodes and pending pods by submission
         # time, so one apply keeps its document order.
         at = datetime.now(UTC)
@@ -420,7 +422,7 @@ class Routes:
         node = v.nodes[0]
         if await self.queries.node(node.metadata.name) is not None:
             raise AlreadyExists("nodes", node.metadata.name)
-        await self.publish(objects.events_of(v))
+        await self.publish(request, objects.events_of(v))
         return web.json_response(objects.render_node(node), status=201)
 
     async def replace_node(self, request: web.Request) -> web.Response:
@@ -442,14 +444,14 @@ class Routes:
             raise NotFound("nodes", name)
         [live] = versions.stamp("Node", [objects.render_node_row(row)], found)
         versions.check("Node", live, docs[0])
-        await self.publish(objects.events_of(v))
+        await self.publish(request, objects.events_of(v))
         return web.json_response(objects.render_node(node))
 
     async def delete_node(self, request: web.Request) -> web.Response:
         row = await self.queries.node(request.match_info["name"])
         if row is None:
             raise NotFound("nodes", request.match_info["name"])
-        await self.publish([NodeDeleted(node_name=row.name)])
+        await self.publish(request, [NodeDeleted(node_name=row.name)])
         return web.json_response(objects.render_node_row(row))
 
     # --- pods ---------------------------------------------------------------------------------
@@ -550,7 +552,7 @@ class Routes:
         existing = await self.queries.pod(ns, pod.metadata.name)
         if existing is not None and not existing.deleted:
             raise AlreadyExists("pods", pod.metadata.name)
-        await self.publish(objects.events_of(v))
+        await self.publish(request, objects.events_of(v))
         return web.json_response(objects.render_pod(pod), status=201)
 
     async def delete_pod(self, request: web.Request) -> web.Response:
@@ -558,7 +560,7 @@ class Routes:
         row = await self.queries.pod(ns, name)
         if row is None or row.deleted:
             raise NotFound("pods", name)
-        await self.publish([PodDeleted(uid=row.uid, namespace=ns, name=name)])
+        await self.publish(request, [PodDeleted(uid=row.uid, namespace=ns, name=name)])
         return web.json_response(objects.render_pod_row(row))
 
     # --- apply --------------------------------------------------------------------------------
@@ -570,9 +572,7 @@ class Routes:
         is left unchanged (pods are immutable once submitted). With `dryRun=All` (kubectl's
         `--dry-run=server`) nothing is published: the answer says what would be done.
         """
-        dry_run = request.query.get("dryRun", "")
-        if dry_run not in ("", "All"):
-            raise InvalidInput("request", "dryRun", f"unsupported value {dry_run!r}: All")
+        dry = dry_run(request)
         v = await self.validate(request, await self.read_docs(request))
         rows = {(p.namespace, p.name): p for p in await self.queries.pods()} if v.pods else {}
         live = set(rows)
@@ -601,13 +601,13 @@ class Routes:
         results += [{"kind": "PodDisruptionBudget", "namespace": b.metadata.namespace, "name": b.metadata.name,
                      "action": "configured"} for b in v.pdbs]
         events = objects.events_of(objects.Validated(v.nodes, fresh, v.priority_classes, v.pdbs, v.namespaces))
-        if dry_run:
+        if dry:
             events = []
         else:
-            await self.publish(events)
+            await self.publish(request, events)
         counts: dict[str, int] = {}
         for r in results:
             counts[r["action"]] = counts.get(r["action"], 0) + 1
         body = {"apiVersion": "berth.dev/v1", "kind": "ApplyResult", "published": len(events), "counts": counts,
-                "items": results, "dryRun": bool(dry_run)}
+                "items": results, "dryRun": dry}
         return web.Response(body=msgspec.json.encode(body), content_type="application/json")

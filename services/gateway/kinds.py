@@ -143,15 +143,13 @@ class KindRoutes:
                        status: int) -> web.Response:
         v = await self.routes.validate(request, [{**d, "kind": kind.kind} for d in docs])
         events = objects.events_of(v)
-        if request.query.get("dryRun") != "All":
-            await self.routes.publish(events)
+        await self.routes.publish(request, events)
         obj = (v.nodes or v.namespaces or v.priority_classes or v.pdbs)[0]
         return web.json_response(objects.render_object(obj, kind.api_version, kind.kind), status=status)
 
     async def delete(self, request: web.Request, kind: Kind) -> web.Response:
         ns, name, found = await self._existing(request, kind)
-        if request.query.get("dryRun") != "All":
-            await self.routes.publish([kind.deleted(ns, name)])
+        await self.routes.publish(request, [kind.deleted(ns, name)])
         return web.json_response(found)
 
     async def patch_pod(self, request: web.Request) -> web.Response:

@@ -28,6 +28,7 @@ from shared.errors import InvalidInput, NotFound
 from shared.events import BindRequested
 
 from . import objects, versions
+from .params import dry_run
 from .patching import apply_patch
 
 if TYPE_CHECKING:
@@ -56,6 +57,8 @@ class SubresourceRoutes:
         self.scheduler_names = scheduler_names
         self._binding = asyncio.Lock()
         """One binding decision at a time in this gateway: two for one pod would both see it unbound."""
+        self._asked: set[str] = set()
+        """Pods whose binding this gateway asked and awaits: their request may not be projected yet."""
 
     def install(self, app: web.Application) -> None:
         r = app.router
@@ -94,14 +97,13 @@ class SubresourceRoutes:
         live["metadata"].pop("resourceVersion", None)
         doc = {**live, "status": patched.get("status") or {}}
         v = await self.routes.validate(request, [doc])
-        if request.query.get("dryRun") != "All":
-            await self.routes.publish(objects.events_of(v))
+        await self.routes.publish(request, objects.events_of(v))
         return web.json_response(objects.render_node(v.nodes[0]))
 
     async def bind(self, request: web.Request) -> web.Response:
         ns, name = request.match_info["ns"], request.match_info["name"]
         node = _target(await request.read(), f"Binding {ns}/{name}")
-        async with self._binding:
+        async with self._binding:  # the checks and the publish only: the wait below is not serialised
             row = await self.queries.pod(ns, name)
             if row is None or row.deleted or row.pod is None:
                 raise NotFound("pods", name)
@@ -111,12 +113,18 @@ class SubresourceRoutes:
                                  "another scheduler is bound through the API", name)
             if row.node_name:
                 return _conflict(f"pod {name} is already assigned to node {row.node_name!r}", name)
-            if any(b.state == "Requested" for b in await self.queries.bindings(row.uid)):
+            if row.uid in self._asked or any(b.state == "Requested" for b in await self.queries.bindings(row.uid)):
                 return _conflict(f"pod {name} is being bound already", name)
+            if dry_run(request):
+                return _success(201, "")
             attempt = f"{PREFIX}{row.uid}/{secrets.token_hex(4)}"
-            await self.routes.publish([BindRequested(pod_uid=row.uid, pod=row.pod, node_name=node,
-                                                     attempt_id=attempt, seed=0)])
+            await self.routes.publish(request, [BindRequested(pod_uid=row.uid, pod=row.pod, node_name=node,
+                                                              attempt_id=attempt, seed=0)])
+            self._asked.add(row.uid)
+        try:
             outcome = await self._outcome(row.uid, attempt)
+        finally:
+            self._asked.discard(row.uid)
         if outcome is None:
             return _success(202, f"binding of pod {name} to node {node!r} asked; its binder has not answered yet")
         if outcome[0] == "Bound":

@@ -31,6 +31,7 @@ from shared.adapters.postgres import PostgresEventStore
 from shared.errors import InvalidInput
 
 from . import tables
+from .params import whole_number
 
 GAP_WAIT_S = 2.0
 POLL_S = 0.2
@@ -113,7 +114,7 @@ def _resource_version(request: web.Request) -> int | None:
     text = request.query.get("resourceVersion", "")
     if text in ("", "0"):
         return None
-    if not text.isdigit():
+    if not (text.isascii() and text.isdigit()):
         raise InvalidInput("request", "resourceVersion", f"expected a resourceVersion from a list or watch, "
                                                          f"got {text!r}")
     return int(text)
@@ -123,9 +124,7 @@ def _timeout(request: web.Request) -> int:
     text = request.query.get("timeoutSeconds", "")
     if not text:
         return DEFAULT_TIMEOUT_S
-    if not text.isdigit():
-        raise InvalidInput("request", "timeoutSeconds", f"must be a non-negative integer, got {text!r}")
-    return min(int(text), MAX_TIMEOUT_S) or DEFAULT_TIMEOUT_S
+    return min(whole_number(text, "timeoutSeconds"), MAX_TIMEOUT_S) or DEFAULT_TIMEOUT_S
 
 
 class WatchStream:

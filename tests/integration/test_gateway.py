@@ -99,6 +99,18 @@ async def test_a_dry_run_validates_and_publishes_nothing(api: Api) -> None:
         assert [e async for e in read_topic(api.env.settings, topic, registry=api.env.registry)] == []
 
 
+async def test_a_dry_run_of_any_write_publishes_nothing(api: Api) -> None:
+    """kubectl's --dry-run=server on create, replace and delete: answered, nothing published."""
+    pod = '{"kind": "Pod", "metadata": {"name": "dry"}, "spec": {"containers": [{"name": "c"}]}}'
+    created = await api.client.post("/api/v1/namespaces/default/pods?dryRun=All", data=pod, headers=AUTH)
+    assert created.status == 201 and (await created.json())["metadata"]["name"] == "dry"
+    node = CLUSTER.split("---")[1]
+    assert (await api.client.post("/api/v1/nodes?dryRun=All", data=node, headers=AUTH)).status == 201
+    assert (await api.client.post("/api/v1/nodes?dryRun=Some", data=node, headers=AUTH)).status == 422
+    for topic in ("pods", "nodes"):
+        assert [e async for e in read_topic(api.env.settings, topic, registry=api.env.registry)] == []
+
+
 async def test_apply_then_pods_are_pending(api: Api) -> None:
     resp = await api.client.post("/apis/berth.dev/v1/apply", data=CLUSTER, headers=AUTH)
     assert resp.status == 200, await resp.text()
