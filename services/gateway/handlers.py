@@ -224,6 +224,8 @@ def _refuse_watch(request: web.Request, resource: str) -> None:
         ).decode(), content_type="application/json")
 
 
+UID_CHUNK = 5000
+"""Keys per query when a watch reads objects by key (a query takes at most 32,767 parameters)."""
 POD_CHANGES = {"PodSubmitted": "ADDED", "PodNominated": "MODIFIED", "PodBound": "MODIFIED",
                "BindRejected": "MODIFIED", "SchedulingAttempted": "MODIFIED", "PodEvicted": "DELETED",
                "PodDeleted": "DELETED"}
@@ -235,6 +237,10 @@ def _pod_key(kind: str, payload: dict[str, Any]) -> str:
     if kind == "PodSubmitted":
         return str(payload["pod"]["metadata"].get("uid", ""))
     return str(payload.get("uid") or payload.get("pod_uid") or "")
+
+
+def _pod_gone(pod: dict[str, Any]) -> bool:
+    return (pod.get("status") or {}).get("phase") == "Deleted"
 
 
 def _pod_at_change(kind: str, payload: dict[str, Any], ns: str | None) -> dict[str, Any] | None:
@@ -390,7 +396,8 @@ class Routes:
         if _watching(request):
             return await self._watch(request, watch.Watched("Node", "v1", NODE_CHANGES, _node_key,
                                                             self._nodes_named, self._all_nodes,
-                                                            lambda name: {"name": name}, _node_at_change))
+                                                            lambda name: {"name": name},
+                                                            at_change=_node_at_change))
         version = await self.store.last_seq()
         found = await versions.read(self.store, "Node")
         rows = await self.queries.nodes()
@@ -401,8 +408,8 @@ class Routes:
         return {r.name: objects.render_node_row(r) for r in await self.queries.nodes()}
 
     async def _nodes_named(self, names: Sequence[str]) -> dict[str, dict[str, Any]]:
-        wanted = set(names)
-        return {k: v for k, v in (await self._all_nodes()).items() if k in wanted}
+        return {r.name: objects.render_node_row(r) for i in range(0, len(names), UID_CHUNK)
+                for r in await self.queries.nodes_by_name(names[i:i + UID_CHUNK])}
 
     async def _watch(self, request: web.Request, watched: watch.Watched,
                      field_paths: tuple[str, ...] | None = None) -> web.StreamResponse:
@@ -462,13 +469,15 @@ class Routes:
             return await self._watch(request, watch.Watched("Pod", "v1", POD_CHANGES, _pod_key,
                                                             lambda uids: self._pods_of(uids, ns),
                                                             lambda: self._live_pods(ns), lambda uid: {"uid": uid},
+                                                            _pod_gone,
                                                             lambda kind, payload: _pod_at_change(kind, payload, ns)))
         version = await self.store.last_seq()
         rows = await self.queries.pods(ns)
         return await self.answer(request, "Pod", _listed(request, [objects.render_pod_row(r) for r in rows]), version)
 
     async def _pods_of(self, uids: Sequence[str], ns: str | None) -> dict[str, dict[str, Any]]:
-        rows = await self.queries.pods_by_uid(uids)
+        rows = [r for i in range(0, len(uids), UID_CHUNK)
+                for r in await self.queries.pods_by_uid(uids[i:i + UID_CHUNK])]
         return {r.uid: objects.render_pod_row(r) for r in rows if r.name and (ns is None or r.namespace == ns)}
 
     async def _live_pods(self, ns: str | None) -> dict[str, dict[str, Any]]:
@@ -522,6 +531,9 @@ class Routes:
         ns = request.match_info.get("ns")
         wanted = dict(part.split("=", 1) for part in request.query.get("fieldSelector", "").split(",")
                       if "=" in part and "!=" not in part)
+        if wanted.get("involvedObject.kind", "Pod") != "Pod":
+            # Only pods have scheduling events (`kubectl describe node` asks about its node).
+            return await self.answer(request, "Event", _listed(request, [], EVENT_FIELD_PATHS, _by_time))
         name, uid = wanted.get("involvedObject.name"), wanted.get("involvedObject.uid")
         if name and (ns or wanted.get("involvedObject.namespace")):
             row = await self.queries.pod(ns or wanted["involvedObject.namespace"], name)

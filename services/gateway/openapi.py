@@ -178,8 +178,11 @@ def install(app: web.Application) -> None:
     async def serve_index(request: web.Request) -> web.Response:
         return web.json_response(index())
 
+    known = {group_version_key(r) for r in RESOURCES}
+
     async def serve_document(request: web.Request) -> web.Response:
-        body = document(request.match_info["key"])
+        key = request.match_info["key"]
+        body = document(key) if key in known else None  # only known keys reach the cache
         if body is None:
             raise NotFound("openapi documents", request.match_info["key"])
         return web.Response(body=body, content_type="application/json")

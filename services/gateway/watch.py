@@ -58,6 +58,9 @@ class Watched:
     everything: Callable[[], Awaitable[dict[str, dict[str, Any]]]]
     stub: Callable[[str], dict[str, Any]]
     """The metadata that names an object by its key alone (a node's name, a pod's uid)."""
+    gone: Callable[[dict[str, Any]], bool] = lambda obj: False
+    """Whether an object read now is already deleted (a pod's row outlives it): a later change
+    to it is no reason to send it again."""
     at_change: Callable[[str, dict[str, Any]], dict[str, Any] | None] = lambda kind, payload: None
     """The object as an event leaves it, when the event holds all of it (a pod's submission, a
     node's upsert): sent instead of the read model's possibly later state."""
@@ -204,6 +207,8 @@ class WatchStream:
                 self.selection.seen.add(key)
             if obj is None:
                 continue  # created and deleted before this watch ever read it
+            if action != "DELETED" and self.watched.gone(obj):
+                action = "DELETED"  # its deletion is sent (or comes) once; never as a new object
             kind = self.selection.event(key, action, obj)
             self.last[key] = obj
             if kind is not None:

@@ -100,3 +100,19 @@ def test_the_swagger_document_speaks_openapi_v2() -> None:
     assert {"name": "fieldValidation", "in": "query", "type": "string", "uniqueItems": True} in patch["parameters"]
     gvk = doc["definitions"]["io.k8s.api.policy.v1.PodDisruptionBudget"]["x-kubernetes-group-version-kind"]
     assert gvk == [{"group": "policy", "version": "v1", "kind": "PodDisruptionBudget"}]
+
+
+async def test_unknown_openapi_keys_never_reach_the_documents_cache() -> None:
+    from aiohttp import web
+    from aiohttp.test_utils import TestClient, TestServer
+
+    from services.gateway import openapi
+
+    app = web.Application()
+    openapi.install(app)
+    async with TestClient(TestServer(app)) as client:
+        assert (await client.get("/openapi/v3/api/v1")).status == 200
+        before = openapi.document.cache_info().currsize
+        for i in range(20):
+            await client.get(f"/openapi/v3/apis/junk{i}/v1")  # NotFound (a 404 behind the gateway's middleware)
+        assert openapi.document.cache_info().currsize == before
