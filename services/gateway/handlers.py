@@ -84,6 +84,8 @@ def _error_response(exc: BaseException) -> web.Response:
         return status(409, "AlreadyExists", str(exc), {"kind": exc.kind, "name": exc.name})
     if isinstance(exc, StaleVersion):
         return status(409, "Conflict", str(exc), {"kind": exc.kind, "name": exc.name})
+    if isinstance(exc, RecursionError):
+        return status(422, "Invalid", "the request body nests too deeply to read")
     if isinstance(exc, BerthError) and exc.retriable:
         return status(503, "ServiceUnavailable", str(exc))
     log.exception("gateway: unexpected error", exc_info=exc)
@@ -167,8 +169,10 @@ def _listed(request: web.Request, items: list[dict[str, Any]], field_paths: tupl
     return Page(items[:size], pagination.encode(list(order(items[size - 1]))), len(items) - size)
 
 
-FIELD_PATHS = ("metadata.name", "metadata.namespace", "spec.nodeName", "status.phase")
-"""The fields a fieldSelector may name (the ones the API server indexes for pods)."""
+FIELD_PATHS = ("metadata.name", "metadata.namespace", "spec.nodeName", "spec.schedulerName", "spec.restartPolicy",
+               "spec.serviceAccountName", "spec.hostNetwork", "spec.unschedulable", "status.phase",
+               "status.nominatedNodeName", "status.podIP")
+"""The fields a fieldSelector may name (those the API server indexes for pods, and nodes')."""
 EVENT_FIELD_PATHS = ("metadata.name", "metadata.namespace", "involvedObject.kind", "involvedObject.namespace",
                      "involvedObject.name", "involvedObject.uid", "involvedObject.apiVersion", "reason", "type",
                      "source", "reportingComponent")
@@ -181,6 +185,8 @@ def _field(item: dict[str, Any], path: str) -> str:
         value = value.get(key) if isinstance(value, dict) else None
     if isinstance(value, dict):  # `source` selects on its component
         value = value.get("component")
+    if isinstance(value, bool):
+        return "true" if value else "false"
     return "" if value is None else str(value)
 
 

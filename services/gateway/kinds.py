@@ -23,9 +23,11 @@ from shared.events import (
     PodDisruptionBudgetDeleted,
     PriorityClassDeleted,
 )
+from shared.model import Namespace, ObjectMeta
+from shared.model.namespace import labelled
 
 from . import objects, versions
-from .patching import apply_patch
+from .patching import APPLY, apply_patch
 
 if TYPE_CHECKING:
     from .handlers import Routes
@@ -92,6 +94,8 @@ class KindRoutes:
             return objects.render_node_row(row) if row is not None else None
         if kind.kind == "Namespace":
             found = next((r.namespace for r in await self.queries.namespaces() if r.name == name), None)
+            if found is None and await self._in_use(name):
+                found = labelled(Namespace(metadata=ObjectMeta(name=name)))
             return ({**objects.render_object(found, kind.api_version, kind.kind), "status": {"phase": "Active"}}
                     if found is not None else None)
         if kind.kind == "PriorityClass":
@@ -99,6 +103,15 @@ class KindRoutes:
             return objects.render_object(pc, kind.api_version, kind.kind) if pc is not None else None
         pdb = next((r.pdb for r in await self.queries.pdbs(ns) if r.name == name), None)
         return objects.render_object(pdb, kind.api_version, kind.kind) if pdb is not None else None
+
+    async def _in_use(self, namespace: str) -> bool:
+        """A namespace no object declares exists while anything lives in it, `default` always (as
+        the namespace list shows them)."""
+        if namespace == "default":
+            return True
+        if any(p.namespace == namespace and not p.deleted for p in await self.queries.pod_states()):
+            return True
+        return bool(await self.queries.pdbs(namespace))
 
     async def _existing(self, request: web.Request, kind: Kind) -> tuple[str, str, dict[str, Any]]:
         ns, name = request.match_info.get("ns", ""), request.match_info["name"]
@@ -120,6 +133,14 @@ class KindRoutes:
             raise InvalidInput(kind.kind, "metadata", "expected an object")
         if kind.namespaced:
             meta.setdefault("namespace", request.match_info["ns"])
+            if meta["namespace"] != request.match_info["ns"]:
+                raise InvalidInput(f"{kind.kind} {meta['namespace']}/{meta.get('name')}", "metadata.namespace",
+                                   f"the namespace of the object ({meta['namespace']}) does not match the "
+                                   f"namespace on the URL ({request.match_info['ns']})")
+        if "name" in request.match_info and meta.get("name") != request.match_info["name"]:
+            raise InvalidInput(f"{kind.kind} {meta.get('name')}", "metadata.name",
+                               f"the name of the object ({meta.get('name')}) does not match the name on the URL "
+                               f"({request.match_info['name']})")
         if await self.stored(kind, str(meta.get("namespace", "")), str(meta.get("name", ""))) is not None:
             raise AlreadyExists(kind.resource, str(meta.get("name", "")))
         return await self._publish(request, kind, docs, status=201)
@@ -130,7 +151,12 @@ class KindRoutes:
             return await self._patch(request, kind)
 
     async def _patch(self, request: web.Request, kind: Kind) -> web.Response:
-        ns, name, found = await self._existing(request, kind)
+        try:
+            ns, name, found = await self._existing(request, kind)
+        except NotFound:
+            if request.content_type == APPLY:  # server-side apply creates what does not exist yet
+                return await self.create(request, kind)
+            raise
         where = f"{kind.kind} {ns + '/' if ns else ''}{name}"
         patched = apply_patch(found, await request.read(), request.content_type, where)
         versions.check(kind.kind, found, patched)
@@ -156,6 +182,8 @@ class KindRoutes:
         ns, name = request.match_info["ns"], request.match_info["name"]
         row = await self.queries.pod(ns, name)
         if row is None or row.deleted or row.pod is None:
+            if request.content_type == APPLY:  # server-side apply creates what does not exist yet
+                return await self.routes.create_pod(request)
             raise NotFound("pods", name)
         live = objects.render_pod(row.pod)
         where = f"Pod {ns}/{name}"

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from .user_cluster import berth, reap, start_up, user_env, wait_line
+from .user_cluster import berth, running
 
 pytestmark = pytest.mark.integration
 
@@ -50,13 +50,8 @@ def _ok(kubeconfig: str, *args: str) -> str:
 
 @pytest.mark.skipif(KUBECTL is None, reason="kubectl is not installed")
 def test_kubectl_gets_describes_watches_and_deletes(state: Path, tmp_path: Path) -> None:
-    env = user_env(state)
-    err = (tmp_path / "up.err").open("w")
-    proc = start_up(state, env, err)
-    try:
-        wait_line(proc, "berth ready: ", 60)
-        export = wait_line(proc, "berth kubectl: ", 5)
-        kubeconfig = export.strip().split("KUBECONFIG=", 1)[1]
+    with running(state, tmp_path) as cluster:
+        env, kubeconfig = cluster.env, cluster.kubeconfig
         assert Path(kubeconfig).stat().st_mode & 0o777 == 0o600, "it holds the admin token"
         assert "v1.34.0+berth" in _ok(kubeconfig, "version")
         resources = _ok(kubeconfig, "api-resources", "--no-headers")
@@ -117,10 +112,6 @@ def test_kubectl_gets_describes_watches_and_deletes(state: Path, tmp_path: Path)
         assert 'pod "late" deleted' in _ok(kubeconfig, "delete", "pod", "late")
         gone = _kubectl(kubeconfig, "get", "pod", "late")
         assert gone.returncode == 1 and 'pods "late" not found' in gone.stderr
-    finally:
-        proc.terminate()
-        proc.wait(60)
-        reap(proc, err)
 
 
 NODES = """
@@ -138,12 +129,8 @@ value: 1000
 
 @pytest.mark.skipif(KUBECTL is None, reason="kubectl is not installed")
 def test_kubectl_creates_applies_patches_and_explains(state: Path, tmp_path: Path) -> None:
-    env = user_env(state)
-    err = (tmp_path / "up.err").open("w")
-    proc = start_up(state, env, err)
-    try:
-        wait_line(proc, "berth ready: ", 60)
-        kubeconfig = wait_line(proc, "berth kubectl: ", 5).strip().split("KUBECONFIG=", 1)[1]
+    with running(state, tmp_path) as cluster:
+        kubeconfig = cluster.kubeconfig
         nodes, pod = tmp_path / "nodes.yaml", tmp_path / "pod.yaml"
         nodes.write_text(NODES)
         pod.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: web, labels: {app: web}}\n"
@@ -181,10 +168,18 @@ def test_kubectl_creates_applies_patches_and_explains(state: Path, tmp_path: Pat
         typo = _kubectl(kubeconfig, "create", "-f", str(bad))
         assert typo.returncode == 1 and 'unknown field "spec.nodeSelectr"' in typo.stderr, typo.stderr
 
+        dry = tmp_path / "dry.yaml"
+        dry.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: dry}\nspec: {containers: [{name: c}]}\n")
+        assert "(server dry run)" in _ok(kubeconfig, "create", "-f", str(dry), "--dry-run=server")
+        fresh = tmp_path / "fresh.yaml"
+        fresh.write_text("apiVersion: v1\nkind: Node\nmetadata: {name: n2}\nstatus: {allocatable: {cpu: '1'}}\n")
+        assert "node/n2 serverside-applied" in _ok(kubeconfig, "apply", "--server-side", "-f", str(fresh))
+        assert _ok(kubeconfig, "get", "namespace", "default", "-o", "name").strip() == "namespace/default"
+        mine = _ok(kubeconfig, "get", "pods", "--field-selector", "spec.schedulerName=default-scheduler", "-o", "name")
+        assert mine.split() == ["pod/web"]
+        gone = _kubectl(kubeconfig, "get", "pod", "dry")
+        assert gone.returncode == 1 and "not found" in gone.stderr, "a dry run creates nothing"
+
         explained = _ok(kubeconfig, "explain", "pod.spec")
         assert "KIND:       Pod" in explained and "containers\t<[]Container>" in explained
         assert 'node "n1" deleted' in _ok(kubeconfig, "delete", "node", "n1")
-    finally:
-        proc.terminate()
-        proc.wait(60)
-        reap(proc, err)
