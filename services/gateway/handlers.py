@@ -37,7 +37,7 @@ from shared.model.selectors import parse_selector
 from shared.ports import Publisher
 from shared.projection import PodRow
 
-from . import discovery, objects, openapi, pagination, tables, versions, watch
+from . import discovery, object_watches, objects, openapi, pagination, tables, versions, watch
 from .kinds import KindRoutes
 from .limits import LimitExceeded, StreamSlots, check_objects
 from .metrics import GatewayMetrics
@@ -207,7 +207,7 @@ def _field_terms(text: str, allowed: tuple[str, ...]) -> list[tuple[str, str, bo
 def _answer(request: web.Request, kind: str, page: Page, resource_version: int = 0) -> web.Response:
     """A list, as a Table when the client asks for one (kubectl get does), at the event store's
     seq it was read after (its resourceVersion, where a watch resumes)."""
-    version = str(resource_version) if resource_version else ""
+    version = str(resource_version)
     if tables.wants_table(request.headers.get("Accept", "")):
         body = tables.table(kind, page.items, resource_version=version)
     else:
@@ -222,11 +222,12 @@ def _watching(request: web.Request) -> bool:
 
 
 def _refuse_watch(request: web.Request, resource: str) -> None:
-    """Pods and nodes are watched; a watch of anything else is refused, not answered with a list."""
+    """Events are not watched (they are derived from each pod's history): a watch of them is refused,
+    not answered with a list."""
     if _watching(request):
         raise web.HTTPMethodNotAllowed(request.method, ["GET"], text=msgspec.json.encode(
             {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "reason": "MethodNotAllowed",
-             "message": f"watch is not supported on {resource}: only pods and nodes are watched", "code": 405}
+             "message": f"watch is not supported on {resource}", "code": 405}
         ).decode(), content_type="application/json")
 
 
@@ -489,11 +490,15 @@ class Routes:
     async def _live_pods(self, ns: str | None) -> dict[str, dict[str, Any]]:
         return {r.uid: objects.render_pod_row(r) for r in await self.queries.pods(ns)}
 
-    async def list_namespaces(self, request: web.Request) -> web.Response:
+    async def list_namespaces(self, request: web.Request) -> web.StreamResponse:
+        if _watching(request):
+            return await self._watch(request, object_watches.upserted_kind("Namespace", self._namespaces))
+        version, found = await self.store.last_seq(), await versions.read(self.store, "Namespace")
+        return await self.answer(request, "Namespace", _listed(request, await self._namespaces()), version, found)
+
+    async def _namespaces(self) -> list[dict[str, Any]]:
         """The namespaces applied, and those in use without a Namespace object (default, and every
         namespace a live pod or budget names), labelled with their names as the API server does."""
-        _refuse_watch(request, "namespaces")
-        found = await versions.read(self.store, "Namespace")
         declared = {r.name: r.namespace for r in await self.queries.namespaces()}
         # The pods' states, not their rows: every spec of the cluster is not needed to name namespaces.
         used = ({"default"} | {p.namespace for p in await self.queries.pod_states() if not p.deleted}
@@ -502,21 +507,29 @@ class Routes:
         for name in sorted(declared.keys() | used):
             ns = declared.get(name) or labelled(Namespace(metadata=ObjectMeta(name=name)))
             items.append({**objects.render_object(ns, "v1", "Namespace"), "status": {"phase": "Active"}})
-        return await self.answer(request, "Namespace", _listed(request, items), found=found)
+        return items
 
-    async def list_priority_classes(self, request: web.Request) -> web.Response:
-        _refuse_watch(request, "priorityclasses")
-        found = await versions.read(self.store, "PriorityClass")
-        items = [objects.render_object(r.priority_class, "scheduling.k8s.io/v1", "PriorityClass")
-                 for r in await self.queries.priority_classes()]
-        return await self.answer(request, "PriorityClass", _listed(request, items), found=found)
+    async def list_priority_classes(self, request: web.Request) -> web.StreamResponse:
+        if _watching(request):
+            return await self._watch(request, object_watches.upserted_kind("PriorityClass", self._priority_classes))
+        version, found = await self.store.last_seq(), await versions.read(self.store, "PriorityClass")
+        return await self.answer(request, "PriorityClass", _listed(request, await self._priority_classes()),
+                                 version, found)
 
-    async def list_pdbs(self, request: web.Request) -> web.Response:
-        _refuse_watch(request, "poddisruptionbudgets")
-        found = await versions.read(self.store, "PodDisruptionBudget")
-        items = [objects.render_object(r.pdb, "policy/v1", "PodDisruptionBudget")
-                 for r in await self.queries.pdbs(request.match_info.get("ns"))]
-        return await self.answer(request, "PodDisruptionBudget", _listed(request, items), found=found)
+    async def _priority_classes(self) -> list[dict[str, Any]]:
+        return [objects.render_object(r.priority_class, "scheduling.k8s.io/v1", "PriorityClass")
+                for r in await self.queries.priority_classes()]
+
+    async def list_pdbs(self, request: web.Request) -> web.StreamResponse:
+        ns = request.match_info.get("ns")
+        if _watching(request):
+            return await self._watch(request, object_watches.upserted_kind("PodDisruptionBudget", self._pdbs, ns))
+        version, found = await self.store.last_seq(), await versions.read(self.store, "PodDisruptionBudget")
+        return await self.answer(request, "PodDisruptionBudget", _listed(request, await self._pdbs(ns)), version,
+                                 found)
+
+    async def _pdbs(self, ns: str | None = None) -> list[dict[str, Any]]:
+        return [objects.render_object(r.pdb, "policy/v1", "PodDisruptionBudget") for r in await self.queries.pdbs(ns)]
 
     async def get_pod(self, request: web.Request) -> web.Response:
         ns, name = request.match_info["ns"], request.match_info["name"]

@@ -177,7 +177,7 @@ def render_pod_row(row: PodRow) -> dict[str, Any]:
 
 def render_list(kind: str, items: list[dict[str, Any]], resource_version: str = "",
                 api_version: str = "v1") -> dict[str, Any]:
-    metadata = {"resourceVersion": resource_version} if resource_version else {}
+    metadata = {"resourceVersion": resource_version}
     return {"apiVersion": api_version, "kind": f"{kind}List", "metadata": metadata, "items": items}
 
 

@@ -141,7 +141,7 @@ async def test_a_watch_without_a_version_starts_with_every_object_and_follows_it
         assert _seen(initial) == [("ADDED", "x")], "only what the selector selects"
         bad = await client.get("/api/v1/pods?watch=true&fieldSelector=spec.color%3Dred")
         assert bad.status == 422 and "field label not supported: spec.color" in (await bad.json())["message"]
-        refused = await client.get("/api/v1/namespaces?watch=true")
+        refused = await client.get("/api/v1/events?watch=true")
         assert refused.status == 405 and (await refused.json())["reason"] == "MethodNotAllowed"
     finally:
         await client.close()
@@ -272,5 +272,40 @@ async def test_two_quick_patches_of_a_node_both_hold(gateways: Gateways) -> None
         assert (cordon.status, label.status) == (200, 200)
         body = await label.json()
         assert body["spec"].get("unschedulable") is True and body["metadata"]["labels"]["x"] == "y"
+    finally:
+        await client.close()
+
+
+async def test_priority_classes_namespaces_and_budgets_are_watched_as_their_events_left_them(
+        gateways: Gateways) -> None:
+    client = await gateways.start()
+    try:
+        await _apply(client, _pod("first"))  # a version to start from: "0" would mean "from now"
+        await _wait_listed(client, {"first"})
+        start = await _list_version(client, "/apis/scheduling.k8s.io/v1/priorityclasses")
+        await _apply(client, "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: hi}\n"
+                             "value: 10\n---\nkind: Namespace\nmetadata: {name: team, labels: {a: b}}\n"
+                             "---\napiVersion: policy/v1\nkind: PodDisruptionBudget\n"
+                             "metadata: {name: web, namespace: team}\nspec: {minAvailable: 1}\n")
+        for path in ("/apis/scheduling.k8s.io/v1/priorityclasses/hi", "/api/v1/namespaces/team",
+                     "/apis/policy/v1/namespaces/team/poddisruptionbudgets/web"):
+            for _ in range(300):
+                if (await client.get(path)).status == 200:
+                    break
+                await asyncio.sleep(0.05)
+        assert (await client.delete("/apis/scheduling.k8s.io/v1/priorityclasses/hi")).status == 200
+
+        async def events(path: str, count: int) -> list[tuple[str, str]]:
+            async with client.get(path, params={"watch": "true", "resourceVersion": start}) as resp:
+                assert resp.status == 200, await resp.text()
+                got = []
+                while len(got) < count:
+                    event = json.loads(await asyncio.wait_for(resp.content.readline(), 10))
+                    got.append((event["type"], event["object"]["metadata"]["name"]))
+                return got
+
+        assert await events("/apis/scheduling.k8s.io/v1/priorityclasses", 2) == [("ADDED", "hi"), ("DELETED", "hi")]
+        assert await events("/api/v1/namespaces", 1) == [("ADDED", "team")]
+        assert await events("/apis/policy/v1/namespaces/team/poddisruptionbudgets", 1) == [("ADDED", "web")]
     finally:
         await client.close()
