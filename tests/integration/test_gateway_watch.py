@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -62,6 +62,17 @@ async def _watch(client: TestClient, query: str, count: int, timeout: float = 20
 
 def _seen(events: list[dict[str, Any]]) -> list[tuple[str, str]]:
     return [(e["type"], e["object"]["metadata"]["name"]) for e in events]
+
+
+async def _read_when(client: TestClient, path: str, ready: Callable[[int, Any], bool]) -> Any:
+    """GET `path` until `ready(status, body)` (reads follow the log); the body it was ready with."""
+    for _ in range(300):
+        resp = await client.get(path)
+        body = await resp.json()
+        if ready(resp.status, body):
+            return body
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"{path} never became ready")
 
 
 async def _wait_listed(client: TestClient, names: set[str]) -> None:
@@ -174,16 +185,10 @@ async def test_a_deletion_before_the_watch_began_is_still_seen_from_an_earlier_v
     client = await gateways.start()
     try:
         await _apply(client, "kind: Node\nmetadata: {name: gone}\nstatus: {allocatable: {cpu: '1'}}\n")
-        for _ in range(300):
-            if (await client.get("/api/v1/nodes/gone")).status == 200:
-                break
-            await asyncio.sleep(0.05)
+        await _read_when(client, "/api/v1/nodes/gone", lambda status, _: status == 200)
         version = await _list_version(client, "/api/v1/nodes")
         assert (await client.delete("/api/v1/nodes/gone")).status == 200
-        for _ in range(300):
-            if (await client.get("/api/v1/nodes/gone")).status == 404:
-                break
-            await asyncio.sleep(0.05)
+        await _read_when(client, "/api/v1/nodes/gone", lambda status, _: status == 404)
         async with client.get("/api/v1/nodes", params={"watch": "true", "resourceVersion": version,
                                                        "fieldSelector": "metadata.name=gone"}) as resp:
             event = json.loads(await asyncio.wait_for(resp.content.readline(), 10))
@@ -197,21 +202,13 @@ async def test_an_object_keeps_the_creation_time_it_was_first_given(gateways: Ga
     try:
         node = "kind: Node\nmetadata: {{name: aged, labels: {{tier: {tier}}}}}\nstatus: {{allocatable: {{cpu: '1'}}}}\n"
         await _apply(client, node.format(tier="silver"))
-        first = None
-        for _ in range(300):
-            resp = await client.get("/api/v1/nodes/aged")
-            if resp.status == 200:
-                first = (await resp.json())["metadata"]["creationTimestamp"]
-                break
-            await asyncio.sleep(0.05)
-        assert first, "the node never showed with its creation time"
+        first = (await _read_when(client, "/api/v1/nodes/aged",
+                                  lambda status, _: status == 200))["metadata"]["creationTimestamp"]
+        assert first, "the node shows with its creation time"
         await asyncio.sleep(1.1)  # timestamps are to the second
         await _apply(client, node.format(tier="gold"))
-        for _ in range(300):
-            body = await (await client.get("/api/v1/nodes/aged")).json()
-            if body["metadata"]["labels"]["tier"] == "gold":
-                break
-            await asyncio.sleep(0.05)
+        body = await _read_when(client, "/api/v1/nodes/aged",
+                                lambda _, node: node["metadata"]["labels"]["tier"] == "gold")
         assert body["metadata"]["creationTimestamp"] == first, "an update is no new creation"
     finally:
         await client.close()
@@ -221,12 +218,7 @@ async def test_a_write_from_a_stale_version_is_refused_with_conflict(gateways: G
     client = await gateways.start()
     try:
         await _apply(client, "kind: Node\nmetadata: {name: v}\nstatus: {allocatable: {cpu: '1'}}\n")
-        for _ in range(300):
-            resp = await client.get("/api/v1/nodes/v")
-            if resp.status == 200:
-                break
-            await asyncio.sleep(0.05)
-        node = await resp.json()
+        node = await _read_when(client, "/api/v1/nodes/v", lambda status, _: status == 200)
         first = node["metadata"]["resourceVersion"]
         listed = await (await client.get("/api/v1/nodes")).json()
         assert [n["metadata"]["resourceVersion"] for n in listed["items"]] == [first], "the same in a list"
@@ -235,11 +227,7 @@ async def test_a_write_from_a_stale_version_is_refused_with_conflict(gateways: G
         resp = await client.patch("/api/v1/nodes/v", json=relabel,
                                   headers={"Content-Type": "application/merge-patch+json"})
         assert resp.status == 200, await resp.text()
-        for _ in range(300):
-            now = await (await client.get("/api/v1/nodes/v")).json()
-            if now["metadata"]["resourceVersion"] != first:
-                break
-            await asyncio.sleep(0.05)
+        now = await _read_when(client, "/api/v1/nodes/v", lambda _, n: n["metadata"]["resourceVersion"] != first)
         assert now["metadata"]["labels"]["tier"] == "gold" and int(now["metadata"]["resourceVersion"]) > int(first)
 
         stale = await client.put("/api/v1/nodes/v", json={**node, "kind": "Node", "apiVersion": "v1"})
@@ -262,10 +250,7 @@ async def test_two_quick_patches_of_a_node_both_hold(gateways: Gateways) -> None
     client = await gateways.start()
     try:
         await _apply(client, "kind: Node\nmetadata: {name: q}\nstatus: {allocatable: {cpu: '1'}}\n")
-        for _ in range(300):
-            if (await client.get("/api/v1/nodes/q")).status == 200:
-                break
-            await asyncio.sleep(0.05)
+        await _read_when(client, "/api/v1/nodes/q", lambda status, _: status == 200)
         merge = {"Content-Type": "application/merge-patch+json"}
         cordon = await client.patch("/api/v1/nodes/q", json={"spec": {"unschedulable": True}}, headers=merge)
         label = await client.patch("/api/v1/nodes/q", json={"metadata": {"labels": {"x": "y"}}}, headers=merge)
@@ -289,10 +274,7 @@ async def test_priority_classes_namespaces_and_budgets_are_watched_as_their_even
                              "metadata: {name: web, namespace: team}\nspec: {minAvailable: 1}\n")
         for path in ("/apis/scheduling.k8s.io/v1/priorityclasses/hi", "/api/v1/namespaces/team",
                      "/apis/policy/v1/namespaces/team/poddisruptionbudgets/web"):
-            for _ in range(300):
-                if (await client.get(path)).status == 200:
-                    break
-                await asyncio.sleep(0.05)
+            await _read_when(client, path, lambda status, _: status == 200)
         assert (await client.delete("/apis/scheduling.k8s.io/v1/priorityclasses/hi")).status == 200
 
         async def events(path: str, count: int) -> list[tuple[str, str]]:
