@@ -45,10 +45,10 @@ class Resource:
 
 
 READ = ("get", "list")
-WRITE = ("create", "delete", "get", "list", "patch", "watch")
+WRITE = ("create", "delete", "get", "list", "patch", "update", "watch")
 RESOURCES = (
     Resource("", "v1", "pods", "pod", "Pod", True, WRITE, ("po",), ("all",)),
-    Resource("", "v1", "nodes", "node", "Node", False, (*WRITE, "update"), ("no",)),
+    Resource("", "v1", "nodes", "node", "Node", False, WRITE, ("no",)),
     Resource("", "v1", "events", "event", "Event", True, READ, ("ev",)),
     Resource("", "v1", "namespaces", "namespace", "Namespace", False, WRITE, ("ns",)),
     Resource("scheduling.k8s.io", "v1", "priorityclasses", "priorityclass", "PriorityClass", False, WRITE, ("pc",)),

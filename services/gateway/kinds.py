@@ -24,7 +24,9 @@ from shared.events import (
     PriorityClassDeleted,
 )
 from shared.model import Namespace, ObjectMeta
+from shared.model.loader import decode_text
 from shared.model.namespace import labelled
+from shared.projection import PodRow
 
 from . import objects, versions
 from .patching import APPLY, apply_patch
@@ -70,7 +72,7 @@ class KindRoutes:
         r = app.router
         r.add_patch("/api/v1/nodes/{name}", self.handler("Node", self.patch))
         r.add_post("/api/v1/namespaces", self.handler("Namespace", self.create))
-        for verb, method in (("GET", self.get), ("PATCH", self.patch), ("DELETE", self.delete)):
+        for verb, method in (("GET", self.get), ("PUT", self.replace), ("PATCH", self.patch), ("DELETE", self.delete)):
             r.add_route(verb, "/api/v1/namespaces/{name}", self.handler("Namespace", method))
             r.add_route(verb, "/apis/scheduling.k8s.io/v1/priorityclasses/{name}",
                         self.handler("PriorityClass", method))
@@ -80,6 +82,7 @@ class KindRoutes:
         r.add_post("/apis/policy/v1/namespaces/{ns}/poddisruptionbudgets",
                    self.handler("PodDisruptionBudget", self.create))
         r.add_patch("/api/v1/namespaces/{ns}/pods/{name}", self.patch_pod)
+        r.add_put("/api/v1/namespaces/{ns}/pods/{name}", self.replace_pod)
 
     def handler(self, kind: str, method: Callable[[web.Request, Kind], Awaitable[web.Response]]
                 ) -> Callable[[web.Request], Awaitable[web.Response]]:
@@ -127,6 +130,14 @@ class KindRoutes:
         return web.json_response(found)
 
     async def create(self, request: web.Request, kind: Kind) -> web.Response:
+        docs = await self._body(request, kind)
+        meta = docs[0]["metadata"]
+        if await self.stored(kind, str(meta.get("namespace", "")), str(meta.get("name", ""))) is not None:
+            raise AlreadyExists(kind.resource, str(meta.get("name", "")))
+        return await self._publish(request, kind, docs, status=201)
+
+    async def _body(self, request: web.Request, kind: Kind) -> list[dict[str, Any]]:
+        """The one object a create or replace sends, named as its URL names it."""
         docs = await self.routes.read_docs(request, kind.kind)
         meta = docs[0].setdefault("metadata", {})
         if not isinstance(meta, dict):
@@ -141,9 +152,16 @@ class KindRoutes:
             raise InvalidInput(f"{kind.kind} {meta.get('name')}", "metadata.name",
                                f"the name of the object ({meta.get('name')}) does not match the name on the URL "
                                f"({request.match_info['name']})")
-        if await self.stored(kind, str(meta.get("namespace", "")), str(meta.get("name", ""))) is not None:
-            raise AlreadyExists(kind.resource, str(meta.get("name", "")))
-        return await self._publish(request, kind, docs, status=201)
+        return docs
+
+    async def replace(self, request: web.Request, kind: Kind) -> web.Response:
+        """PUT: the whole object, applied only while its resourceVersion (when sent) is current."""
+        key = versions.event_key(kind.kind, request.match_info.get("ns", ""), request.match_info["name"])
+        async with self.routes.own_writes.settled(key):
+            _, _, found = await self._existing(request, kind)
+            docs = await self._body(request, kind)
+            versions.check(kind.kind, found, docs[0])
+            return await self._publish(request, kind, [_without_server_fields(docs[0])], status=200)
 
     async def patch(self, request: web.Request, kind: Kind) -> web.Response:
         key = versions.event_key(kind.kind, request.match_info.get("ns", ""), request.match_info["name"])
@@ -185,21 +203,38 @@ class KindRoutes:
             if request.content_type == APPLY:  # server-side apply creates what does not exist yet
                 return await self.routes.create_pod(request)
             raise NotFound("pods", name)
-        live = objects.render_pod(row.pod)
+        live = objects.render_pod_row(row)  # as a GET shows it: with the node it is bound to
         where = f"Pod {ns}/{name}"
         patched = apply_patch(live, await request.read(), request.content_type, where)
-        before, after = _without_server_fields(live), _without_server_fields(patched)
-        annotations = dict((after.get("metadata") or {}).get("annotations") or {})
-        annotations.pop(LAST_APPLIED, None)  # kubectl's record of its last apply changes nothing scheduled
-        after_meta = {**after.get("metadata", {}), "annotations": annotations}
-        before_meta = {**before.get("metadata", {}), "annotations": dict(before["metadata"].get("annotations") or {})}
-        sections = (("metadata", before_meta, after_meta), ("spec", before.get("spec"), after.get("spec")))
-        for section, old, new in sections:
-            changed = _first_difference(old, new, section)
-            if changed is not None:
-                raise InvalidInput(where, changed, "a submitted pod does not change in Berth: delete it and "
-                                                   "create it again")
-        return web.json_response(objects.render_pod_row(row))
+        return _unchanged_pod(row, live, patched, where)
+
+    async def replace_pod(self, request: web.Request) -> web.Response:
+        """PUT of a pod: answered unchanged when it is the pod as submitted, refused otherwise."""
+        ns, name = request.match_info["ns"], request.match_info["name"]
+        row = await self.queries.pod(ns, name)
+        if row is None or row.deleted or row.pod is None:
+            raise NotFound("pods", name)
+        [doc] = objects.parse_body(decode_text(await request.read(), "request body"), kind="Pod")
+        return _unchanged_pod(row, objects.render_pod_row(row), doc, f"Pod {ns}/{name}")
+
+
+def _unchanged_pod(row: PodRow, live: dict[str, Any], wanted: dict[str, Any], where: str) -> web.Response:
+    """The pod as it is when `wanted` asks for no change to it (kubectl's last-applied record
+    aside); a pod does not change once submitted, so any other request is refused."""
+    before, after = _without_server_fields(live), _without_server_fields(wanted)
+    annotations = dict((after.get("metadata") or {}).get("annotations") or {})
+    annotations.pop(LAST_APPLIED, None)  # kubectl's record of its last apply changes nothing scheduled
+    after_meta = {**after.get("metadata", {}), "annotations": annotations}
+    for field in ("name", "namespace"):  # the URL names the pod when the body leaves them out
+        after_meta.setdefault(field, before["metadata"].get(field))
+    before_meta = {**before.get("metadata", {}), "annotations": dict(before["metadata"].get("annotations") or {})}
+    sections = (("metadata", before_meta, after_meta), ("spec", before.get("spec"), after.get("spec")))
+    for section, old, new in sections:
+        changed = _first_difference(old, new, section)
+        if changed is not None:
+            raise InvalidInput(where, changed, "a submitted pod does not change in Berth: delete it and "
+                                               "create it again")
+    return web.json_response(objects.render_pod_row(row))
 
 
 def _first_difference(old: Any, new: Any, path: str) -> str | None:

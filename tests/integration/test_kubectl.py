@@ -180,6 +180,15 @@ def test_kubectl_creates_applies_patches_and_explains(state: Path, tmp_path: Pat
         gone = _kubectl(kubeconfig, "get", "pod", "dry")
         assert gone.returncode == 1 and "not found" in gone.stderr, "a dry run creates nothing"
 
+        live = tmp_path / "live.yaml"
+        live.write_text(_ok(kubeconfig, "get", "pod", "web", "-o", "yaml"))
+        assert 'pod/web replaced' in _ok(kubeconfig, "replace", "-f", str(live)), "the pod as it is"
+        pc = tmp_path / "pc.yaml"
+        pc.write_text(_ok(kubeconfig, "get", "pc", "high", "-o", "yaml").replace("value: 1000", "value: 2000"))
+        assert "replaced" in _ok(kubeconfig, "replace", "-f", str(pc))
+        stale = _kubectl(kubeconfig, "replace", "-f", str(pc))  # its resourceVersion is now old
+        assert stale.returncode == 1 and "the object has been modified" in stale.stderr, stale.stderr
+
         explained = _ok(kubeconfig, "explain", "pod.spec")
         assert "KIND:       Pod" in explained and "containers\t<[]Container>" in explained
         assert 'node "n1" deleted' in _ok(kubeconfig, "delete", "node", "n1")
