@@ -79,8 +79,9 @@ class MakePod:
         return self
 
     def container(self, image: str = "registry.k8s.io/pause:3.9", requests: dict[str, Any] | None = None,
-                  limits: dict[str, Any] | None = None, ports: list[dict[str, Any]] | None = None) -> MakePod:
-        c: dict[str, Any] = {"name": f"c{len(self._d['spec']['containers'])}", "image": image}
+                  limits: dict[str, Any] | None = None, ports: list[dict[str, Any]] | None = None,
+                  name: str = "") -> MakePod:
+        c: dict[str, Any] = {"name": name or f"c{len(self._d['spec']['containers'])}", "image": image}
         if requests or limits:
             c["resources"] = {}
             if requests:
@@ -100,10 +101,13 @@ class MakePod:
         """A container with requests given by their resource names (e.g. "example.com/gpu")."""
         return self.container(requests=requests)
 
-    def init_req(self, requests: dict[str, Any], restart_policy: str | None = None) -> MakePod:
+    def init_req(self, requests: dict[str, Any] | None, restart_policy: str | None = None,
+                 image: str = "registry.k8s.io/pause:3.9") -> MakePod:
+        """An init container; with requests None it has no resources at all."""
         ics = self._d["spec"].setdefault("initContainers", [])
-        c: dict[str, Any] = {"name": f"init{len(ics)}", "image": "registry.k8s.io/pause:3.9",
-                             "resources": {"requests": dict(requests)}}
+        c: dict[str, Any] = {"name": f"init{len(ics)}", "image": image}
+        if requests is not None:
+            c["resources"] = {"requests": dict(requests)}
         if restart_policy:
             c["restartPolicy"] = restart_policy
         ics.append(c)
@@ -145,7 +149,8 @@ class MakePod:
         return self
 
     def toleration(self, key: str = "", value: str = "", effect: str = "", operator: str = "Equal") -> MakePod:
-        t: dict[str, Any] = {"operator": operator}
+        """operator "" leaves the operator unset."""
+        t: dict[str, Any] = {"operator": operator} if operator else {}
         if key:
             t["key"] = key
         if value:
@@ -230,17 +235,19 @@ class MakePod:
     def raw(self) -> dict[str, Any]:
         return self._d
 
-    def obj(self) -> Pod:
-        if not self._d["spec"]["containers"]:
+    def obj(self, default_container: bool = True, default_uid: bool = True) -> Pod:
+        """default_container: a pod given no container gets one; default_uid: a pod given no uid
+        gets "namespace/name"."""
+        if default_container and not self._d["spec"]["containers"]:
             self.container()
         pod = msgspec.convert(self._d, Pod)
-        if not pod.metadata.uid:
+        if default_uid and not pod.metadata.uid:
             meta = msgspec.structs.replace(pod.metadata, uid=f"{pod.metadata.namespace}/{pod.metadata.name}")
             pod = msgspec.structs.replace(pod, metadata=meta)
         return pod
 
-    def info(self) -> PodInfo:
-        return PodInfo(self.obj())
+    def info(self, default_container: bool = True, default_uid: bool = True) -> PodInfo:
+        return PodInfo(self.obj(default_container, default_uid))
 
 
 class MakeNode:

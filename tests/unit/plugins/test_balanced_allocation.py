@@ -4,14 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import msgspec
 import pytest
 
 from shared.framework.cycle_state import CycleState
 from shared.framework.node_info import NodeInfo
 from shared.framework.pod_info import PodInfo
 from shared.framework.status import Code
-from shared.model import Pod
 from shared.plugins.noderesources import BalancedAllocation, balanced_resource_scorer
 from tests.builders import MakeNode, MakePod
 
@@ -22,7 +20,7 @@ def pod(*reqs: dict[str, Any]) -> PodInfo:
     b = MakePod().name("p")
     for req in reqs:
         b.res(req)
-    return PodInfo(msgspec.convert(b.raw(), Pod))
+    return b.info(default_container=False, default_uid=False)
 
 
 def node(name: str, capacity: dict[str, str], *pods: PodInfo) -> NodeInfo:

@@ -45,8 +45,8 @@ def pod(*images: str, init: tuple[str, ...] = ()) -> MakePod:
     p = MakePod().name("p")
     for image in images:
         p.container(image=image)
-    for i, image in enumerate(init):
-        p.raw()["spec"].setdefault("initContainers", []).append({"name": f"init{i}", "image": image})
+    for image in init:
+        p.init_req(None, image=image)
     return p
 
 

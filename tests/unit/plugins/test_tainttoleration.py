@@ -23,7 +23,8 @@ from tests.builders import MakeNode, MakePod
 
 def _pod(*tolerations: dict[str, Any]) -> MakePod:
     p = MakePod().name("pod1")
-    p.raw()["spec"]["tolerations"] = list(tolerations)
+    for t in tolerations:
+        p.toleration(**t)
     return p
 
 
