@@ -47,46 +47,36 @@ from shared.events import (
     envelope,
 )
 from shared.model import (
-    Container,
     LabelSelector,
     Namespace,
     Node,
-    NodeSpec,
-    NodeStatus,
     ObjectMeta,
     Pod,
     PodDisruptionBudget,
     PodDisruptionBudgetSpec,
-    PodSpec,
     PriorityClass,
-    ResourceRequirements,
-    Taint,
-    Toleration,
 )
 from shared.model.config import KubeSchedulerConfiguration
+from tests.builders import MakeNode, MakePod
 
 
 def make_pod(name: str = "web-0", uid: str | None = None, *, cpu: str = "500m", priority: int | None = 10,
              node_name: str = "", namespace: str = "default") -> Pod:
-    return Pod(
-        metadata=ObjectMeta(name=name, namespace=namespace, uid=uid or f"uid-{name}", labels={"app": "web"}),
-        spec=PodSpec(
-            node_name=node_name,
-            priority=priority,
-            containers=[Container(name="c", image="nginx",
-                                  resources=ResourceRequirements(requests={"cpu": cpu, "memory": "1Gi"}))],
-            tolerations=[Toleration(key="dedicated", operator="Equal", value="web", effect="NoSchedule")],
-        ),
-    )
+    # schedulerName left unset, as the pod's spec has it before the loader's defaults
+    b = (MakePod().name(name).namespace(namespace).uid(uid or f"uid-{name}").label("app", "web").scheduler_name("")
+         .container(image="nginx", requests={"cpu": cpu, "memory": "1Gi"}, name="c")
+         .toleration("dedicated", "web", "NoSchedule"))
+    if node_name:
+        b.node(node_name)
+    if priority is not None:
+        b.priority(priority)
+    return b.obj()
 
 
 def make_node(name: str = "node-a", *, cpu: str = "4", zone: str = "a") -> Node:
-    return Node(
-        metadata=ObjectMeta(name=name, labels={"topology.kubernetes.io/zone": zone}),
-        spec=NodeSpec(taints=[Taint(key="dedicated", value="web", effect="NoSchedule")]),
-        status=NodeStatus(capacity={"cpu": cpu, "memory": "16Gi", "pods": 110},
-                             allocatable={"cpu": cpu, "memory": "15Gi", "pods": 110}),
-    )
+    return (MakeNode().name(name).label("topology.kubernetes.io/zone", zone).taint("dedicated", "web", "NoSchedule")
+            .capacity(cpu=cpu, memory="16Gi", pods=110).allocatable({"cpu": cpu, "memory": "15Gi", "pods": 110})
+            .obj())
 
 
 def sample_payloads() -> list[AnyEvent]:
