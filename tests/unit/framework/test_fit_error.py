@@ -4,9 +4,9 @@ import numpy as np
 
 from shared.framework.node_info import NodeInfo
 from shared.framework.status import Code, Status
-from shared.model import Node, ObjectMeta
 from shared.scheduler.fit_error import Diagnosis, FitError
 from shared.scheduler.rejections import Rejections, StatusTable
+from tests.builders import MakeNode
 
 
 def test_histogram_sorted_as_go_strings() -> None:
@@ -48,7 +48,7 @@ def test_post_filter_message_appended_without_extra_period() -> None:
 
 
 def _rejections() -> tuple[list[NodeInfo], Rejections]:
-    nodes = [NodeInfo(Node(metadata=ObjectMeta(name=f"n{i}"))) for i in range(5)]
+    nodes = [MakeNode().name(f"n{i}").info() for i in range(5)]
     names = [n.name for n in nodes]
     table = StatusTable()
     cpu = table.intern(Status(Code.UNSCHEDULABLE, "Insufficient cpu", plugin="NodeResourcesFit"))

@@ -8,12 +8,16 @@ from shared.events import PodShardResult
 from shared.framework.pod_info import PodInfo
 from shared.model.loader import load_objects
 from shared.scheduler.same_answers import answer_key, own_results, same_as, shared_results
+from tests.builders import MakePod
 
 
-def _pod(name: str, **meta: object) -> object:
-    doc = {"kind": "Pod", "metadata": {"name": name, "uid": f"uid-{name}", "labels": {"app": "web"}, **meta},
-           "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "100m"}}}]}}
-    return load_objects([("t", doc)]).pods[0]
+def _pod(name: str, namespace: str = "default", app: str = "web", created: str = "") -> object:
+    """A pod as the loader gives it (priority and preemption policy defaulted)."""
+    b = MakePod().name(name).namespace(namespace).uid(f"uid-{name}").label("app", app)
+    b.container(image="", name="c", requests={"cpu": "100m"})
+    if created:
+        b.creation_timestamp(created)
+    return load_objects([("t", {"kind": "Pod", **b.raw()})]).pods[0]
 
 
 def _key(pod: object, start: int = 7, nominated: bool = False) -> bytes | None:
@@ -21,13 +25,13 @@ def _key(pod: object, start: int = 7, nominated: bool = False) -> bytes | None:
 
 
 def test_pods_only_names_tell_apart_have_one_key() -> None:
-    assert _key(_pod("a")) == _key(_pod("b", creationTimestamp="2026-01-01T00:00:00Z"))
+    assert _key(_pod("a")) == _key(_pod("b", created="2026-01-01T00:00:00Z"))
 
 
 def test_what_a_walk_can_tell_apart_changes_the_key() -> None:
     base = _key(_pod("a"))
     assert _key(_pod("a"), start=8) != base
-    assert _key(_pod("b", labels={"app": "db"})) != base  # affinity and spreading read labels
+    assert _key(_pod("b", app="db")) != base  # affinity and spreading read labels
     assert _key(_pod("b", namespace="other")) != base
     spec = _pod("b")
     bigger = msgspec.structs.replace(spec, spec=msgspec.structs.replace(spec.spec, priority=5))  # type: ignore[attr-defined]
