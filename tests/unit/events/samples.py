@@ -61,9 +61,10 @@ from tests.builders import MakeNode, MakePod
 
 
 def make_pod(name: str = "web-0", uid: str | None = None, *, cpu: str = "500m", priority: int | None = 10,
-             node_name: str = "", namespace: str = "default") -> Pod:
-    # schedulerName left unset, as the pod's spec has it before the loader's defaults
-    b = (MakePod().name(name).namespace(namespace).uid(uid or f"uid-{name}").label("app", "web").scheduler_name("")
+             node_name: str = "", namespace: str = "default", scheduler_name: str = "") -> Pod:
+    # schedulerName unset unless given, as the pod's spec has it before the loader's defaults
+    b = (MakePod().name(name).namespace(namespace).uid(uid or f"uid-{name}").label("app", "web")
+         .scheduler_name(scheduler_name)
          .container(image="nginx", requests={"cpu": cpu, "memory": "1Gi"}, name="c")
          .toleration("dedicated", "web", "NoSchedule"))
     if node_name:

@@ -39,8 +39,7 @@ FULL = [NodeFailure(code="Unschedulable", reasons=["Insufficient cpu"], plugin="
 
 
 def make_pod(name: str, *, cpu: str, priority: int, node_name: str = "") -> Pod:
-    pod = sample_pod(name, cpu=cpu, priority=priority, node_name=node_name)
-    return msgspec.structs.replace(pod, spec=msgspec.structs.replace(pod.spec, scheduler_name="default-scheduler"))
+    return sample_pod(name, cpu=cpu, priority=priority, node_name=node_name, scheduler_name="default-scheduler")
 
 
 async def _reached(watermark: Mapping[str, list[int]], timeout: float) -> bool:
