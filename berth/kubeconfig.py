@@ -3,11 +3,12 @@ cluster's gateway with its admin token, trusting the cluster's own certificate a
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
 import yaml
+
+from .files import write_atomically
 
 FILE = "kubeconfig"
 NAME = "berth"
@@ -24,9 +25,5 @@ def kubeconfig(server: str, token: str, ca_file: str) -> dict[str, Any]:
 
 
 def write_kubeconfig(path: Path, server: str, token: str, ca_file: str) -> None:
-    """Atomically, readable by its owner only: it holds the admin token."""
-    tmp = path.with_suffix(".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as f:
-        yaml.safe_dump(kubeconfig(server, token, ca_file), f, sort_keys=False)
-    tmp.replace(path)
+    """Readable by its owner only: it holds the admin token."""
+    write_atomically(path, yaml.safe_dump(kubeconfig(server, token, ca_file), sort_keys=False).encode())

@@ -26,6 +26,7 @@ from types import FrameType
 from typing import Any
 
 from .client import EXIT_ERROR, STATE_FILE, CliError, run_guarded
+from .files import write_atomically
 from .fleet import Fleet, ServiceFailed, service_env
 from .kubeconfig import FILE as KUBECONFIG_FILE
 from .kubeconfig import write_kubeconfig
@@ -121,12 +122,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _write_state(path: Path, data: dict[str, Any]) -> None:
-    """Atomically, readable by the owner only: it holds the API token."""
-    tmp = path.with_suffix(".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as f:
-        json.dump(data, f, indent=2, sort_keys=True)
-    tmp.replace(path)
+    """Readable by the owner only: it holds the API token."""
+    write_atomically(path, json.dumps(data, indent=2, sort_keys=True).encode())
 
 
 def _watch(supervisor: Supervisor) -> int:

@@ -20,6 +20,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
+from berth.files import write_atomically
+
 CA_LIFETIME = datetime.timedelta(days=3650)
 SERVER_LIFETIME = datetime.timedelta(days=365)
 RENEW_BEFORE = datetime.timedelta(days=30)
@@ -130,17 +132,9 @@ def _server_certificate(key: PrivateKey, ca: tuple[x509.Certificate, PrivateKey]
 def _write_key(path: Path, key: PrivateKey) -> None:
     pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
                             serialization.NoEncryption())
-    _write_file(path, pem, 0o600)
+    write_atomically(path, pem, 0o600)
 
 
 def _write_cert(path: Path, cert: x509.Certificate) -> None:
-    _write_file(path, cert.public_bytes(serialization.Encoding.PEM), 0o644)
+    write_atomically(path, cert.public_bytes(serialization.Encoding.PEM), 0o644)
 
-
-def _write_file(path: Path, data: bytes, mode: int) -> None:
-    """Atomically, with its mode set before any byte is written."""
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
-    with os.fdopen(fd, "wb") as f:
-        f.write(data)
-    tmp.replace(path)
