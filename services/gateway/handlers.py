@@ -11,7 +11,7 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 from aiohttp import web
@@ -232,7 +232,13 @@ def _refuse_watch(request: web.Request, resource: str) -> None:
 
 
 UID_CHUNK = 5000
-"""Keys per query when a watch reads objects by key (a query takes at most 32,767 parameters)."""
+"""Keys per query when objects are read by key (a query takes at most 32,767 parameters)."""
+_Row = TypeVar("_Row")
+
+
+async def _by_keys(read: Callable[[Sequence[str]], Awaitable[list[_Row]]], keys: Sequence[str]) -> list[_Row]:
+    """`read` of every key, UID_CHUNK keys per query."""
+    return [row for i in range(0, len(keys), UID_CHUNK) for row in await read(keys[i:i + UID_CHUNK])]
 POD_CHANGES = {"PodSubmitted": "ADDED", "PodNominated": "MODIFIED", "PodBound": "MODIFIED",
                "BindRejected": "MODIFIED", "SchedulingAttempted": "MODIFIED", "PodEvicted": "DELETED",
                "PodDeleted": "DELETED"}
@@ -365,7 +371,7 @@ class Routes:
         needs_classes = any(d.get("kind") == "Pod" for d in docs)
         stored = [r.priority_class for r in await self.queries.priority_classes()] if needs_classes else []
         validated = objects.validate(docs, stored, field_validation=_field_validation(request),
-                                     created=await self._created({str(d.get("kind")) for d in docs}))
+                                     created=await self._created(docs))
         request[WARNINGS] = validated.warnings
         return validated
 
@@ -380,12 +386,15 @@ class Routes:
         [stamped] = versions.stamp(kind, [item], found or {})
         return _answer_one(request, kind, stamped)
 
-    async def _created(self, kinds: set[str]) -> objects.Created:
-        """The stored objects' creation times, for the kinds a request holds."""
+    async def _created(self, docs: list[dict[str, Any]]) -> objects.Created:
+        """The stored objects' creation times, for the kinds a request holds (its nodes read by name:
+        a patch of one node, or an apply of a few, reads those, not every node)."""
+        kinds = {str(d.get("kind")) for d in docs}
         out: dict[tuple[str, str, str], str] = {}
         stored: list[tuple[str, Any]] = []
         if "Node" in kinds:
-            stored += [("Node", r.node) for r in await self.queries.nodes()]
+            names = sorted({str((d.get("metadata") or {}).get("name", "")) for d in docs if d.get("kind") == "Node"})
+            stored += [("Node", r.node) for r in await _by_keys(self.queries.nodes_by_name, names)]
         if "Namespace" in kinds:
             stored += [("Namespace", r.namespace) for r in await self.queries.namespaces()]
         if "PriorityClass" in kinds:
@@ -415,8 +424,7 @@ class Routes:
         return {r.name: objects.render_node_row(r) for r in await self.queries.nodes()}
 
     async def _nodes_named(self, names: Sequence[str]) -> dict[str, dict[str, Any]]:
-        return {r.name: objects.render_node_row(r) for i in range(0, len(names), UID_CHUNK)
-                for r in await self.queries.nodes_by_name(names[i:i + UID_CHUNK])}
+        return {r.name: objects.render_node_row(r) for r in await _by_keys(self.queries.nodes_by_name, names)}
 
     async def _watch(self, request: web.Request, watched: watch.Watched,
                      field_paths: tuple[str, ...] | None = None) -> web.StreamResponse:
@@ -483,8 +491,7 @@ class Routes:
         return await self.answer(request, "Pod", _listed(request, [objects.render_pod_row(r) for r in rows]), version)
 
     async def _pods_of(self, uids: Sequence[str], ns: str | None) -> dict[str, dict[str, Any]]:
-        rows = [r for i in range(0, len(uids), UID_CHUNK)
-                for r in await self.queries.pods_by_uid(uids[i:i + UID_CHUNK])]
+        rows = await _by_keys(self.queries.pods_by_uid, uids)
         return {r.uid: objects.render_pod_row(r) for r in rows if r.name and (ns is None or r.namespace == ns)}
 
     async def _live_pods(self, ns: str | None) -> dict[str, dict[str, Any]]:
