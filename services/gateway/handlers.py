@@ -535,6 +535,14 @@ class Routes:
         return await self.answer(request, "PodDisruptionBudget", _listed(request, await self._pdbs(ns)), version,
                                  found)
 
+    async def objects_of(self, kind: str, ns: str | None = None) -> list[dict[str, Any]]:
+        """Every namespace, PriorityClass or budget (of namespace `ns`) as the API shows them."""
+        if kind == "Namespace":
+            return await self._namespaces()
+        if kind == "PriorityClass":
+            return await self._priority_classes()
+        return await self._pdbs(ns)
+
     async def _pdbs(self, ns: str | None = None) -> list[dict[str, Any]]:
         return [objects.render_object(r.pdb, "policy/v1", "PodDisruptionBudget") for r in await self.queries.pdbs(ns)]
 

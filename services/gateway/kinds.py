@@ -23,9 +23,7 @@ from shared.events import (
     PodDisruptionBudgetDeleted,
     PriorityClassDeleted,
 )
-from shared.model import Namespace, ObjectMeta
 from shared.model.loader import decode_text
-from shared.model.namespace import labelled
 from shared.projection import PodRow
 
 from . import objects, versions
@@ -95,26 +93,8 @@ class KindRoutes:
         if kind.kind == "Node":
             row = await self.queries.node(name)
             return objects.render_node_row(row) if row is not None else None
-        if kind.kind == "Namespace":
-            found = next((r.namespace for r in await self.queries.namespaces() if r.name == name), None)
-            if found is None and await self._in_use(name):
-                found = labelled(Namespace(metadata=ObjectMeta(name=name)))
-            return ({**objects.render_object(found, kind.api_version, kind.kind), "status": {"phase": "Active"}}
-                    if found is not None else None)
-        if kind.kind == "PriorityClass":
-            pc = next((r.priority_class for r in await self.queries.priority_classes() if r.name == name), None)
-            return objects.render_object(pc, kind.api_version, kind.kind) if pc is not None else None
-        pdb = next((r.pdb for r in await self.queries.pdbs(ns) if r.name == name), None)
-        return objects.render_object(pdb, kind.api_version, kind.kind) if pdb is not None else None
-
-    async def _in_use(self, namespace: str) -> bool:
-        """A namespace no object declares exists while anything lives in it, `default` always (as
-        the namespace list shows them)."""
-        if namespace == "default":
-            return True
-        if any(p.namespace == namespace and not p.deleted for p in await self.queries.pod_states()):
-            return True
-        return bool(await self.queries.pdbs(namespace))
+        listed = await self.routes.objects_of(kind.kind, ns if kind.namespaced else None)
+        return next((i for i in listed if (i.get("metadata") or {}).get("name") == name), None)
 
     async def _existing(self, request: web.Request, kind: Kind) -> tuple[str, str, dict[str, Any]]:
         ns, name = request.match_info.get("ns", ""), request.match_info["name"]
