@@ -256,15 +256,13 @@ def _pod_gone(pod: dict[str, Any]) -> bool:
     return (pod.get("status") or {}).get("phase") == "Deleted"
 
 
-def _pod_at_change(kind: str, payload: dict[str, Any], ns: str | None) -> dict[str, Any] | None:
-    """A pod as its submission leaves it: Pending, not yet tried (None outside namespace `ns`)."""
+def _pod_at_change(kind: str, payload: dict[str, Any]) -> dict[str, Any] | None:
+    """A pod as its submission leaves it: Pending, not yet tried."""
     if kind != "PodSubmitted":
         return None
     event = payload_from_builtins(payload, type_name=kind)
     assert isinstance(event, PodSubmitted)
     meta = event.pod.metadata
-    if ns is not None and meta.namespace != ns:
-        return None
     return objects.render_pod_row(PodRow(uid=meta.uid, namespace=meta.namespace, name=meta.name, pod=event.pod))
 
 
@@ -428,7 +426,15 @@ class Routes:
 
     async def _watch(self, request: web.Request, watched: watch.Watched,
                      field_paths: tuple[str, ...] | None = None) -> web.StreamResponse:
-        stream = watch.WatchStream(request, watched, self.store, _selection(request, field_paths))
+        """A watch of `watched`, narrowed by the request's selectors and, on a namespaced URL, to its
+        namespace: the one place a change is judged in or out of the stream."""
+        selected, ns = _selection(request, field_paths), request.match_info.get("ns")
+
+        def in_scope(item: dict[str, Any]) -> bool:
+            return ns is None or (item.get("metadata") or {}).get("namespace") == ns
+
+        stream = watch.WatchStream(request, watched, self.store, lambda item: in_scope(item) and selected(item),
+                                   in_scope)
         with self.streams.slot(request.remote or ""):
             return await stream.serve()
 
@@ -482,17 +488,15 @@ class Routes:
         ns = request.match_info.get("ns")
         if _watching(request):
             return await self._watch(request, watch.Watched("Pod", "v1", POD_CHANGES, _pod_key,
-                                                            lambda uids: self._pods_of(uids, ns),
-                                                            lambda: self._live_pods(ns), lambda uid: {"uid": uid},
-                                                            _pod_gone,
-                                                            lambda kind, payload: _pod_at_change(kind, payload, ns)))
+                                                            self._pods_of, lambda: self._live_pods(ns),
+                                                            lambda uid: {"uid": uid}, _pod_gone, _pod_at_change))
         version = await self.store.last_seq()
         rows = await self.queries.pods(ns)
         return await self.answer(request, "Pod", _listed(request, [objects.render_pod_row(r) for r in rows]), version)
 
-    async def _pods_of(self, uids: Sequence[str], ns: str | None) -> dict[str, dict[str, Any]]:
+    async def _pods_of(self, uids: Sequence[str]) -> dict[str, dict[str, Any]]:
         rows = await _by_keys(self.queries.pods_by_uid, uids)
-        return {r.uid: objects.render_pod_row(r) for r in rows if r.name and (ns is None or r.namespace == ns)}
+        return {r.uid: objects.render_pod_row(r) for r in rows if r.name}
 
     async def _live_pods(self, ns: str | None) -> dict[str, dict[str, Any]]:
         return {r.uid: objects.render_pod_row(r) for r in await self.queries.pods(ns)}
@@ -530,7 +534,8 @@ class Routes:
     async def list_pdbs(self, request: web.Request) -> web.StreamResponse:
         ns = request.match_info.get("ns")
         if _watching(request):
-            return await self._watch(request, object_watches.upserted_kind("PodDisruptionBudget", self._pdbs, ns))
+            return await self._watch(request, object_watches.upserted_kind("PodDisruptionBudget",
+                                                                                  lambda: self._pdbs(ns)))
         version, found = await self.store.last_seq(), await versions.read(self.store, "PodDisruptionBudget")
         return await self.answer(request, "PodDisruptionBudget", _listed(request, await self._pdbs(ns)), version,
                                  found)

@@ -22,10 +22,8 @@ def _key_of(kind: str, item: dict[str, Any]) -> str:
     return versions.event_key(kind, str(meta.get("namespace") or ""), str(meta.get("name") or ""))
 
 
-def upserted_kind(kind: str, read_all: Callable[[], Awaitable[list[dict[str, Any]]]],
-                  namespace: str | None = None) -> Watched:
-    """The Watched of `kind`, its objects read by `read_all` (rendered as the API shows them), only
-    those of `namespace` when given."""
+def upserted_kind(kind: str, read_all: Callable[[], Awaitable[list[dict[str, Any]]]]) -> Watched:
+    """The Watched of `kind`, its objects read by `read_all` (rendered as the API shows them)."""
     upserted, deleted = versions.CHANGES[kind]
     api_version = group_version_of(kind)
 
@@ -34,11 +32,8 @@ def upserted_kind(kind: str, read_all: Callable[[], Awaitable[list[dict[str, Any
             return _key_of(kind, payload[FIELDS[kind]])
         return versions.event_key(kind, str(payload.get("namespace") or ""), str(payload["name"]))
 
-    def inside(item: dict[str, Any]) -> bool:
-        return namespace is None or (item.get("metadata") or {}).get("namespace") == namespace
-
     async def everything() -> dict[str, dict[str, Any]]:
-        return {_key_of(kind, i): i for i in await read_all() if inside(i)}
+        return {_key_of(kind, i): i for i in await read_all()}
 
     async def load(keys: Sequence[str]) -> dict[str, dict[str, Any]]:
         wanted = set(keys)
@@ -52,8 +47,7 @@ def upserted_kind(kind: str, read_all: Callable[[], Awaitable[list[dict[str, Any
         if event_type != upserted:
             return None
         event = payload_from_builtins(payload, type_name=event_type)
-        rendered = objects.render_object(getattr(event, FIELDS[kind]), api_version, kind)
-        return rendered if inside(rendered) else None
+        return objects.render_object(getattr(event, FIELDS[kind]), api_version, kind)
 
     return Watched(kind, api_version, {upserted: "ADDED", deleted: "DELETED"}, key, load, everything, stub,
                    at_change=at_change)

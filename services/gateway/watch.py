@@ -134,9 +134,13 @@ class WatchStream:
     """One client's watch: writes its events as JSON lines until the client goes or time runs out."""
 
     def __init__(self, request: web.Request, watched: Watched, store: PostgresEventStore,
-                 matches: Callable[[dict[str, Any]], bool]) -> None:
+                 matches: Callable[[dict[str, Any]], bool],
+                 in_scope: Callable[[dict[str, Any]], bool] = lambda obj: True) -> None:
         self.request, self.watched, self.store = request, watched, store
         self.selection = Selection(matches)
+        self.in_scope = in_scope
+        """The URL's part of `matches` (its namespace): all an object known by its key alone can be
+        judged by."""
         self.as_table = tables.wants_table(request.headers.get("Accept", ""))
         self.bookmarks = request.query.get("allowWatchBookmarks", "") == "true"
         self.start = _resource_version(request)
@@ -204,6 +208,8 @@ class WatchStream:
                 self.gone_since_start.discard(key)
                 obj = obj or {"apiVersion": self.watched.api_version, "kind": self.watched.kind,
                               "metadata": self.watched.stub(key)}
+                if not self.in_scope(obj):
+                    continue
                 self.selection.seen.add(key)
             if obj is None:
                 continue  # created and deleted before this watch ever read it

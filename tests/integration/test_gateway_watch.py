@@ -291,3 +291,20 @@ async def test_priority_classes_namespaces_and_budgets_are_watched_as_their_even
         assert await events("/apis/policy/v1/namespaces/team/poddisruptionbudgets", 1) == [("ADDED", "web")]
     finally:
         await client.close()
+
+
+async def test_a_namespaced_watch_sees_its_namespace_alone(gateways: Gateways) -> None:
+    client = await gateways.start()
+    try:
+        await _apply(client, _pod("before"))
+        await _wait_listed(client, {"before"})
+        start = await _list_version(client, "/api/v1/pods")
+        await _apply(client, _pod("here").replace("{name: here,", "{name: here, namespace: prod,") + "---\n"
+                     + _pod("elsewhere"))
+        async with client.get("/api/v1/namespaces/prod/pods", params={"watch": "true", "resourceVersion": start,
+                                                                        "timeoutSeconds": "3"}) as resp:
+            lines = [json.loads(line) for line in (await resp.read()).splitlines() if line]
+        assert [(e["type"], e["object"]["metadata"]["name"]) for e in lines if e["type"] != "BOOKMARK"] == [
+            ("ADDED", "here")]
+    finally:
+        await client.close()
