@@ -6,6 +6,9 @@ batch fetched together are evaluated as one walk over the union of their shards 
 pod) and answered once, naming every shard covered: any set of nodes can stand for a shard in the
 queue's merge, as long as the answer covers exactly that set.
 
+A proposing request (`propose`) is also decided here, as the queue would decide it on the same
+view (shared.scheduler.proposing), and answered with a ranking per pod.
+
 Before evaluating, the view must have folded what the queue had when it sent the request (the
 request's watermark), and the queue's in-flight assumptions are overlaid, so the replica sees the
 queue's view. Output ids derive from the request, so a redelivered request is answered with the same
@@ -15,6 +18,7 @@ event ids (the queue drops duplicates).
 from __future__ import annotations
 
 import logging
+import random
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -40,7 +44,9 @@ from shared.framework.runtime import Framework
 from shared.framework.snapshot import Snapshot
 from shared.model import Pod
 from shared.scheduler.node_index import NodeIndexes
+from shared.scheduler.proposing import propose_batch
 from shared.scheduler.same_answers import answer_key, same_as
+from shared.scheduler.schedule_one import ScheduleAlgorithm
 from shared.scheduler.sharded import filter_on_shard, raw_scores_on_shard
 
 log = logging.getLogger(__name__)
@@ -76,6 +82,8 @@ class FilterHandler(Handler):
         self.watermark_wait_s = watermark_wait_s
         self.index = ShardIndex()
         self.node_indexes = NodeIndexes()
+        self.walker = ScheduleAlgorithm(random.Random(0))
+        """Walks again, in a proposed batch, for a pod the ones before it left no candidate."""
         self.owned: set[int] = set(range(NODE_SHARDS))
         self._states: OrderedDict[str, dict[str, _PodState]] = OrderedDict()
         self.evaluated = 0
@@ -116,13 +124,37 @@ class FilterHandler(Handler):
         mine = snapshot.node_info_map if req.whole else self.index.nodes_of(snapshot, shards)
         # Positions mean the same to the queue only in the view at its watermark.
         packed = reached and not folded
-        results = self._evaluate_all(req, snapshot, mine, packed)
+        # Proposals are made on the queue's view only: on another the queue ranks for itself.
+        proposed = req.propose and req.whole and req.phase == "filter" and packed
+        if proposed:
+            results = self._propose(req)
+        else:
+            results = self._evaluate_all(req, snapshot, mine, packed)
         answer = ShardFiltered(batch_id=req.batch_id, cycle=req.cycle, shard=shards[0], shards=shards,
                                phase=req.phase, node_count=len(mine), results=results, folded=folded,
-                               owned=sorted(self.owned))
+                               owned=sorted(self.owned), proposed=proposed)
         env = envelope(answer, producer=self.producer, caused_by=event.envelope,
                        event_id=derived_id(event.envelope.event_id, "shards", *shards))
         return OutgoingEvent(SHARD_RESULTS, env)
+
+    def _propose(self, req: FilterBatchRequested) -> list[PodShardResult]:
+        """The batch decided on the view as the queue would decide it (each pod assumed where it
+        is proposed), then the view given back its request's assumptions."""
+        view, profiles = self.view, self.profiles
+
+        def assume(uid: str, node: str) -> None:
+            view.assume(uid, node)
+            point_at(profiles.values(), view)
+
+        try:
+            proposals = propose_batch(profiles, req.pods, req.seeds, req.starts[0] if req.starts else 0,
+                                      view.snapshot, assume, self.walker, indexes=self.node_indexes,
+                                      nominated=lambda uid: uid in view.nominated or uid in view.nominating)
+        finally:
+            view.set_assumed((a.pod_uid, a.node_name) for a in req.assumed)
+            point_at(profiles.values(), view)
+        self.evaluated += len(proposals)
+        return [p.result for p in proposals]
 
     def _evaluate_all(self, req: FilterBatchRequested, snapshot: Snapshot, mine: Collection[str],
                       packed: bool) -> list[PodShardResult]:

@@ -159,7 +159,7 @@ class Scheduler:
                  batch_size: int = DEFAULT_BATCH, lockstep: bool = False, seed: int = 0,
                  gather_timeout_s: float = DEFAULT_GATHER_TIMEOUT_S, pipeline_depth: int = 0,
                  unschedulable_timeout_s: float = DEFAULT_UNSCHEDULABLE_TIMEOUT_S, producer: str = "queue",
-                 gate: Gate | None = None,
+                 gate: Gate | None = None, propose: bool = False,
                  extenders: Sequence[FilterExtender] = ()) -> None:
         self.view, self.profiles, self.gatherer, self.publish = view, profiles, gatherer, publish
         self.extenders = list(extenders)
@@ -169,6 +169,9 @@ class Scheduler:
         self.batch_size = 1 if lockstep else batch_size
         self.pipeline_depth = max(0, pipeline_depth)
         self.lockstep, self.seed, self.producer = lockstep, seed, producer
+        self.propose = propose
+        """Workers decide each batch as this queue would and answer with a ranking per pod, which
+        the queue re-checks where its view moved (shared.scheduler.proposing)."""
         self.driver: Driver = Lockstep(self) if lockstep else Pipelined(self)
         self.gather_timeout_s = gather_timeout_s
         self.config_hash = config_hash(config)
@@ -468,7 +471,8 @@ class Scheduler:
         cycle = self.cycle
         filtered = await self._scatter(FilterBatchRequested(
             batch_id=batch_id, cycle=cycle, phase="filter", pods=[a.info.pod for a in attempts],
-            starts=[start] * len(attempts), watermark=watermark, assumed=assumed, whole=True), stopping)
+            starts=[start] * len(attempts), watermark=watermark, assumed=assumed, whole=True,
+            propose=self.propose, seeds=[a.seed for a in attempts] if self.propose else []), stopping)
         batch = merge_batch([(a.fwk, a.info) for a in attempts], filtered, snapshot, start)
         merged, raw, second = batch.merged, batch.raw, batch.to_score
         for m in merged:

@@ -30,6 +30,9 @@ class QueueSettings:
     """One pod in flight at a time, its outcome awaited before the next, with the simulator's
     logical clock: decisions then equal `berth simulate`'s on the same input."""
     seed: int = 0
+    propose: bool = False
+    """Filter workers decide each batch and answer with a ranking per pod (BERTH_QUEUE_PROPOSE=1);
+    off, they answer with the walks (feasible nodes and raw scores) and the queue ranks."""
     gather_timeout_s: float = DEFAULT_GATHER_TIMEOUT_S
     """A scatter with shards still silent after this long is sent again."""
     unschedulable_timeout_s: float = DEFAULT_UNSCHEDULABLE_TIMEOUT_S
@@ -46,5 +49,6 @@ def load(env: Mapping[str, str] | None = None) -> QueueSettings:
         pipeline_depth=env_int(env, "BERTH_QUEUE_PIPELINE", 0),
         lockstep=env_flag(env, "BERTH_QUEUE_LOCKSTEP"),
         seed=env_int(env, "BERTH_SEED", 0),
+        propose=env_flag(env, "BERTH_QUEUE_PROPOSE"),
         unschedulable_timeout_s=env_float(env, "BERTH_UNSCHEDULABLE_TIMEOUT_S", DEFAULT_UNSCHEDULABLE_TIMEOUT_S),
     )

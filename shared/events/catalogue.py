@@ -184,6 +184,10 @@ class FilterBatchRequested(Event, frozen=True):
     the queue had folded) and overlays `assumed`, so it evaluates exactly the queue's view.
     Phase "filter": PreFilter, then Filter from the round-robin index `starts[i]`; phase "score":
     raw Score of `feasible[i]` (the merged feasible nodes; PreScore sees all of them).
+
+    `propose` (whole batches): also decide the batch there as the queue would, in order, each pod
+    placed where it is proposed before the next is ranked, `seeds[i]` breaking pod i's ties, and
+    answer with the decisions (shared.scheduler.proposing).
     """
 
     batch_id: str
@@ -196,6 +200,8 @@ class FilterBatchRequested(Event, frozen=True):
     watermark: dict[str, list[int]] = {}
     assumed: list[Assumed] = []
     whole: bool = False
+    propose: bool = False
+    seeds: list[int] = []
 
     def partition_key(self) -> str:
         return self.batch_id
@@ -234,7 +240,11 @@ class PodShardResult(Part, frozen=True):
     name fields are then empty (shared.scheduler.packing).
 
     `same_as`: this pod's answer is the answer of that pod, earlier in the same ShardFiltered (pods
-    only their names tell apart, shared.scheduler.same_answers); every other field is then empty."""
+    only their names tell apart, shared.scheduler.same_answers); every other field is then empty.
+
+    `ranked` (an answer to a proposing request, for a pod some node fits): the nodes to try in
+    order, the one the worker placed it on first; `walked`: the nodes its walk processed (what
+    the round-robin start moves by). Every other field is then empty."""
 
     pod_uid: str
     feasible: list[str] = []
@@ -250,6 +260,8 @@ class PodShardResult(Part, frozen=True):
     feasible_at: list[int] = []
     score_runs: dict[str, list[int]] = {}
     same_as: str = ""
+    ranked: list[str] = []
+    walked: int = 0
 
 
 class ShardFiltered(Event, frozen=True):
@@ -271,6 +283,9 @@ class ShardFiltered(Event, frozen=True):
     owned: list[int] = []
     """The `filter-requests` partitions the answering worker owned when it answered: partitions
     one worker owns are one place to send a whole batch (the queue spreads batches over workers)."""
+    proposed: bool = False
+    """The results are the batch's decisions on the request's view (its `propose`), made where the
+    worker's view was at the watermark; otherwise they are the walks, which the queue decides."""
 
     def partition_key(self) -> str:
         return self.batch_id

@@ -36,7 +36,7 @@ from shared.scheduler.seeds import attempt_seed, config_hash
 
 from .diff import first_difference, verdicts, weighted_difference
 from .history import Batch, History, Recorded
-from .rebuild import Evaluation, LogFolder, evaluate
+from .rebuild import Evaluation, LogFolder, evaluate, propose_again
 
 Progress = Callable[[int, int], None]
 
@@ -214,13 +214,16 @@ class Replayer:
 
     # --- one cycle ----------------------------------------------------------------------------
 
-    def evaluate(self, batch: Batch, view: ClusterView, profiles: Mapping[str, Framework]) -> list[Evaluation]:
+    def evaluate(self, batch: Batch, view: ClusterView, profiles: Mapping[str, Framework],
+                 *, record: bool = False) -> list[Evaluation]:
         """Re-make the batch's attempts on `view` folded to its request's watermark (what the
         shards saw), the extenders' recorded answers applied; the view keeps the request's
-        assumptions."""
+        assumptions. A proposed batch is proposed again, as its worker did."""
         req = batch.request
         view.set_assumed((a.pod_uid, a.node_name) for a in req.assumed)
         point_at(profiles.values(), view)
+        if batch.proposed:
+            return propose_again(req, view, profiles, record=record)
         snapshot = view.snapshot()
         every_node = set(snapshot.node_info_map)
         evaluations = [evaluate(profiles, pod, snapshot, req.starts[i] if i < len(req.starts) else 0, every_node)
@@ -239,8 +242,8 @@ class Replayer:
         point_at(profiles.values(), view)
         starts = batch.request.starts
         items = [BatchItem(e.fwk,  # type: ignore[arg-type]  # those without one are left out (`runnable`)
-                           e.info, e.merged, e.raw, seeds[e.info.uid],
-                           batch.extenders.get(e.info.uid, ()), starts[k] if k < len(starts) else 0)
+                           e.info, e.merged, e.raw, seeds[e.info.uid], batch.extenders.get(e.info.uid, ()),
+                           starts[k] if k < len(starts) else 0, e.scores)
                  for k, e in enumerate(evaluations)]
         runnable = [i for i, e in enumerate(evaluations) if e.fwk is not None]
 
@@ -264,14 +267,15 @@ class Replayer:
                evaluations: list[Evaluation] | None = None) -> tuple[list[Evaluation], list[Decision]]:
         """Evaluate (unless given) and decide the batch as the queue did."""
         if evaluations is None:
-            evaluations = self.evaluate(batch, view, profiles)
+            evaluations = self.evaluate(batch, view, profiles, record=record)
         seeds = seeds if seeds is not None else self.seeds(batch)
         return evaluations, self.decide_evaluated(batch, evaluations, view, profiles, seeds, record=record)
 
     def _evaluate_both(self, batch: Batch, view: ClusterView) -> tuple[list[Evaluation], list[Evaluation] | None]:
         """A late cycle's evaluations where it was filtered: as recorded, and under the what-if."""
-        base = self.evaluate(batch, view, self.profiles_for(self._hash_of(batch)))
-        return base, self.evaluate(batch, view, self._what_if) if self._what_if is not None else None
+        record = self._what_if is not None
+        base = self.evaluate(batch, view, self.profiles_for(self._hash_of(batch)), record=record)
+        return base, self.evaluate(batch, view, self._what_if, record=True) if self._what_if is not None else None
 
     def seeds(self, batch: Batch) -> dict[str, int]:
         """Each pod's attempt seed: the recorded one, or for a pod the queue retried at once (no

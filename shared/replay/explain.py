@@ -30,7 +30,7 @@ from shared.scheduler.seeds import attempt_seed
 
 from .engine import Replayer, outcome_text
 from .history import Batch, History, Recorded
-from .rebuild import Evaluation, LogFolder, evaluate
+from .rebuild import Evaluation, LogFolder, evaluate, propose_again
 
 
 class FilterVerdict(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -100,9 +100,15 @@ def explain_attempt(history: History, pod_name: str, attempt: int | None = None)
         folder.advance_to(batch.decided_watermark)
         view.set_assumed((a.pod_uid, a.node_name) for a in batch.decided_assumed)
 
+    decide_on = decided_later if batch.late is not None else None
+    ranked: Evaluation | None = None
+    if batch.proposed:
+        # Its worker walked it where the shards walk, ranked it with the batch's pods before it
+        # placed where the worker placed them, and the queue tried that ranking on its own view.
+        ranked = _proposal(batch, index, view, profiles)
     out = _explain(profiles, view, pod, start, target.decision.seed, _earlier(batch, index),
                    preempted=_preemption_message(history, target), extenders=batch.extenders.get(uid, ()),
-                   decide_on=decided_later if batch.late is not None else None)
+                   decide_on=decide_on, ranked=ranked)
     out.cycle, out.at, out.config_hash = batch.request.cycle, target.at, target.decision.config_hash
     out.attempt = target.decision.attempt
     out.recorded = outcome_text(target.decision.node_name, target.decision.message)
@@ -150,6 +156,15 @@ def _earlier(batch: Batch, index: int) -> list[tuple[str, str]]:
     return out
 
 
+def _proposal(batch: Batch, index: int, view: ClusterView, profiles: dict[str, Framework]) -> Evaluation | None:
+    """Pod `index`'s proposal made again (its ranking and the ranking's scores), None when nothing
+    fit it; the view is left as it was."""
+    req = batch.request
+    prefix = msgspec.structs.replace(req, pods=req.pods[:index + 1], seeds=req.seeds[:index + 1])
+    own = propose_again(prefix, view, profiles, record=True)[index]
+    return own if own.merged.ranked else None
+
+
 def _preemption_message(history: History, target: Recorded) -> str | None:
     record = history.preemptions.get(target.attempt_id)
     return record.decided.message if record is not None and record.decided is not None else None
@@ -157,10 +172,12 @@ def _preemption_message(history: History, target: Recorded) -> str | None:
 
 def _explain(profiles: dict[str, Framework], view: ClusterView, pod: Pod, start: int, seed: int,
              earlier: list[tuple[str, str]], *, preempted: str | None,
-             extenders: Sequence[ExtenderAnswer] = (), decide_on: Callable[[], None] | None = None) -> Explanation:
+             extenders: Sequence[ExtenderAnswer] = (), decide_on: Callable[[], None] | None = None,
+             ranked: Evaluation | None = None) -> Explanation:
     """Filter verdicts on the cycle's start state (what the shards saw); scores and the pick after
     the batch's earlier pods are placed (what the queue saw when it decided this one). `decide_on`
-    moves the view to where a cycle decided later was decided, before the pick."""
+    moves the view to where a cycle decided later was decided, before the pick. `ranked`: the
+    pod's proposal (its worker's ranking and scores), which the pick tries in order."""
     uid = pod.metadata.uid
     restore = list(view.assumed.items())
     point_at(profiles.values(), view)
@@ -176,7 +193,8 @@ def _explain(profiles: dict[str, Framework], view: ClusterView, pod: Pod, start:
             view.assume(other, node)
         point_at(profiles.values(), view)
 
-        item = BatchItem(e.fwk, e.info, e.merged, e.raw, seed, extenders, start)
+        item = BatchItem(e.fwk, e.info, ranked.merged if ranked is not None else e.merged, e.raw, seed,
+                         extenders, start, ranked.scores if ranked is not None else ())
         # A recorded decision with its candidates taken was the queue's walk again.
         decided = decide_batch([item], view.snapshot, view.assume, placed_before=bool(earlier) or decide_on is not None,
                                record=True, walker=ScheduleAlgorithm(random.Random(0)), may_walk=lambda _: True)[0]

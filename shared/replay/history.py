@@ -61,6 +61,13 @@ class Batch:
         return (reach(self.request.watermark), self.seq)
 
     @property
+    def proposed(self) -> bool:
+        """Whether the queue took a worker's proposals (the batch decided in order on the
+        request's view) for this cycle: its first filter answer's kind, as the queue keeps the first."""
+        first = next((a for a in self.answers if a.phase == "filter"), None)
+        return first is not None and first.proposed
+
+    @property
     def decided_order(self) -> tuple[int, int]:
         """Where its decisions come among the cycles: `order`, or the late decision's place."""
         return (reach(self.late.watermark), self.late_seq) if self.late is not None else self.order

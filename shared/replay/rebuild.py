@@ -9,16 +9,20 @@ merge equates with the in-process walk.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 
-from shared.cluster import ClusterView
-from shared.events import GATED_TOPICS, PodShardResult
+from shared.cluster import ClusterView, point_at
+from shared.events import GATED_TOPICS, FilterBatchRequested, PodShardResult
 from shared.framework.cycle_state import CycleState
+from shared.framework.interfaces import NodePluginScores
 from shared.framework.pod_info import PodInfo
 from shared.framework.runtime import Framework
 from shared.framework.snapshot import Snapshot
 from shared.model import Pod
+from shared.scheduler.proposing import as_decided, propose_batch
+from shared.scheduler.schedule_one import ScheduleAlgorithm
 from shared.scheduler.sharded import (
     MergedFilter,
     filter_on_shard,
@@ -59,6 +63,8 @@ class Evaluation:
     merged: MergedFilter
     raw: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
     state: CycleState = field(default_factory=CycleState)
+    scores: list[NodePluginScores] = field(default_factory=list)
+    """A proposal's ranking's weighted scores (when recorded)."""
 
 
 def evaluate(profiles: Mapping[str, Framework], pod: Pod, snapshot: Snapshot, start: int,
@@ -79,3 +85,24 @@ def evaluate(profiles: Mapping[str, Framework], pod: Pod, snapshot: Snapshot, st
             scored = raw_scores_on_shard(fwk, state, info, snapshot, merged.feasible, every_node)
             raw, merged.error = raw_by_plugin([scored])
     return Evaluation(info, fwk, result, merged, raw, state)
+
+
+def propose_again(request: FilterBatchRequested, view: ClusterView, profiles: Mapping[str, Framework],
+                  *, record: bool = False) -> list[Evaluation]:
+    """A proposed batch's proposals re-made on `view` (at the request's watermark, its assumptions
+    overlaid), as its worker made them; the view is given back those assumptions."""
+
+    def assume(uid: str, node: str) -> None:
+        view.assume(uid, node)
+        point_at(profiles.values(), view)
+
+    point_at(profiles.values(), view)
+    nominated = set(view.nominated) | set(view.nominating)
+    try:
+        proposals = propose_batch(profiles, request.pods, request.seeds, request.starts[0] if request.starts else 0,
+                                  view.snapshot, assume, ScheduleAlgorithm(random.Random(0)),
+                                  nominated=nominated.__contains__, record=record)
+    finally:
+        view.set_assumed((a.pod_uid, a.node_name) for a in request.assumed)
+        point_at(profiles.values(), view)
+    return [Evaluation(p.info, p.fwk, p.walk, as_decided(p), p.raw, scores=p.scores) for p in proposals]

@@ -48,6 +48,8 @@ class BatchItem:
     """The extenders' answers for this pod (their filters are applied to `merged` already)."""
     start: int = 0
     """The round-robin start the shards walked from."""
+    ranked_scores: Sequence[NodePluginScores] = ()
+    """A ranking's weighted scores per plugin (`merged.ranked`, kept when it was made recording)."""
 
 
 @dataclass
@@ -64,6 +66,8 @@ def rank(item: BatchItem, snapshot: Snapshot, *, record: bool = False) -> tuple[
     """The feasible nodes to try, best first (the seeded pick, then up to MAX_FALLBACKS more);
     `record` keeps each plugin's weighted score per node (explain, replay's reports)."""
     feasible = item.merged.feasible
+    if item.merged.ranked:
+        return list(feasible), list(item.ranked_scores), ""
     if len(feasible) < 2:
         return list(feasible), [], ""
     state = CycleState()

@@ -1,6 +1,7 @@
 """A batch's shard answers merged into one filter verdict per pod, with its raw scores: the
 queue's half of a scatter/gather filter phase, pure (the queue service and tests run it alike).
 
+A proposal (a pod's ranking, from a worker that decided the batch) is taken as it is.
 Packed answers made on the queue's view go through `merge_packed` (arrays, work per pod
 independent of the number of answers), one merge for the pods that share their answers; the
 others are named and walked node by node (`merge_filter`).
@@ -46,6 +47,9 @@ def merge_batch(pods: Sequence[tuple[Framework, PodInfo]], filtered: Mapping[str
     shared_raw: dict[int, tuple[RawScores, str]] = {}
     for i, (fwk, info) in enumerate(pods):
         results = filtered.get(info.uid, [])
+        if len(results) == 1 and results[0].ranked:
+            out.merged.append(ranked_merge(results[0]))
+            continue
         on_ours = all(map(on_view, results))
         fast = None
         if on_ours and mergeable(results, info.pod.status.nominated_node_name):
@@ -78,6 +82,11 @@ def merge_batch(pods: Sequence[tuple[Framework, PodInfo]], filtered: Mapping[str
                 shared_raw[one] = scored
         out.raw[info.uid], m.error = scored
     return out
+
+
+def ranked_merge(result: PodShardResult) -> MergedFilter:
+    """A worker's ranking (an answer to a proposing request) as the merge that tries it in order."""
+    return MergedFilter(feasible=list(result.ranked), processed=result.walked, advance=True, ranked=True)
 
 
 def _named(result: PodShardResult, snapshot: Snapshot, done: dict[int, PodShardResult]) -> PodShardResult:

@@ -192,6 +192,9 @@ class MergedFilter:
     """Nodes the walk processed (added to the round-robin start); 0 when the nominated node won."""
     advance: bool = False
     error: str = ""
+    ranked: bool = False
+    """`feasible` is a filter worker's ranking (best first, made on the view it proposed on), to
+    be tried in that order, not scored again."""
 
 
 def merge_filter(fwk: Framework, pod: PodInfo, snapshot: Snapshot, start: int,

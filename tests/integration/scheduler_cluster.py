@@ -105,7 +105,7 @@ class RunningCluster:
 
 @asynccontextmanager
 async def scheduling_services(env: BerthTestEnv, *, filter_workers: int = 1, lockstep: bool = False,
-                              batch_size: int = 64) -> AsyncIterator[RunningCluster]:
+                              batch_size: int = 64, propose: bool = False) -> AsyncIterator[RunningCluster]:
     base = env.settings
     stops: list[Any] = []
     tasks: list[asyncio.Task[None]] = []
@@ -132,7 +132,8 @@ async def scheduling_services(env: BerthTestEnv, *, filter_workers: int = 1, loc
     tasks.append(asyncio.ensure_future(run_preemption()))
     stops.append(preemption.request_stop)
     queue = QueueApp(QueueSettings(base=base.for_service("queue"), lockstep=lockstep, batch_size=batch_size,
-                                   unschedulable_timeout_s=5.0), registry=env.registry, serve_http=False)
+                                   propose=propose, unschedulable_timeout_s=5.0),
+                     registry=env.registry, serve_http=False)
     tasks.append(asyncio.ensure_future(queue.run()))
     stops.append(queue.request_stop)
     try:

@@ -177,6 +177,46 @@ async def test_a_recorded_run_replays_exactly(
     await _check_gateway(berth_env, publisher, engine, history)
 
 
+async def test_a_run_with_workers_proposing_replays_exactly(
+        berth_env: BerthTestEnv, publisher: KafkaPublisher, engine: AsyncEngine, tmp_path: Path) -> None:
+    """Filter workers deciding their batches in order (BERTH_QUEUE_PROPOSE=1): replay proposes each
+    batch again as its worker did and decides it as the queue did; explain agrees."""
+    cluster = with_uids(load_objects(("scenario", d) for d in scenario_docs(nodes=30, pods=900, seed=5)))
+    waves = waves_of(cluster, 2)
+    fleet = fleet_for(berth_env, tmp_path / "logs", filter_workers=2)
+    fleet.env["BERTH_QUEUE_PROPOSE"] = "1"
+    async with run_fleet(fleet) as running:
+        for wave in waves:
+            await publish_cluster(publisher, wave)
+            await attempted(berth_env, wave, fraction=0.5, timeout=180)
+        await settle(berth_env, timeout=240)
+        assert (dead := running.dead_report()) is None, dead
+        for label in [m for m in reversed(list(running.members)) if m != "projector"]:
+            await asyncio.to_thread(running.stop, label)
+        await projection_caught_up(berth_env, engine, timeout=90)
+    history = await history_from_store(engine)
+    proposed = [b for b in history.batches.values() if b.proposed]
+    assert len(proposed) >= len(history.batches) // 2 > 0, "the workers proposed"
+    assert any(isinstance(e.envelope.payload, PodEvicted) for e in history.events), "preemption happened"
+
+    report = Replayer(history).run()
+    assert report.divergences == [], report.divergences[:5]
+    assert report.decisions >= 500 and report.matched == report.decisions
+
+    checked = 0
+    for recorded in history.decisions[::max(1, len(history.decisions) // 40)]:
+        batch = history.batches.get(recorded.decision.batch_id)
+        if batch is None or not batch.proposed:
+            continue
+        x = explain_attempt(history, recorded.decision.pod_uid, recorded.decision.attempt)
+        assert x.replayed == x.recorded, (x.pod, x.attempt)
+        if recorded.decision.node_name:
+            picked = next(n for n in x.nodes if n.picked)
+            assert picked.node == recorded.decision.node_name and picked.total is not None
+        checked += 1
+    assert checked >= 10
+
+
 def _cli_json(capsys: pytest.CaptureFixture[str], *argv: str) -> Any:
     capsys.readouterr()
     code = main(list(argv))

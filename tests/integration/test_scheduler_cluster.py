@@ -44,23 +44,25 @@ def _outcomes(queue) -> dict[str, tuple[str, str | None]]:  # type: ignore[no-un
     return out
 
 
-async def test_lockstep_decides_as_simulate(berth_env: BerthTestEnv, publisher: KafkaPublisher) -> None:
+@pytest.mark.parametrize("propose", [False, True], ids=["queue-ranks", "workers-propose"])
+async def test_lockstep_decides_as_simulate(berth_env: BerthTestEnv, publisher: KafkaPublisher, propose: bool) -> None:
     cluster = with_uids(load_objects(("scenario", d) for d in scenario_docs(nodes=9, pods=70, seed=4)))
     report = Simulator(cluster, seed=0).run()
     expected = {f"{p.namespace}/{p.name}": (p.phase, p.nodeName if p.phase == "Bound" else p.message)
                 for p in report.pods}
     assert {v[0] for v in expected.values()} >= {"Bound", "Pending", "Deleted"}, "scenario exercises preemption"
     await publish_cluster(publisher, cluster)
-    async with scheduling_services(berth_env, lockstep=True) as running:
+    async with scheduling_services(berth_env, lockstep=True, propose=propose) as running:
         await _settled(lambda: _outcomes(running.queue) == expected, timeout=60,
                        describe=lambda: _diff(_outcomes(running.queue), expected))
 
 
+@pytest.mark.parametrize("propose", [False, True], ids=["queue-ranks", "workers-propose"])
 async def test_mixed_workload_every_pod_bound_once_or_pending_with_reason(
-        berth_env: BerthTestEnv, publisher: KafkaPublisher) -> None:
+        berth_env: BerthTestEnv, publisher: KafkaPublisher, propose: bool) -> None:
     cluster = with_uids(load_objects(("scenario", d) for d in scenario_docs(nodes=50, pods=520, seed=11)))
     await publish_cluster(publisher, cluster)
-    async with scheduling_services(berth_env, filter_workers=2) as running:
+    async with scheduling_services(berth_env, filter_workers=2, propose=propose) as running:
         queue = running.queue
 
         def settled() -> bool:
