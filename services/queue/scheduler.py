@@ -500,7 +500,7 @@ class Scheduler:
                  for a, m in zip(attempts, merged)]
         decisions = decide_batch(items, self.view.snapshot, lambda uid, host: self._bind(by_uid[uid], host, batch_id),
                                  placed_before=placed_before, walker=self._walker,
-                                 may_walk=lambda item: self._first_in_line(by_uid[item.info.uid].qpi))
+                                 may_walk=lambda item: self._may_walk(item, by_uid[item.info.uid].qpi))
         # The node order at `watermark`, which a preemption request's node positions refer to.
         order = evaluated.snapshot if watermark is evaluated.watermark else self.view.snapshot()
         for a, d in zip(attempts, decisions):
@@ -624,6 +624,12 @@ class Scheduler:
         elif d.verdict == "retry":
             self.queue.done(a.info.uid)
             self.queue.add(a.info)
+
+    def _may_walk(self, item: BatchItem, qpi: QueuedPodInfo) -> bool:
+        """Whether a pod whose candidates are gone walks again here: a proposed pod goes back to
+        the workers instead (walking again is the whole attempt, which proposals keep off the
+        queue), another only when first in line."""
+        return not item.merged.ranked and self._first_in_line(qpi)
 
     def _first_in_line(self, qpi: QueuedPodInfo) -> bool:
         """Whether a popped pod may walk again now: no pod waiting in the active queue would be
