@@ -7,7 +7,7 @@ pod) and answered once, naming every shard covered: any set of nodes can stand f
 queue's merge, as long as the answer covers exactly that set.
 
 A proposing request (`propose`) is also decided here, as the queue would decide it on the same
-view (shared.scheduler.proposing), and answered with a ranking per pod.
+view (shared.protocol.proposing), and answered with a ranking per pod.
 
 Before evaluating, the view must have folded what the queue had when it sent the request (the
 request's watermark), and the queue's in-flight assumptions are overlaid, so the replica sees the
@@ -43,11 +43,11 @@ from shared.framework.pod_info import PodInfo
 from shared.framework.runtime import Framework
 from shared.framework.snapshot import Snapshot
 from shared.model import Pod
+from shared.protocol.proposing import propose_batch
+from shared.protocol.same_answers import answer_key, same_as
+from shared.protocol.sharded import filter_on_shard, raw_scores_on_shard
 from shared.scheduler.node_index import NodeIndexes
-from shared.scheduler.proposing import propose_batch
-from shared.scheduler.same_answers import answer_key, same_as
 from shared.scheduler.schedule_one import ScheduleAlgorithm
-from shared.scheduler.sharded import filter_on_shard, raw_scores_on_shard
 
 log = logging.getLogger(__name__)
 KEPT_BATCHES = 8

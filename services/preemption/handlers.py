@@ -51,8 +51,8 @@ from shared.preemption.evaluator import PreemptionExtender
 from shared.preemption.extenders import RecordingExtender
 from shared.preemption.in_flight import Effects, effects_of, offsets_as_runs, overlay
 from shared.preemption.request import decide_preemption
+from shared.protocol.packed_failures import RejectionsMemo
 from shared.scheduler.node_index import NodeIndexes
-from shared.scheduler.packed_failures import RejectionsMemo
 
 log = logging.getLogger(__name__)
 

@@ -6,7 +6,7 @@ import asyncio
 from dataclasses import dataclass, field
 
 from shared.events import NODE_SHARDS, PodShardResult, ShardFiltered
-from shared.scheduler.same_answers import shared_results
+from shared.protocol.same_answers import shared_results
 
 from .dispatch import Dispatcher
 

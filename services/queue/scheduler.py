@@ -70,13 +70,15 @@ from shared.framework.runtime import Framework
 from shared.framework.snapshot import Snapshot
 from shared.memory import HeapKeeper
 from shared.model.config import KubeSchedulerConfiguration
+from shared.protocol.batch import BatchItem, Decision, decide_batch
+from shared.protocol.extending import apply_filters, ask, wants
+from shared.protocol.merge_batch import merge_batch
+from shared.protocol.packed_failures import pack_failures
+from shared.protocol.raw_scores import NO_SCORES, RawScores
+from shared.protocol.sharded import MergedFilter, feasible_target, raw_by_plugin
 from shared.queue import FakeClock, QueuedPodInfo
 from shared.queue.clock import MonotonicClock
-from shared.scheduler.batch import BatchItem, Decision, decide_batch
-from shared.scheduler.extending import apply_filters, ask, wants
 from shared.scheduler.fit_error import NO_NODES_AVAILABLE, FitError
-from shared.scheduler.merge_batch import merge_batch
-from shared.scheduler.packed_failures import pack_failures
 from shared.scheduler.queue_rules import (
     CYCLE_SECONDS,
     FailedAt,
@@ -87,10 +89,8 @@ from shared.scheduler.queue_rules import (
     placed,
     renominate,
 )
-from shared.scheduler.raw_scores import NO_SCORES, RawScores
 from shared.scheduler.schedule_one import FilterExtender, ScheduleAlgorithm
 from shared.scheduler.seeds import attempt_seed, config_hash
-from shared.scheduler.sharded import MergedFilter, feasible_target, raw_by_plugin
 
 from .drivers import Driver, Lockstep, Pipelined
 from .gather import Gatherer
@@ -171,7 +171,7 @@ class Scheduler:
         self.lockstep, self.seed, self.producer = lockstep, seed, producer
         self.propose = propose
         """Workers decide each batch as this queue would and answer with a ranking per pod, which
-        the queue re-checks where its view moved (shared.scheduler.proposing)."""
+        the queue re-checks where its view moved (shared.protocol.proposing)."""
         self.driver: Driver = Lockstep(self) if lockstep else Pipelined(self)
         self.gather_timeout_s = gather_timeout_s
         self.config_hash = config_hash(config)

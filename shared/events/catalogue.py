@@ -187,7 +187,7 @@ class FilterBatchRequested(Event, frozen=True):
 
     `propose` (whole batches): also decide the batch there as the queue would, in order, each pod
     placed where it is proposed before the next is ranked, `seeds[i]` breaking pod i's ties, and
-    answer with the decisions (shared.scheduler.proposing).
+    answer with the decisions (shared.protocol.proposing).
     """
 
     batch_id: str
@@ -237,10 +237,10 @@ class PodShardResult(Part, frozen=True):
     Packed (a filter worker's answer at the request's watermark): `feasible_at` holds the feasible
     nodes as runs [first, count, …] of positions in the view's node order, `score_runs` each plugin's
     column as runs [value, count, …], and each failure's `at` its nodes as runs of positions; the
-    name fields are then empty (shared.scheduler.packing).
+    name fields are then empty (shared.protocol.packing).
 
     `same_as`: this pod's answer is the answer of that pod, earlier in the same ShardFiltered (pods
-    only their names tell apart, shared.scheduler.same_answers); every other field is then empty.
+    only their names tell apart, shared.protocol.same_answers); every other field is then empty.
 
     `ranked` (an answer to a proposing request, for a pod some node fits): the nodes to try in
     order, the one the worker placed it on first; `walked`: the nodes its walk processed (what

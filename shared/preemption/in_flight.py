@@ -16,8 +16,8 @@ from collections.abc import Iterable, Mapping
 import numpy as np
 
 from shared.events import PreemptionDecided
-from shared.scheduler.packed_failures import positions_of
-from shared.scheduler.packing import runs
+from shared.protocol.packed_failures import positions_of
+from shared.protocol.packing import runs
 
 Effects = tuple[tuple[str, ...], tuple[tuple[str, str], ...]]
 """Pods evicted, and nominations made (pod uid → node, "" for a nomination cleared), in order."""

@@ -27,10 +27,10 @@ from shared.preemption.extenders import replayed
 from shared.preemption.in_flight import recorded_overlay
 from shared.preemption.request import PreemptionOutcome, decide_preemption, folded_past
 from shared.profiles import build_profiles
-from shared.scheduler.batch import BatchItem, Decision, decide_batch
-from shared.scheduler.extending import apply_filters
-from shared.scheduler.packing import unpack
-from shared.scheduler.same_answers import own_results
+from shared.protocol.batch import BatchItem, Decision, decide_batch
+from shared.protocol.extending import apply_filters
+from shared.protocol.packing import unpack
+from shared.protocol.same_answers import own_results
 from shared.scheduler.schedule_one import ScheduleAlgorithm
 from shared.scheduler.seeds import attempt_seed, config_hash
 

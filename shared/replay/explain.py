@@ -23,8 +23,8 @@ from shared.framework.cycle_state import CycleState
 from shared.framework.runtime import Framework
 from shared.framework.snapshot import Snapshot
 from shared.model import Pod
-from shared.scheduler.batch import BatchItem, Decision, decide_batch
-from shared.scheduler.extending import apply_filters
+from shared.protocol.batch import BatchItem, Decision, decide_batch
+from shared.protocol.extending import apply_filters
 from shared.scheduler.schedule_one import ScheduleAlgorithm
 from shared.scheduler.seeds import attempt_seed
 

@@ -21,15 +21,15 @@ from shared.framework.pod_info import PodInfo
 from shared.framework.runtime import Framework
 from shared.framework.snapshot import Snapshot
 from shared.model import Pod
-from shared.scheduler.proposing import as_decided, propose_batch
-from shared.scheduler.schedule_one import ScheduleAlgorithm
-from shared.scheduler.sharded import (
+from shared.protocol.proposing import as_decided, propose_batch
+from shared.protocol.sharded import (
     MergedFilter,
     filter_on_shard,
     merge_filter,
     raw_by_plugin,
     raw_scores_on_shard,
 )
+from shared.scheduler.schedule_one import ScheduleAlgorithm
 
 from .history import History
 

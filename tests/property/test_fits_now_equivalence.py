@@ -23,8 +23,8 @@ from shared.events import (
     envelope,
 )
 from shared.preemption.request import decide_preemption
+from shared.protocol.packed_failures import RejectionsMemo
 from shared.scheduler.node_index import NodeIndexes
-from shared.scheduler.packed_failures import RejectionsMemo
 from tests.unit.events.samples import make_node, running
 from tests.unit.preemption.test_handler import make_pod
 

@@ -20,14 +20,14 @@ from shared.framework.snapshot import Snapshot
 from shared.framework.status import Code, Status
 from shared.model.loader import load_objects
 from shared.profiles import build_profiles
-from shared.scheduler.batch import BatchItem, decide_batch
+from shared.protocol.batch import BatchItem, decide_batch
+from shared.protocol.merge_batch import merge_batch
+from shared.protocol.proposing import propose_batch
+from shared.protocol.same_answers import shared_results
+from shared.protocol.sharded import filter_on_shard
 from shared.scheduler.fit_error import FitError, NoNodesAvailable
-from shared.scheduler.merge_batch import merge_batch
-from shared.scheduler.proposing import propose_batch
-from shared.scheduler.same_answers import shared_results
 from shared.scheduler.schedule_one import ScheduleAlgorithm, ScheduleResult, SchedulingError
 from shared.scheduler.seeds import attempt_seed
-from shared.scheduler.sharded import filter_on_shard
 from shared.scheduler.simulator import Simulator
 
 from .test_memo_equivalence import clusters

@@ -16,12 +16,12 @@ from shared.framework.runtime import Framework
 from shared.framework.snapshot import Snapshot
 from shared.framework.status import Code, Status
 from shared.model.loader import load_objects
+from shared.protocol.merge_batch import merge_batch
+from shared.protocol.packing import unpack
+from shared.protocol.sharded import filter_on_shard, finish_scores, merge_filter, raw_by_plugin, raw_scores_on_shard
 from shared.scheduler.fit_error import FitError, NoNodesAvailable
-from shared.scheduler.merge_batch import merge_batch
 from shared.scheduler.node_index import NodeIndexes
-from shared.scheduler.packing import unpack
 from shared.scheduler.schedule_one import ScheduleAlgorithm, ScheduleResult, SchedulingError
-from shared.scheduler.sharded import filter_on_shard, finish_scores, merge_filter, raw_by_plugin, raw_scores_on_shard
 from shared.scheduler.simulator import Simulator
 
 from .test_memo_equivalence import clusters

@@ -12,10 +12,10 @@ from shared.framework.runtime import Framework
 from shared.framework.snapshot import Snapshot
 from shared.model.loader import load_objects
 from shared.profiles import build_profiles
+from shared.protocol.batch import BatchItem, Decision, decide_batch
+from shared.protocol.sharded import MergedFilter
 from shared.replay.diff import weighted_difference
-from shared.scheduler.batch import BatchItem, Decision, decide_batch
 from shared.scheduler.schedule_one import ScheduleAlgorithm
-from shared.scheduler.sharded import MergedFilter
 from tests.builders import MakeNode, MakePod
 
 SEED, START = 7, 2

@@ -26,12 +26,12 @@ import numpy as np
 from shared.events import PodShardResult
 from shared.framework.runtime import Framework
 from shared.framework.snapshot import Snapshot
+from shared.scheduler.fit_error import Diagnosis
+from shared.scheduler.rejections import Rejections
 
-from .fit_error import Diagnosis
 from .packed_failures import SnapshotNodes, positions_of, rejections_of
 from .packing import column_of
 from .raw_scores import NO_SCORES, Column, RawScores
-from .rejections import Rejections
 from .sharded import MergedFilter, feasible_target, names_a_node_twice
 
 

@@ -28,13 +28,13 @@ from shared.framework.pod_info import PodInfo
 from shared.framework.runtime import Framework
 from shared.framework.snapshot import Snapshot
 from shared.model import Pod
+from shared.scheduler.node_index import NodeIndexes
+from shared.scheduler.schedule_one import ScheduleAlgorithm
 
 from .batch import BatchItem, Decision, decide_batch
 from .merge_batch import merge_batch, ranked_merge
-from .node_index import NodeIndexes
 from .raw_scores import NO_SCORES, RawScores
 from .same_answers import answer_key, same_as
-from .schedule_one import ScheduleAlgorithm
 from .sharded import MergedFilter, filter_on_shard, raw_by_plugin, raw_scores_on_shard
 
 

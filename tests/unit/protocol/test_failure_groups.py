@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from shared.framework.status import Code, Status
-from shared.scheduler.failure_groups import group_failures, ungroup_failures
+from shared.protocol.failure_groups import group_failures, ungroup_failures
 
 REASONS = ["Insufficient cpu", "node(s) had untolerated taint {t: v}", "Too many pods"]
 

@@ -10,8 +10,8 @@ import pytest
 from shared.events import ExtenderAnswer
 from shared.framework.snapshot import Snapshot
 from shared.profiles import build_profiles
-from shared.scheduler.batch import BatchItem, first_still_fitting, rank
-from shared.scheduler.sharded import MergedFilter
+from shared.protocol.batch import BatchItem, first_still_fitting, rank
+from shared.protocol.sharded import MergedFilter
 from tests.builders import MakeNode, MakePod
 
 

@@ -17,8 +17,8 @@ from shared.framework.node_info import NodeInfo
 from shared.framework.pod_info import PodInfo
 from shared.framework.score_columns import Column
 from shared.framework.status import Code, Status
+from shared.scheduler.schedule_one import EXTENDER_NAME, FilterExtender
 
-from .schedule_one import EXTENDER_NAME, FilterExtender
 from .sharded import MergedFilter
 
 MAX_EXTENDER_PRIORITY = 10

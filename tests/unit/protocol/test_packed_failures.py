@@ -12,9 +12,9 @@ import pytest
 from shared.events import NodeFailure
 from shared.framework.snapshot import Snapshot
 from shared.framework.status import Code, Status
+from shared.protocol.packed_failures import pack_failures, positions_of, unpack_failures
+from shared.protocol.packing import runs
 from shared.scheduler.fit_error import NodeToStatus
-from shared.scheduler.packed_failures import pack_failures, positions_of, unpack_failures
-from shared.scheduler.packing import runs
 from tests.builders import MakeNode
 
 STATUSES = [Status(Code.UNSCHEDULABLE, "Insufficient cpu", plugin="NodeResourcesFit"),
@@ -68,7 +68,7 @@ def test_a_later_view_with_the_same_node_order_packs_from_the_arrays() -> None:
 
 
 def test_the_memo_reads_failures_again_only_for_other_failures_or_other_nodes() -> None:
-    from shared.scheduler.packed_failures import RejectionsMemo, rejections_of
+    from shared.protocol.packed_failures import RejectionsMemo, rejections_of
 
     # One memo per preemption service: preemptors of one spec fail alike on the same nodes.
     snapshot = Snapshot([MakeNode().name(n).info() for n in "abcd"])

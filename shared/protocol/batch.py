@@ -25,10 +25,10 @@ from shared.framework.pod_info import PodInfo
 from shared.framework.runtime import Framework
 from shared.framework.score_columns import Column
 from shared.framework.snapshot import Snapshot
+from shared.scheduler.fit_error import FitError, NoNodesAvailable
+from shared.scheduler.schedule_one import ScheduleAlgorithm, SchedulingError
 
 from .extending import add_priorities, add_priority_totals
-from .fit_error import FitError, NoNodesAvailable
-from .schedule_one import ScheduleAlgorithm, SchedulingError
 from .sharded import MergedFilter, finish_scores, finish_totals
 
 MAX_FALLBACKS = 3

@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from shared.events import PodShardResult
-from shared.scheduler.batch import MAX_FALLBACKS, _pick
-from shared.scheduler.raw_scores import RawScores
-from shared.scheduler.sharded import raw_by_plugin
+from shared.protocol.batch import MAX_FALLBACKS, _pick
+from shared.protocol.raw_scores import RawScores
+from shared.protocol.sharded import raw_by_plugin
 
 
 def _reference_merge(results: list[PodShardResult]) -> dict[str, dict[str, int]]:

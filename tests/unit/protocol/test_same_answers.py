@@ -7,7 +7,7 @@ import msgspec
 from shared.events import PodShardResult
 from shared.framework.pod_info import PodInfo
 from shared.model.loader import load_objects
-from shared.scheduler.same_answers import answer_key, own_results, same_as, shared_results
+from shared.protocol.same_answers import answer_key, own_results, same_as, shared_results
 from tests.builders import MakePod
 
 

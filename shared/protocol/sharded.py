@@ -36,15 +36,15 @@ from shared.framework.runtime import Framework
 from shared.framework.score_columns import Column
 from shared.framework.snapshot import Snapshot
 from shared.framework.status import Code, Status
+from shared.scheduler.fit_error import Diagnosis
+from shared.scheduler.node_index import Indexes, NodeIndex, NodeIndexes, WalkError, filters_after_index
+from shared.scheduler.rejections import Rejections
+from shared.scheduler.schedule_one import num_feasible_nodes_to_find
 
 from .failure_groups import group_failures, to_failure, to_status, ungroup_failures
-from .fit_error import Diagnosis
-from .node_index import Indexes, NodeIndex, NodeIndexes, WalkError, filters_after_index
 from .packed_failures import rejections_of
 from .packing import named, pack, pack_walk
 from .raw_scores import NO_SCORES, RawScores
-from .rejections import Rejections
-from .schedule_one import num_feasible_nodes_to_find
 
 
 def feasible_target(fwk: Framework, num_nodes: int) -> int:
@@ -63,7 +63,7 @@ def filter_on_shard(fwk: Framework, state: CycleState, pod: PodInfo, snapshot: S
     """PreFilter, the nominated node, and Filter over this shard's nodes; when the pod's PreScore
     does not read the feasible set, this shard's feasible nodes are scored in the same pass.
     With `indexes`, a walk over every node reads the pod spec's NodeIndex (the same answer).
-    `packed`: the answer's nodes as positions in `snapshot` (shared.scheduler.packing).
+    `packed`: the answer's nodes as positions in `snapshot` (shared.protocol.packing).
     `stop_at_nominated`: a nominated node that passes is the whole answer, as the merge reads no
     more (only on the queue's view: where the queue lacks the node, it reads the walk).
     `whole`: `shard_nodes` are every node, so the walk's feasible nodes are the merged ones and

@@ -13,13 +13,13 @@ from shared.framework.pod_info import PodInfo
 from shared.framework.snapshot import Snapshot
 from shared.model.loader import load_objects
 from shared.profiles import build_profiles
+from shared.protocol.merge_batch import merge_batch
+from shared.protocol.merge_positions import merge_packed, mergeable
+from shared.protocol.packing import unpack
+from shared.protocol.raw_scores import RawScores
+from shared.protocol.sharded import filter_on_shard, merge_filter, raw_by_plugin
 from shared.scheduler.fit_error import FitError
-from shared.scheduler.merge_batch import merge_batch
-from shared.scheduler.merge_positions import merge_packed, mergeable
 from shared.scheduler.node_index import NodeIndexes
-from shared.scheduler.packing import unpack
-from shared.scheduler.raw_scores import RawScores
-from shared.scheduler.sharded import filter_on_shard, merge_filter, raw_by_plugin
 
 
 def _cluster(nodes: int) -> tuple[object, Snapshot]:
