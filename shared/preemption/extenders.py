@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from shared.events import ExtenderAnswer
-from shared.extender import ExtenderError
 from shared.framework.node_info import NodeInfo
 from shared.framework.pod_info import PodInfo
 
@@ -19,6 +18,10 @@ from .evaluator import PreemptionExtender
 from .victims import Victims
 
 PREEMPT = "preempt"
+
+
+class RecordedFailure(Exception):
+    """A preempt call that failed when it was made, failing again as recorded (its message)."""
 
 
 class RecordingExtender:
@@ -68,7 +71,7 @@ class ReplayedExtender:
 
     def process_preemption(self, pod: PodInfo, node_to_victims: dict[str, Victims]) -> dict[str, Victims]:
         if self.answer.error:
-            raise ExtenderError(self.answer.error)
+            raise RecordedFailure(self.answer.error)
         out: dict[str, Victims] = {}
         for node, uids in self.answer.victims.items():
             sent = {p.uid: p for p in node_to_victims[node].pods} if node in node_to_victims else {}

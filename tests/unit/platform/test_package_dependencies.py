@@ -23,7 +23,7 @@ ALLOWED: dict[str, set[str]] = {
     "queue": {"framework", "model"},
     "plugins": {"framework", "model", "preemption"},
     "profiles": {"errors", "framework", "model", "plugins"},
-    "preemption": {"framework", "model", "extender", "scheduler", "protocol",
+    "preemption": {"framework", "model", "scheduler", "protocol",
                    "cluster", "events"},  # debt: request.py, in_flight.py and extenders.py are the services' protocol
     "extender": {"framework", "model",
                  "preemption"},  # debt: translate.py builds preemption's Victims
