@@ -7,9 +7,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import Callable, Sequence
 
-from aiokafka import AIOKafkaConsumer, TopicPartition
+from aiokafka import AIOKafkaConsumer
 from aiokafka.errors import KafkaError
 
 from services.runtime import Service, ServiceConfig, run_service
@@ -17,9 +17,10 @@ from services.runtime.scheduler_config import load_scheduler_config, profiles_fr
 from services.runtime.topics import require_topics
 from shared.adapters.extender_http import build_extenders
 from shared.adapters.kafka import make_consumer
+from shared.adapters.kafka.tail import Tail
 from shared.binding import ignored_by_profile
-from shared.errors import BrokerUnavailable, DecodeError
-from shared.events import PODS, Envelope, TopicRegistry, decode
+from shared.errors import BrokerUnavailable
+from shared.events import PODS, Envelope, TopicRegistry
 from shared.settings import Settings
 
 from .handlers import BinderHandler
@@ -35,53 +36,26 @@ class KafkaShardLog:
         self.settings, self.registry = settings, registry
 
     async def read(self, topic: str, partitions: Sequence[int]) -> dict[int, tuple[list[Envelope], int]]:
+        """Each partition's decodable events and the offset after the last one read (an event that
+        does not decode was dead-lettered when it was consumed live)."""
         consumer = make_consumer(self.settings, group_id=None, client_id=f"{self.settings.service_name}-rebuild")
         try:
             await consumer.start()
-            physical = self.registry.physical(topic)
+            tail = Tail(consumer, self.registry, [topic], partitions=partitions)
+            events: dict[int, list[Envelope]] = {p: [] for p in partitions}
             found: dict[int, tuple[list[Envelope], int]] = {}
-            async for tp, events, end in read_to_end(consumer, [TopicPartition(physical, p) for p in partitions],
-                                                     topic):
-                found[tp.partition] = (events, end)
+            while not tail.at_end:
+                for record in await tail.fetch(200):
+                    if isinstance(record.event, Envelope):
+                        events[record.position.partition].append(record.event)
+                for tp, end in await tail.reached_ends():
+                    found[tp.partition] = (events.pop(tp.partition), end)
             return found
         except KafkaError as exc:
             raise BrokerUnavailable(f"binder: reading {topic} back failed: {exc}") from exc
         finally:
             with contextlib.suppress(Exception):
                 await consumer.stop()
-
-
-async def read_to_end(consumer: AIOKafkaConsumer, tps: Sequence[TopicPartition], topic: str,
-                      on_event: Callable[[Envelope], None] | None = None,
-                      ) -> AsyncIterator[tuple[TopicPartition, list[Envelope], int]]:
-    """Read `tps` from the beginning until each reaches the high watermark its fetches report;
-    yields each partition once done: its decodable events (none kept when `on_event` takes them)
-    and the offset after the last one read.
-
-    The end comes from the fetch responses, not ListOffsets: Tansu answers ListOffsets(latest)
-    with the base offset of a partition's last record batch plus one (1 for a log written in one
-    20-record batch), which would end a rebuild early and let the binder over-commit.
-    """
-    consumer.assign(list(tps))
-    await consumer.seek_to_beginning(*tps)
-    found: dict[TopicPartition, list[Envelope]] = {tp: [] for tp in tps}
-    remaining = set(tps)
-    while remaining:
-        batch = await consumer.getmany(*remaining, timeout_ms=200)
-        for tp, messages in batch.items():
-            for message in messages:
-                with contextlib.suppress(DecodeError):  # dead-lettered when it was consumed live
-                    event = decode(message.value or b"", topic=topic)
-                    if on_event is None:
-                        found[tp].append(event)
-                    else:
-                        on_event(event)
-        for tp in sorted(remaining, key=lambda t: t.partition):
-            high = consumer.highwater(tp)
-            position = await consumer.position(tp)
-            if high is not None and position >= high:
-                remaining.discard(tp)
-                yield tp, found.pop(tp), position
 
 
 class PodDeletions:
@@ -121,16 +95,15 @@ class PodDeletions:
                     await consumer.stop()
 
     async def _follow(self, consumer: AIOKafkaConsumer) -> None:
-        physical = self.registry.physical(PODS)
-        tps = [TopicPartition(physical, p) for p in range(self.registry.spec(PODS).partitions)]
-        async for _ in read_to_end(consumer, tps, PODS, self.on_event):
-            pass
-        self.caught_up.set()
+        tail = Tail(consumer, self.registry, [PODS])
         while True:
-            for messages in (await consumer.getmany(timeout_ms=500)).values():
-                for message in messages:
-                    with contextlib.suppress(DecodeError):
-                        self.on_event(decode(message.value or b"", topic=PODS))
+            for record in await tail.fetch(500 if self.caught_up.is_set() else 200):
+                if isinstance(record.event, Envelope):
+                    self.on_event(record.event)
+            if not self.caught_up.is_set():
+                await tail.reached_ends()
+                if tail.at_end:
+                    self.caught_up.set()
 
 
 def build(settings: BinderSettings, *, registry: TopicRegistry | None = None,

@@ -24,12 +24,12 @@ import logging
 from collections import deque
 from collections.abc import Callable, Collection, Mapping, Sequence
 
-from aiokafka import AIOKafkaConsumer, TopicPartition
+from aiokafka import AIOKafkaConsumer
 
 from shared.adapters.kafka import make_consumer
+from shared.adapters.kafka.tail import Tail
 from shared.cluster import ClusterView
-from shared.errors import DecodeError
-from shared.events import Envelope, Position, TopicRegistry, decode
+from shared.events import Envelope, Position, TopicRegistry
 from shared.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -165,47 +165,30 @@ class LogFollower:
                     await consumer.stop()
 
     async def _follow(self, consumer: AIOKafkaConsumer) -> None:
-        tps = [TopicPartition(self.registry.physical(t), p)
-               for t in self.topics for p in range(self.registry.spec(t).partitions)]
-        consumer.assign(tps)
-        for tp in tps:
-            topic = self.registry.logical(tp.topic)
+        def start(topic: str, partition: int) -> int:
             known = self._received if topic in self.gated else self.view.positions
-            consumer.seek(tp, known.get(topic, {}).get(tp.partition, 0))
-        remaining = set(tps)
-        paused = False
+            return known.get(topic, {}).get(partition, 0)
+
+        tail = Tail(consumer, self.registry, self.topics, start)
         while True:
             if self.on_demand and self.caught_up.is_set():
                 self._wanted.clear()
                 if all(self._received_up_to(w) for w in self._wants):
                     # Nothing asked for is missing: fetch nothing (an idle follower's empty fetches
                     # cost the broker more than the follower) until a request names more.
-                    if not paused:
-                        consumer.pause(*tps)
-                        paused = True
+                    tail.pause()
                     await self._wanted.wait()
                     continue
-                if paused:
-                    consumer.resume(*tps)
-                    paused = False
-            batch = await consumer.getmany(timeout_ms=200)
-            for tp, messages in batch.items():
-                topic = self.registry.logical(tp.topic)
-                for message in messages:
-                    position = Position(topic, tp.partition, message.offset)
-                    try:
-                        env: Envelope | None = decode(message.value or b"", topic=topic)
-                    except DecodeError:
-                        env = None  # dead-lettered by the services that consume it in a group; skipped here
-                    self._take(env, position)
-            if remaining:
-                # The end comes from fetch high watermarks (Tansu's ListOffsets is short after batches).
-                for tp in list(remaining):
-                    high = consumer.highwater(tp)
-                    if high is not None and await consumer.position(tp) >= high:
-                        remaining.discard(tp)
-                if not remaining:
+                tail.resume()
+            records = await tail.fetch(200)
+            for record in records:
+                # An undecodable record was dead-lettered by the services that consume it in a
+                # group; here it only moves the position.
+                self._take(record.event if isinstance(record.event, Envelope) else None, record.position)
+            if not self.caught_up.is_set():
+                await tail.reached_ends()
+                if tail.at_end:
                     self.caught_up.set()
-            if batch:
+            if records:
                 async with self._changed:
                     self._changed.notify_all()
