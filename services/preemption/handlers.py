@@ -14,7 +14,7 @@ it ends). Those decisions stay "in flight" until the view has folded
 every event they published, and each new decision is made with them overlaid: their victims gone,
 their nominations made. Without that, two preemptors would free room with the same victim. The
 decision names the ones it overlaid by their requests' offsets (`in_flight`), so replay applies the
-same (`shared.preemption.in_flight`).
+same (`shared.protocol.preemption_in_flight`).
 """
 
 from __future__ import annotations
@@ -48,10 +48,10 @@ from shared.events import (
 from shared.events.catalogue import REQUESTS_PARTITION
 from shared.framework.runtime import Framework
 from shared.preemption.evaluator import PreemptionExtender
-from shared.preemption.extenders import RecordingExtender
-from shared.preemption.in_flight import Effects, effects_of, offsets_as_runs, overlay
-from shared.preemption.request import decide_preemption
 from shared.protocol.packed_failures import RejectionsMemo
+from shared.protocol.preemption_extenders import RecordingExtender
+from shared.protocol.preemption_in_flight import Effects, effects_of, offsets_as_runs, overlay
+from shared.protocol.preemption_request import decide_preemption
 from shared.scheduler.node_index import NodeIndexes
 
 log = logging.getLogger(__name__)

@@ -410,7 +410,7 @@ class PreemptionDecided(Event, frozen=True):
     in_flight: list[int] = []
     """The earlier preemptions not yet visible on the view this one was decided on, named by their
     requests' offsets (`request_at`) as runs (first, count, …): their victims were taken as gone and
-    their nominations as made, in request order (`shared.preemption.in_flight`)."""
+    their nominations as made, in request order (`shared.protocol.preemption_in_flight`)."""
     evicting: list[str] = []
     nominating: dict[str, str] = {}
     """The same overlay written out (uid → node, "" for cleared), as decisions recorded it when an

@@ -23,13 +23,13 @@ import msgspec
 from shared.cluster import ClusterView, point_at
 from shared.framework.runtime import Framework
 from shared.model.config import KubeSchedulerConfiguration
-from shared.preemption.extenders import replayed
-from shared.preemption.in_flight import recorded_overlay
-from shared.preemption.request import PreemptionOutcome, decide_preemption, folded_past
 from shared.profiles import build_profiles
 from shared.protocol.batch import BatchItem, Decision, decide_batch
 from shared.protocol.extending import apply_filters
 from shared.protocol.packing import unpack
+from shared.protocol.preemption_extenders import replayed
+from shared.protocol.preemption_in_flight import recorded_overlay
+from shared.protocol.preemption_request import PreemptionOutcome, decide_preemption, folded_past
 from shared.protocol.same_answers import own_results
 from shared.scheduler.schedule_one import ScheduleAlgorithm
 from shared.scheduler.seeds import attempt_seed, config_hash

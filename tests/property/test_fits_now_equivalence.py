@@ -22,8 +22,8 @@ from shared.events import (
     PreemptionRequested,
     envelope,
 )
-from shared.preemption.request import decide_preemption
 from shared.protocol.packed_failures import RejectionsMemo
+from shared.protocol.preemption_request import decide_preemption
 from shared.scheduler.node_index import NodeIndexes
 from tests.unit.events.samples import make_node, running
 from tests.unit.preemption.test_handler import make_pod

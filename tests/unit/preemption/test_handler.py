@@ -29,8 +29,8 @@ from shared.events import (
     envelope,
 )
 from shared.model import Pod
-from shared.preemption.in_flight import recorded_overlay
-from shared.preemption.request import folded_past
+from shared.protocol.preemption_in_flight import recorded_overlay
+from shared.protocol.preemption_request import folded_past
 from shared.replay.history import History
 from tests.unit.events.samples import make_node, running
 from tests.unit.events.samples import make_pod as sample_pod

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from shared.events import PodRef, Position, PreemptionDecided, PreemptionRequested, ReceivedEvent, envelope
 from shared.events.catalogue import REQUESTS_PARTITION
-from shared.preemption.in_flight import effects_of, offsets_as_runs, overlay, recorded_overlay
+from shared.protocol.preemption_in_flight import effects_of, offsets_as_runs, overlay, recorded_overlay
 from shared.replay.history import History
 
 from ..events.samples import make_pod

@@ -7,7 +7,7 @@ from __future__ import annotations
 from services.runtime.scheduler_config import profiles_from
 from shared.cluster import ClusterView
 from shared.events import NodeFailure, NodeUpserted, Position, PreemptionRequested, envelope
-from shared.preemption.request import decide_preemption
+from shared.protocol.preemption_request import decide_preemption
 from tests.unit.events.samples import make_node, running
 from tests.unit.preemption.test_handler import make_pod
 

@@ -13,9 +13,8 @@ from collections.abc import Callable, Sequence
 from shared.events import ExtenderAnswer
 from shared.framework.node_info import NodeInfo
 from shared.framework.pod_info import PodInfo
-
-from .evaluator import PreemptionExtender
-from .victims import Victims
+from shared.preemption.evaluator import PreemptionExtender
+from shared.preemption.victims import Victims
 
 PREEMPT = "preempt"
 

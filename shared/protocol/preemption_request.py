@@ -17,8 +17,9 @@ from shared.framework.pod_info import PodInfo
 from shared.framework.runtime import Framework
 from shared.framework.snapshot import Snapshot
 from shared.framework.status import Code, Status
-from shared.protocol.packed_failures import RejectionsMemo, unpack_failures
 from shared.scheduler.node_index import NodeIndexes, WalkError, filters_after_index
+
+from .packed_failures import RejectionsMemo, unpack_failures
 
 
 @dataclass

@@ -16,8 +16,9 @@ from collections.abc import Iterable, Mapping
 import numpy as np
 
 from shared.events import PreemptionDecided
-from shared.protocol.packed_failures import positions_of
-from shared.protocol.packing import runs
+
+from .packed_failures import positions_of
+from .packing import runs
 
 Effects = tuple[tuple[str, ...], tuple[tuple[str, str], ...]]
 """Pods evicted, and nominations made (pod uid → node, "" for a nomination cleared), in order."""
