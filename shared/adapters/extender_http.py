@@ -213,7 +213,7 @@ class HTTPExtender:
                 f"preempt verb is not defined for extender {self.name} but run into ProcessPreemption")
         args = preemption_args(pod, node_to_victims, self.config.node_cache_capable)
         result = self._send(self.config.preempt_verb, args, ExtenderPreemptionResult)
-        return preemption_result(self.name, result, self._lookup(node_to_victims))
+        return preemption_result(self.name, result, self._lookup(node_to_victims), Victims)
 
     def _lookup(self, node_to_victims: dict[str, Victims]) -> Callable[[str], PodsOnNode | None]:
         if self.node_info is not None:

@@ -4,11 +4,10 @@ upstream's (pkg/scheduler/extender.go) checks on what an extender answers."""
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from shared.framework.node_info import NodeInfo
 from shared.framework.pod_info import PodInfo
-from shared.preemption.victims import Victims as PodVictims
 
 from .types import (
     ExtenderArgs,
@@ -25,6 +24,19 @@ from .types import (
 
 class ExtenderError(Exception):
     """An extender could not be reached, answered an error, or answered something inconsistent."""
+
+
+class PodVictims(Protocol):
+    """What `preemption_args` reads of one node's victims (preemption's `Victims`)."""
+
+    @property
+    def pods(self) -> Sequence[PodInfo]: ...
+
+    @property
+    def num_pdb_violations(self) -> int: ...
+
+
+V = TypeVar("V")
 
 
 class PodsOnNode(Protocol):
@@ -100,15 +112,17 @@ def preemption_args(
 
 def preemption_result(
     extender: str, result: ExtenderPreemptionResult, node_info: Callable[[str], PodsOnNode | None],
-) -> dict[str, PodVictims]:
-    """Upstream convertToVictims: each UID is looked up among the pods running on its node."""
-    out: dict[str, PodVictims] = {}
+    victims: Callable[[list[PodInfo], int], V],
+) -> dict[str, V]:
+    """Upstream convertToVictims: each UID is looked up among the pods running on its node;
+    `victims(pods, pdb_violations)` makes each node's answer (preemption's `Victims`)."""
+    out: dict[str, V] = {}
     for node_name, meta in (result.node_name_to_meta_victims or {}).items():
         info = node_info(node_name)
         if info is None:
             raise ExtenderError(f'nodeinfo not found for node name "{node_name}"')
         if meta is None:
-            out[node_name] = PodVictims([])
+            out[node_name] = victims([], 0)
             continue
         by_uid: dict[str, PodInfo] = {p.uid: p for p in info.pods}
         pods: list[PodInfo] = []
@@ -119,11 +133,11 @@ def preemption_result(
                     f"extender: {extender} claims to preempt pod (UID: {mp.uid}) on node: {node_name}, "
                     "but the pod is not on the node")
             pods.append(found)
-        out[node_name] = PodVictims(pods, meta.num_pdb_violations)
+        out[node_name] = victims(pods, meta.num_pdb_violations)
     return out
 
 
 __all__ = [
-    "ExtenderError", "PodsOnNode", "filter_args", "filter_result", "interested", "preemption_args",
+    "ExtenderError", "PodVictims", "PodsOnNode", "filter_args", "filter_result", "interested", "preemption_args",
     "preemption_result", "prioritize_result",
 ]

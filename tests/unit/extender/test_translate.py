@@ -66,12 +66,12 @@ def test_preemption_result_maps_uids_to_pods_on_the_node() -> None:
     node = MakeNode().name("a").info(victim)
     raw = b'{"NodeNameToMetaVictims": {"a": {"Pods": [{"UID": "uv"}], "NumPDBViolations": 2}}}'
     result = msgspec.json.decode(raw, type=ExtenderPreemptionResult)
-    out = preemption_result("ext", result, {"a": node}.get)
+    out = preemption_result("ext", result, {"a": node}.get, Victims)
     assert [p.name for p in out["a"].pods] == ["v"] and out["a"].num_pdb_violations == 2
     bad = msgspec.json.decode(b'{"NodeNameToMetaVictims": {"a": {"Pods": [{"UID": "nope"}]}}}',
                               type=ExtenderPreemptionResult)
     with pytest.raises(ExtenderError, match="but the pod is not on the node"):
-        preemption_result("ext", bad, {"a": node}.get)
+        preemption_result("ext", bad, {"a": node}.get, Victims)
 
 
 def test_interested_only_in_pods_using_managed_resources() -> None:
