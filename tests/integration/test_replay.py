@@ -23,6 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from berth.bench.ledger import read_ledger
 from berth.cli import main
 from berth.describe_cmd import render as describe_render
+from berth.fleet import Fleet
 from services.gateway.app import build_app
 from services.gateway.settings import GatewaySettings
 from shared.adapters.history import export_line, history_from_export, history_from_kafka, history_from_store
@@ -105,11 +106,17 @@ async def _record(env: BerthTestEnv, publisher: KafkaPublisher, engine: AsyncEng
             else:
                 await publish_cluster(publisher, wave)
             await attempted(env, wave, fraction=0.5, timeout=180)
-        await settle(env, timeout=300)
-        assert (dead := running.dead_report()) is None, dead
-        for label in [m for m in reversed(list(running.members)) if m != "projector"]:
-            await asyncio.to_thread(running.stop, label)
-        await projection_caught_up(env, engine, timeout=90)
+        return await _settled_history(env, engine, running, timeout=300)
+
+
+async def _settled_history(env: BerthTestEnv, engine: AsyncEngine, running: Fleet, timeout: float) -> History:
+    """Once the run has settled with no service dead: every service stopped but the projector,
+    which catches up, and the event store's history."""
+    await settle(env, timeout=timeout)
+    assert (dead := running.dead_report()) is None, dead
+    for label in [m for m in reversed(list(running.members)) if m != "projector"]:
+        await asyncio.to_thread(running.stop, label)
+    await projection_caught_up(env, engine, timeout=90)
     return await history_from_store(engine)
 
 
@@ -189,12 +196,7 @@ async def test_a_run_with_workers_proposing_replays_exactly(
         for wave in waves:
             await publish_cluster(publisher, wave)
             await attempted(berth_env, wave, fraction=0.5, timeout=180)
-        await settle(berth_env, timeout=240)
-        assert (dead := running.dead_report()) is None, dead
-        for label in [m for m in reversed(list(running.members)) if m != "projector"]:
-            await asyncio.to_thread(running.stop, label)
-        await projection_caught_up(berth_env, engine, timeout=90)
-    history = await history_from_store(engine)
+        history = await _settled_history(berth_env, engine, running, timeout=240)
     proposed = [b for b in history.batches.values() if b.proposed]
     assert len(proposed) >= len(history.batches) // 2 > 0, "the workers proposed"
     assert any(isinstance(e.envelope.payload, PodEvicted) for e in history.events), "preemption happened"
