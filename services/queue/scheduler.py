@@ -469,14 +469,16 @@ class Scheduler:
             return None
         batch_id = str(uuid.uuid4())
         cycle = self.cycle
+        # Extenders filter and prioritize the merged feasible nodes: such pods are never proposed.
+        propose = self.propose and not (self.extenders and any(wants(self.extenders, a.info) for a in attempts))
         filtered = await self._scatter(FilterBatchRequested(
             batch_id=batch_id, cycle=cycle, phase="filter", pods=[a.info.pod for a in attempts],
             starts=[start] * len(attempts), watermark=watermark, assumed=assumed, whole=True,
-            propose=self.propose, seeds=[a.seed for a in attempts] if self.propose else []), stopping)
+            propose=propose, seeds=[a.seed for a in attempts] if propose else []), stopping)
         batch = merge_batch([(a.fwk, a.info) for a in attempts], filtered, snapshot, start)
         merged, raw, second = batch.merged, batch.raw, batch.to_score
         for m in merged:
-            if m.advance and not m.error:
+            if m.advance:
                 self.next_start = (self.next_start + m.processed) % snapshot.num_nodes()
         if second:
             scored = await self._scatter(FilterBatchRequested(

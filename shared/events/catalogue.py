@@ -244,7 +244,8 @@ class PodShardResult(Part, frozen=True):
 
     `ranked` (an answer to a proposing request, for a pod some node fits): the nodes to try in
     order, the one the worker placed it on first; `walked`: the nodes its walk processed (what
-    the round-robin start moves by). Every other field is then empty."""
+    the round-robin start moves by), also beside an `error` its ranking failed with. Every other
+    field is then empty."""
 
     pod_uid: str
     feasible: list[str] = []

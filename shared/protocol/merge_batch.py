@@ -47,7 +47,7 @@ def merge_batch(pods: Sequence[tuple[Framework, PodInfo]], filtered: Mapping[str
     shared_raw: dict[int, tuple[RawScores, str]] = {}
     for i, (fwk, info) in enumerate(pods):
         results = filtered.get(info.uid, [])
-        if len(results) == 1 and results[0].ranked:
+        if len(results) == 1 and (results[0].ranked or results[0].walked):
             out.merged.append(ranked_merge(results[0]))
             continue
         on_ours = all(map(on_view, results))
@@ -85,8 +85,10 @@ def merge_batch(pods: Sequence[tuple[Framework, PodInfo]], filtered: Mapping[str
 
 
 def ranked_merge(result: PodShardResult) -> MergedFilter:
-    """A worker's ranking (an answer to a proposing request) as the merge that tries it in order."""
-    return MergedFilter(feasible=list(result.ranked), processed=result.walked, advance=True, ranked=True)
+    """A worker's decision (an answer to a proposing request) as the merge it is decided by: its
+    ranking, tried in order, or the error its ranking failed with after the walk."""
+    return MergedFilter(feasible=list(result.ranked), processed=result.walked, advance=True, ranked=True,
+                        error=result.error)
 
 
 def _named(result: PodShardResult, snapshot: Snapshot, done: dict[int, PodShardResult]) -> PodShardResult:

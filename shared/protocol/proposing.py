@@ -110,8 +110,10 @@ def _walks(infos: Sequence[PodInfo], fwks: Sequence[Framework | None], view: Sna
 
 def _answer(p: Proposal, d: Decision, failed: dict[int, str]) -> tuple[PodShardResult, list[NodePluginScores]]:
     uid = p.info.uid
+    walked = p.merged.processed if p.merged.advance else 0
     if d.verdict == "error":
-        return PodShardResult(pod_uid=uid, error=d.error), []
+        # A ranking that failed (a Score error) after the walk moved the round-robin start on.
+        return PodShardResult(pod_uid=uid, error=d.error, walked=walked), []
     if d.verdict == "fit-error":
         first = failed.setdefault(id(p.walk), uid)
         if first != uid:
@@ -120,9 +122,13 @@ def _answer(p: Proposal, d: Decision, failed: dict[int, str]) -> tuple[PodShardR
     # "bind" leads with the node the pod was placed on; "retry" (no candidate left and none found
     # walking again) offers its ranking still, for the queue's view to judge.
     ranked = [d.host, *(n for n in d.ranked if n != d.host)] if d.host else list(d.ranked)
-    return PodShardResult(pod_uid=uid, ranked=ranked, walked=p.merged.processed if p.merged.advance else 0), d.scores
+    return PodShardResult(pod_uid=uid, ranked=ranked, walked=walked), d.scores
 
 
 def as_decided(p: Proposal) -> MergedFilter:
-    """The merge the queue decides a proposal by: its ranking, or its walk's failures or error."""
-    return ranked_merge(p.result) if p.result.ranked else p.merged
+    """The merge the queue decides a proposal by: its ranking, its error, or its walk's failures."""
+    if p.result.ranked or p.result.walked:
+        return ranked_merge(p.result)
+    if p.result.error:
+        return MergedFilter(error=p.result.error)
+    return p.merged

@@ -195,9 +195,11 @@ def _explain(profiles: dict[str, Framework], view: ClusterView, pod: Pod, start:
 
         item = BatchItem(e.fwk, e.info, ranked.merged if ranked is not None else e.merged, e.raw, seed,
                          extenders, start, ranked.scores if ranked is not None else ())
-        # A recorded decision with its candidates taken was the queue's walk again.
+        # A recorded decision with its candidates taken was the queue's walk again (never a
+        # proposal's: the queue retries a refused proposal).
         decided = decide_batch([item], view.snapshot, view.assume, placed_before=bool(earlier) or decide_on is not None,
-                               record=True, walker=ScheduleAlgorithm(random.Random(0)), may_walk=lambda _: True)[0]
+                               record=True, walker=ScheduleAlgorithm(random.Random(0)),
+                               may_walk=lambda it: not it.merged.ranked)[0]
         view.set_assumed(restore)
     walked = set(e.merged.feasible) | set(e.merged.diagnosis.node_to_status)
     weights = e.fwk.score_weights if e.fwk is not None else {}

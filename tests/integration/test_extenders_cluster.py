@@ -54,13 +54,14 @@ def _config(full_url: str, prio_url: str, binder_url: str) -> dict[str, Any]:
 
 
 async def _run(env: BerthTestEnv, engine: AsyncEngine, tmp_path: Path, config: dict[str, Any],
-               feed: Callable[[], Awaitable[None]]) -> tuple[Ledger, History]:
+               feed: Callable[[], Awaitable[None]], *, propose: bool = False) -> tuple[Ledger, History]:
     """The services with `config`, fed by `feed`, run until settled and stopped (the projector
     last, so the store holds every event); the run's ledger and the stored history."""
     path = tmp_path / "scheduler.yaml"
     path.write_text(yaml.safe_dump(config))
     fleet = fleet_for(env, tmp_path / "logs", filter_workers=1)
     fleet.env["BERTH_SCHEDULER_CONFIG"] = str(path)
+    fleet.env["BERTH_QUEUE_PROPOSE"] = "1" if propose else "0"
     async with run_fleet(fleet) as running_fleet:
         await feed()
         ledger = await settle(env, timeout=120)
@@ -71,13 +72,16 @@ async def _run(env: BerthTestEnv, engine: AsyncEngine, tmp_path: Path, config: d
     return ledger, await history_from_store(engine)
 
 
+@pytest.mark.parametrize("propose", [False, True], ids=["queue-ranks", "workers-propose"])
 async def test_services_ask_the_extenders_and_replay_uses_their_recorded_answers(
-        berth_env: BerthTestEnv, publisher: KafkaPublisher, engine: AsyncEngine, tmp_path: Path) -> None:
+        berth_env: BerthTestEnv, publisher: KafkaPublisher, engine: AsyncEngine, tmp_path: Path,
+        propose: bool) -> None:
+    """With proposals on, the pods an extender is asked about are still ranked by the queue."""
     cluster = _cluster()
     with running("full_node", full={"n1"}) as full, running("prioritizer", preferred={"n2"}) as prio, \
             running("binder") as binder:
         ledger, history = await _run(berth_env, engine, tmp_path, _config(full.url, prio.url, binder.url),
-                                     lambda: publish_cluster(publisher, cluster))
+                                     lambda: publish_cluster(publisher, cluster), propose=propose)
         calls_during_run = (len(full.calls), len(prio.calls))
 
         bound = {p.pod_uid: p.node_name for p in (e.envelope.payload for e in history.events)
