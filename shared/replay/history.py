@@ -48,7 +48,7 @@ class Batch:
     decisions: dict[str, Recorded] = field(default_factory=dict)
     """Pod uid → the decision recorded for it in this batch (a pod retried at once has none)."""
     answers: list[ShardFiltered] = field(default_factory=list)
-    """The shards' filter-phase and score-phase answers."""
+    """The shards' filter-phase and score-phase answers, in the order the queue read them."""
     extenders: dict[str, list[ExtenderAnswer]] = field(default_factory=dict)
     """Pod uid → what the scheduler extenders answered for it in this cycle."""
     late: LateBatchDecided | None = None
@@ -62,8 +62,9 @@ class Batch:
 
     @property
     def proposed(self) -> bool:
-        """Whether the queue took a worker's proposals (the batch decided in order on the
-        request's view) for this cycle: its first filter answer's kind, as the queue keeps the first."""
+        """Whether the queue took a worker's proposals (the batch decided on the request's view)
+        for this cycle: the kind of its filter answer the queue read first (`answers` are in the
+        order of their partition, which is the queue's), as it keeps the first."""
         first = next((a for a in self.answers if a.phase == "filter"), None)
         return first is not None and first.proposed
 
@@ -110,7 +111,9 @@ class History:
         """A preemption decision by its request's offset on the requests partition (how later
         decisions name the ones in flight when they were made)."""
         seen: set[object] = set()
-        answers: list[ShardFiltered] = []
+        answers: list[tuple[int, ShardFiltered]] = []
+        """Each answer with its offset: a batch's answers share a partition (keyed by batch id),
+        and their offsets are the order the queue read them in (it keeps the first)."""
         asked: list[ExtendersAnswered] = []
         # Requests and decisions sit on different partitions: a log read partition by partition
         # may hold a decision before its request.
@@ -136,7 +139,7 @@ class History:
                 record.decided = outcome
             if outcome.request_at >= 0:
                 self.decided_by_request.setdefault(outcome.request_at, outcome)
-        for answer in answers:
+        for _, answer in sorted(answers, key=lambda a: a[0]):
             batch = self.batches.get(answer.batch_id)
             if batch is not None:
                 batch.answers.append(answer)
@@ -155,14 +158,14 @@ class History:
             if batch is not None:
                 batch.decisions.setdefault(recorded.decision.pod_uid, recorded)
 
-    def _index(self, seq: int, event: ReceivedEvent, answers: list[ShardFiltered],
+    def _index(self, seq: int, event: ReceivedEvent, answers: list[tuple[int, ShardFiltered]],
                asked: list[ExtendersAnswered], decided: list[PreemptionDecided]) -> None:
         env, p = event.envelope, event.envelope.payload
         match p:
             case FilterBatchRequested(phase="filter"):
                 self.batches.setdefault(p.batch_id, Batch(seq, env.timestamp, p))
             case ShardFiltered():
-                answers.append(p)
+                answers.append((event.position.offset, p))
             case ExtendersAnswered():
                 asked.append(p)
             case SchedulingAttempted():

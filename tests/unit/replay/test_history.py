@@ -3,7 +3,17 @@ different partitions, so the decision may come first; it still belongs to its re
 
 from __future__ import annotations
 
-from shared.events import PREEMPTION, PodRef, PreemptionDecided, PreemptionRequested, envelope
+from shared.events import (
+    FILTER_REQUESTS,
+    PREEMPTION,
+    SHARD_RESULTS,
+    FilterBatchRequested,
+    PodRef,
+    PreemptionDecided,
+    PreemptionRequested,
+    ShardFiltered,
+    envelope,
+)
 from shared.events.catalogue import REQUESTS_PARTITION
 from shared.events.envelope import Position, ReceivedEvent
 from shared.replay.history import History
@@ -23,3 +33,19 @@ def test_a_decision_read_before_its_request_is_kept() -> None:
                    [_at(request, REQUESTS_PARTITION, 0), _at(decided, 3, 0)]):
         record = History(events).preemptions["uid-web-0/1"]
         assert record.request == request and record.decided == decided
+
+
+def test_a_batch_is_proposed_as_the_answer_the_queue_read_first_says() -> None:
+    """A request sent again to a second worker has two answers; the queue keeps the one first on
+    their partition, whatever their timestamps (a history from Kafka or an export is in timestamp
+    order)."""
+    request = FilterBatchRequested(batch_id="b1", cycle=1, phase="filter", pods=[make_pod(uid="uid-web-0")],
+                                   whole=True, propose=True, seeds=[7])
+    walks = ShardFiltered(batch_id="b1", cycle=1, shard=0, phase="filter", node_count=1)
+    proposals = ShardFiltered(batch_id="b1", cycle=1, shard=0, phase="filter", node_count=1, proposed=True)
+    asked = ReceivedEvent(envelope(request, producer="queue"), Position(FILTER_REQUESTS, 0, 0))
+    read_second = ReceivedEvent(envelope(walks, producer="filter-0"), Position(SHARD_RESULTS, 2, 5))
+    read_first = ReceivedEvent(envelope(proposals, producer="filter-1"), Position(SHARD_RESULTS, 2, 4))
+    for events in ([asked, read_second, read_first], [asked, read_first, read_second]):
+        batch = History(events).batches["b1"]
+        assert batch.proposed and [a.proposed for a in batch.answers] == [True, False]
