@@ -205,7 +205,7 @@ async def test_a_run_with_workers_proposing_replays_exactly(
     assert report.divergences == [], report.divergences[:5]
     assert report.decisions >= 500 and report.matched == report.decisions
 
-    checked = 0
+    checked = scored = 0
     for recorded in history.decisions[::max(1, len(history.decisions) // 40)]:
         batch = history.batches.get(recorded.decision.batch_id)
         if batch is None or not batch.proposed:
@@ -214,9 +214,11 @@ async def test_a_run_with_workers_proposing_replays_exactly(
         assert x.replayed == x.recorded, (x.pod, x.attempt)
         if recorded.decision.node_name:
             picked = next(n for n in x.nodes if n.picked)
-            assert picked.node == recorded.decision.node_name and picked.total is not None
+            assert picked.node == recorded.decision.node_name
+            # The worker's ranking's scores (a pod with one feasible node is not scored, as upstream).
+            scored += picked.total is not None
         checked += 1
-    assert checked >= 10
+    assert checked >= 10 and scored > 0
 
 
 def _cli_json(capsys: pytest.CaptureFixture[str], *argv: str) -> Any:
