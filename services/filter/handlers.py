@@ -43,7 +43,7 @@ from shared.framework.pod_info import PodInfo
 from shared.framework.runtime import Framework
 from shared.framework.snapshot import Snapshot
 from shared.model import Pod
-from shared.protocol.proposing import propose_batch
+from shared.protocol.proposing import propose_on_view
 from shared.protocol.same_answers import answer_key, same_as
 from shared.protocol.sharded import filter_on_shard, raw_scores_on_shard
 from shared.scheduler.node_index import NodeIndexes
@@ -138,21 +138,8 @@ class FilterHandler(Handler):
         return OutgoingEvent(SHARD_RESULTS, env)
 
     def _propose(self, req: FilterBatchRequested) -> list[PodShardResult]:
-        """The batch decided on the view as the queue would decide it (each pod assumed where it
-        is proposed), then the view given back its request's assumptions."""
-        view, profiles = self.view, self.profiles
-
-        def assume(uid: str, node: str) -> None:
-            view.assume(uid, node)
-            point_at(profiles.values(), view)
-
-        try:
-            proposals = propose_batch(profiles, req.pods, req.seeds, req.starts[0] if req.starts else 0,
-                                      view.snapshot, assume, self.walker, indexes=self.node_indexes,
-                                      nominated=lambda uid: uid in view.nominated or uid in view.nominating)
-        finally:
-            view.set_assumed((a.pod_uid, a.node_name) for a in req.assumed)
-            point_at(profiles.values(), view)
+        """The batch decided on the view as the queue would decide it."""
+        proposals = propose_on_view(req, self.view, self.profiles, self.walker, indexes=self.node_indexes)
         self.evaluated += len(proposals)
         return [p.result for p in proposals]
 

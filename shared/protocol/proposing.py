@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 
 import msgspec
 
-from shared.events import PodShardResult
+from shared.cluster import ClusterView, point_at
+from shared.events import FilterBatchRequested, PodShardResult
 from shared.framework.cycle_state import CycleState
 from shared.framework.interfaces import NodePluginScores
 from shared.framework.pod_info import PodInfo
@@ -85,6 +86,28 @@ def propose_batch(profiles: Mapping[str, Framework], pods: Sequence[Pod], seeds:
         if p.fwk is not None:
             p.result, p.scores = _answer(p, next(decided), failed)
     return out
+
+
+def propose_on_view(request: FilterBatchRequested, view: ClusterView, profiles: Mapping[str, Framework],
+                    walker: ScheduleAlgorithm, *, indexes: NodeIndexes | None = None,
+                    record: bool = False) -> list[Proposal]:
+    """`propose_batch` for a proposing request on `view` (folded to its watermark, its assumptions
+    overlaid): what the worker answers and replay re-makes. The view is given back the request's
+    assumptions, the profiles pointed at it."""
+
+    def assume(uid: str, node: str) -> None:
+        view.assume(uid, node)
+        point_at(profiles.values(), view)
+
+    point_at(profiles.values(), view)
+    nominated = set(view.nominated) | set(view.nominating)
+    try:
+        return propose_batch(profiles, request.pods, request.seeds, request.starts[0] if request.starts else 0,
+                             view.snapshot, assume, walker, indexes=indexes, nominated=nominated.__contains__,
+                             record=record)
+    finally:
+        view.set_assumed((a.pod_uid, a.node_name) for a in request.assumed)
+        point_at(profiles.values(), view)
 
 
 def _walks(infos: Sequence[PodInfo], fwks: Sequence[Framework | None], view: Snapshot, start: int,

@@ -13,7 +13,7 @@ import random
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 
-from shared.cluster import ClusterView, point_at
+from shared.cluster import ClusterView
 from shared.events import GATED_TOPICS, FilterBatchRequested, PodShardResult
 from shared.framework.cycle_state import CycleState
 from shared.framework.interfaces import NodePluginScores
@@ -21,7 +21,7 @@ from shared.framework.pod_info import PodInfo
 from shared.framework.runtime import Framework
 from shared.framework.snapshot import Snapshot
 from shared.model import Pod
-from shared.protocol.proposing import as_decided, propose_batch
+from shared.protocol.proposing import as_decided, propose_on_view
 from shared.protocol.sharded import (
     MergedFilter,
     filter_on_shard,
@@ -91,18 +91,5 @@ def propose_again(request: FilterBatchRequested, view: ClusterView, profiles: Ma
                   *, record: bool = False) -> list[Evaluation]:
     """A proposed batch's proposals re-made on `view` (at the request's watermark, its assumptions
     overlaid), as its worker made them; the view is given back those assumptions."""
-
-    def assume(uid: str, node: str) -> None:
-        view.assume(uid, node)
-        point_at(profiles.values(), view)
-
-    point_at(profiles.values(), view)
-    nominated = set(view.nominated) | set(view.nominating)
-    try:
-        proposals = propose_batch(profiles, request.pods, request.seeds, request.starts[0] if request.starts else 0,
-                                  view.snapshot, assume, ScheduleAlgorithm(random.Random(0)),
-                                  nominated=nominated.__contains__, record=record)
-    finally:
-        view.set_assumed((a.pod_uid, a.node_name) for a in request.assumed)
-        point_at(profiles.values(), view)
+    proposals = propose_on_view(request, view, profiles, ScheduleAlgorithm(random.Random(0)), record=record)
     return [Evaluation(p.info, p.fwk, p.walk, as_decided(p), p.raw, scores=p.scores) for p in proposals]
