@@ -76,6 +76,7 @@ from shared.protocol.merge_batch import merge_batch
 from shared.protocol.packed_failures import pack_failures
 from shared.protocol.raw_scores import NO_SCORES, RawScores
 from shared.protocol.sharded import MergedFilter, feasible_target, raw_by_plugin
+from shared.protocol.start_ring import StartRing
 from shared.queue import FakeClock, QueuedPodInfo
 from shared.queue.clock import MonotonicClock
 from shared.scheduler.fit_error import NO_NODES_AVAILABLE, FitError
@@ -178,7 +179,7 @@ class Scheduler:
         self.clock: FakeClock | MonotonicClock = FakeClock() if lockstep else MonotonicClock()
         self.queue = build_queue(profiles, config, self.clock, unschedulable_timeout_s=unschedulable_timeout_s)
         self.queue.on_incoming = metrics.count_incoming
-        self.next_start = 0
+        self.starts = StartRing()
         self._walker = ScheduleAlgorithm(random.Random(0))
         """Walks again for a pod whose ranked candidates pods decided before it took (`walk_again`)."""
         self.cycle = 0
@@ -461,7 +462,6 @@ class Scheduler:
         self.cycle += 1
         watermark, assumed = self.view_mark()
         snapshot = self.view.snapshot()
-        start = self.next_start
         if snapshot.num_nodes() == 0:
             for a in attempts:
                 self._unschedulable(a, NO_NODES_AVAILABLE, set(), "")
@@ -471,15 +471,17 @@ class Scheduler:
         cycle = self.cycle
         # Extenders filter and prioritize the merged feasible nodes: such pods are never proposed.
         propose = self.propose and not (self.extenders and any(wants(self.extenders, a.info) for a in attempts))
-        filtered = await self._scatter(FilterBatchRequested(
-            batch_id=batch_id, cycle=cycle, phase="filter", pods=[a.info.pod for a in attempts],
-            starts=[start] * len(attempts), watermark=watermark, assumed=assumed, whole=True,
-            propose=propose, seeds=[a.seed for a in attempts] if propose else []), stopping)
+        start = self.starts.reserve(batch_id, len(attempts), snapshot.num_nodes())
+        try:
+            filtered = await self._scatter(FilterBatchRequested(
+                batch_id=batch_id, cycle=cycle, phase="filter", pods=[a.info.pod for a in attempts],
+                starts=[start] * len(attempts), watermark=watermark, assumed=assumed, whole=True,
+                propose=propose, seeds=[a.seed for a in attempts] if propose else []), stopping)
+        finally:
+            self.starts.release(batch_id)
         batch = merge_batch([(a.fwk, a.info) for a in attempts], filtered, snapshot, start)
         merged, raw, second = batch.merged, batch.raw, batch.to_score
-        for m in merged:
-            if m.advance:
-                self.next_start = (self.next_start + m.processed) % snapshot.num_nodes()
+        self.starts.advance([m.processed for m in merged if m.advance], snapshot.num_nodes())
         if second:
             scored = await self._scatter(FilterBatchRequested(
                 batch_id=str(uuid.uuid4()), cycle=cycle, phase="score",
