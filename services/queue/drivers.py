@@ -4,9 +4,10 @@
   nomination) awaited before the next pod is popped, on the simulator's logical clock; when the
   queue runs dry, waiting pods are brought back as the simulator brings them back. Its decisions
   equal `berth simulate`'s on the same input.
-- `Pipelined`: batches of pods, one per known filter worker at the workers while the batch before
-  them is merged and decided; a batch whose view moved on since its request is decided on the
-  view as it is then (LateBatchDecided), every pod re-checked where it goes.
+- `Pipelined`: batches of pods at the workers (at most one per known filter worker, as many as
+  keep the queue busy) while the batch before them is merged and decided; a batch whose view
+  moved on since its request is decided on the view as it is then (LateBatchDecided), every pod
+  re-checked where it goes.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from typing import TYPE_CHECKING, Protocol
 
 from shared.queue import FakeClock, QueuedPodInfo
 from shared.scheduler.queue_rules import bring_back
+
+from .depth import DepthGauge
 
 if TYPE_CHECKING:
     from .scheduler import Attempt, Evaluated, Scheduler
@@ -122,6 +125,7 @@ class Pipelined:
 
     def __init__(self, scheduler: Scheduler) -> None:
         self.s = scheduler
+        self.gauge = DepthGauge()
 
     def ready(self) -> bool:
         self.s.queue.flush_backoff_q_completed()
@@ -136,8 +140,9 @@ class Pipelined:
             self.s.release_unanswered()
 
     def depth(self) -> int:
-        """Batches kept at the workers: the setting, or (0) one per worker known."""
-        return self.s.pipeline_depth or self.s.gatherer.dispatcher.workers()
+        """Batches kept at the workers: the setting, or (0) as many as keep the queue busy, at most
+        one per worker known (`DepthGauge`)."""
+        return self.s.pipeline_depth or self.gauge.depth(self.s.gatherer.dispatcher.workers())
 
     async def run(self, batch: list[QueuedPodInfo], stopping: asyncio.Event) -> None:
         """Cycles one after another, up to `depth()` batches at the workers while the batch before
@@ -163,9 +168,11 @@ class Pipelined:
                     return
                 if self._top_up(ahead, stopping):
                     await asyncio.sleep(0)  # let its request go out before this batch is decided
+                deciding = time.perf_counter()
                 if evaluated is not None:
                     await self._decide_now(attempts, evaluated)
                 await s.between_cycles()
+                self.gauge.decided(time.perf_counter() - deciding)
         finally:
             for attempts, task in ahead:
                 task.cancel()
@@ -190,7 +197,10 @@ class Pipelined:
         attempts = s.split_off_extender_pods(s.attempts_of(batch), stopping)
         if not attempts:
             return None
-        return attempts, asyncio.ensure_future(s.evaluate(attempts, stopping))
+        sent = time.perf_counter()
+        task = asyncio.ensure_future(s.evaluate(attempts, stopping))
+        task.add_done_callback(lambda _: self.gauge.answered(time.perf_counter() - sent))
+        return attempts, task
 
     async def _decide_now(self, attempts: list[Attempt], evaluated: Evaluated) -> None:
         """Decide an evaluated batch on the view as it is, the log follower held back meanwhile;
