@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml
 venv: $(STAMP)
 
 run: venv
-	$(VENV)/bin/berth demo -f examples/cluster-small.yaml --filter-workers 1
+	$(VENV)/bin/berth demo -f examples/cluster-small.yaml
 
 # The web view's tests drive Debian's Chromium; as root it is installed here, elsewhere they say
 # why they skip (apt-get install chromium chromium-driver).

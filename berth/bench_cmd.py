@@ -16,7 +16,7 @@ from shared.workloads import WORKLOADS, generate
 from .bench.inprocess import run_inprocess
 from .bench.plot import NO_PLOT, plot_scaling, plot_throughput
 from .client import CliError, run_guarded
-from .services import check_filter_workers, filter_workers_problem
+from .services import check_filter_workers, filter_workers_problem, up_options
 
 
 def register(sub: Any) -> None:
@@ -30,7 +30,8 @@ def register(sub: Any) -> None:
                    help="inprocess (the default): the core alone; cluster: every service as a process on the "
                         "embedded stack (or KAFKA_BOOTSTRAP_SERVERS / DATABASE_URL), pods fed through Kafka; "
                         "--scale-sweep is cluster mode")
-    p.add_argument("--filter-workers", type=int, default=1, metavar="K", help="filter replicas (cluster mode)")
+    p.add_argument("--filter-workers", type=int, default=None, metavar="K",
+                   help="filter replicas (cluster mode; default as `berth up`: one per four cores, one to four)")
     p.add_argument("--scale-sweep", metavar="K,K,...", type=_worker_counts,
                    help="cluster mode once per filter-worker count (e.g. 1,2,4,8): pods/s, parallel efficiency "
                         "against the first count, a JSON result and a scaling-curve PNG")
@@ -75,8 +76,9 @@ def _worker_counts(text: str) -> list[int]:
 
 
 def run(args: argparse.Namespace) -> int:
+    options = up_options(args.filter_workers)
     if args.mode == "cluster" and not args.scale_sweep:
-        check_filter_workers(args.filter_workers)
+        check_filter_workers(options.filter_workers)
     workload = generate(args.workload, args.nodes, args.pods, args.seed)
     config_path = Path(args.config).resolve() if args.config else None
     if config_path is not None:
@@ -95,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
     if args.mode == "cluster":
         from .bench.cluster import run_cluster
 
-        result = run_cluster(workload, filter_workers=args.filter_workers, progress=progress, timeout_s=args.timeout,
+        result = run_cluster(workload, options=options, progress=progress, timeout_s=args.timeout,
                              logs=Path(args.logs) if args.logs else None,
                              record=Path(args.record) if args.record else None, config=config_path)
     else:
@@ -112,6 +114,7 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps({k: v for k, v in data.items() if k != "throughput"}))
     else:
         workers = f", {result.filter_workers} filter workers" if result.filter_workers else ""
+        workers += ", proposing" if result.proposing else ""
         print(f"{result.workload} {result.mode}: {result.nodes} nodes, {result.pods} pods{workers}")
         print(f"  throughput      {result.pods_per_second:,.1f} pods/s "
               f"({result.bound} bound, {result.pending} pending, {result.wall_seconds:.2f} s)")
@@ -157,10 +160,10 @@ def _sweep(args: argparse.Namespace, workload: Any, progress: bool, config_path:
     for k in args.scale_sweep:
         if progress:
             print(f"scale sweep: {k} filter worker(s)", file=sys.stderr)
-        result = run_cluster(workload, filter_workers=k, progress=progress, timeout_s=args.timeout,
+        result = run_cluster(workload, options=up_options(k), progress=progress, timeout_s=args.timeout,
                              logs=Path(args.logs) / f"{k}w" if args.logs else None, config=config_path)
         problems += [f"{k} workers: {p}" for p in result.problems]
-        points.append({"filter_workers": k, "pods_per_second": result.pods_per_second,
+        points.append({"filter_workers": k, "proposing": result.proposing, "pods_per_second": result.pods_per_second,
                        "e2e_latency_p99_ms": result.e2e_latency_p99_ms,
                        "cpu_seconds": sum(result.cpu_seconds.values()),
                        "cpu_ms_per_pod": result.cpu_ms_per_pod})
@@ -179,11 +182,12 @@ def _sweep(args: argparse.Namespace, workload: Any, progress: bool, config_path:
         print(json.dumps(summary))
     else:
         print(f"{workload.name} cluster scale sweep: {args.nodes} nodes, {args.pods} pods")
-        print(f"  {'workers':>7}  {'pods/s':>9}  {'speedup':>7}  {'efficiency':>10}  {'e2e p99':>9}  "
+        print(f"  {'workers':>7}  {'propose':>7}  {'pods/s':>9}  {'speedup':>7}  {'efficiency':>10}  {'e2e p99':>9}  "
               f"{'cpu ms/pod':>10}  {'queue':>6}  {'filter':>6}")
         for p in points:
             ms = p["cpu_ms_per_pod"]
-            print(f"  {p['filter_workers']:>7}  {p['pods_per_second']:>9.1f}  {p['speedup']:>7.2f}  "
+            print(f"  {p['filter_workers']:>7}  {'yes' if p['proposing'] else 'no':>7}  {p['pods_per_second']:>9.1f}  "
+                  f"{p['speedup']:>7.2f}  "
                   f"{p['efficiency']:>10.2f}  {p['e2e_latency_p99_ms'] / 1000:>8.1f}s  "
                   f"{ms.get('total', 0.0):>10.3f}  {ms.get('queue', 0.0):>6.3f}  {ms.get('filter', 0.0):>6.3f}")
         print(f"  result {out_dir / (stem + '.json')}" + (f", plot {plot}" if plot else f"; {NO_PLOT}"))

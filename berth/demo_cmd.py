@@ -26,8 +26,8 @@ DEFAULT_WORKLOAD = "examples/cluster-small.yaml"
 def register(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser("demo", help="start a cluster, schedule a sample workload, show it")
     p.add_argument("-f", "--filename", default=DEFAULT_WORKLOAD, help=f"workload to apply (default {DEFAULT_WORKLOAD})")
-    p.add_argument("--filter-workers", type=int, default=1, metavar="N",
-                   help="filter service replicas (default 1: the measured best on a 2-core machine)")
+    p.add_argument("--filter-workers", type=int, default=None, metavar="N",
+                   help="filter service replicas (default: one per four cores, one to four, as `berth up`)")
     p.add_argument("--timeout", type=float, default=120.0, metavar="S", help="seconds to wait for the pods to settle")
     p.add_argument("--web", action="store_true",
                    help="keep the cluster up after the demo and print the web view's URL (Ctrl-C stops it)")
@@ -35,12 +35,14 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    check_filter_workers(args.filter_workers)
+    workers: list[str] = []
+    if args.filter_workers is not None:
+        check_filter_workers(args.filter_workers)
+        workers = ["--filter-workers", str(args.filter_workers)]
     with tempfile.TemporaryDirectory(prefix="berth-demo-") as tmp:
         state = Path(tmp)
         up = subprocess.Popen(
-            [sys.executable, "-m", "berth", "up", "--state-dir", str(state),
-             "--filter-workers", str(args.filter_workers)],
+            [sys.executable, "-m", "berth", "up", "--state-dir", str(state), *workers],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
             env={**os.environ, "BERTH_LOG_LEVEL": "WARNING"},
         )

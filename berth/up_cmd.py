@@ -30,7 +30,7 @@ from .files import write_atomically
 from .fleet import Fleet, ServiceFailed, service_env
 from .kubeconfig import FILE as KUBECONFIG_FILE
 from .kubeconfig import write_kubeconfig
-from .services import UpOptions, check_filter_workers
+from .services import check_filter_workers, up_options
 from .supervised_cluster import SupervisedCluster
 from .supervisor import Supervisor, serve_metrics
 
@@ -40,8 +40,9 @@ def register(sub: Any) -> None:
                                                 description=__doc__.splitlines()[0] if __doc__ else None)
     p.add_argument("--state-dir", metavar="DIR",
                    help="data, logs and berth.json (default: $BERTH_STATE_DIR or ./.berth)")
-    p.add_argument("--filter-workers", type=int, default=1, metavar="N",
-                   help="filter service replicas (default 1: the measured best on a 2-core machine)")
+    p.add_argument("--filter-workers", type=int, default=None, metavar="N",
+                   help="filter service replicas (default: one per four cores, one to four, the measured best; "
+                        "more than one propose unless BERTH_QUEUE_PROPOSE says otherwise)")
     p.add_argument("--port", type=int, default=0, help="gateway port (default: any free port)")
     p.add_argument("--ready-timeout", type=float, default=60.0, metavar="S", help="seconds to wait for each service")
     p.set_defaults(run=run_guarded(run))
@@ -52,7 +53,8 @@ def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    check_filter_workers(args.filter_workers)
+    options = up_options(args.filter_workers)
+    check_filter_workers(options.filter_workers)
     from berth.stack.certificates import ensure_loopback_tls
     from berth.stack.embedded import EmbeddedStack
     from shared.settings import load_settings
@@ -72,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
         env = service_env(endpoints.kafka_bootstrap_servers, endpoints.database_url, settings.topic_prefix, token,
                           viewer_token=viewer)
         tls = ensure_loopback_tls(state / "tls")
-        fleet = Fleet(env, state / "logs", UpOptions(filter_workers=args.filter_workers), gateway_tls=tls)
+        fleet = Fleet(env, state / "logs", options, gateway_tls=tls)
         try:
             children = fleet.start_all(gateway_port=args.port, ready_timeout=args.ready_timeout)
         except ServiceFailed as e:

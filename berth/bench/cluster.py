@@ -42,7 +42,7 @@ from shared.events import (
     envelope,
 )
 from shared.model import Pod
-from shared.settings import Settings, load_settings
+from shared.settings import Settings, env_flag, load_settings
 from shared.workloads import Workload
 
 from ..fleet import Fleet, service_env
@@ -59,7 +59,7 @@ STALL_S = 60.0
 """No pod bound for this long ends the run (the rest count as pending)."""
 
 
-def run_cluster(workload: Workload, *, filter_workers: int, progress: bool, timeout_s: float,
+def run_cluster(workload: Workload, *, options: UpOptions, progress: bool, timeout_s: float,
                 logs: Path | None = None, record: Path | None = None, config: Path | None = None) -> BenchResult:
     """`logs`: keep every service's log there (they go with the temporary state otherwise);
     `record`: write the whole event log there as JSON Lines afterwards (for `berth replay`);
@@ -80,7 +80,7 @@ def run_cluster(workload: Workload, *, filter_workers: int, progress: bool, time
             env.setdefault("BERTH_LOG_LEVEL", "WARNING")
             if config is not None:
                 env["BERTH_SCHEDULER_CONFIG"] = str(config)
-            fleet = Fleet(env, logs or state / "logs", UpOptions(filter_workers=filter_workers))
+            fleet = Fleet(env, logs or state / "logs", options)
             try:
                 fleet.start_all()
                 result = asyncio.run(_measure(workload, settings, fleet, progress, timeout_s, endpoints.pids))
@@ -163,7 +163,15 @@ async def _measure(workload: Workload, settings: Settings, fleet: Fleet, progres
         peak_memory_mb=sampler.peak_mb,
         throughput=throughput_series(sorted(t - started for t in done.values()), bucket=max(wall / 50, 0.05)),
         problems=problems, filter_workers=fleet.options.filter_workers, churn_submitted=churn.submitted,
+        proposing=proposing(fleet),
     )
+
+
+def proposing(fleet: Fleet) -> bool:
+    """Whether the fleet's queue asks its workers for proposals."""
+    if fleet.options.propose is not None:
+        return fleet.options.propose
+    return env_flag(fleet.env, "BERTH_QUEUE_PROPOSE")
 
 
 async def _answered_ledger(settings: Settings, registry: TopicRegistry, wait_s: float = 30.0) -> Ledger:

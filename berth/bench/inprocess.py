@@ -40,6 +40,8 @@ class BenchResult:
     throughput: list[tuple[float, float]] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     filter_workers: int | None = None
+    proposing: bool | None = None
+    """Whether the filter workers proposed (cluster mode)."""
     churn_submitted: int = 0
     """How many of the workload's churn pods were submitted during the measurement."""
     cpu_ms_per_pod: dict[str, float] = field(default_factory=dict)

@@ -53,6 +53,8 @@ async def test_scale_sweep_smoke(berth_env: BerthTestEnv, tmp_path: Path) -> Non
     summary = json.loads(out)
     assert summary["mode"] == "cluster" and summary["problems"] == []
     assert [p["filter_workers"] for p in summary["sweep"]] == [1, 2]
+    # Each count runs as `berth up` would run it: one worker ranks in the queue, two propose.
+    assert [p["proposing"] for p in summary["sweep"]] == [False, True]
     first, second = summary["sweep"]
     assert first["speedup"] == 1.0 and first["efficiency"] == 1.0
     assert second["efficiency"] == second["speedup"] / 2 and second["pods_per_second"] > 0

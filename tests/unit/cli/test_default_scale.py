@@ -1,0 +1,39 @@
+"""The filter workers `berth up`, `demo` and `bench` start when nobody says, and whether they propose."""
+
+from __future__ import annotations
+
+import pytest
+
+from berth.services import SERVICES, UpOptions, default_filter_workers, up_options
+
+
+@pytest.mark.parametrize(("cores", "workers"), [(1, 1), (2, 1), (4, 1), (7, 1), (8, 2), (12, 3), (16, 4), (64, 4)])
+def test_one_worker_per_four_cores_from_one_to_four(cores: int, workers: int) -> None:
+    assert default_filter_workers(cores) == workers
+
+
+def test_the_default_is_the_machines() -> None:
+    assert up_options(None, {}).filter_workers == default_filter_workers()
+
+
+@pytest.mark.parametrize(("workers", "propose"), [(1, False), (2, True), (8, True)])
+def test_more_workers_than_one_propose(workers: int, propose: bool) -> None:
+    assert up_options(workers, {}) == UpOptions(filter_workers=workers, propose=propose)
+
+
+@pytest.mark.parametrize("said", ["0", "1"])
+def test_the_environment_decides_where_it_says(said: str) -> None:
+    options = up_options(4, {"BERTH_QUEUE_PROPOSE": said})
+    assert options.propose is None
+    assert _queue_env(options) == {}  # the queue reads the variable itself
+
+
+def test_the_queue_is_told_what_was_chosen() -> None:
+    assert _queue_env(UpOptions(filter_workers=2, propose=True)) == {"BERTH_QUEUE_PROPOSE": "1"}
+    assert _queue_env(UpOptions(filter_workers=1, propose=False)) == {"BERTH_QUEUE_PROPOSE": "0"}
+    filter_spec = next(s for s in SERVICES if s.name == "filter")
+    assert filter_spec.replicas(UpOptions(filter_workers=3)) == 3
+
+
+def _queue_env(options: UpOptions) -> dict[str, str]:
+    return next(s for s in SERVICES if s.name == "queue").env(options)
