@@ -28,7 +28,7 @@ class StartRing:
 
     def reserve(self, batch_id: str, pods: int, num_nodes: int) -> int:
         """The start for a batch being sent, reserving the walks it is expected to take."""
-        start = (self.next + sum(self._out.values())) % num_nodes if num_nodes else 0
+        start = (self.next + sum(self._out.values())) % num_nodes if self._out and num_nodes else self.next
         self._out[batch_id] = round(pods * self.walked_per_pod)
         return start
 

@@ -38,9 +38,13 @@ def test_the_estimate_follows_recent_batches_and_a_walkless_batch_leaves_it() ->
     assert ring.walked_per_pod == 125
 
 
-def test_no_nodes_start_at_zero_and_releasing_twice_is_harmless() -> None:
-    ring = StartRing(next=7, walked_per_pod=10)
-    assert ring.reserve("a", 5, 0) == 0
+def test_with_nothing_out_the_start_is_the_sum_as_it_stands() -> None:
+    """As the queue kept it before batches were reserved: reduced by the node count of each walk's
+    snapshot, not by today's (nodes may have gone since)."""
+    ring = StartRing(next=27, walked_per_pod=10)
+    assert ring.reserve("a", 5, 20) == 27
+    assert ring.reserve("b", 1, 20) == 17  # (27 + 50) % 20
     ring.release("a")
-    ring.release("a")
-    assert ring.reserve("b", 1, 20) == 7
+    ring.release("a")  # twice is harmless
+    ring.release("b")
+    assert ring.reserve("c", 1, 0) == 27
