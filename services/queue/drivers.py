@@ -199,7 +199,13 @@ class Pipelined:
             return None
         sent = time.perf_counter()
         task = asyncio.ensure_future(s.evaluate(attempts, stopping))
-        task.add_done_callback(lambda _: self.gauge.answered(time.perf_counter() - sent))
+
+        def answered(done: asyncio.Future[Evaluated | None]) -> None:
+            # Only a batch the workers answered: a cancelled, failed or nodeless one says nothing.
+            if not done.cancelled() and done.exception() is None and done.result() is not None:
+                self.gauge.answered(time.perf_counter() - sent)
+
+        task.add_done_callback(answered)
         return attempts, task
 
     async def _decide_now(self, attempts: list[Attempt], evaluated: Evaluated) -> None:
