@@ -176,8 +176,12 @@ def _sweep(args: argparse.Namespace, workload: Any, progress: bool, config_path:
     summary = {"workload": workload.name, "mode": "cluster", "nodes": args.nodes, "pods": args.pods,
                "sweep": points, "problems": problems}
     (out_dir / f"{stem}.json").write_text(json.dumps(summary, indent=2) + "\n")
+    title = f"{workload.name}, {args.nodes} nodes: filter-worker scaling"
+    proposing = [str(p["filter_workers"]) for p in points if p["proposing"]]
+    if 0 < len(proposing) < len(points):  # each count ran as `berth up` runs it
+        title += f" (proposing: {', '.join(proposing)} workers)"
     plot = plot_scaling([(p["filter_workers"], p["pods_per_second"], p["cpu_ms_per_pod"]) for p in points],
-                        f"{workload.name}, {args.nodes} nodes: filter-worker scaling", out_dir / f"{stem}.png")
+                        title, out_dir / f"{stem}.png")
     if args.output == "json":
         print(json.dumps(summary))
     else:

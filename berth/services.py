@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from shared.events import NODE_SHARDS
 
@@ -24,6 +25,7 @@ class UpOptions:
     environment says."""
 
 
+CGROUP_CPU_MAX = Path("/sys/fs/cgroup/cpu.max")
 MOST_DEFAULT_WORKERS = 4
 """The measured best on a 16-core machine (README, "Scaling out the filter workers")."""
 CORES_PER_WORKER = 4
@@ -37,11 +39,20 @@ def default_filter_workers(cores: int | None = None) -> int:
     return max(1, min(MOST_DEFAULT_WORKERS, cores // CORES_PER_WORKER))
 
 
-def usable_cores() -> int:
+def usable_cores(cpu_max: Path = CGROUP_CPU_MAX) -> int:
+    """The CPUs this process may use: those it may run on, fewer where a cgroup's quota says so
+    (a container limited to 2 CPUs on a 64-core host gets 2)."""
     try:
-        return len(os.sched_getaffinity(0))
+        cores = len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
+        cores = os.cpu_count() or 1
+    try:
+        quota, period = cpu_max.read_text().split()[:2]
+        if quota != "max":
+            cores = min(cores, max(1, int(int(quota) / int(period))))
+    except (OSError, ValueError):
+        pass  # no cgroup v2 quota to read
+    return cores
 
 
 def up_options(filter_workers: int | None, env: Mapping[str, str] | None = None) -> UpOptions:
@@ -50,7 +61,8 @@ def up_options(filter_workers: int | None, env: Mapping[str, str] | None = None)
     ranking in the queue), unless BERTH_QUEUE_PROPOSE says otherwise."""
     env = os.environ if env is None else env
     workers = default_filter_workers() if filter_workers is None else filter_workers
-    return UpOptions(filter_workers=workers, propose=None if "BERTH_QUEUE_PROPOSE" in env else workers > 1)
+    said = env.get("BERTH_QUEUE_PROPOSE", "").strip()
+    return UpOptions(filter_workers=workers, propose=None if said else workers > 1)
 
 
 @dataclass(frozen=True)

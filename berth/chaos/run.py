@@ -31,7 +31,7 @@ from shared.workloads import generate
 
 from ..bench.ledger import read_envelopes, read_ledger
 from ..fleet import Fleet, service_env
-from ..services import UpOptions
+from ..services import up_options
 from ..supervised_cluster import SupervisedCluster
 from ..supervisor import Supervisor
 from .matrix import FaultRecord, Sample, longest_stall, rate
@@ -97,7 +97,7 @@ def run_chaos(options: ChaosOptions, say: Callable[[str], None] = lambda line: N
             token = secrets.token_urlsafe(16)
             env = service_env(endpoints.kafka_bootstrap_servers, endpoints.database_url, settings.topic_prefix, token)
             env.setdefault("BERTH_LOG_LEVEL", "WARNING")
-            fleet = Fleet(env, state / "logs", UpOptions(filter_workers=options.filter_workers))
+            fleet = Fleet(env, state / "logs", up_options(options.filter_workers))
             fleet.start_all()
             gateway = next(m for m in fleet.members.values() if m.spec.gateway)
             result = ChaosResult(options)

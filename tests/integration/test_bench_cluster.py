@@ -46,7 +46,8 @@ async def test_scale_sweep_smoke(berth_env: BerthTestEnv, tmp_path: Path) -> Non
         sys.executable, "-m", "berth", "bench", "--nodes", "12", "--pods", "30", "--scale-sweep", "1,2",
         "--config", str(ROOT / "examples" / "bench" / "score-all-nodes.yaml"),
         "--out-dir", str(tmp_path), "-o", "json", "--no-progress", "--timeout", "120",
-        env=_env(berth_env), cwd=ROOT, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        env={k: v for k, v in _env(berth_env).items() if k != "BERTH_QUEUE_PROPOSE"}, cwd=ROOT,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
     )
     out, err = await asyncio.wait_for(proc.communicate(), 300)
     assert proc.returncode == 0, err.decode()[-3000:]

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from berth.services import SERVICES, UpOptions, default_filter_workers, up_options
+from berth.services import SERVICES, UpOptions, default_filter_workers, up_options, usable_cores
 
 
 @pytest.mark.parametrize(("cores", "workers"), [(1, 1), (2, 1), (4, 1), (7, 1), (8, 2), (12, 3), (16, 4), (64, 4)])
@@ -21,11 +23,24 @@ def test_more_workers_than_one_propose(workers: int, propose: bool) -> None:
     assert up_options(workers, {}) == UpOptions(filter_workers=workers, propose=propose)
 
 
-@pytest.mark.parametrize("said", ["0", "1"])
+@pytest.mark.parametrize("said", ["0", "1", " 1 "])
 def test_the_environment_decides_where_it_says(said: str) -> None:
     options = up_options(4, {"BERTH_QUEUE_PROPOSE": said})
     assert options.propose is None
     assert _queue_env(options) == {}  # the queue reads the variable itself
+
+
+def test_an_empty_variable_is_no_say() -> None:
+    assert up_options(4, {"BERTH_QUEUE_PROPOSE": " "}).propose is True
+
+
+@pytest.mark.parametrize(("cpu_max", "cores"), [("max 100000\n", None), ("200000 100000\n", 2),
+                                                 ("50000 100000\n", 1), ("garbage", None)])
+def test_a_cgroup_quota_caps_the_cores(cpu_max: str, cores: int | None, tmp_path: Path) -> None:
+    path = tmp_path / "cpu.max"
+    path.write_text(cpu_max)
+    unlimited = usable_cores(tmp_path / "missing")
+    assert usable_cores(path) == (unlimited if cores is None else min(cores, unlimited))
 
 
 def test_the_queue_is_told_what_was_chosen() -> None:
