@@ -121,6 +121,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"  attempt latency p50 {result.attempt_latency_p50_ms:.2f} ms, "
               f"p99 {result.attempt_latency_p99_ms:.2f} ms")
         print(f"  end-to-end      p50 {result.e2e_latency_p50_ms:.1f} ms, p99 {result.e2e_latency_p99_ms:.1f} ms")
+        if result.sent_per_pod:
+            print(f"  sent to workers {result.sent_per_pod:.2f} pods per pod (above 1: tried again)")
         if result.churn_submitted:
             print(f"  churn           {result.churn_submitted} pods submitted while measuring (not measured)")
         per_service = ", ".join(f"{k} {v:.1f}" for k, v in sorted(result.cpu_seconds.items()))
@@ -163,7 +165,8 @@ def _sweep(args: argparse.Namespace, workload: Any, progress: bool, config_path:
         result = run_cluster(workload, options=up_options(k), progress=progress, timeout_s=args.timeout,
                              logs=Path(args.logs) / f"{k}w" if args.logs else None, config=config_path)
         problems += [f"{k} workers: {p}" for p in result.problems]
-        points.append({"filter_workers": k, "proposing": result.proposing, "pods_per_second": result.pods_per_second,
+        points.append({"filter_workers": k, "proposing": result.proposing, "sent_per_pod": result.sent_per_pod,
+                       "pods_per_second": result.pods_per_second,
                        "e2e_latency_p99_ms": result.e2e_latency_p99_ms,
                        "cpu_seconds": sum(result.cpu_seconds.values()),
                        "cpu_ms_per_pod": result.cpu_ms_per_pod})
@@ -187,13 +190,14 @@ def _sweep(args: argparse.Namespace, workload: Any, progress: bool, config_path:
     else:
         print(f"{workload.name} cluster scale sweep: {args.nodes} nodes, {args.pods} pods")
         print(f"  {'workers':>7}  {'propose':>7}  {'pods/s':>9}  {'speedup':>7}  {'efficiency':>10}  {'e2e p99':>9}  "
-              f"{'cpu ms/pod':>10}  {'queue':>6}  {'filter':>6}")
+              f"{'cpu ms/pod':>10}  {'queue':>6}  {'filter':>6}  {'sent/pod':>8}")
         for p in points:
             ms = p["cpu_ms_per_pod"]
             print(f"  {p['filter_workers']:>7}  {'yes' if p['proposing'] else 'no':>7}  {p['pods_per_second']:>9.1f}  "
                   f"{p['speedup']:>7.2f}  "
                   f"{p['efficiency']:>10.2f}  {p['e2e_latency_p99_ms'] / 1000:>8.1f}s  "
-                  f"{ms.get('total', 0.0):>10.3f}  {ms.get('queue', 0.0):>6.3f}  {ms.get('filter', 0.0):>6.3f}")
+                  f"{ms.get('total', 0.0):>10.3f}  {ms.get('queue', 0.0):>6.3f}  {ms.get('filter', 0.0):>6.3f}  "
+                  f"{p['sent_per_pod']:>8.2f}")
         print(f"  result {out_dir / (stem + '.json')}" + (f", plot {plot}" if plot else f"; {NO_PLOT}"))
     for problem in problems:
         print(f"error: {problem}", file=sys.stderr)

@@ -122,6 +122,7 @@ async def _measure(workload: Workload, settings: Settings, fleet: Fleet, progres
             await _publish_pods(publisher, clock, [again])
             await watcher.wait_for({again.metadata.uid}, timeout_s)
         cpu_before = sampler.cpu()
+        sent_before = sent_pods(_queue_metrics(fleet))
         want = {p.metadata.uid for p in measured}
         bar = Progress(len(want), progress, unit="pods bound")
         started = time.monotonic()
@@ -142,7 +143,9 @@ async def _measure(workload: Workload, settings: Settings, fleet: Fleet, progres
         last = max(done.values(), default=started)
         wall = last - started
         e2e = sorted(t - submitted[uid] for uid, t in done.items())
-        attempts = _attempt_latency(fleet)
+        metrics = _queue_metrics(fleet)
+        attempts = attempt_latency(metrics)
+        sent = sent_pods(metrics) - sent_before
         ledger = await _answered_ledger(settings, registry)
     finally:
         sampler_task.cancel()
@@ -163,7 +166,7 @@ async def _measure(workload: Workload, settings: Settings, fleet: Fleet, progres
         peak_memory_mb=sampler.peak_mb,
         throughput=throughput_series(sorted(t - started for t in done.values()), bucket=max(wall / 50, 0.05)),
         problems=problems, filter_workers=fleet.options.filter_workers, churn_submitted=churn.submitted,
-        proposing=proposing(fleet),
+        proposing=proposing(fleet), sent_per_pod=sent / workload.measured if workload.measured else 0.0,
     )
 
 
@@ -336,18 +339,31 @@ def _process(pid: int | None) -> psutil.Process | None:
 _BUCKET = re.compile(r'^scheduler_scheduling_attempt_duration_seconds_bucket\{(?P<labels>[^}]*)\} (?P<value>\S+)$')
 
 
-def _attempt_latency(fleet: Fleet) -> tuple[float, float]:
-    """p50 and p99 of the queue's attempt-duration histogram (bucket upper bounds, as Prometheus'
-    histogram_quantile would bound them)."""
+_SENT = re.compile(r"^berth_queue_batch_pods_sum (?P<value>\S+)$", re.MULTILINE)
+
+
+def _queue_metrics(fleet: Fleet) -> str:
+    """The queue's Prometheus text ("" when it cannot be read)."""
     queue = fleet.members.get("queue")
     if queue is None:
-        return 0.0, 0.0
+        return ""
     try:
         with urllib.request.urlopen(queue.url + "/metrics", timeout=5) as resp:
-            text = resp.read().decode()
+            return resp.read().decode()
     except OSError as e:
-        print(f"warning: no attempt latency from the queue's metrics: {e}", file=sys.stderr)
-        return 0.0, 0.0
+        print(f"warning: the queue's metrics could not be read: {e}", file=sys.stderr)
+        return ""
+
+
+def sent_pods(metrics: str) -> float:
+    """Pods the queue has sent to the filter workers so far (the batch-size histogram's sum)."""
+    m = _SENT.search(metrics)
+    return float(m.group("value")) if m else 0.0
+
+
+def attempt_latency(text: str) -> tuple[float, float]:
+    """p50 and p99 of the queue's attempt-duration histogram (bucket upper bounds, as Prometheus'
+    histogram_quantile would bound them)."""
     cumulative: dict[float, float] = {}
     for line in text.splitlines():
         m = _BUCKET.match(line)

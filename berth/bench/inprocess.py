@@ -42,6 +42,10 @@ class BenchResult:
     filter_workers: int | None = None
     proposing: bool | None = None
     """Whether the filter workers proposed (cluster mode)."""
+    sent_per_pod: float = 0.0
+    """Pods the queue sent to the filter workers per measured pod (cluster mode): above one where
+    pods went again (a proposal the queue's view refused, a failed attempt retried), and the
+    churn's pods count too."""
     churn_submitted: int = 0
     """How many of the workload's churn pods were submitted during the measurement."""
     cpu_ms_per_pod: dict[str, float] = field(default_factory=dict)

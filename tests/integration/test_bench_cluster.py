@@ -35,6 +35,7 @@ async def test_cluster_bench_smoke(berth_env: BerthTestEnv, tmp_path: Path, work
     assert result["mode"] == "cluster" and result["filter_workers"] == 2 and result["workload"] == workload
     assert result["problems"] == []
     assert result["bound"] + result["pending"] == result["pods"] == 40
+    assert result["sent_per_pod"] >= 1  # every measured pod went to the workers at least once
     assert set(result["cpu_seconds"]) >= {"queue", "filter", "binder", "preemption", "projector"}
     assert list(tmp_path.glob("*.json")) and list(tmp_path.glob("*.png"))
     # The churn's preemptors went in while the measured pods were scheduled, and were checked too.
@@ -63,4 +64,5 @@ async def test_scale_sweep_smoke(berth_env: BerthTestEnv, tmp_path: Path) -> Non
         ms = point["cpu_ms_per_pod"]
         assert {"queue", "filter", "total"} <= set(ms)  # the broker too where the bench started it
         assert ms["total"] == pytest.approx(sum(v for k, v in ms.items() if k != "total"))
+        assert point["sent_per_pod"] >= 1
     assert list(tmp_path.glob("*sweep*.json")) and list(tmp_path.glob("*sweep*.png"))

@@ -63,6 +63,23 @@ def test_percentile_nearest_rank() -> None:
     assert percentile([], 50) == 0.0
 
 
+def test_the_queue_metrics_give_pods_sent_and_attempt_latency() -> None:
+    from berth.bench.cluster import attempt_latency, sent_pods
+
+    text = "\n".join([
+        "# TYPE berth_queue_batch_pods histogram",
+        'berth_queue_batch_pods_bucket{le="256.0"} 3.0',
+        "berth_queue_batch_pods_sum 612.0",
+        'scheduler_scheduling_attempt_duration_seconds_bucket{result="scheduled",le="0.01"} 90.0',
+        'scheduler_scheduling_attempt_duration_seconds_bucket{result="scheduled",le="0.1"} 99.0',
+        'scheduler_scheduling_attempt_duration_seconds_bucket{result="scheduled",le="+Inf"} 100.0',
+    ])
+    assert sent_pods(text) == 612.0
+    assert sent_pods("") == 0.0
+    assert attempt_latency(text) == (0.01, 0.1)
+    assert attempt_latency("") == (0.0, 0.0)
+
+
 def test_throughput_series_buckets_completions() -> None:
     assert throughput_series([0.1, 0.2, 1.5], bucket=1.0) == [(1.0, 2.0), (2.0, 1.0)]
 
