@@ -14,6 +14,7 @@ from shared.model.loader import load_files
 from shared.workloads import WORKLOADS, generate
 
 from .bench.inprocess import run_inprocess
+from .bench.machine import describe_machine, summary
 from .bench.plot import NO_PLOT, plot_scaling, plot_throughput
 from .client import CliError, run_guarded
 from .services import check_filter_workers, filter_workers_problem, up_options
@@ -116,6 +117,7 @@ def run(args: argparse.Namespace) -> int:
         workers = f", {result.filter_workers} filter workers" if result.filter_workers else ""
         workers += ", proposing" if result.proposing else ""
         print(f"{result.workload} {result.mode}: {result.nodes} nodes, {result.pods} pods{workers}")
+        print(f"  machine         {summary(result.machine)}")
         print(f"  throughput      {result.pods_per_second:,.1f} pods/s "
               f"({result.bound} bound, {result.pending} pending, {result.wall_seconds:.2f} s)")
         print(f"  attempt latency p50 {result.attempt_latency_p50_ms:.2f} ms, "
@@ -176,9 +178,10 @@ def _sweep(args: argparse.Namespace, workload: Any, progress: bool, config_path:
         point["speedup"] = speedup
         point["efficiency"] = speedup * base["filter_workers"] / point["filter_workers"]
     stem = f"{workload.name}-cluster-sweep-{args.nodes}n-{args.pods}p"
-    summary = {"workload": workload.name, "mode": "cluster", "nodes": args.nodes, "pods": args.pods,
-               "sweep": points, "problems": problems}
-    (out_dir / f"{stem}.json").write_text(json.dumps(summary, indent=2) + "\n")
+    machine = describe_machine()
+    swept = {"workload": workload.name, "mode": "cluster", "nodes": args.nodes, "pods": args.pods,
+             "machine": machine, "sweep": points, "problems": problems}
+    (out_dir / f"{stem}.json").write_text(json.dumps(swept, indent=2) + "\n")
     title = f"{workload.name}, {args.nodes} nodes: filter-worker scaling"
     proposing = [str(p["filter_workers"]) for p in points if p["proposing"]]
     if 0 < len(proposing) < len(points):  # each count ran as `berth up` runs it
@@ -186,9 +189,10 @@ def _sweep(args: argparse.Namespace, workload: Any, progress: bool, config_path:
     plot = plot_scaling([(p["filter_workers"], p["pods_per_second"], p["cpu_ms_per_pod"]) for p in points],
                         title, out_dir / f"{stem}.png")
     if args.output == "json":
-        print(json.dumps(summary))
+        print(json.dumps(swept))
     else:
         print(f"{workload.name} cluster scale sweep: {args.nodes} nodes, {args.pods} pods")
+        print(f"  machine  {summary(machine)}")
         print(f"  {'workers':>7}  {'propose':>7}  {'pods/s':>9}  {'speedup':>7}  {'efficiency':>10}  {'e2e p99':>9}  "
               f"{'cpu ms/pod':>10}  {'queue':>6}  {'filter':>6}  {'sent/pod':>8}")
         for p in points:

@@ -54,6 +54,7 @@ async def test_scale_sweep_smoke(berth_env: BerthTestEnv, tmp_path: Path) -> Non
     assert proc.returncode == 0, err.decode()[-3000:]
     summary = json.loads(out)
     assert summary["mode"] == "cluster" and summary["problems"] == []
+    assert summary["machine"]["usable_cpus"] >= 1
     assert [p["filter_workers"] for p in summary["sweep"]] == [1, 2]
     # Each count runs as `berth up` would run it: one worker ranks in the queue, two propose.
     assert [p["proposing"] for p in summary["sweep"]] == [False, True]

@@ -31,6 +31,7 @@ def test_bench_smoke(workload: str, tmp_path: Path, capsys: pytest.CaptureFixtur
     assert result["workload"] == workload and result["mode"] == "inprocess"
     assert list(tmp_path.glob("*.json")) and list(tmp_path.glob("*.png"))
     assert result["cpu_ms_per_pod"]["total"] == pytest.approx(result["cpu_ms_per_pod"]["inprocess"])
+    assert result["machine"]["cpus"] >= 1 and result["machine"]["python"]
 
 
 def test_bench_runs_a_scheduler_configuration(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
