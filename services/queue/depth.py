@@ -13,6 +13,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from shared.protocol.moving_average import moving_average
+
 SMOOTHING = 0.2
 """Weight of the latest batch in each moving average."""
 
@@ -25,10 +27,10 @@ class DepthGauge:
     """The queue's time to decide a batch and do its upkeep (moving average)."""
 
     def answered(self, seconds: float) -> None:
-        self.out_s = _smooth(self.out_s, seconds)
+        self.out_s = moving_average(self.out_s, seconds, SMOOTHING)
 
     def decided(self, seconds: float) -> None:
-        self.decide_s = _smooth(self.decide_s, seconds)
+        self.decide_s = moving_average(self.decide_s, seconds, SMOOTHING)
 
     def depth(self, most: int) -> int:
         """Batches to keep out, at most `most` (one per worker); all of them until both times are
@@ -37,6 +39,3 @@ class DepthGauge:
             return most
         return max(2, min(most, math.ceil(self.out_s / self.decide_s) + 1))
 
-
-def _smooth(average: float, sample: float) -> float:
-    return sample if not average else (1 - SMOOTHING) * average + SMOOTHING * sample

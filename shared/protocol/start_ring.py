@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .moving_average import moving_average
+
 SMOOTHING = 0.25
 """Weight of the latest batch in the nodes-walked-per-pod estimate."""
 
@@ -42,6 +44,4 @@ class StartRing:
         for n in walked:
             self.next = (self.next + n) % num_nodes
         if walked:
-            mean = sum(walked) / len(walked)
-            self.walked_per_pod = mean if not self.walked_per_pod else (
-                (1 - SMOOTHING) * self.walked_per_pod + SMOOTHING * mean)
+            self.walked_per_pod = moving_average(self.walked_per_pod, sum(walked) / len(walked), SMOOTHING)
