@@ -6,7 +6,7 @@ scheduler's pods do. A batch sent while others are still out would start where t
 same windows of nodes, on the same view, give the same picks, and where pods exclude one another
 (anti-affinity, one pod per node) one of each pair is refused and tried again. So a batch sent
 while others are out starts where they are expected to end: the nodes a pod has walked lately,
-times the pods out. Nothing changes when no other batch is out (lockstep, one worker).
+times the pods out. Nothing changes when no other batch is out (always so in lockstep).
 """
 
 from __future__ import annotations
