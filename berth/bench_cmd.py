@@ -14,9 +14,9 @@ from shared.model.loader import load_files
 from shared.workloads import WORKLOADS, generate
 
 from .bench.inprocess import run_inprocess
-from .bench.machine import describe_machine, summary
 from .bench.plot import NO_PLOT, plot_scaling, plot_throughput
 from .client import CliError, run_guarded
+from .machine import describe_machine, summary
 from .services import check_filter_workers, filter_workers_problem, up_options
 
 

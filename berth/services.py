@@ -10,11 +10,11 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from shared.events import NODE_SHARDS
 
 from .client import CliError
+from .machine import usable_cores
 
 
 @dataclass(frozen=True)
@@ -25,7 +25,6 @@ class UpOptions:
     environment says."""
 
 
-CGROUP_CPU_MAX = Path("/sys/fs/cgroup/cpu.max")
 MOST_DEFAULT_WORKERS = 4
 """The measured best on a 16-core machine (README, "Scaling out the filter workers")."""
 CORES_PER_WORKER = 4
@@ -37,22 +36,6 @@ def default_filter_workers(cores: int | None = None) -> int:
     SchedulingBasic its most pods/s and PodAntiAffinity and TopologySpreading most of theirs."""
     cores = usable_cores() if cores is None else cores
     return max(1, min(MOST_DEFAULT_WORKERS, cores // CORES_PER_WORKER))
-
-
-def usable_cores(cpu_max: Path = CGROUP_CPU_MAX) -> int:
-    """The CPUs this process may use: those it may run on, fewer where a cgroup's quota says so
-    (a container limited to 2 CPUs on a 64-core host gets 2)."""
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        cores = os.cpu_count() or 1
-    try:
-        quota, period = cpu_max.read_text().split()[:2]
-        if quota != "max":
-            cores = min(cores, max(1, int(int(quota) / int(period))))
-    except (OSError, ValueError):
-        pass  # no cgroup v2 quota to read
-    return cores
 
 
 def up_options(filter_workers: int | None, env: Mapping[str, str] | None = None) -> UpOptions:

@@ -18,7 +18,7 @@ from shared.scheduler.outcome import SimulationReport
 from shared.scheduler.simulator import Simulator
 from shared.workloads import Workload
 
-from .machine import describe_machine
+from ..machine import describe_machine
 from .stats import percentile, throughput_series
 
 

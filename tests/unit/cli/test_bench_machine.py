@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from berth.bench.machine import describe_machine, summary
+from berth.machine import describe_machine, summary
 
 
 @pytest.mark.parametrize(("siblings", "threads"), [("0\n", 1), ("0,8\n", 2), ("0-1\n", 2), ("0-3,8-11", 8),

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from berth.services import SERVICES, UpOptions, default_filter_workers, up_options, usable_cores
+from berth.machine import usable_cores
+from berth.services import SERVICES, UpOptions, default_filter_workers, up_options
 
 
 @pytest.mark.parametrize(("cores", "workers"), [(1, 1), (2, 1), (4, 1), (7, 1), (8, 2), (12, 3), (16, 4), (64, 4)])

@@ -1,5 +1,6 @@
-"""The machine a bench ran on, kept with its result: figures compare only between runs on one
-machine, and a result file should say which (CPUs, threads per core, model, Python)."""
+"""The machine Berth runs on: the CPUs it may use (how many filter workers to start), and a
+description kept with every bench result, since figures compare only between runs on one machine
+(CPUs, threads per core, model, Python)."""
 
 from __future__ import annotations
 
@@ -7,10 +8,25 @@ import os
 import platform
 from pathlib import Path
 
-from ..services import usable_cores
-
 CPUINFO = Path("/proc/cpuinfo")
 SIBLINGS = Path("/sys/devices/system/cpu/cpu0/topology/thread_siblings_list")
+CGROUP_CPU_MAX = Path("/sys/fs/cgroup/cpu.max")
+
+
+def usable_cores(cpu_max: Path = CGROUP_CPU_MAX) -> int:
+    """The CPUs this process may use: those it may run on, fewer where a cgroup's quota says so
+    (a container limited to 2 CPUs on a 64-core host gets 2)."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    try:
+        quota, period = cpu_max.read_text().split()[:2]
+        if quota != "max":
+            cores = min(cores, max(1, int(int(quota) / int(period))))
+    except (OSError, ValueError):
+        pass  # no cgroup v2 quota to read
+    return cores
 
 
 def describe_machine(cpuinfo: Path = CPUINFO, siblings: Path = SIBLINGS) -> dict[str, str | int]:
