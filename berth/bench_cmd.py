@@ -16,7 +16,7 @@ from shared.workloads import WORKLOADS, generate
 from .bench.inprocess import run_inprocess
 from .bench.plot import NO_PLOT, plot_scaling, plot_throughput
 from .client import CliError, run_guarded
-from .machine import describe_machine, summary
+from .machine import summary
 from .services import check_filter_workers, filter_workers_problem, up_options
 
 
@@ -178,7 +178,7 @@ def _sweep(args: argparse.Namespace, workload: Any, progress: bool, config_path:
         point["speedup"] = speedup
         point["efficiency"] = speedup * base["filter_workers"] / point["filter_workers"]
     stem = f"{workload.name}-cluster-sweep-{args.nodes}n-{args.pods}p"
-    machine = describe_machine()
+    machine = result.machine  # every count ran on this machine: the last run's description
     swept = {"workload": workload.name, "mode": "cluster", "nodes": args.nodes, "pods": args.pods,
              "machine": machine, "sweep": points, "problems": problems}
     (out_dir / f"{stem}.json").write_text(json.dumps(swept, indent=2) + "\n")
