@@ -4,6 +4,7 @@ watching the event log until a run has settled (shared by the disturbance and re
 from __future__ import annotations
 
 import asyncio
+import sys
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -19,6 +20,8 @@ from shared.adapters.postgres import PostgresEventStore, PostgresProjectionStore
 from shared.model.loader import ClusterInput
 
 from .fixtures import BerthTestEnv
+
+LOG_TAIL_LINES = 25
 
 
 def fleet_for(env: BerthTestEnv, logs: Path, filter_workers: int) -> Fleet:
@@ -103,6 +106,12 @@ async def run_fleet(fleet: Fleet) -> AsyncIterator[Fleet]:
     try:
         await asyncio.to_thread(fleet.start_all)
         yield fleet
+    except BaseException:
+        # pytest shows a failed test's stderr: each service's last words say where a run stalled.
+        for member in fleet.members.values():
+            print(f"--- {member.label} (running: {member.process.running()}):\n"
+                  f"{member.process.log_tail(LOG_TAIL_LINES)}", file=sys.stderr)
+        raise
     finally:
         await asyncio.to_thread(fleet.stop_all)
 
