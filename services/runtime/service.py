@@ -220,7 +220,7 @@ class Service:
     def _batch_lag(self, consumer: AIOKafkaConsumer, records: dict[TopicPartition, list[Any]]) -> None:
         """Lag of the partitions just handled: known without asking the consumer for positions."""
         for tp, messages in records.items():
-            high = consumer.highwater(tp)
+            high = _highwater(consumer, tp)
             if high is not None and messages:
                 topic = self.registry.logical(tp.topic)
                 self.metrics.lag.labels(self.config.name, topic, str(tp.partition)).set(
@@ -233,7 +233,7 @@ class Service:
             return
         self._last_lag = now
         for tp in consumer.assignment():
-            high = consumer.highwater(tp)
+            high = _highwater(consumer, tp)
             if high is None:
                 continue
             try:
@@ -310,3 +310,11 @@ async def run_service(service: Service) -> None:
     finally:
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.remove_signal_handler(sig)
+
+
+def _highwater(consumer: AIOKafkaConsumer, tp: TopicPartition) -> int | None:
+    """The partition's end as last fetched; None once it is no longer assigned. A rebalance may
+    revoke it while the loop awaits (the handler, a position), and the client asserts on it then."""
+    if tp not in consumer.assignment():
+        return None
+    return consumer.highwater(tp)
