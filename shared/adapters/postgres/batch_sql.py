@@ -97,7 +97,7 @@ EVENT_COLUMNS: tuple[str, ...] = tuple(c.name for c in _events.columns if c.name
 APPEND_EVENTS = (
     f"INSERT INTO {_events.name} ({', '.join(map(_quoted, EVENT_COLUMNS))}) "
     f"SELECT {', '.join('r.' + _quoted(c) for c in EVENT_COLUMNS)} "
-    f"FROM jsonb_populate_recordset(NULL::{_events.name}, $1::text::jsonb) WITH ORDINALITY AS r "
+    f"FROM json_populate_recordset(NULL::{_events.name}, $1::text::json) WITH ORDINALITY AS r "
     "ORDER BY r.ordinality ON CONFLICT (event_id) DO NOTHING RETURNING event_id"
 )
 """$1: a JSON array of events; stored in array order (their `seq`), those already stored skipped;

@@ -1,4 +1,5 @@
-"""The append-only event store: every event once (unique event id), payload as JSONB.
+"""The append-only event store: every event once (unique event id), its payload as the JSON
+text written.
 
 Events are appended by the projector inside its transaction (`batch_sql.APPEND_EVENTS`);
 `PostgresEventStore.read` streams them back in storage order (the `seq` identity), which is the
@@ -11,7 +12,7 @@ from collections.abc import AsyncIterator, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Table, case, func, or_, select
+from sqlalchemy import Table, Text, and_, case, cast, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from shared.events import Envelope, Position, ReceivedEvent, payload_from_builtins
@@ -84,8 +85,11 @@ class PostgresEventStore:
         if types:
             stmt = stmt.where(c.type.in_(list(types)))
         if pod_uid is not None:
-            stmt = stmt.where(or_(c.key == pod_uid, c.payload["pod_uid"].astext == pod_uid,
-                                  c.payload["uid"].astext == pod_uid, c.payload["preemptor_uid"].astext == pod_uid))
+            # A payload is stored as text (json): looking for the uid in the text first spares
+            # parsing every payload that cannot name it.
+            named = or_(c.payload["pod_uid"].astext == pod_uid, c.payload["uid"].astext == pod_uid,
+                        c.payload["preemptor_uid"].astext == pod_uid)
+            stmt = stmt.where(or_(c.key == pod_uid, and_(func.strpos(cast(c.payload, Text), pod_uid) > 0, named)))
         with translated_errors("reading the event store"):
             async with self._engine.connect() as conn:
                 rows = (await conn.execute(stmt.order_by(c.seq).limit(limit))).all()

@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from sqlalchemy import BigInteger, Boolean, DateTime, Identity, Index, Integer, Table, Text, func
-from sqlalchemy.dialects.postgresql import JSONB, UUID
+from sqlalchemy.dialects.postgresql import JSON, JSONB, UUID
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 if TYPE_CHECKING:
@@ -45,7 +45,8 @@ class StoredEvent(Base):
     causation_id: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True))
     correlation_id: Mapped[str | None] = mapped_column(Text)
     schema_version: Mapped[int] = mapped_column(Integer)
-    payload: Mapped[dict[str, Any]] = mapped_column(JSONB)
+    payload: Mapped[dict[str, Any]] = mapped_column(JSON)
+    """As written (json, not jsonb): stored once and read back whole; only a debugging query looks inside."""
     stored_at: Mapped[datetime] = mapped_column(Timestamp, server_default=func.now())
 
     __table_args__ = (
