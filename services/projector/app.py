@@ -22,7 +22,8 @@ def build(settings: ProjectorSettings, engine: AsyncEngine, *, registry: TopicRe
     """The projector wired to `engine`; the caller runs it (`await service.run()`) and disposes the engine."""
     handler = ProjectorHandler(PostgresProjectionStore(engine), settings.group_id)
     config = ServiceConfig(name=settings.base.service_name, group_id=settings.group_id, topics=settings.topics,
-                           serve_http=serve_http)
+                           serve_http=serve_http, max_records=settings.batch_records,
+                           fetch_min_bytes=settings.fetch_min_bytes)
     return Service(settings.base, config, handler, registry=registry)
 
 

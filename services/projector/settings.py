@@ -7,10 +7,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from shared.events import TOPICS
-from shared.settings import Settings, env_str, load_service_settings
+from shared.settings import Settings, env_int, env_str, load_service_settings
 
 SERVICE = "projector"
 GROUP = "berth-projector"
+BATCH_RECORDS = 2000
+FETCH_MIN_BYTES = 512 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,9 +21,17 @@ class ProjectorSettings:
     group_id: str = GROUP
     """Positions in `consumer_offsets` are kept per group: a second group projects independently."""
     topics: tuple[str, ...] = tuple(spec.name for spec in TOPICS)
+    batch_records: int = BATCH_RECORDS
+    """The most events applied in one transaction."""
+    fetch_min_bytes: int = FETCH_MIN_BYTES
+    """Bytes a fetch waits for (at most BERTH_KAFKA_FETCH_MAX_WAIT_MS): each transaction has a
+    fixed cost, so under load fewer, fuller ones cost the projector and the database less."""
 
 
 def load(env: Mapping[str, str] | None = None) -> ProjectorSettings:
     env = os.environ if env is None else env
     base = load_service_settings(SERVICE, env)
-    return ProjectorSettings(base=base, group_id=env_str(env, "BERTH_PROJECTOR_GROUP", GROUP))
+    return ProjectorSettings(
+        base=base, group_id=env_str(env, "BERTH_PROJECTOR_GROUP", GROUP),
+        batch_records=env_int(env, "BERTH_PROJECTOR_BATCH_RECORDS", BATCH_RECORDS, minimum=1),
+        fetch_min_bytes=env_int(env, "BERTH_PROJECTOR_FETCH_MIN_BYTES", FETCH_MIN_BYTES, minimum=1))

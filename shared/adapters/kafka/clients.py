@@ -53,8 +53,10 @@ def make_consumer(
     group_id: str | None,
     client_id: str | None = None,
     auto_offset_reset: str = "earliest",
+    fetch_min_bytes: int = 1,
 ) -> AIOKafkaConsumer:
-    """A consumer with manual commits; `topics` are physical names (empty: assign partitions yourself)."""
+    """A consumer with manual commits; `topics` are physical names (empty: assign partitions yourself).
+    `fetch_min_bytes`: the broker holds a fetch until that much is there (or the fetch wait passed)."""
     return AIOKafkaConsumer(
         *topics,
         bootstrap_servers=_bootstrap(settings),
@@ -66,6 +68,7 @@ def make_consumer(
         heartbeat_interval_ms=settings.kafka_heartbeat_ms,
         max_poll_records=settings.kafka_max_poll_records,
         fetch_max_wait_ms=settings.kafka_fetch_max_wait_ms,
+        fetch_min_bytes=fetch_min_bytes,
         max_partition_fetch_bytes=settings.kafka_max_message_bytes,
         fetch_max_bytes=max(52_428_800, settings.kafka_max_message_bytes),
         partition_assignment_strategy=(RangePartitionAssignor,),

@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 
 from services.gateway.settings import load as load_gateway
+from services.projector.app import build as build_projector
+from services.projector.settings import load as load_projector
 from services.queue.settings import load as load_queue
 from shared.errors import ConfigurationError
 from shared.settings import env_flag, env_float, env_int, env_str
@@ -23,9 +25,10 @@ def test_each_helper_reads_its_kind_or_falls_back_to_the_default() -> None:
     (load_queue, {"BERTH_QUEUE_BATCH": "0"}, "BERTH_QUEUE_BATCH='0': must be at least 1"),
     (load_queue, {"BERTH_QUEUE_LOCKSTEP": "maybe"}, "BERTH_QUEUE_LOCKSTEP='maybe': expected one of"),
     (load_queue, {"BERTH_UNSCHEDULABLE_TIMEOUT_S": "soon"}, "BERTH_UNSCHEDULABLE_TIMEOUT_S='soon': expected a number"),
+    (load_projector, {"BERTH_PROJECTOR_BATCH_RECORDS": "0"}, "BERTH_PROJECTOR_BATCH_RECORDS='0': must be at least 1"),
     (load_gateway, {"BERTH_API_TOKEN": "t", "BERTH_METRICS_AUTH": "perhaps"}, "BERTH_METRICS_AUTH='perhaps'"),
     (load_gateway, {"BERTH_API_TOKEN": "t", "BERTH_TLS_CERT_FILE": "c.pem"}, "BERTH_TLS_KEY_FILE go together"),
-], ids=["integer", "minimum", "flag", "number", "gateway flag", "certificate without key"])
+], ids=["integer", "minimum", "flag", "number", "projector batch", "gateway flag", "certificate without key"])
 def test_a_bad_value_names_the_variable_and_what_it_wants(load: object, env: dict[str, str], message: str) -> None:
     with pytest.raises(ConfigurationError, match=message.replace("(", r"\(")):
         load(env)  # type: ignore[operator]
@@ -35,3 +38,12 @@ def test_services_keep_their_defaults_when_nothing_is_set() -> None:
     settings = load_queue({})
     assert (settings.group_id, settings.batch_size, settings.lockstep, settings.unschedulable_timeout_s) == (
         "berth-queue", 256, False, 300.0)
+
+
+def test_the_projector_asks_for_full_batches_unless_told_otherwise() -> None:
+    settings = load_projector({})
+    assert (settings.batch_records, settings.fetch_min_bytes) == (2000, 512 * 1024)
+    config = build_projector(settings, engine=None, serve_http=False).config  # type: ignore[arg-type]
+    assert (config.max_records, config.fetch_min_bytes) == (2000, 512 * 1024)
+    told = load_projector({"BERTH_PROJECTOR_BATCH_RECORDS": "100", "BERTH_PROJECTOR_FETCH_MIN_BYTES": "1"})
+    assert (told.batch_records, told.fetch_min_bytes) == (100, 1)
