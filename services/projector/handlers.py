@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from services.runtime import Handler
 from shared.events import OutgoingEvent, ReceivedEvent
 from shared.ports import ApplyResult, ProjectionStore, TopicPartition
+from shared.projection.order import in_time_order
 
 log = logging.getLogger(__name__)
 
@@ -26,7 +27,7 @@ class ProjectorHandler(Handler):
         return await self.handle_batch([event])
 
     async def handle_batch(self, events: Sequence[ReceivedEvent]) -> Sequence[OutgoingEvent]:
-        result = await self.store.apply(self.group_id, events)
+        result = await self.store.apply(self.group_id, in_time_order(events))
         t = self.totals
         self.totals = ApplyResult(t.applied + result.applied, t.duplicates + result.duplicates, t.stale + result.stale)
         if result.duplicates or result.stale:
