@@ -115,7 +115,8 @@ async def test_restart_keeps_the_database_and_rebuilds_the_log(state_dir: Path) 
 
 LAUNCHER = textwrap.dedent(
     """
-    import sys, time
+    import faulthandler, signal, sys, time
+    faulthandler.register(signal.SIGUSR1, all_threads=True)  # the test asks where a launcher hangs
     from berth.stack.embedded import EmbeddedStack
     from shared.settings import load_settings
     stack = EmbeddedStack(sys.argv[1], settings=load_settings({}), durable=False, migrate=False, create_topics=False)
@@ -126,10 +127,17 @@ LAUNCHER = textwrap.dedent(
 )
 
 
+LAUNCHER_STOP_S = 40
+"""Ctrl-C stops the children at exit: each gets 5 s to stop, 5 s once killed and 5 s for the rest of
+its process group, two children at most 30 s."""
+
+
 @pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGTERM, signal.SIGINT], ids=["sigkill", "sigterm", "sigint"])
-async def test_launcher_death_takes_its_children(state_dir: Path, how: signal.Signals) -> None:
-    proc = subprocess.Popen([sys.executable, "-c", LAUNCHER, str(state_dir)], cwd=ROOT, stdout=subprocess.PIPE,
-                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+async def test_launcher_death_takes_its_children(state_dir: Path, how: signal.Signals, tmp_path: Path) -> None:
+    stderr = tmp_path / "launcher.err"
+    with stderr.open("wb") as err:
+        proc = subprocess.Popen([sys.executable, "-c", LAUNCHER, str(state_dir)], cwd=ROOT, stdout=subprocess.PIPE,
+                                stderr=err, env={**os.environ, "PYTHONPATH": str(ROOT)})
     try:
         assert proc.stdout is not None
         line = await asyncio.wait_for(asyncio.to_thread(proc.stdout.readline), 30)
@@ -137,7 +145,14 @@ async def test_launcher_death_takes_its_children(state_dir: Path, how: signal.Si
         family = _family({"tansu": tansu, "postgres": postgres})
         assert all(not _gone(p) for p in family)
         proc.send_signal(how)
-        await asyncio.wait_for(asyncio.to_thread(proc.wait), 15)
+        try:
+            await asyncio.wait_for(asyncio.to_thread(proc.wait), LAUNCHER_STOP_S)
+        except TimeoutError:
+            proc.send_signal(signal.SIGUSR1)
+            await asyncio.sleep(1.0)
+            alive = [p for p in family if not _gone(p)]
+            pytest.fail(f"the launcher outlived {how.name} by {LAUNCHER_STOP_S}s; children alive: {alive}; "
+                        f"its stderr and threads:\n{stderr.read_text(errors='replace')[-4000:]}")
         await _wait_gone(family)
     finally:
         if proc.poll() is None:
