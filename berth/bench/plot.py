@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -23,8 +24,12 @@ NO_PLOT = "no plot: matplotlib is not installed (pip install -e '.[plot]', which
 """What the bench says instead of a plot's path when it could not draw one."""
 
 
+TITLE_WIDTH = 60
+"""Characters per title line: a longer title would run off a plot's axes (and out of the image)."""
+
+
 def _save(plt: Any, fig: Any, ax: Any, title: str, path: Path) -> Path:
-    ax.set_title(title)
+    ax.set_title("\n".join(textwrap.wrap(title, TITLE_WIDTH)))
     ax.grid(True, alpha=0.3)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
