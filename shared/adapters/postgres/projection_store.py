@@ -55,7 +55,7 @@ _ROW_TYPES: dict[str, type[Row]] = {
 
 
 def _check_columns(columns: Iterable[str], fields: Iterable[str], what: str) -> None:
-    """`jsonb_populate_recordset` drops keys that are not columns: a field added without its
+    """`json(b)_populate_recordset` drops keys that are not columns: a field added without its
     migration would be lost without a word, so the two must match."""
     if set(fields) != set(columns):
         raise RuntimeError(f"{what}'s fields {sorted(fields)} do not match its table's columns {sorted(columns)}")
@@ -199,7 +199,7 @@ async def _apply(conn: asyncpg.Connection, group: str, batch: Sequence[ReceivedE
 
 
 class _EventRecord(msgspec.Struct):
-    """An event as the events table's columns (`sql.EVENT_COLUMNS`), for `jsonb_populate_recordset`."""
+    """An event as the events table's columns (`sql.EVENT_COLUMNS`), for `json_populate_recordset`."""
 
     event_id: uuid.UUID
     topic: str
