@@ -4,7 +4,9 @@ partitions merged by the events' times.
 A fetch hands over records grouped by partition, so a pod's placement could be stored before its
 submission when both arrive in one batch, and a watch (which follows the store's order) would then
 show the pod Bound before it was ever Pending. The log orders each partition only; the times its
-producers stamped order the partitions among themselves, as far as their clocks agree.
+producers stamped order the partitions among themselves, as far as their clocks agree. Only
+within a batch: a fetch may stop short of a partition, so an event can still be stored after a later
+one of another partition that came in an earlier batch.
 """
 
 from __future__ import annotations
