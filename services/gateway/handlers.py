@@ -601,7 +601,10 @@ class Routes:
         v = await self.validate(request, docs)
         pod = v.pods[0]
         existing = await self.queries.pod(ns, pod.metadata.name)
-        if existing is not None and not existing.deleted:
+        # A pod accepted but not projected yet exists too: a second create right after the first
+        # would otherwise submit a second pod of that name.
+        live = existing is not None and not existing.deleted
+        if live or (ns, pod.metadata.name) in await self.intents.pending_pods():
             raise AlreadyExists("pods", pod.metadata.name)
         await self.publish(request, objects.events_of(v))
         return web.json_response(objects.render_pod(pod), status=201)

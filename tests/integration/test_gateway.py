@@ -248,6 +248,26 @@ async def test_an_apply_retried_before_projection_submits_each_pod_once(berth_en
     assert len(await AcceptedIntents(engine).unstored()) == 5 + 3, "the retry published the nodes and class again"
 
 
+async def test_a_pod_created_again_before_projection_already_exists(berth_env: BerthTestEnv, engine: AsyncEngine,
+                                                                   publisher: KafkaPublisher) -> None:
+    """No projector runs: kubectl's create of a pod, then the same create again, is a 409 as soon as
+    the first is accepted, not once the read model shows it."""
+    settings = GatewaySettings(base=berth_env.settings.for_service("gateway"), api_token=TOKEN)
+    client = TestClient(TestServer(build_app(settings, publisher, engine, registry=berth_env.registry)))
+    await client.start_server()
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web"}, "spec": {"containers": [{"name": "c"}]}}
+    try:
+        first = await client.post("/api/v1/namespaces/default/pods", json=pod, headers=AUTH)
+        assert first.status == 201
+        again = await client.post("/api/v1/namespaces/default/pods", json=pod, headers=AUTH)
+        assert again.status == 409 and (await again.json())["reason"] == "AlreadyExists"
+        other = await client.post("/api/v1/namespaces/other/pods", json=pod, headers=AUTH)
+        assert other.status == 201, "the same name in another namespace is another pod"
+    finally:
+        await client.close()
+    assert len(await AcceptedIntents(engine).unstored()) == 2
+
+
 async def test_a_pod_spec_cannot_change_on_reapply(api: Api) -> None:
     assert (await api.client.post("/apis/berth.dev/v1/apply", data=CLUSTER, headers=AUTH)).status == 200
 
