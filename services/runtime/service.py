@@ -223,8 +223,9 @@ class Service:
 
     def _batch_lag(self, consumer: AIOKafkaConsumer, records: dict[TopicPartition, list[Any]]) -> None:
         """Lag of the partitions just handled: known without asking the consumer for positions."""
+        held = consumer.assignment()  # one copy per batch: nothing below awaits, so it cannot change
         for tp, messages in records.items():
-            high = _highwater(consumer, tp)
+            high = consumer.highwater(tp) if tp in held else None
             if high is not None and messages:
                 topic = self.registry.logical(tp.topic)
                 self.metrics.lag.labels(self.config.name, topic, str(tp.partition)).set(
@@ -318,7 +319,7 @@ async def run_service(service: Service) -> None:
 
 def _highwater(consumer: AIOKafkaConsumer, tp: TopicPartition) -> int | None:
     """The partition's end as last fetched; None once it is no longer assigned. A rebalance may
-    revoke it while the loop awaits (the handler, a position), and the client asserts on it then."""
+    revoke it while the lag gauge awaits a position, and the client asserts on it then."""
     if tp not in consumer.assignment():
         return None
     return consumer.highwater(tp)
