@@ -44,7 +44,7 @@ class BenchResult:
     proposing: bool | None = None
     """Whether the filter workers proposed (cluster mode)."""
     machine: dict[str, str | int] = field(default_factory=describe_machine)
-    """Where it ran (berth.bench.machine): compare figures only between runs on one machine."""
+    """Where it ran (berth.machine): compare figures only between runs on one machine."""
     sent_per_pod: float = 0.0
     """Pods the queue sent to the filter workers per measured pod (cluster mode): above one where
     pods went again (a proposal the queue's view refused, a failed attempt retried), and the
