@@ -11,7 +11,6 @@ scheduler would schedule it there; otherwise, or when nothing fits, it is retrie
 
 from __future__ import annotations
 
-import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -23,15 +22,13 @@ from shared.framework.cycle_state import CycleState
 from shared.framework.interfaces import NodePluginScores
 from shared.framework.pod_info import PodInfo
 from shared.framework.runtime import Framework
-from shared.framework.score_columns import Column
 from shared.framework.snapshot import Snapshot
 from shared.scheduler.fit_error import FitError, NoNodesAvailable
 from shared.scheduler.schedule_one import ScheduleAlgorithm, SchedulingError
 
 from .extending import add_priorities, add_priority_totals
 from .sharded import MergedFilter, finish_scores, finish_totals
-
-MAX_FALLBACKS = 3
+from .shared_totals import Ranking, SharedTotals
 
 Verdict = Literal["bind", "fit-error", "error", "retry"]
 
@@ -62,9 +59,11 @@ class Decision:
     ranked: list[str] = field(default_factory=list)
 
 
-def rank(item: BatchItem, snapshot: Snapshot, *, record: bool = False) -> tuple[list[str], list[NodePluginScores], str]:
+def rank(item: BatchItem, snapshot: Snapshot, *, record: bool = False,
+         shared: SharedTotals | None = None) -> tuple[list[str], list[NodePluginScores], str]:
     """The feasible nodes to try, best first (the seeded pick, then up to MAX_FALLBACKS more);
-    `record` keeps each plugin's weighted score per node (explain, replay's reports)."""
+    `record` keeps each plugin's weighted score per node (explain, replay's reports); `shared`
+    lets pods answered by one walk share their totals."""
     feasible = item.merged.feasible
     if item.merged.ranked:
         return list(feasible), list(item.ranked_scores), ""
@@ -73,33 +72,28 @@ def rank(item: BatchItem, snapshot: Snapshot, *, record: bool = False) -> tuple[
     state = CycleState()
     state.record_scores = record
     if not record:
-        return _rank_totals(item, state, snapshot)
+        return _rank_totals(item, state, snapshot, shared)
     scores, error = finish_scores(item.fwk, state, item.info, snapshot, feasible, item.raw)
     if error:
         return [], [], error
     add_priorities(scores, item.extenders, record=record)
     totals = np.fromiter((s.total_score for s in scores), dtype=np.int64, count=len(scores))
-    return _pick([s.name for s in scores], totals, item.seed), scores, ""
+    return Ranking.of([s.name for s in scores], totals).pick(item.seed), scores, ""
 
 
-def _rank_totals(item: BatchItem, state: CycleState,
-                 snapshot: Snapshot) -> tuple[list[str], list[NodePluginScores], str]:
+def _rank_totals(item: BatchItem, state: CycleState, snapshot: Snapshot,
+                 shared: SharedTotals | None) -> tuple[list[str], list[NodePluginScores], str]:
     """`rank` without the per-node score objects: the same pick and fallbacks, from plain totals."""
+    if shared is not None and not item.extenders:
+        ranking = shared.rank(item.fwk, state, item.info, snapshot, item.merged.feasible, item.raw)
+        if isinstance(ranking, str):
+            return [], [], ranking
+        return ranking.pick(item.seed), [], ""
     names, totals, error = finish_totals(item.fwk, state, item.info, snapshot, item.merged.feasible, item.raw)
     if error:
         return [], [], error
     add_priority_totals(names, totals, item.extenders)
-    return _pick(names, totals, item.seed), [], ""
-
-
-def _pick(names: list[str], totals: Column, seed: int) -> list[str]:
-    """The seeded pick among the best totals, then up to MAX_FALLBACKS more, best first."""
-    ties = np.flatnonzero(totals == totals.max())
-    host = int(ties[0] if len(ties) == 1 else ties[random.Random(seed).randrange(len(ties))])
-    # A stable sort keeps equal totals in their walk order, as sorted(...) of the nodes would.
-    best_first = np.argsort(-totals, kind="stable")[:MAX_FALLBACKS + 1].tolist()
-    rest = [i for i in best_first if i != host][:MAX_FALLBACKS]
-    return [names[host], *(names[i] for i in rest)]
+    return Ranking.of(names, totals).pick(item.seed), [], ""
 
 
 def first_still_fitting(fwk: Framework, info: PodInfo, snapshot: Snapshot, ranked: Sequence[str]) -> str:
@@ -154,6 +148,7 @@ def decide_batch(items: Sequence[BatchItem], snapshot: Callable[[], Snapshot],
     pod would be scheduled first; replay where the queue recorded a decision. Such a decision
     carries the walk's scores (when `record`), not the ranking's: the walk chose it."""
     out: list[Decision] = []
+    shared = None if record else SharedTotals()
     for item in items:
         m = item.merged
         if m.error:
@@ -163,7 +158,7 @@ def decide_batch(items: Sequence[BatchItem], snapshot: Callable[[], Snapshot],
             fit = FitError(item.info.key, snapshot().num_nodes(), m.diagnosis)
             out.append(Decision("fit-error", fit=fit))
             continue
-        ranked, scores, error = rank(item, snapshot(), record=record)
+        ranked, scores, error = rank(item, snapshot(), record=record, shared=shared)
         if error:
             out.append(Decision("error", error=error))
             continue

@@ -320,20 +320,32 @@ def finish_totals(fwk: Framework, state: CycleState, pod: PodInfo, snapshot: Sna
 def _score_columns(fwk: Framework, state: CycleState, pod: PodInfo, snapshot: Snapshot, feasible: list[str],
                    raw: Mapping[str, Mapping[str, int]]) -> tuple[list[str], list[tuple[str, Column]], str]:
     """PreScore on the nodes the snapshot knows, then each active score plugin's raw column."""
-    known = snapshot.node_info_map
-    infos: Sequence[NodeInfo]
-    if all(map(known.__contains__, feasible)):
-        names = feasible
-        infos = LazyNodes(len(feasible), lambda: list(map(known.__getitem__, feasible)))
-    else:
-        infos = [info for info in map(known.get, feasible) if info is not None]
-        names = [info.name for info in infos]
-    s = fwk.run_pre_score_plugins(state, pod, infos)
+    names = known_names(snapshot, feasible)
+    s = fwk.run_pre_score_plugins(state, pod, known_infos(snapshot, names))
     if s is not None and not s.is_success():
         return [], [], s.message()
+    return names, raw_columns(fwk, state, names, raw), ""
+
+
+def known_names(snapshot: Snapshot, feasible: list[str]) -> list[str]:
+    """`feasible` without the nodes the snapshot no longer has (itself when it has them all)."""
+    known = snapshot.node_info_map
+    if all(map(known.__contains__, feasible)):
+        return feasible
+    return [name for name in feasible if name in known]
+
+
+def known_infos(snapshot: Snapshot, names: list[str]) -> Sequence[NodeInfo]:
+    """The snapshot's nodes `names` (all known), built only if a PreScore plugin reads them."""
+    known = snapshot.node_info_map
+    return LazyNodes(len(names), lambda: list(map(known.__getitem__, names)))
+
+
+def raw_columns(fwk: Framework, state: CycleState, names: list[str],
+                raw: Mapping[str, Mapping[str, int]]) -> list[tuple[str, Column]]:
+    """Each score plugin's raw column over `names`, but those PreScore skipped."""
     scores = RawScores.of_mapping(raw)
     rows = scores.rows(names)
-    columns = [(pl.name, scores.column(pl.name, rows, len(names)))
-               for pl in fwk.score_plugins if pl.name not in state.skip_score_plugins]
-    return names, columns, ""
+    return [(pl.name, scores.column(pl.name, rows, len(names)))
+            for pl in fwk.score_plugins if pl.name not in state.skip_score_plugins]
 

@@ -4,14 +4,21 @@ objects picks (the queue and replay rank without recording; explain and what-ifs
 from __future__ import annotations
 
 import random
+from datetime import UTC, datetime
 
 import pytest
 
-from shared.events import ExtenderAnswer
+from shared.cluster import ClusterView, point_at
+from shared.events import ExtenderAnswer, NodeUpserted, PodSubmitted
+from shared.framework.cycle_state import CycleState
+from shared.framework.interfaces import MAX_NODE_SCORE, NodeScore, ScoreExtensions, ScorePlugin
+from shared.framework.pod_info import PodInfo
 from shared.framework.snapshot import Snapshot
+from shared.framework.status import Status
 from shared.profiles import build_profiles
 from shared.protocol.batch import BatchItem, first_still_fitting, rank
 from shared.protocol.sharded import MergedFilter
+from shared.protocol.shared_totals import SharedTotals
 from tests.builders import MakeNode, MakePod
 
 
@@ -54,3 +61,64 @@ def test_the_first_still_fitting_candidate_runs_prefilter_once() -> None:
     assert first_still_fitting(fwk, pod, snapshot, ["gone", "n0", "n1"]) == "n1"  # n0 holds a green pod
     assert len(calls) == 1
     assert first_still_fitting(fwk, pod, snapshot, ["n0"]) == ""
+
+
+def _shared_answer_pods(rng: random.Random, n: int) -> list[PodInfo]:
+    """Pods one walk answers alike, of kinds whose totals read the view (spread and affinity
+    scoring) or read their columns alone, and some that make later pods' affinity scoring count."""
+    web = MakePod.term("zone", {"app": "web"})
+    pods = []
+    for i in range(n):
+        pod = MakePod().name(f"p{i}").uid(f"uid-p{i}").label("app", "web").req(cpu="100m")
+        kind = rng.choice(["plain", "plain", "plain", "spread", "prefers-apart"])
+        if kind == "spread":
+            pod = pod.spread(1, "zone", when="ScheduleAnyway", selector={"matchLabels": {"app": "web"}})
+        elif kind == "prefers-apart":
+            pod = pod.pod_anti_affinity(web, weight=rng.choice([1, 50]))
+        pods.append(pod.info())
+    return pods
+
+
+class _ReadsTheView(ScoreExtensions):
+    """A NormalizeScore whose answer moves with every pod placed: totals that must not be shared."""
+
+    def __init__(self, placed: list[int]) -> None:
+        self.placed = placed
+
+    def normalize_score(self, state: CycleState, pod: PodInfo, scores: list[NodeScore]) -> Status | None:
+        for i, ns in enumerate(scores):
+            ns.score = (ns.score + len(self.placed) * 7 * (i % 2)) % (MAX_NODE_SCORE + 1)
+        return None
+
+
+@pytest.mark.parametrize("normalize_reads_the_view", [False, True])
+@pytest.mark.parametrize("seed", range(20))
+def test_pods_sharing_an_answer_rank_as_each_ranked_alone(seed: int, normalize_reads_the_view: bool) -> None:
+    rng = random.Random(seed)
+    profiles = build_profiles(None)
+    fwk = profiles["default-scheduler"]
+    placed: list[int] = []
+    if normalize_reads_the_view:
+        extensions = _ReadsTheView(placed)
+        fit = fwk.plugins["NodeResourcesFit"]
+        assert isinstance(fit, ScorePlugin)
+        fit.score_extensions = lambda: extensions  # type: ignore[method-assign]
+    view = ClusterView()
+    now = datetime.now(UTC)
+    for i in range(rng.randrange(3, 30)):
+        node = MakeNode().name(f"n{i}").label("zone", f"z{i % 3}").capacity(cpu="8", memory="16Gi", pods="110")
+        view.apply_payload(NodeUpserted(node=node.obj()), now)
+    pods = _shared_answer_pods(rng, 12)
+    for p in pods:
+        view.apply_payload(PodSubmitted(pod=p.pod), now)
+    point_at(profiles.values(), view)
+    feasible = [name for name in view.snapshot().names if rng.random() < 0.8] or list(view.snapshot().names[:2])
+    raw = {pl.name: {n: rng.choice([0, 50, 100]) for n in feasible} for pl in fwk.score_plugins}
+    shared = SharedTotals()
+    for k, pod in enumerate(pods):
+        item = BatchItem(fwk, pod, MergedFilter(feasible=list(feasible)), raw, seed * 100 + k)
+        ranked = rank(item, view.snapshot(), shared=shared)
+        assert ranked == rank(item, view.snapshot())
+        view.assume(pod.uid, ranked[0][0])
+        point_at(profiles.values(), view)
+        placed.append(k)

@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from shared.events import PodShardResult
-from shared.protocol.batch import MAX_FALLBACKS, _pick
 from shared.protocol.raw_scores import RawScores
 from shared.protocol.sharded import raw_by_plugin
+from shared.protocol.shared_totals import MAX_FALLBACKS, Ranking
 
 
 def _reference_merge(results: list[PodShardResult]) -> dict[str, dict[str, int]]:
@@ -80,4 +80,4 @@ def test_a_scoring_error_is_the_first_shards() -> None:
 @given(totals=st.lists(st.integers(0, 4), min_size=1, max_size=40), seed=st.integers(0, 2**32))
 def test_array_pick_is_the_sorted_order_pick(totals: list[int], seed: int) -> None:
     names = [f"n{i}" for i in range(len(totals))]
-    assert _pick(names, np.array(totals, dtype=np.int64), seed) == _reference_pick(names, totals, seed)
+    assert Ranking.of(names, np.array(totals, dtype=np.int64)).pick(seed) == _reference_pick(names, totals, seed)

@@ -1,0 +1,105 @@
+"""Rankings that the pods of one batch decision share when one walk answered them all.
+
+Pods that only their names tell apart are walked once per batch (`same_answers`): their merged
+feasible nodes are equal and their raw score columns are one object. Once a pod's own PreScore has
+run, its totals read nothing else when every score plugin still active normalizes with
+DefaultNormalizeScore or not at all: the columns, the weights and which plugins PreScore skipped
+decide them. So such pods share the totals and their order, computed once per batch decision; each
+pod still runs its own PreScore (its skips and errors are its own) and draws its pick with its own
+seed. A plugin whose NormalizeScore reads PreScore's state (PodTopologySpread, InterPodAffinity
+when they score) makes every pod rank on its own, as before.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from shared.framework.cycle_state import CycleState
+from shared.framework.pod_info import PodInfo
+from shared.framework.runtime import Framework
+from shared.framework.score_columns import Column
+from shared.framework.snapshot import Snapshot
+
+from .sharded import known_infos, known_names, raw_columns
+
+MAX_FALLBACKS = 3
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """Feasible nodes with their totals, ordered for the seeded pick."""
+
+    names: list[str]
+    ties: npt.NDArray[np.intp]
+    """Positions of the best total, in walk order."""
+    best_first: list[int]
+    """The MAX_FALLBACKS + 1 best positions; equal totals in walk order."""
+
+    @classmethod
+    def of(cls, names: list[str], totals: Column) -> Ranking:
+        # A stable sort keeps equal totals in their walk order, as sorted(...) of the nodes would.
+        best_first = np.argsort(-totals, kind="stable")[:MAX_FALLBACKS + 1]
+        return cls(names, np.flatnonzero(totals == totals[best_first[0]]), best_first.tolist())
+
+    def pick(self, seed: int) -> list[str]:
+        """The seeded pick among the best totals, then up to MAX_FALLBACKS more, best first."""
+        ties = self.ties
+        host = int(ties[0] if len(ties) == 1 else ties[random.Random(seed).randrange(len(ties))])
+        rest = [i for i in self.best_first if i != host][:MAX_FALLBACKS]
+        return [self.names[host], *(self.names[i] for i in rest)]
+
+
+@dataclass
+class _Walk:
+    raw: Mapping[str, Mapping[str, int]]
+    """Held so that its id names it for as long as the memo lives."""
+    feasible: list[str]
+    names: list[str]
+    rankings: dict[tuple[int, frozenset[str]], Ranking] = field(default_factory=dict)
+
+
+class SharedTotals:
+    """One batch decision's rankings by walk answer. The view's node set must not change while it
+    lives (a batch is decided in one synchronous call, with nothing folded meanwhile)."""
+
+    def __init__(self) -> None:
+        self._walks: dict[int, _Walk] = {}
+
+    def rank(self, fwk: Framework, state: CycleState, pod: PodInfo, snapshot: Snapshot, feasible: list[str],
+             raw: Mapping[str, Mapping[str, int]]) -> Ranking | str:
+        """The pod's ranking (PreScore run on `state`), or PreScore's or scoring's error message."""
+        walk = self._walks.get(id(raw))
+        if walk is None or walk.feasible != feasible:
+            walk = self._walks[id(raw)] = _Walk(raw, feasible, known_names(snapshot, feasible))
+        names = walk.names
+        s = fwk.run_pre_score_plugins(state, pod, known_infos(snapshot, names))
+        if s is not None and not s.is_success():
+            return s.message()
+        key = (id(fwk), frozenset(state.skip_score_plugins))
+        kept = walk.rankings.get(key)
+        if kept is not None:
+            return kept
+        totals, error = fwk.finish_totals(state, pod, names, raw_columns(fwk, state, names, raw))
+        if error is not None:
+            return error.message()
+        ranking = Ranking.of(names, totals)
+        if columns_alone(fwk, state):
+            walk.rankings[key] = ranking
+        return ranking
+
+
+def columns_alone(fwk: Framework, state: CycleState) -> bool:
+    """Whether the totals read nothing but the raw columns: no active score plugin normalizes
+    with state of its own."""
+    for pl in fwk.score_plugins:
+        if pl.name in state.skip_score_plugins:
+            continue
+        ext = pl.score_extensions()
+        if ext is not None and ext.DEFAULT_NORMALIZE is None:
+            return False
+    return True
