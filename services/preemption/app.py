@@ -15,6 +15,10 @@ from .handlers import PreemptionHandler, PreemptionMetrics
 from .settings import PreemptionSettings, load
 
 FOLLOWED = (*GATED_TOPICS, PREEMPTION)
+LINGER_S = 1.0
+"""The follower fetches only while requests come (a cluster that needs no preemption costs it
+nothing), and goes on this long after the last one: pausing between requests that come every few
+milliseconds would cost each one a pass to the log's ends."""
 
 
 def build(settings: PreemptionSettings, *, registry: TopicRegistry | None = None,
@@ -31,7 +35,7 @@ def build(settings: PreemptionSettings, *, registry: TopicRegistry | None = None
                                 watermark_wait_s=settings.watermark_wait_s,
                                 extenders=build_extenders(settings.config, lambda name: view.snapshot().get(name)))
     follower = LogFollower(settings.base, registry, FOLLOWED, view, lambda env, pos: handler.on_event(env),
-                           gated=GATED_TOPICS)
+                           gated=GATED_TOPICS, on_demand=True, linger_s=LINGER_S)
     service.handler = handler
     return service, follower
 

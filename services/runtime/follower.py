@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections import deque
 from collections.abc import Callable, Collection, Mapping, Sequence
 
@@ -34,11 +35,14 @@ from shared.settings import Settings
 
 log = logging.getLogger(__name__)
 
+PASS_FETCH_MS = 20
+"""On demand, how long a fetch of a pass to the ends waits for records before the pass ends."""
+
 
 class LogFollower:
     def __init__(self, settings: Settings, registry: TopicRegistry, topics: Sequence[str], view: ClusterView,
                  on_event: Callable[[Envelope, Position], None] | None = None, *,
-                 gated: Collection[str] = (), on_demand: bool = False) -> None:
+                 gated: Collection[str] = (), on_demand: bool = False, linger_s: float = 0.0) -> None:
         self.settings, self.registry, self.topics, self.view = settings, registry, list(topics), view
         self.on_event = on_event
         self.gated = frozenset(gated)
@@ -55,6 +59,15 @@ class LogFollower:
         """Once caught up, fetch only while a `wait_reached` waits for events not received yet."""
         self._wants: list[Mapping[str, list[int]]] = []
         self._wanted = asyncio.Event()
+        self.linger_s = linger_s
+        """On demand: how long after the last request to go on fetching before pausing."""
+        self._last_want = 0.0
+        self._idle = False
+        """On demand: paused, fetching nothing."""
+        self._to_ends = False
+        """On demand: a `fold_received` wait wants a pass to the log's ends first."""
+        self._passes = 0
+        """On demand: passes to the ends completed."""
 
     def start(self) -> None:
         self._task = asyncio.ensure_future(self._run())
@@ -69,15 +82,24 @@ class LogFollower:
                            fold_received: bool = False) -> bool:
         """True once the view has folded up to `watermark` (gated topics: exactly up to it, when the
         view is not past it already; with `fold_received`, on to everything received by then, in
-        one fold); False after `timeout` seconds."""
-        if not self._received_up_to(watermark):
+        one fold); False after `timeout` seconds. On demand, a paused follower asked to
+        `fold_received` first fetches on to the log's ends, as one fetching all along would have
+        received them."""
+        passes = self._passes
+        self._last_want = time.monotonic()
+        to_ends = self.on_demand and fold_received and self._idle
+
+        def received() -> bool:
+            return self._received_up_to(watermark) and (not to_ends or self._passes > passes)
+
+        if not received():
             self._wants.append(watermark)
+            self._to_ends |= to_ends
             self._wanted.set()
             try:
                 async with self._changed:
                     with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(self._changed.wait_for(lambda: self._received_up_to(watermark)),
-                                               timeout)
+                        await asyncio.wait_for(self._changed.wait_for(received), timeout)
             finally:
                 self._wants.remove(watermark)
         if fold_received:
@@ -170,17 +192,25 @@ class LogFollower:
             return known.get(topic, {}).get(partition, 0)
 
         tail = Tail(consumer, self.registry, self.topics, start)
+        in_pass = False  # fetching on to the log's ends for a `fold_received` wait
+        fresh_ends = False  # a fetch made during the pass brought records, and with them the ends
         while True:
             if self.on_demand and self.caught_up.is_set():
                 self._wanted.clear()
-                if all(self._received_up_to(w) for w in self._wants):
+                if (not self._to_ends and all(self._received_up_to(w) for w in self._wants)
+                        and time.monotonic() - self._last_want >= self.linger_s):
                     # Nothing asked for is missing: fetch nothing (an idle follower's empty fetches
                     # cost the broker more than the follower) until a request names more.
                     tail.pause()
+                    self._idle = True
                     await self._wanted.wait()
                     continue
                 tail.resume()
-            records = await tail.fetch(200)
+                self._idle = False
+                if self._to_ends and not in_pass:
+                    tail.track_ends()
+                    in_pass, fresh_ends = True, False
+            records = await tail.fetch(PASS_FETCH_MS if in_pass else 200)
             for record in records:
                 # An undecodable record was dead-lettered by the services that consume it in a
                 # group; here it only moves the position.
@@ -189,6 +219,17 @@ class LogFollower:
                 await tail.reached_ends()
                 if tail.at_end:
                     self.caught_up.set()
+            elif in_pass:
+                # The pass ends where a fetch finds nothing more, or where the ends reported by a
+                # fetch made during it are reached (those from before it may be stale).
+                fresh_ends |= bool(records)
+                if fresh_ends:
+                    await tail.reached_ends()
+                if not records or (fresh_ends and tail.at_end):
+                    in_pass = self._to_ends = False
+                    self._passes += 1
+                    async with self._changed:
+                        self._changed.notify_all()
             if records:
                 async with self._changed:
                     self._changed.notify_all()

@@ -79,6 +79,11 @@ class Tail:
         ends = await self.consumer.end_offsets(self.partitions)
         self._unread.difference_update(tp for tp in self.partitions if ends[tp] == 0)
 
+    def track_ends(self) -> None:
+        """Count every partition as unread again, so that `reached_ends` and `at_end` follow the
+        ends of the fetches from now on (a reader catching up again after a pause)."""
+        self._unread = set(self.partitions)
+
     @property
     def at_end(self) -> bool:
         """Whether every partition has reached the end its fetches reported (`reached_ends`)."""

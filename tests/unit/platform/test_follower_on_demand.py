@@ -1,5 +1,6 @@
-"""A filter worker's follower, once caught up, fetches only while a request waits for events it has
-not received: an idle follower's empty fetches cost the broker more than the follower itself."""
+"""A filter worker's or the preemption service's follower, once caught up, fetches only while a
+request waits for events it has not received (the preemption service's: on to the log's ends): an
+idle follower's empty fetches cost the broker more than the follower itself."""
 
 from __future__ import annotations
 
@@ -79,6 +80,36 @@ async def test_an_idle_follower_fetches_nothing_until_a_request_needs_more() -> 
         assert sorted(follower.view.nodes) == ["n0", "n1", "n2", "n3"]
         await asyncio.sleep(0.05)
         assert consumer.paused, "received what was asked: paused again"
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
+async def test_a_request_folding_all_received_fetches_on_to_the_ends_then_pauses() -> None:
+    """The preemption service decides on the view folded on to everything in the log by then,
+    past the request's watermark, as a follower fetching all along would have."""
+    records = [encode(envelope(NodeUpserted(node=make_node(f"n{i}")), producer="t")) for i in range(5)]
+    consumer = FakeConsumer(records, available=1)
+    follower = LogFollower(load_service_settings("preemption", {}), REGISTRY, (NODES,), ClusterView(),
+                           gated=(NODES,), on_demand=True)
+    task = asyncio.ensure_future(follower._follow(consumer))  # type: ignore[arg-type]
+    try:
+        await asyncio.wait_for(follower.caught_up.wait(), 2)
+        await asyncio.sleep(0.05)
+        idle = consumer.fetches
+        await asyncio.sleep(0.1)
+        assert consumer.fetches == idle and consumer.paused, "caught up and nothing asked: no fetch"
+
+        consumer.available = 4  # the request saw two nodes; four are in the log by now
+        assert await follower.wait_reached({NODES: [2, 0, 0, 0]}, 2, fold_received=True)
+        assert sorted(follower.view.nodes) == ["n0", "n1", "n2", "n3"]
+        await asyncio.sleep(0.05)
+        assert consumer.paused, "at the ends: paused again"
+
+        consumer.available = 5
+        assert await follower.wait_reached({NODES: [4, 0, 0, 0]}, 2, fold_received=True)
+        assert sorted(follower.view.nodes) == ["n0", "n1", "n2", "n3", "n4"], "each request makes a pass"
     finally:
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
