@@ -52,8 +52,6 @@ class StoredEvent(Base):
     __table_args__ = (
         Index("ix_events_type", "type"),
         Index("ix_events_key", "key"),
-        Index("ix_events_correlation_id", "correlation_id"),
-        Index("ix_events_position", "topic", "partition", "offset"),
     )
 
 
