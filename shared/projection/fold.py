@@ -121,8 +121,7 @@ def fold(events: Iterable[Envelope]) -> ReadModel:
 
 def derive_pod(row: PodRow) -> PodRow:
     """Recompute the derived columns (`phase`, `node_name`) from the stored ones."""
-    spec_node = row.pod.spec.node_name if row.pod is not None else ""
-    node_name = row.bound_node or spec_node
+    node_name = row.bound_node or row.spec_node_name
     # A pod created with spec.nodeName is Bound once its node admitted it (PodBound), Failed if refused.
     phase: PodPhase = "Deleted" if row.deleted else (
         "Bound" if row.bound_node else "Failed" if row.failed_reason else "Pending")
@@ -181,8 +180,8 @@ def _pod(row: PodRow, p: AnyEvent, env: Envelope) -> PodRow:
     match p:
         case PodSubmitted(pod=pod):
             meta = pod.metadata
-            return _replace(row, namespace=meta.namespace, name=meta.name, pod=pod, submitted_at=at,
-                            nominated_node_name=pod.status.nominated_node_name)
+            return _replace(row, namespace=meta.namespace, name=meta.name, pod=pod, spec_node_name=pod.spec.node_name,
+                            submitted_at=at, nominated_node_name=pod.status.nominated_node_name)
         case PodDeleted():
             return _replace(row, namespace=row.namespace or p.namespace, name=row.name or p.name,
                             deleted=True, deleted_at=row.deleted_at or at)

@@ -40,6 +40,9 @@ class PodRow(Row, frozen=True, kw_only=True):
     namespace: str = ""
     name: str = ""
     pod: Pod | None = None
+    """Written by PodSubmitted and read by nothing the fold derives (see `spec_node_name`): a store
+    may load a row without it and keep the stored one when writing the row back."""
+    spec_node_name: str = ""  # the pod's spec.nodeName, for the derived `node_name`
     submitted_at: datetime | None = None
     deleted: bool = False
     deleted_at: datetime | None = None

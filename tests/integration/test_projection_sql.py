@@ -12,9 +12,17 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from shared.adapters.postgres import PostgresEventStore, PostgresProjectionStore, make_engine
 from shared.adapters.postgres.projection_store import _load_rows
-from shared.events import ReceivedEvent
+from shared.events import (
+    BindRejected,
+    NodeUpserted,
+    PodBound,
+    PodNominated,
+    PodSubmitted,
+    ReceivedEvent,
+    SchedulingAttempted,
+)
 from shared.projection import fold, keys_for
-from tests.unit.events.samples import lifecycle, received, sample_payloads
+from tests.unit.events.samples import lifecycle, make_node, make_pod, received, sample_payloads
 
 from .fixtures import BerthTestEnv
 
@@ -54,3 +62,31 @@ async def test_rows_read_back_in_utc_where_the_database_keeps_another_zone(
         assert stamps and all(s.utcoffset() == timedelta(0) for s in stamps)
     finally:
         await local.dispose()
+
+
+async def test_a_pod_loaded_without_its_spec_keeps_it_and_its_node_name(engine: AsyncEngine) -> None:
+    """Pods are loaded without their spec (the fold never reads it): each event applied in a batch
+    of its own writes the row back keeping the stored spec, and a pod created on a node its node
+    refused still shows that node."""
+    placed = make_pod("placed", "uid-placed", node_name="node-a")
+    free = make_pod("free", "uid-free")
+    payloads = [
+        NodeUpserted(node=make_node("node-a")),
+        PodSubmitted(pod=placed),
+        PodSubmitted(pod=free),
+        BindRejected(pod_uid="uid-placed", attempt_id="admission/uid-placed/1", node_name="node-a",
+                     reason="Pod was rejected: Node didn't have enough resource: cpu", status_reason="OutOfcpu"),
+        SchedulingAttempted(pod_uid="uid-free", attempt=1, profile="default-scheduler", node_name="node-a",
+                            message="", seed=1, config_hash="h"),
+        PodBound(pod_uid="uid-free", attempt_id="a-1", node_name="node-a"),
+        PodNominated(uid="uid-free", node_name=""),
+    ]
+    events = received(payloads)
+    store = PostgresProjectionStore(engine)
+    for event in events:
+        await store.apply("g", [event])
+    model = await store.load()
+    assert model == fold(e.envelope for e in events)
+    assert model.pods["uid-placed"].pod == placed and model.pods["uid-placed"].node_name == "node-a"
+    assert model.pods["uid-placed"].phase == "Failed"
+    assert model.pods["uid-free"].pod == free and model.pods["uid-free"].node_name == "node-a"

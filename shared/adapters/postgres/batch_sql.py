@@ -8,6 +8,7 @@ so a column added by a migration reaches them with the model.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from sqlalchemy import BigInteger, Integer, Table, Text
@@ -37,9 +38,11 @@ class TableStatements:
     columns: tuple[str, ...]
     key_columns: tuple[str, ...]
     select: str
-    """The rows whose keys are in the arrays $1.. (one per key column), as one JSON array (text)."""
+    """The rows whose keys are in the arrays $1.. (one per key column), as one JSON array (text);
+    unread columns are null."""
     upsert: str
-    """$1: a JSON array of rows (text), inserted or, on a key already present, written over."""
+    """$1: a JSON array of rows (text), inserted or, on a key already present, written over (an
+    unread column only with a value)."""
     delete: str
     """The rows whose keys are in the arrays $1.."""
 
@@ -53,15 +56,25 @@ def _keys_in(table: Table) -> str:
     return f"({', '.join(_quoted(c.name) for c in keys)}) IN (SELECT * FROM unnest({arrays}))"
 
 
-def table_statements(table: Table) -> TableStatements:
+def table_statements(table: Table, unread: Collection[str] = ()) -> TableStatements:
+    """`unread`: columns the fold writes but never reads, loaded as NULL; an upsert writes one only
+    where the row carries a value, and otherwise keeps the stored one."""
     keys = tuple(c.name for c in table.primary_key.columns)
     columns = tuple(c.name for c in table.columns)
-    updates = ", ".join(f"{_quoted(c)} = EXCLUDED.{_quoted(c)}" for c in columns if c not in keys)
+
+    def update(c: str) -> str:
+        if c in unread:
+            return f"{_quoted(c)} = coalesce(EXCLUDED.{_quoted(c)}, {table.name}.{_quoted(c)})"
+        return f"{_quoted(c)} = EXCLUDED.{_quoted(c)}"
+
+    updates = ", ".join(update(c) for c in columns if c not in keys)
     listed = ", ".join(_quoted(c) for c in columns)
+    loaded = ", ".join(f"NULL AS {_quoted(c)}" if c in unread else _quoted(c) for c in columns)
     return TableStatements(
         columns=columns,
         key_columns=keys,
-        select=f"SELECT coalesce(json_agg(t), '[]')::text FROM {table.name} AS t WHERE {_keys_in(table)}",
+        select=(f"SELECT coalesce(json_agg(t), '[]')::text FROM (SELECT {loaded} FROM {table.name} "
+                f"WHERE {_keys_in(table)}) AS t"),
         upsert=(f"INSERT INTO {table.name} ({listed}) SELECT {listed} FROM "
                 f"jsonb_populate_recordset(NULL::{table.name}, $1::text::jsonb) "
                 f"ON CONFLICT ({', '.join(_quoted(k) for k in keys)}) DO UPDATE SET {updates}"),
@@ -69,8 +82,13 @@ def table_statements(table: Table) -> TableStatements:
     )
 
 
+UNREAD_COLUMNS: dict[str, tuple[str, ...]] = {"pods": ("pod",)}
+"""Per table, the columns the fold writes but never reads (`PodRow.pod`: the derived columns read
+`spec_node_name`). A pod's spec is most of its row: loading, decoding, encoding and writing it
+back for every event about the pod was most of the projector's work on pods."""
+
 TABLES: dict[str, TableStatements] = {
-    name: table_statements(model.__table__)
+    name: table_statements(model.__table__, UNREAD_COLUMNS.get(name, ()))
     for name, model in READ_MODEL_TABLES.items()
 }
 

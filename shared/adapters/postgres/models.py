@@ -101,6 +101,7 @@ class PodModel(Base):
     namespace: Mapped[str] = mapped_column(Text)
     name: Mapped[str] = mapped_column(Text)
     pod: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
+    spec_node_name: Mapped[str] = mapped_column(Text)
     submitted_at: Mapped[datetime | None] = mapped_column(Timestamp)
     deleted: Mapped[bool] = mapped_column(Boolean)
     deleted_at: Mapped[datetime | None] = mapped_column(Timestamp)
