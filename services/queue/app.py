@@ -14,7 +14,7 @@ from services.runtime.topics import require_topics
 from shared.adapters.extender_http import build_extenders
 from shared.adapters.kafka import KafkaPublisher, make_producer
 from shared.cluster import ClusterView
-from shared.events import PREEMPTION, SHARD_RESULTS, TopicRegistry
+from shared.events import BINDS, DECISIONS, PREEMPTION, SHARD_RESULTS, TopicRegistry
 from shared.memory import settle_heap
 
 from .gather import Gatherer
@@ -52,7 +52,12 @@ class QueueApp:
             producer=settings.base.service_name)
         # The scheduler needs the service's metrics registry, so its handler is installed second.
         self.service.handler = QueueHandler(self.gatherer, self.scheduler)
-        self.follower = LogFollower(settings.base, self.registry, FOLLOWED, self.view, self.scheduler.on_event)
+        # `binds` and `decisions` are read only to rebuild what the queue wrote there before it went
+        # live (assumptions, attempt counts, admissions asked); from then on it holds that itself.
+        # A bind of another scheduler's pod asked through the API counts once it is bound
+        # (placements), as kube-scheduler's cache counts a pod another scheduler bound.
+        self.follower = LogFollower(settings.base, self.registry, FOLLOWED, self.view, self.scheduler.on_event,
+                                    until_caught_up=(BINDS, DECISIONS))
         self.scheduler.gate = self.follower
         self._stopping = asyncio.Event()
 

@@ -14,6 +14,10 @@ replay can rebuild exactly the state it was made on:
   to fold on to everything received (`fold_received`) and records the positions it reached.
 - **pause/resume** (the queue): while paused nothing is folded; a cycle then decides on the view its
   requests' watermark names, and what arrived meanwhile is folded, in arrival order, at `resume`.
+
+Some topics a reader needs only to rebuild what it wrote there itself before a restart: it reads
+them to the ends they had at start and no further (`until_caught_up`; the queue's decisions and
+binds).
 """
 
 from __future__ import annotations
@@ -42,7 +46,8 @@ PASS_FETCH_MS = 20
 class LogFollower:
     def __init__(self, settings: Settings, registry: TopicRegistry, topics: Sequence[str], view: ClusterView,
                  on_event: Callable[[Envelope, Position], None] | None = None, *,
-                 gated: Collection[str] = (), on_demand: bool = False, linger_s: float = 0.0) -> None:
+                 gated: Collection[str] = (), on_demand: bool = False, linger_s: float = 0.0,
+                 until_caught_up: Collection[str] = ()) -> None:
         self.settings, self.registry, self.topics, self.view = settings, registry, list(topics), view
         self.on_event = on_event
         self.gated = frozenset(gated)
@@ -59,6 +64,8 @@ class LogFollower:
         """Once caught up, fetch only while a `wait_reached` waits for events not received yet."""
         self._wants: list[Mapping[str, list[int]]] = []
         self._wanted = asyncio.Event()
+        self.until_caught_up = tuple(until_caught_up)
+        """Topics read only to the ends they had at start (what a reader rebuilds from them)."""
         self.linger_s = linger_s
         """On demand: how long after the last request to go on fetching before pausing."""
         self._last_want = 0.0
@@ -192,6 +199,8 @@ class LogFollower:
             return known.get(topic, {}).get(partition, 0)
 
         tail = Tail(consumer, self.registry, self.topics, start)
+        if self.caught_up.is_set():  # following again after a failure
+            tail.stop_reading(self.until_caught_up)
         in_pass = False  # fetching on to the log's ends for a `fold_received` wait
         fresh_ends = False  # a fetch made during the pass brought records, and with them the ends
         while True:
@@ -219,6 +228,7 @@ class LogFollower:
                 await tail.reached_ends()
                 if tail.at_end:
                     self.caught_up.set()
+                    tail.stop_reading(self.until_caught_up)
             elif in_pass:
                 # The pass ends where a fetch finds nothing more, or where the ends reported by a
                 # fetch made during it are reached (those from before it may be stale).

@@ -45,6 +45,7 @@ class Tail:
             consumer.seek(tp, start(registry.logical(tp.topic), tp.partition))
         self._unread = set(self.partitions)
         self._paused = False
+        self._stopped: set[TopicPartition] = set()
 
     async def fetch(self, timeout_ms: int) -> list[Record]:
         """One fetch: the records received, each partition's in offset order."""
@@ -97,5 +98,14 @@ class Tail:
 
     def resume(self) -> None:
         if self._paused:
-            self.consumer.resume(*self.partitions)
+            self.consumer.resume(*(tp for tp in self.partitions if tp not in self._stopped))
             self._paused = False
+
+    def stop_reading(self, topics: Collection[str]) -> None:
+        """Fetch nothing more of these topics (logical names), paused or not."""
+        physical = {self.registry.physical(t) for t in topics}
+        stopped = [tp for tp in self.partitions if tp.topic in physical]
+        self._stopped.update(stopped)
+        self._unread.difference_update(stopped)
+        if stopped:
+            self.consumer.pause(*stopped)

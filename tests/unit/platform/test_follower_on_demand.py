@@ -114,3 +114,22 @@ async def test_a_request_folding_all_received_fetches_on_to_the_ends_then_pauses
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
+
+
+async def test_topics_read_until_caught_up_are_not_read_past_their_ends_at_start() -> None:
+    """The queue reads its own decisions and binds only to rebuild what it wrote before a restart."""
+    records = [encode(envelope(NodeUpserted(node=make_node(f"n{i}")), producer="t")) for i in range(4)]
+    consumer = FakeConsumer(records, available=2)
+    follower = LogFollower(load_service_settings("queue", {}), REGISTRY, (NODES,), ClusterView(),
+                           until_caught_up=(NODES,))
+    task = asyncio.ensure_future(follower._follow(consumer))  # type: ignore[arg-type]
+    try:
+        await asyncio.wait_for(follower.caught_up.wait(), 2)
+        assert sorted(follower.view.nodes) == ["n0", "n1"]
+        consumer.available = 4
+        await asyncio.sleep(0.1)
+        assert consumer.tp in consumer.paused and sorted(follower.view.nodes) == ["n0", "n1"]
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
