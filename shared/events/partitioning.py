@@ -8,6 +8,9 @@ against aiokafka's.
 
 from __future__ import annotations
 
+import functools
+import struct
+
 _M = 0x5BD1E995
 _SEED = 0x9747B28C
 _MASK = 0xFFFFFFFF
@@ -18,13 +21,10 @@ def murmur2(data: bytes) -> int:
     length = len(data)
     h = (_SEED ^ length) & _MASK
     end = length & ~3
-    for i in range(0, end, 4):
-        k = data[i] | (data[i + 1] << 8) | (data[i + 2] << 16) | (data[i + 3] << 24)
+    for k in struct.unpack_from(f"<{end >> 2}I", data):
         k = (k * _M) & _MASK
         k ^= k >> 24
-        k = (k * _M) & _MASK
-        h = (h * _M) & _MASK
-        h ^= k
+        h = ((h * _M) & _MASK) ^ ((k * _M) & _MASK)
     rest = length & 3
     if rest == 3:
         h ^= data[end + 2] << 16
@@ -39,6 +39,8 @@ def murmur2(data: bytes) -> int:
     return h - (1 << 32) if h & 0x80000000 else h
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def partition_for(key: str, partitions: int) -> int:
-    """The partition Kafka's default partitioner picks for `key` (toPositive(murmur2) % n)."""
+    """The partition Kafka's default partitioner picks for `key` (toPositive(murmur2) % n).
+    Remembered: node names come back with every bind and placement."""
     return (murmur2(key.encode()) & 0x7FFFFFFF) % partitions
