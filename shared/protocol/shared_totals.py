@@ -73,10 +73,14 @@ class SharedTotals:
     def rank(self, fwk: Framework, state: CycleState, pod: PodInfo, snapshot: Snapshot, feasible: list[str],
              raw: Mapping[str, Mapping[str, int]]) -> Ranking | str:
         """The pod's ranking (PreScore run on `state`), or PreScore's or scoring's error message."""
+        if not fwk.has_score_plugins():  # every node scores alike: no PreScore, as in-process
+            return Ranking.of(list(feasible), np.ones(len(feasible), dtype=np.int64))
         walk = self._walks.get(id(raw))
         if walk is None or walk.feasible != feasible:
             walk = self._walks[id(raw)] = _Walk(raw, feasible, known_names(snapshot, feasible))
         names = walk.names
+        if not names:
+            return "every feasible node has left the view"
         s = fwk.run_pre_score_plugins(state, pod, known_infos(snapshot, names))
         if s is not None and not s.is_success():
             return s.message()

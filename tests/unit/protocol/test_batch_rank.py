@@ -122,3 +122,18 @@ def test_pods_sharing_an_answer_rank_as_each_ranked_alone(seed: int, normalize_r
         view.assume(pod.uid, ranked[0][0])
         point_at(profiles.values(), view)
         placed.append(k)
+
+
+def test_a_shared_ranking_without_score_plugins_or_known_nodes_is_the_unshared_one() -> None:
+    profiles = build_profiles(None)
+    fwk = profiles["default-scheduler"]
+    nodes = [MakeNode().name(f"n{i}").capacity(cpu="4", memory="16Gi", pods="110").info() for i in range(4)]
+    snapshot = Snapshot(nodes)
+    fwk.set_snapshot(snapshot)
+    pod = MakePod().name("p").uid("uid-p").req(cpu="100m").info()
+    gone = BatchItem(fwk, pod, MergedFilter(feasible=["x", "y"]), {}, 3)
+    assert rank(gone, snapshot, shared=SharedTotals()) == ([], [], "every feasible node has left the view")
+    unscored = profiles["default-scheduler"]
+    unscored.score_plugins = []  # as a profile with every Score plugin disabled
+    item = BatchItem(unscored, pod, MergedFilter(feasible=["n3", "gone", "n1"]), {}, 5)
+    assert rank(item, snapshot, shared=SharedTotals()) == rank(item, snapshot)
