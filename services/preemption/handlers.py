@@ -159,6 +159,9 @@ class PreemptionHandler(Handler):
             return self.unpublished.get(req.attempt_id, [])
         if not await self.wait_reached(req.watermark, self.watermark_wait_s):
             log.warning("preemption: %s decided before the view reached the queue's", req.attempt_id)
+        if req.attempt_id in self.answered:
+            # Its decision was read back just now: the follower fetches only while requests come.
+            return self.unpublished.get(req.attempt_id, [])
         folded = self.view.off(req.watermark)  # replay folds to these when they are set
         self.view.set_assumed((a.pod_uid, a.node_name) for a in req.assumed)
         at = event.position.offset if event.position.partition == REQUESTS_PARTITION else -1

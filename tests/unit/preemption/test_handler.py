@@ -314,3 +314,20 @@ async def test_a_request_off_the_requests_partition_is_not_named_by_later_decisi
     assert one.request_at == -1 and one.nominated_node == "node-a"
     two = _decided(await handler.handle(_request("hi-2", 4)))
     assert two.in_flight == [] and two.evicting == [one.victims[0].uid] and two.nominating == {"uid-hi-1": "node-a"}
+
+
+async def test_a_request_decided_by_a_predecessor_read_back_while_waiting_is_not_decided_again() -> None:
+    """The follower fetches only while requests come: a predecessor's decision of a redelivered
+    request may be read back only while the request waits for its watermark."""
+    view = _cluster()
+    view.apply(envelope(PodSubmitted(pod=make_pod("hi-1", cpu="1", priority=100)), producer="t"))
+    earlier = _decided(await _handler(_cluster()).handle(_request("hi-1")))
+    request = _request("hi-1")
+    handler: PreemptionHandler
+
+    async def read_back(watermark: Mapping[str, list[int]], timeout: float) -> bool:
+        handler.on_event(envelope(earlier, producer="preemption", caused_by=request.envelope))
+        return True
+
+    handler = PreemptionHandler(view, profiles_from(None), read_back, PreemptionMetrics(CollectorRegistry()))
+    assert await handler.handle(request) == []
