@@ -90,8 +90,9 @@ class LogFollower:
         """True once the view has folded up to `watermark` (gated topics: exactly up to it, when the
         view is not past it already; with `fold_received`, on to everything received by then, in
         one fold); False after `timeout` seconds. On demand, a paused follower asked to
-        `fold_received` first fetches on to the log's ends, as one fetching all along would have
-        received them."""
+        `fold_received` first fetches on towards the log's ends, as one fetching all along would
+        have received them: until the ends a fetch made meanwhile reports are reached, or a fetch
+        finds nothing for PASS_FETCH_MS (so it may stop short; the caller records where it is)."""
         passes = self._passes
         self._last_want = time.monotonic()
         to_ends = self.on_demand and fold_received and self._idle

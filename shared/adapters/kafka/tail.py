@@ -83,7 +83,7 @@ class Tail:
     def track_ends(self) -> None:
         """Count every partition as unread again, so that `reached_ends` and `at_end` follow the
         ends of the fetches from now on (a reader catching up again after a pause)."""
-        self._unread = set(self.partitions)
+        self._unread = set(self.partitions) - self._stopped
 
     @property
     def at_end(self) -> bool:
