@@ -43,6 +43,8 @@ class TableStatements:
     upsert: str
     """$1: a JSON array of rows (text), inserted or, on a key already present, written over (an
     unread column only with a value)."""
+    replace: str
+    """`upsert`, writing every column as the rows have it (rows folded from a whole history)."""
     delete: str
     """The rows whose keys are in the arrays $1.."""
 
@@ -62,12 +64,17 @@ def table_statements(table: Table, unread: Collection[str] = ()) -> TableStateme
     keys = tuple(c.name for c in table.primary_key.columns)
     columns = tuple(c.name for c in table.columns)
 
-    def update(c: str) -> str:
-        if c in unread:
+    def update(c: str, keep: Collection[str]) -> str:
+        if c in keep:
             return f"{_quoted(c)} = coalesce(EXCLUDED.{_quoted(c)}, {table.name}.{_quoted(c)})"
         return f"{_quoted(c)} = EXCLUDED.{_quoted(c)}"
 
-    updates = ", ".join(update(c) for c in columns if c not in keys)
+    def upsert(keep: Collection[str]) -> str:
+        updates = ", ".join(update(c, keep) for c in columns if c not in keys)
+        return (f"INSERT INTO {table.name} ({listed}) SELECT {listed} FROM "
+                f"jsonb_populate_recordset(NULL::{table.name}, $1::text::jsonb) "
+                f"ON CONFLICT ({', '.join(_quoted(k) for k in keys)}) DO UPDATE SET {updates}")
+
     listed = ", ".join(_quoted(c) for c in columns)
     loaded = ", ".join(f"NULL AS {_quoted(c)}" if c in unread else _quoted(c) for c in columns)
     return TableStatements(
@@ -75,9 +82,8 @@ def table_statements(table: Table, unread: Collection[str] = ()) -> TableStateme
         key_columns=keys,
         select=(f"SELECT coalesce(json_agg(t), '[]')::text FROM (SELECT {loaded} FROM {table.name} "
                 f"WHERE {_keys_in(table)}) AS t"),
-        upsert=(f"INSERT INTO {table.name} ({listed}) SELECT {listed} FROM "
-                f"jsonb_populate_recordset(NULL::{table.name}, $1::text::jsonb) "
-                f"ON CONFLICT ({', '.join(_quoted(k) for k in keys)}) DO UPDATE SET {updates}"),
+        upsert=upsert(unread),
+        replace=upsert(()),
         delete=f"DELETE FROM {table.name} WHERE {_keys_in(table)}",
     )
 

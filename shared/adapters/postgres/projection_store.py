@@ -158,7 +158,7 @@ class PostgresProjectionStore:
                 conn: asyncpg.Connection = raw.driver_connection
                 async with conn.transaction():
                     await conn.execute(sql.FORGET_EVENTS, list(event_ids))
-                    await _write_rows(conn, rows, keys)
+                    await _write_rows(conn, rows, keys, whole=True)
 
 
 def _first_of_each_id(events: Sequence[ReceivedEvent]) -> list[ReceivedEvent]:
@@ -272,13 +272,15 @@ async def _load_rows(conn: asyncpg.Connection, keys: set[RowKey]) -> ReadModel:
     return model
 
 
-async def _write_rows(conn: asyncpg.Connection, model: ReadModel, changed: set[RowKey]) -> None:
+async def _write_rows(conn: asyncpg.Connection, model: ReadModel, changed: set[RowKey], *,
+                      whole: bool = False) -> None:
+    """`whole`: the rows were folded from the whole history, unread columns included."""
     for name, keys in sorted(_by_table(changed).items()):
         statements = sql.TABLES[name]
         rows = model.table(name)
         upserts = [rows[k] for k in keys if k in rows]
         gone = [k for k in keys if k not in rows]
         if upserts:
-            await conn.execute(statements.upsert, _json.encode(upserts).decode())
+            await conn.execute(statements.replace if whole else statements.upsert, _json.encode(upserts).decode())
         if gone:
             await conn.execute(statements.delete, *_key_arrays(name, gone))
