@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import AsyncIterator
 from types import SimpleNamespace
 from typing import Any
 
@@ -61,46 +62,46 @@ class FakeConsumer:
         return {self.tp: out}
 
 
-async def test_an_idle_follower_fetches_nothing_until_a_request_needs_more() -> None:
-    records = [encode(envelope(NodeUpserted(node=make_node(f"n{i}")), producer="t")) for i in range(4)]
-    consumer = FakeConsumer(records, available=2)
-    follower = LogFollower(load_service_settings("filter", {}), REGISTRY, (NODES,), ClusterView(),
-                           gated=(NODES,), on_demand=True)
+@contextlib.asynccontextmanager
+async def _following(service: str, nodes: int, available: int,
+                     **options: Any) -> AsyncIterator[tuple[FakeConsumer, LogFollower]]:
+    """A follower of `nodes` nodes' log, `available` of them there at start, caught up."""
+    records = [encode(envelope(NodeUpserted(node=make_node(f"n{i}")), producer="t")) for i in range(nodes)]
+    consumer = FakeConsumer(records, available=available)
+    follower = LogFollower(load_service_settings(service, {}), REGISTRY, (NODES,), ClusterView(), **options)
     task = asyncio.ensure_future(follower._follow(consumer))  # type: ignore[arg-type]
     try:
         await asyncio.wait_for(follower.caught_up.wait(), 2)
-        await asyncio.sleep(0.05)
-        idle = consumer.fetches
-        await asyncio.sleep(0.1)
-        assert consumer.fetches == idle and consumer.paused, "caught up and nothing asked: no fetch"
-
-        consumer.available = 4  # two more nodes in the log; a request names them
-        watermark = {NODES: [4, 0, 0, 0]}
-        assert await follower.wait_reached(watermark, 2)
-        assert sorted(follower.view.nodes) == ["n0", "n1", "n2", "n3"]
-        await asyncio.sleep(0.05)
-        assert consumer.paused, "received what was asked: paused again"
+        yield consumer, follower
     finally:
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
 
 
+async def _fetches_nothing(consumer: FakeConsumer) -> None:
+    await asyncio.sleep(0.05)
+    idle = consumer.fetches
+    await asyncio.sleep(0.1)
+    assert consumer.fetches == idle and consumer.paused, "caught up and nothing asked: no fetch"
+
+
+async def test_an_idle_follower_fetches_nothing_until_a_request_needs_more() -> None:
+    async with _following("filter", 4, 2, gated=(NODES,), on_demand=True) as (consumer, follower):
+        await _fetches_nothing(consumer)
+        consumer.available = 4  # two more nodes in the log; a request names them
+        watermark = {NODES: [4, 0, 0, 0]}
+        assert await follower.wait_reached(watermark, 2)
+        assert sorted(follower.view.nodes) == ["n0", "n1", "n2", "n3"]
+        await asyncio.sleep(0.05)
+        assert consumer.paused, "received what was asked: paused again"
+
+
 async def test_a_request_folding_all_received_fetches_on_to_the_ends_then_pauses() -> None:
     """The preemption service decides on the view folded on to everything in the log by then,
     past the request's watermark, as a follower fetching all along would have."""
-    records = [encode(envelope(NodeUpserted(node=make_node(f"n{i}")), producer="t")) for i in range(5)]
-    consumer = FakeConsumer(records, available=1)
-    follower = LogFollower(load_service_settings("preemption", {}), REGISTRY, (NODES,), ClusterView(),
-                           gated=(NODES,), on_demand=True)
-    task = asyncio.ensure_future(follower._follow(consumer))  # type: ignore[arg-type]
-    try:
-        await asyncio.wait_for(follower.caught_up.wait(), 2)
-        await asyncio.sleep(0.05)
-        idle = consumer.fetches
-        await asyncio.sleep(0.1)
-        assert consumer.fetches == idle and consumer.paused, "caught up and nothing asked: no fetch"
-
+    async with _following("preemption", 5, 1, gated=(NODES,), on_demand=True) as (consumer, follower):
+        await _fetches_nothing(consumer)
         consumer.available = 4  # the request saw two nodes; four are in the log by now
         assert await follower.wait_reached({NODES: [2, 0, 0, 0]}, 2, fold_received=True)
         assert sorted(follower.view.nodes) == ["n0", "n1", "n2", "n3"]
@@ -110,26 +111,12 @@ async def test_a_request_folding_all_received_fetches_on_to_the_ends_then_pauses
         consumer.available = 5
         assert await follower.wait_reached({NODES: [4, 0, 0, 0]}, 2, fold_received=True)
         assert sorted(follower.view.nodes) == ["n0", "n1", "n2", "n3", "n4"], "each request makes a pass"
-    finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
 
 
 async def test_topics_read_until_caught_up_are_not_read_past_their_ends_at_start() -> None:
     """The queue reads its own decisions and binds only to rebuild what it wrote before a restart."""
-    records = [encode(envelope(NodeUpserted(node=make_node(f"n{i}")), producer="t")) for i in range(4)]
-    consumer = FakeConsumer(records, available=2)
-    follower = LogFollower(load_service_settings("queue", {}), REGISTRY, (NODES,), ClusterView(),
-                           until_caught_up=(NODES,))
-    task = asyncio.ensure_future(follower._follow(consumer))  # type: ignore[arg-type]
-    try:
-        await asyncio.wait_for(follower.caught_up.wait(), 2)
+    async with _following("queue", 4, 2, until_caught_up=(NODES,)) as (consumer, follower):
         assert sorted(follower.view.nodes) == ["n0", "n1"]
         consumer.available = 4
         await asyncio.sleep(0.1)
         assert consumer.tp in consumer.paused and sorted(follower.view.nodes) == ["n0", "n1"]
-    finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
