@@ -84,7 +84,7 @@ def rank(item: BatchItem, snapshot: Snapshot, *, record: bool = False,
 def _rank_totals(item: BatchItem, state: CycleState, snapshot: Snapshot,
                  shared: SharedTotals | None) -> tuple[list[str], list[NodePluginScores], str]:
     """`rank` without the per-node score objects: the same pick and fallbacks, from plain totals."""
-    if shared is not None and not item.extenders:
+    if shared is not None and not item.extenders and item.fwk.has_score_plugins():
         ranking = shared.rank(item.fwk, state, item.info, snapshot, item.merged.feasible, item.raw)
         if isinstance(ranking, str):
             return [], [], ranking

@@ -72,9 +72,8 @@ class SharedTotals:
 
     def rank(self, fwk: Framework, state: CycleState, pod: PodInfo, snapshot: Snapshot, feasible: list[str],
              raw: Mapping[str, Mapping[str, int]]) -> Ranking | str:
-        """The pod's ranking (PreScore run on `state`), or PreScore's or scoring's error message."""
-        if not fwk.has_score_plugins():  # every node scores alike: no PreScore, as in-process
-            return Ranking.of(list(feasible), np.ones(len(feasible), dtype=np.int64))
+        """The pod's ranking (PreScore run on `state`), or PreScore's or scoring's error message;
+        `fwk` has score plugins (without, every node scores alike and PreScore does not run)."""
         walk = self._walks.get(id(raw))
         if walk is None or walk.feasible != feasible:
             walk = self._walks[id(raw)] = _Walk(raw, feasible, known_names(snapshot, feasible))
