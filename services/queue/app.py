@@ -49,6 +49,7 @@ class QueueApp:
             batch_size=settings.batch_size, pipeline_depth=settings.pipeline_depth, lockstep=settings.lockstep,
             seed=settings.seed, propose=settings.propose,
             gather_timeout_s=settings.gather_timeout_s, unschedulable_timeout_s=settings.unschedulable_timeout_s,
+            preemption_timeout_s=settings.preemption_timeout_s,
             producer=settings.base.service_name)
         # The scheduler needs the service's metrics registry, so its handler is installed second.
         self.service.handler = QueueHandler(self.gatherer, self.scheduler)

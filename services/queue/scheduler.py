@@ -107,6 +107,10 @@ DEFAULT_BATCH = 256
 DEFAULT_GATHER_TIMEOUT_S = 30.0
 """A request whose worker stays silent this long is sent elsewhere."""
 DEFAULT_UNSCHEDULABLE_TIMEOUT_S = 300.0
+DEFAULT_PREEMPTION_TIMEOUT_S = 300.0
+"""How long a preemptor waits for its request's decision before it goes back to the queue. Not the
+unschedulable timeout: a backlogged preemption service answers late, and a preemptor released
+meanwhile asks again, which lengthens the backlog it is waiting on."""
 """podMaxInUnschedulablePodsDuration: how long a pod sits unschedulable before a retry (upstream's 5 min)."""
 ADMISSION_RETRY_S = 0.5
 """How long a pod created on a node its binder did not know yet waits before it is asked about again."""
@@ -159,7 +163,8 @@ class Scheduler:
                  metrics: SchedulerMetrics, *, config: KubeSchedulerConfiguration | None = None,
                  batch_size: int = DEFAULT_BATCH, lockstep: bool = False, seed: int = 0,
                  gather_timeout_s: float = DEFAULT_GATHER_TIMEOUT_S, pipeline_depth: int = 0,
-                 unschedulable_timeout_s: float = DEFAULT_UNSCHEDULABLE_TIMEOUT_S, producer: str = "queue",
+                 unschedulable_timeout_s: float = DEFAULT_UNSCHEDULABLE_TIMEOUT_S,
+                 preemption_timeout_s: float = DEFAULT_PREEMPTION_TIMEOUT_S, producer: str = "queue",
                  gate: Gate | None = None, propose: bool = False,
                  extenders: Sequence[FilterExtender] = ()) -> None:
         self.view, self.profiles, self.gatherer, self.publish = view, profiles, gatherer, publish
@@ -175,6 +180,7 @@ class Scheduler:
         the queue re-checks where its view moved (shared.protocol.proposing)."""
         self.driver: Driver = Lockstep(self) if lockstep else Pipelined(self)
         self.gather_timeout_s = gather_timeout_s
+        self.preemption_timeout_s = preemption_timeout_s
         self.config_hash = config_hash(config)
         self.clock: FakeClock | MonotonicClock = FakeClock() if lockstep else MonotonicClock()
         self.queue = build_queue(profiles, config, self.clock, unschedulable_timeout_s=unschedulable_timeout_s)
@@ -690,10 +696,10 @@ class Scheduler:
             a.qpi.unschedulable_plugins = plugins
 
     def release_unanswered(self) -> None:
-        """A preemptor whose request has gone unanswered as long as the unschedulable timeout (the
-        request dead-lettered, say) goes back to the queue, as an unschedulable pod would; a
-        decision that comes later is ignored."""
-        limit = time.perf_counter() - self.queue.pod_max_in_unschedulable_pods_duration
+        """A preemptor whose request has gone unanswered for the preemption timeout (the request
+        dead-lettered, say) goes back to the queue, as an unschedulable pod would; a decision that
+        comes later is ignored."""
+        limit = time.perf_counter() - self.preemption_timeout_s
         for attempt_id in [k for k, (_, a, _) in self.preemptions.items() if a.started < limit]:
             _, a, _ = self.preemptions.pop(attempt_id)
             log.warning("queue: no preemption decision for %s after %.0f s; it goes back to the queue",

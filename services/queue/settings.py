@@ -10,7 +10,12 @@ from services.runtime.scheduler_config import load_scheduler_config
 from shared.model.config import KubeSchedulerConfiguration
 from shared.settings import Settings, env_flag, env_float, env_int, env_str, load_service_settings
 
-from .scheduler import DEFAULT_BATCH, DEFAULT_GATHER_TIMEOUT_S, DEFAULT_UNSCHEDULABLE_TIMEOUT_S
+from .scheduler import (
+    DEFAULT_BATCH,
+    DEFAULT_GATHER_TIMEOUT_S,
+    DEFAULT_PREEMPTION_TIMEOUT_S,
+    DEFAULT_UNSCHEDULABLE_TIMEOUT_S,
+)
 
 SERVICE = "queue"
 GROUP = "berth-queue"
@@ -37,6 +42,9 @@ class QueueSettings:
     """A scatter with shards still silent after this long is sent again."""
     unschedulable_timeout_s: float = DEFAULT_UNSCHEDULABLE_TIMEOUT_S
     """podMaxInUnschedulablePodsDuration: how long a pod sits unschedulable before a retry."""
+    preemption_timeout_s: float = DEFAULT_PREEMPTION_TIMEOUT_S
+    """How long a preemptor waits for the preemption service's decision before it goes back to the
+    queue (a request that will never be answered: dead-lettered, say)."""
 
 
 def load(env: Mapping[str, str] | None = None) -> QueueSettings:
@@ -51,4 +59,5 @@ def load(env: Mapping[str, str] | None = None) -> QueueSettings:
         seed=env_int(env, "BERTH_SEED", 0),
         propose=env_flag(env, "BERTH_QUEUE_PROPOSE"),
         unschedulable_timeout_s=env_float(env, "BERTH_UNSCHEDULABLE_TIMEOUT_S", DEFAULT_UNSCHEDULABLE_TIMEOUT_S),
+        preemption_timeout_s=env_float(env, "BERTH_PREEMPTION_TIMEOUT_S", DEFAULT_PREEMPTION_TIMEOUT_S),
     )

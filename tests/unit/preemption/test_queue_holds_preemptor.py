@@ -32,7 +32,7 @@ async def _publish(events: Sequence[OutgoingEvent]) -> None:
     return None
 
 
-def _scheduler(unschedulable_timeout_s: float = 300.0) -> Scheduler:
+def _scheduler(unschedulable_timeout_s: float = 300.0, preemption_timeout_s: float = 300.0) -> Scheduler:
     """One full 2-cpu node and a pending 1-cpu pod of priority 100."""
     view = ClusterView()
     view.apply(envelope(NodeUpserted(node=make_node("node-a", cpu="2")), producer="t"))
@@ -40,7 +40,7 @@ def _scheduler(unschedulable_timeout_s: float = 300.0) -> Scheduler:
         view.apply(envelope(PodSubmitted(pod=make_pod(name, cpu="1", priority=0, node_name="node-a")), producer="t"))
     view.apply(envelope(PodSubmitted(pod=make_pod("hi", cpu="1", priority=100)), producer="t"))
     return Scheduler(view, profiles_from(None), Gatherer(), _publish, SchedulerMetrics(CollectorRegistry()),
-                     unschedulable_timeout_s=unschedulable_timeout_s)
+                     unschedulable_timeout_s=unschedulable_timeout_s, preemption_timeout_s=preemption_timeout_s)
 
 
 def _fail_with_preemption(s: Scheduler) -> str:
@@ -101,8 +101,8 @@ async def test_with_no_event_meanwhile_a_pod_whose_preemption_failed_waits_for_o
     assert [q.pod_info.uid for q in pending.unschedulable] == ["uid-hi"] and not pending.backoff
 
 
-async def test_a_preemptor_whose_request_goes_unanswered_returns_after_the_unschedulable_timeout() -> None:
-    s = _scheduler(unschedulable_timeout_s=0.0)
+async def test_a_preemptor_whose_request_goes_unanswered_returns_after_the_preemption_timeout() -> None:
+    s = _scheduler(preemption_timeout_s=0.0)
     attempt_id = _fail_with_preemption(s)
     s.release_unanswered()
     assert [q.pod_info.uid for q in s.queue.pending_pods().unschedulable] == ["uid-hi"]
@@ -113,6 +113,14 @@ async def test_a_preemptor_whose_request_goes_unanswered_returns_after_the_unsch
 
 async def test_a_request_within_the_timeout_keeps_its_pod_held() -> None:
     s = _scheduler()
+    _fail_with_preemption(s)
+    s.release_unanswered()
+    assert len(s.preemptions) == 1 and s.queue.in_flight() == ["uid-hi"]
+
+
+async def test_a_short_unschedulable_timeout_does_not_release_a_preemptor() -> None:
+    # Released early, it would ask again while its first request still waits in the backlog.
+    s = _scheduler(unschedulable_timeout_s=0.0)
     _fail_with_preemption(s)
     s.release_unanswered()
     assert len(s.preemptions) == 1 and s.queue.in_flight() == ["uid-hi"]
