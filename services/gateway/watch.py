@@ -9,7 +9,9 @@ watch first sends every selected object as ADDED, as the API server does.
 A selector narrows the stream as the API server's watch cache does: an object that stops matching
 is sent as DELETED, one that starts matching as ADDED. A change whose event holds the whole object
 (a pod's submission, a node's upsert) sends the object as it left it; any other sends the read
-model's state of it when the change is read, which may already be later than the change.
+model's state of it when the change is read, which may already be later than the change. An object
+is always sent ADDED before any change to it, even where the store holds a change (a pod's bind)
+before its creation: the projector orders events across partitions within one batch only.
 
 Concurrent projector transactions may commit seqs out of order, and a refused duplicate leaves a
 seq unused for ever: a watch reads past a gap in the seqs only once it has stayed open for
@@ -41,6 +43,8 @@ DEFAULT_TIMEOUT_S = 1800
 MAX_TIMEOUT_S = 3600
 
 Objects = Callable[[Sequence[str]], Awaitable[dict[str, dict[str, Any]]]]
+Sent = tuple[str, str, dict[str, Any] | None, int]
+"""A change as a watch sends it: the object's key, the action, the object, the seq."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,6 +154,8 @@ class WatchStream:
         self.gone_since_start: set[str] = set()
         """Objects that existed at the start version but were deleted before the watch read them:
         their deletion is still a change after that version, sent with the object's name alone."""
+        self.held: set[str] = set()
+        """Objects whose changes were held back until their creation, stored later, is sent."""
 
     async def serve(self) -> web.StreamResponse:
         response = web.StreamResponse(headers={"Content-Type": "application/json"})
@@ -186,9 +192,7 @@ class WatchStream:
             if changes:
                 keys = sorted({self.watched.key(t, p) for _, t, p in changes})
                 objects = await self.watched.load(keys)
-                await self._send(response, [(self.watched.key(t, p), self.watched.actions[t],
-                                             self.watched.at_change(t, p) or objects.get(self.watched.key(t, p)), seq)
-                                            for seq, t, p in changes])
+                await self._send(response, await self._created_first(changes, objects))
                 quiet_since = time.monotonic()
             if rows:
                 pos = rows[-1][0]
@@ -200,8 +204,34 @@ class WatchStream:
                     quiet_since = time.monotonic()
                 await asyncio.sleep(POLL_S)
 
-    async def _send(self, response: web.StreamResponse,
-                    changes: Iterable[tuple[str, str, dict[str, Any] | None, int]]) -> None:
+    async def _created_first(self, changes: Sequence[tuple[int, str, Any]],
+                             objects: Mapping[str, dict[str, Any]]) -> list[Sent]:
+        """A page's changes as they are sent. A change to an object this watch has not met yet,
+        stored before the object's creation (the projector orders each batch by time, but a later
+        batch can carry an earlier event of another partition), is held back: the object is sent
+        ADDED as created first, then MODIFIED as the read model has it."""
+        out: list[Sent] = []
+        met: set[str] = set()  # keys sent earlier in this page
+        for seq, kind, payload in changes:
+            key, action = self.watched.key(kind, payload), self.watched.actions[kind]
+            if action == "MODIFIED" and key not in met and key not in self.last and key not in self.gone_since_start:
+                if key in self.held:
+                    continue
+                created = await self.store.created_at(key, self.watched.created)
+                if created is not None and created > seq:
+                    self.held.add(key)
+                    continue
+            obj = self.watched.at_change(kind, payload) or objects.get(key)
+            out.append((key, action, obj, seq))
+            met.add(key)
+            if action == "ADDED" and key in self.held:
+                self.held.discard(key)
+                now = objects.get(key)
+                if now is not None and now != obj:
+                    out.append((key, "MODIFIED", now, seq))
+        return out
+
+    async def _send(self, response: web.StreamResponse, changes: Iterable[Sent]) -> None:
         for key, action, obj, seq in changes:
             obj = obj if obj is not None else self.last.get(key)
             if key in self.gone_since_start and action == "DELETED":

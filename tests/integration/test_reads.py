@@ -47,6 +47,12 @@ async def test_read_model_queries(berth_env: BerthTestEnv, engine: AsyncEngine, 
     assert [v.uid for pre in await q.preemptions(p3.uid) for v in pre.victims] == ["uid-0"]
     assert (await q.pod_by_uid("uid-2")).phase == "Bound"  # type: ignore[union-attr]
 
+    store = PostgresEventStore(engine)
+    created = await store.created_at(p3.uid, ["PodSubmitted"])
+    changed = await store.versions([p3.uid], ["SchedulingAttempted"])
+    assert created is not None and created < changed[p3.uid]
+    assert await store.created_at("no-such-uid", ["PodSubmitted"]) is None
+
 
 async def test_read_topic_reads_a_whole_batch(berth_env: BerthTestEnv, publisher: KafkaPublisher) -> None:
     # Published in one call, the events share a record batch; the reader must not stop at the

@@ -117,6 +117,15 @@ class PostgresEventStore:
             async with self._engine.connect() as conn:
                 return {r[0] for r in (await conn.execute(stmt)).all()}
 
+    async def created_at(self, key: str, created: Sequence[str]) -> int | None:
+        """The seq of the first `created` event of `key`, None when none is stored."""
+        c = events_table.c
+        stmt = select(func.min(c.seq)).where(c.key == key, c.type.in_(list(created)))
+        with translated_errors("reading the event store"):
+            async with self._engine.connect() as conn:
+                found = (await conn.execute(stmt)).scalar()
+        return None if found is None else int(found)
+
     async def holds(self, event_id: Any) -> bool:
         """Whether the event with this id is stored."""
         stmt = select(events_table.c.seq).where(events_table.c.event_id == event_id)

@@ -37,3 +37,45 @@ async def test_a_change_read_after_a_pods_deletion_does_not_bring_it_back() -> N
                              ("u", "MODIFIED", _pod("Deleted"), 3)])
     assert [(line["type"], line["object"]["metadata"]["resourceVersion"]) for line in out.lines] == [
         ("ADDED", "1"), ("DELETED", "2")]
+
+
+class CreatedAt:
+    """The store as far as a watch asks it when an object was created."""
+
+    def __init__(self, created: dict[str, int]) -> None:
+        self.created, self.asked = created, 0
+
+    async def created_at(self, key: str, types: object) -> int | None:
+        self.asked += 1
+        return self.created.get(key)
+
+
+def _pods_stream(store: CreatedAt) -> WatchStream:
+    actions = {"PodSubmitted": "ADDED", "PodBound": "MODIFIED", "SchedulingAttempted": "MODIFIED"}
+    watched = Watched("Pod", "v1", actions, lambda kind, payload: payload["uid"], _none, _none,
+                      lambda uid: {"uid": uid},
+                      at_change=lambda kind, payload: _pod("Pending") if kind == "PodSubmitted" else None)
+    return WatchStream(make_mocked_request("GET", "/api/v1/pods?watch=true&resourceVersion=1"), watched,
+                       store, lambda obj: True)  # type: ignore[arg-type]
+
+
+async def test_a_bind_stored_before_its_pods_creation_is_sent_after_it() -> None:
+    store = CreatedAt({"u": 4})
+    stream = _pods_stream(store)
+    now = {"u": _pod("Bound")}
+    # The bind came in an earlier projector batch than the submission (a fetch stopped short).
+    first = await stream._created_first([(2, "PodBound", {"uid": "u"}), (3, "SchedulingAttempted", {"uid": "u"})],
+                                        now)
+    assert first == []
+    second = await stream._created_first([(4, "PodSubmitted", {"uid": "u"})], now)
+    assert second == [("u", "ADDED", _pod("Pending"), 4), ("u", "MODIFIED", _pod("Bound"), 4)]
+    assert store.asked == 1
+
+
+async def test_changes_after_a_creation_in_the_same_page_ask_the_store_nothing() -> None:
+    store = CreatedAt({"u": 2})
+    stream = _pods_stream(store)
+    sent = await stream._created_first([(2, "PodSubmitted", {"uid": "u"}), (3, "PodBound", {"uid": "u"})],
+                                       {"u": _pod("Bound")})
+    assert sent == [("u", "ADDED", _pod("Pending"), 2), ("u", "MODIFIED", _pod("Bound"), 3)]
+    assert store.asked == 0
