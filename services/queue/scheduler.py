@@ -107,11 +107,11 @@ DEFAULT_BATCH = 256
 DEFAULT_GATHER_TIMEOUT_S = 30.0
 """A request whose worker stays silent this long is sent elsewhere."""
 DEFAULT_UNSCHEDULABLE_TIMEOUT_S = 300.0
+"""podMaxInUnschedulablePodsDuration: how long a pod sits unschedulable before a retry (upstream's 5 min)."""
 DEFAULT_PREEMPTION_TIMEOUT_S = 300.0
 """How long a preemptor waits for its request's decision before it goes back to the queue. Not the
 unschedulable timeout: a backlogged preemption service answers late, and a preemptor released
 meanwhile asks again, which lengthens the backlog it is waiting on."""
-"""podMaxInUnschedulablePodsDuration: how long a pod sits unschedulable before a retry (upstream's 5 min)."""
 ADMISSION_RETRY_S = 0.5
 """How long a pod created on a node its binder did not know yet waits before it is asked about again."""
 FEASIBLE_BUDGET = 200_000
