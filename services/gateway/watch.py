@@ -207,18 +207,28 @@ class WatchStream:
     async def _created_first(self, changes: Sequence[tuple[int, str, Any]],
                              objects: Mapping[str, dict[str, Any]]) -> list[Sent]:
         """A page's changes as they are sent. A change to an object this watch has not met yet,
-        stored before the object's creation (the projector orders each batch by time, but a later
-        batch can carry an earlier event of another partition), is held back: the object is sent
-        ADDED as created first, then MODIFIED as the read model has it."""
+        stored before the object's creation or while that is not stored yet (the projector orders
+        each batch by time, but a later batch can carry an earlier event of another partition), is
+        held back: the object is sent ADDED as created first, then MODIFIED as the read model has
+        it. The store is asked once a page, for the objects the page changes before meeting them."""
+        def met_before(key: str) -> bool:
+            return key in self.last or key in self.gone_since_start
+        page: set[str] = set()
+        unmet: set[str] = set()
+        for _, kind, payload in changes:
+            key, action = self.watched.key(kind, payload), self.watched.actions[kind]
+            if action == "MODIFIED" and key not in page and not met_before(key) and key not in self.held:
+                unmet.add(key)
+            elif action != "MODIFIED":
+                page.add(key)
+        created = await self.store.created_at(sorted(unmet), self.watched.created) if unmet else {}
         out: list[Sent] = []
         met: set[str] = set()  # keys sent earlier in this page
         for seq, kind, payload in changes:
             key, action = self.watched.key(kind, payload), self.watched.actions[kind]
-            if action == "MODIFIED" and key not in met and key not in self.last and key not in self.gone_since_start:
-                if key in self.held:
-                    continue
-                created = await self.store.created_at(key, self.watched.created)
-                if created is not None and created > seq:
+            if action == "MODIFIED" and key not in met and not met_before(key):
+                first = created.get(key)
+                if key in self.held or first is None or first > seq:
                     self.held.add(key)
                     continue
             obj = self.watched.at_change(kind, payload) or objects.get(key)

@@ -117,14 +117,14 @@ class PostgresEventStore:
             async with self._engine.connect() as conn:
                 return {r[0] for r in (await conn.execute(stmt)).all()}
 
-    async def created_at(self, key: str, created: Sequence[str]) -> int | None:
-        """The seq of the first `created` event of `key`, None when none is stored."""
+    async def created_at(self, keys: Sequence[str], created: Sequence[str]) -> dict[str, int]:
+        """The seq of each key's first `created` event (keys without one stored are left out)."""
         c = events_table.c
-        stmt = select(func.min(c.seq)).where(c.key == key, c.type.in_(list(created)))
+        stmt = (select(c.key, func.min(c.seq)).where(c.key.in_(list(keys)), c.type.in_(list(created)))
+                .group_by(c.key))
         with translated_errors("reading the event store"):
             async with self._engine.connect() as conn:
-                found = (await conn.execute(stmt)).scalar()
-        return None if found is None else int(found)
+                return {r[0]: int(r[1]) for r in (await conn.execute(stmt)).all()}
 
     async def holds(self, event_id: Any) -> bool:
         """Whether the event with this id is stored."""

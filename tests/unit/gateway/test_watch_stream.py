@@ -45,9 +45,9 @@ class CreatedAt:
     def __init__(self, created: dict[str, int]) -> None:
         self.created, self.asked = created, 0
 
-    async def created_at(self, key: str, types: object) -> int | None:
+    async def created_at(self, keys: list[str], types: object) -> dict[str, int]:
         self.asked += 1
-        return self.created.get(key)
+        return {k: self.created[k] for k in keys if k in self.created}
 
 
 def _pods_stream(store: CreatedAt) -> WatchStream:
@@ -79,3 +79,23 @@ async def test_changes_after_a_creation_in_the_same_page_ask_the_store_nothing()
                                        {"u": _pod("Bound")})
     assert sent == [("u", "ADDED", _pod("Pending"), 2), ("u", "MODIFIED", _pod("Bound"), 3)]
     assert store.asked == 0
+
+
+async def test_a_bind_read_while_its_pods_creation_is_not_stored_yet_waits_for_it() -> None:
+    store = CreatedAt({})
+    stream = _pods_stream(store)
+    now = {"u": _pod("Bound")}
+    assert await stream._created_first([(2, "PodBound", {"uid": "u"})], now) == []
+    store.created["u"] = 3  # the projector's next batch
+    sent = await stream._created_first([(3, "PodSubmitted", {"uid": "u"})], now)
+    assert sent == [("u", "ADDED", _pod("Pending"), 3), ("u", "MODIFIED", _pod("Bound"), 3)]
+    assert store.asked == 1
+
+
+async def test_a_page_asks_the_store_once_for_every_object_it_has_not_met() -> None:
+    store = CreatedAt({"u": 1, "v": 1})
+    stream = _pods_stream(store)
+    objects = {"u": _pod("Bound"), "v": _pod("Bound")}
+    sent = await stream._created_first([(5, "PodBound", {"uid": "u"}), (6, "PodBound", {"uid": "v"})], objects)
+    assert [(key, action, seq) for key, action, _, seq in sent] == [("u", "MODIFIED", 5), ("v", "MODIFIED", 6)]
+    assert store.asked == 1
