@@ -46,8 +46,10 @@ class KafkaShardLog:
             found: dict[int, tuple[list[Envelope], int]] = {}
             while not tail.at_end:
                 for record in await tail.fetch(200):
-                    if isinstance(record.event, Envelope):
-                        events[record.position.partition].append(record.event)
+                    # A partition read to its end is done: records written to it since are handled live.
+                    kept = events.get(record.position.partition)
+                    if kept is not None and isinstance(record.event, Envelope):
+                        kept.append(record.event)
                 for tp, end in await tail.reached_ends():
                     found[tp.partition] = (events.pop(tp.partition), end)
             return found
