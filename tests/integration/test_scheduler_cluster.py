@@ -67,14 +67,11 @@ async def test_mixed_workload_every_pod_bound_once_or_pending_with_reason(
 
         def settled() -> bool:
             # A pod popped for another attempt (told by preemption that it fits now) is in flight:
-            # its last message is the old one until that attempt is decided. A pod that failed
-            # before the cluster last changed (one backing off, say) may still be placed: settled
-            # is where the simulator stops, every pending pod failed on the cluster as it is.
+            # its last message is the old one until that attempt is decided.
             s = queue.scheduler
             return bool(s.live) and not s.parked and not s.preemptions and all(
                 queue.view.is_bound(uid) or uid in queue.view.deleted or uid in s.last_message
-                for uid in queue.view.specs) and len(s.queue._active) == 0 and not s.queue.in_flight() and (  # noqa: SLF001
-                not s.failed_at.stale(s.queued, queue.view.version))
+                for uid in queue.view.specs) and len(s.queue._active) == 0 and not s.queue.in_flight()  # noqa: SLF001
 
         await _settled(settled, timeout=240)
         outcomes = _outcomes(queue)
