@@ -49,8 +49,8 @@ async def test_read_model_queries(berth_env: BerthTestEnv, engine: AsyncEngine, 
 
     store = PostgresEventStore(engine)
     created = await store.created_at([p3.uid, "no-such-uid"], ["PodSubmitted"])
-    changed = await store.versions([p3.uid], ["SchedulingAttempted"])
-    assert created.keys() == {p3.uid} and created[p3.uid] < changed[p3.uid]
+    # Submitted once: its first submission is its latest (seqs order topics only within a batch).
+    assert created == await store.versions([p3.uid], ["PodSubmitted"])
 
 
 async def test_read_topic_reads_a_whole_batch(berth_env: BerthTestEnv, publisher: KafkaPublisher) -> None:
