@@ -88,3 +88,16 @@ async def test_a_refused_pod_is_not_asked_about_again() -> None:
                           status_reason="OutOfcpu"))
     await s.between_cycles()
     assert log.asked() == ["admission/u1/1"] and not s.admissions_pending()
+
+
+async def test_a_pod_created_on_a_node_counts_there_from_its_request() -> None:
+    # Upstream's cache holds such a pod at once: a pod scheduled before the queue reads its own
+    # request back must not be decided onto the room it takes (its node's binder would refuse it).
+    log = Log()
+    s = _queue(log, "n1")
+    _fold(s, PodSubmitted(pod=make_pod("sys", "u1", cpu="1", node_name="n1")))
+    assert s.view.node_of("u1") == "n1"
+    assert s.view.nodes["n1"].requested.milli_cpu == 1000
+    _fold(s, BindRejected(pod_uid="u1", node_name="n1", attempt_id="admission/u1/1", reason="OutOfcpu",
+                          status_reason="OutOfcpu"))
+    assert s.view.node_of("u1") is None and s.view.nodes["n1"].requested.milli_cpu == 0
