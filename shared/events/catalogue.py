@@ -404,7 +404,7 @@ class PreemptionDecided(Event, frozen=True):
     """What extenders with preemptVerb answered (replay hands these back instead of calling)."""
     fits: str = ""
     """Set when the view had moved on since the attempt and the pod fits this node now: nobody is
-    evicted, and the queue retries the pod at once."""
+    evicted, the pod is nominated there (`nominated_node`) and the queue retries it at once."""
     request_at: int = -1
     """Its request's offset on the requests partition; later decisions name it so. -1: not known
     (made by an earlier build, or its request was not on the requests partition)."""

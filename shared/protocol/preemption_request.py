@@ -32,7 +32,8 @@ class PreemptionOutcome:
     """No node was nominated and the preemptor had a nomination: it is cleared."""
     attempted: bool = True
     fits: str = ""
-    """A node the pod fits on now, on a view that moved on since the attempt: nobody is evicted."""
+    """A node the pod fits on now, on a view that moved on since the attempt: nobody is evicted,
+    and the pod is nominated there."""
 
 
 def fits_now_message(node: str) -> str:
@@ -58,9 +59,9 @@ def decide_preemption(fwk: Framework | None, view: ClusterView, req: PreemptionR
     `moved`: the view is not the attempt's (events past its watermark, or other preemptions still
     in flight, are in it). Pods freed or nominations made since may have made room for this pod
     already; a scheduler deciding one pod at a time would then place it without evicting anyone,
-    so nobody is evicted for it: the pod is retried instead. `indexes`: that check reads the pod
-    spec's node index (the same answer). `memo`: the last request's packed failures as read (the
-    same statuses)."""
+    so nobody is evicted for it: the pod is nominated to the first node it fits and retried.
+    `indexes`: that check reads the pod spec's node index (the same answer). `memo`: the last
+    request's packed failures as read (the same statuses)."""
     if fwk is None:
         return PreemptionOutcome("", "no profile serves this pod", attempted=False)
     stale = stale_message(view, req.pod.metadata.uid)
@@ -78,7 +79,11 @@ def decide_preemption(fwk: Framework | None, view: ClusterView, req: PreemptionR
     if moved and (pre_status is None or pre_status.is_success()):
         node = _first_fitting(fwk, state, pod, pre, indexes)
         if node:
-            return PreemptionOutcome("", fits_now_message(node), attempted=False, fits=node)
+            # Upstream picks a candidate that needs no victims first and nominates it like any
+            # other: the room stays the pod's until it is retried.
+            clear = [p for p in fwk.nominator().nominated_pods_for_node(node) if p.priority < pod.priority]
+            return PreemptionOutcome(node, fits_now_message(node), nominations_to_clear=clear, attempted=False,
+                                     fits=node)
     statuses = _attempt_statuses(fwk, state, pod, view, req, pre, pre_status, memo)
     result, status = fwk.run_post_filter_plugins(state, pod, statuses)
     nominated = result.nominated_node_name if result is not None and status.code == Code.SUCCESS else ""

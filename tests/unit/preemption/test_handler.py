@@ -134,7 +134,7 @@ async def test_in_flight_decisions_are_rebuilt_from_the_log_after_a_restart() ->
     assert nominations and all(o.envelope.causation_id is not None for o in nominations)
 
 
-async def test_a_request_whose_pod_fits_once_in_flight_evictions_land_evicts_nobody() -> None:
+async def test_a_request_whose_pod_fits_once_in_flight_evictions_land_evicts_nobody_and_nominates() -> None:
     # A 4-cpu node running one 3-cpu pod of priority 0: two 1-cpu preemptors failed in one cycle.
     view = ClusterView()
     view.apply(envelope(NodeUpserted(node=make_node("node-a", cpu="4")), producer="t"))
@@ -150,14 +150,16 @@ async def test_a_request_whose_pod_fits_once_in_flight_evictions_land_evicts_nob
     assert one.nominated_node == "node-a" and [v.uid for v in one.victims] == ["uid-big"]
 
     # The first eviction frees 3 cpus and the first preemptor is to take 1 of them: the second
-    # preemptor fits beside it, so nobody more is evicted and it is retried instead.
+    # preemptor fits beside it, so nobody more is evicted: it is nominated there (as upstream
+    # nominates a candidate needing no victims) and retried.
     second = await handler.handle(_request("hi-2", 1))
     two = _decided(second)
-    assert two.nominated_node == "" and two.victims == []
+    assert two.nominated_node == "node-a" and two.victims == []
     assert recorded_overlay(two, {0: one}) == (["uid-big"], {"uid-hi-1": "node-a"})
     assert two.message == 'preemption: not needed, the pod fits on node "node-a" now'
     assert two.fits == "node-a"
-    assert not [o for o in second if isinstance(o.envelope.payload, (PodEvicted, PodNominated))]
+    effects = [o.envelope.payload for o in second if isinstance(o.envelope.payload, (PodEvicted, PodNominated))]
+    assert effects == [PodNominated(uid="uid-hi-2", node_name="node-a")]
 
 
 async def test_a_request_decided_on_its_own_view_tries_preemption_as_upstream() -> None:
