@@ -192,13 +192,15 @@ class PreemptionHandler(Handler):
         if outcome.nominated:
             self.metrics.victims.observe(len(outcome.victims))
             for v in outcome.victims:
-                out.append(self._out(PODS, PodEvicted(uid=v.uid, preemptor_uid=uid, node_name=outcome.nominated),
-                                     cause, "evict", v.uid))
+                out.append(self._out(PODS, PodEvicted(uid=v.uid, preemptor_uid=uid, node_name=outcome.nominated,
+                                                      request_at=at), cause, "evict", v.uid))
             for other in outcome.nominations_to_clear:
-                out.append(self._out(PODS, PodNominated(uid=other.uid, node_name=""), cause, "clear", other.uid))
-            out.append(self._out(PODS, PodNominated(uid=uid, node_name=outcome.nominated), cause, "nominate"))
+                out.append(self._out(PODS, PodNominated(uid=other.uid, node_name="", request_at=at),
+                                     cause, "clear", other.uid))
+            out.append(self._out(PODS, PodNominated(uid=uid, node_name=outcome.nominated, request_at=at),
+                                 cause, "nominate"))
         elif outcome.clear_own:
-            out.append(self._out(PODS, PodNominated(uid=uid, node_name=""), cause, "nominate"))
+            out.append(self._out(PODS, PodNominated(uid=uid, node_name="", request_at=at), cause, "nominate"))
         cleared = [o.uid for o in outcome.nominations_to_clear] if outcome.nominated else (
             [uid] if outcome.clear_own else [])
         decided = PreemptionDecided(

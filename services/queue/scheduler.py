@@ -270,8 +270,14 @@ class Scheduler:
             case PodEvicted():
                 self.queued.pop(p.uid, None)
                 q.move_all_to_active_or_backoff_queue(cluster_events.ASSIGNED_POD_DELETE, None, None)
+                # Read before the preemptor's PodNominated, the eviction nominated it in the view.
+                node = self.view.nominated.get(p.preemptor_uid)
+                info = self.queued.get(p.preemptor_uid)
+                if node and info is not None and info.pod.status.nominated_node_name != node:
+                    self._nominated(p.preemptor_uid, node)
             case PodNominated():
-                self._nominated(p.uid, p.node_name)
+                if self.view.nominated.get(p.uid, "") == p.node_name:  # not outdated by an eviction
+                    self._nominated(p.uid, p.node_name)
 
     def _enqueue(self, uid: str) -> None:
         """Queue a submitted pod if it is this scheduler's to place and not placed or in flight."""

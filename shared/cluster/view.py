@@ -97,6 +97,9 @@ class ClusterView:
         self.answered: set[str] = set()
         """Attempt ids whose bind has an outcome: a late-read BindRequested is not assumed again."""
         self.nominated: dict[str, str] = {}
+        self._decided_at: dict[str, int] = {}
+        """Pod uid → the request offset of the latest preemption decision that nominated it or
+        cleared its nomination (`_later_decision`)."""
         self.pdbs: dict[str, PodDisruptionBudget] = {}
         self.namespaces = NamespaceLabels()
         """The declared namespaces' labels, shared with every snapshot (always current)."""
@@ -200,6 +203,18 @@ class ClusterView:
         self.nominated[uid] = node
         self._renominate.add(uid)
 
+    def _later_decision(self, uid: str, request_at: int, *, including_same: bool) -> bool:
+        """Whether a nomination event of the preemption decided at `request_at` is to be applied:
+        of the pod's nominations and evictions made for it, the latest decision's holds, whichever
+        partition was read first. An event with no known decision (-1) is applied as it comes."""
+        if request_at < 0:
+            return including_same
+        latest = self._decided_at.get(uid, -1)
+        if request_at < latest or (request_at == latest and not including_same):
+            return False
+        self._decided_at[uid] = request_at
+        return True
+
     def _unnominate(self, uid: str) -> None:
         self._renominate.add(uid)
         self._nomination_rank.pop(uid, None)
@@ -253,8 +268,14 @@ class ClusterView:
                 self.deleted.add(p.uid)
                 self._unnominate(p.uid)
                 self._sync(p.uid)
+                if (isinstance(p, PodEvicted) and p.preemptor_uid not in self.deleted
+                        and p.preemptor_uid not in self.placed
+                        and self._later_decision(p.preemptor_uid, p.request_at, including_same=False)):
+                    self._nominate(p.preemptor_uid, p.node_name)
             case PodNominated():
-                if p.node_name:
+                if not self._later_decision(p.uid, p.request_at, including_same=True):
+                    pass  # an eviction of a later decision nominated the pod already
+                elif p.node_name:
                     self._nominate(p.uid, p.node_name)
                 else:
                     self._unnominate(p.uid)

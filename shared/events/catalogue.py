@@ -86,17 +86,26 @@ class PodNominated(Event, frozen=True):
 
     uid: str
     node_name: str
+    request_at: int = -1
+    """The deciding request's offset on the requests partition (`PreemptionDecided.request_at`):
+    of a pod's nominations, made here or by an eviction for it, the latest decision's holds."""
 
     def partition_key(self) -> str:
         return self.uid
 
 
 class PodEvicted(Event, frozen=True):
-    """The pod (`uid`) was preempted from `node_name` to make room for `preemptor_uid`."""
+    """The pod (`uid`) was preempted from `node_name` to make room for `preemptor_uid`.
+
+    Keyed by the victim, it can be read before the preemptor's PodNominated (keyed by the
+    preemptor): with `request_at` known it nominates the preemptor too, so the room it frees is
+    never free for pods the nomination holds off."""
 
     uid: str
     preemptor_uid: str
     node_name: str
+    request_at: int = -1
+    """As PodNominated's: the deciding request's offset, -1 when not known."""
 
     def partition_key(self) -> str:
         return self.uid

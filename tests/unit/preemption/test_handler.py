@@ -159,7 +159,7 @@ async def test_a_request_whose_pod_fits_once_in_flight_evictions_land_evicts_nob
     assert two.message == 'preemption: not needed, the pod fits on node "node-a" now'
     assert two.fits == "node-a"
     effects = [o.envelope.payload for o in second if isinstance(o.envelope.payload, (PodEvicted, PodNominated))]
-    assert effects == [PodNominated(uid="uid-hi-2", node_name="node-a")]
+    assert effects == [PodNominated(uid="uid-hi-2", node_name="node-a", request_at=1)]
 
 
 async def test_a_request_decided_on_its_own_view_tries_preemption_as_upstream() -> None:
