@@ -18,6 +18,9 @@ from .scheduler_cluster import publish_cluster, scenario_docs, scheduling_servic
 
 pytestmark = pytest.mark.integration
 
+QUIET_POLLS = 10
+"""Polls (0.2 s apart) the mixed run stays at rest, the cluster unchanged, before it is read."""
+
 
 async def _settled(check, timeout: float, describe=lambda: "") -> None:  # type: ignore[no-untyped-def]
     deadline = time.monotonic() + timeout
@@ -65,13 +68,24 @@ async def test_mixed_workload_every_pod_bound_once_or_pending_with_reason(
     async with scheduling_services(berth_env, filter_workers=2, propose=propose) as running:
         queue = running.queue
 
-        def settled() -> bool:
+        def at_rest() -> bool:
             # A pod popped for another attempt (told by preemption that it fits now) is in flight:
-            # its last message is the old one until that attempt is decided.
+            # its last message is the old one until that attempt is decided. A pod that failed
+            # before the cluster last changed (backing off, say) may still be placed: at rest,
+            # every pending pod failed on the cluster as it is, where the simulator stops.
             s = queue.scheduler
             return bool(s.live) and not s.parked and not s.preemptions and all(
                 queue.view.is_bound(uid) or uid in queue.view.deleted or uid in s.last_message
-                for uid in queue.view.specs) and len(s.queue._active) == 0 and not s.queue.in_flight()  # noqa: SLF001
+                for uid in queue.view.specs) and len(s.queue._active) == 0 and not s.queue.in_flight() and (  # noqa: SLF001
+                not s.failed_at.stale(s.queued, queue.view.version))
+
+        # Evictions decided may still be on their way when their decision is read: at rest for a
+        # while, with the cluster unchanged meanwhile.
+        quiet: list[int] = []
+
+        def settled() -> bool:
+            quiet[:] = [*quiet, queue.view.version][-QUIET_POLLS:] if at_rest() else []
+            return len(quiet) == QUIET_POLLS and len(set(quiet)) == 1
 
         await _settled(settled, timeout=240)
         outcomes = _outcomes(queue)
