@@ -175,7 +175,8 @@ class ClusterView:
         for uid in sorted(self._renominate):  # one order wherever this view is rebuilt
             node = self.nominating.get(uid) if uid in self.nominating else self.nominated.get(uid)
             pod = self.specs.get(uid)
-            wanted = bool(node) and pod is not None and uid not in self._on_node and uid not in self.evicting
+            wanted = (bool(node) and pod is not None and uid not in self._on_node and uid not in self.evicting
+                      and uid not in self.deleted)
             kept = infos.get(uid)
             if kept is not None and wanted and kept[0] is pod and kept[1] == node:
                 touched.add(node)  # its place in the order may have changed
@@ -275,10 +276,10 @@ class ClusterView:
             case PodNominated():
                 if not self._later_decision(p.uid, p.request_at, including_same=True):
                     pass  # an eviction of a later decision nominated the pod already
-                elif p.node_name:
-                    self._nominate(p.uid, p.node_name)
-                else:
+                elif not p.node_name:
                     self._unnominate(p.uid)
+                elif p.uid not in self.deleted:  # else decided before the deletion was read
+                    self._nominate(p.uid, p.node_name)
             case PodBound():
                 self.answered.add(p.attempt_id)
                 self.placed[p.pod_uid] = p.node_name

@@ -84,3 +84,16 @@ def test_a_preemptors_nomination_depends_on_the_events_read_not_their_order() ->
             _fold(view, event)
             folded.append(event)
             assert view.nominated.get("uid-pre") == _latest(folded), (order, folded)
+
+
+def test_a_nomination_read_after_its_pods_deletion_nominates_nobody() -> None:
+    # The pod was deleted while its preemption was being decided: the decision's nomination comes
+    # after the deletion on the pod's partition, and must not hold room for a pod that is gone.
+    view = _view()
+    _fold(view, PodDeleted(uid="uid-pre", namespace="default", name="pre"),
+          PodNominated(uid="uid-pre", node_name="n1", request_at=4))
+    assert "uid-pre" not in view.nominated
+    assert view.nominator().nominated_pods_for_node("n1") == []
+    # A nomination in flight in the preemption service's overlay is dropped the same way.
+    view.set_preempting([], {"uid-pre": "n2"})
+    assert view.nominator().nominated_pods_for_node("n2") == []

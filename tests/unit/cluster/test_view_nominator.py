@@ -1,5 +1,5 @@
 """The view's nominator is kept up to date pod by pod: whatever the events, overlays and
-assumptions, and whenever it is read, it holds exactly the pending pods with a nomination,
+assumptions, and whenever it is read, it holds exactly the pending, undeleted pods with a nomination,
 each node's pods in the order their nominations came in (the log's before the overlay's), and a
 node's stamp changes whenever its nominated pods do."""
 
@@ -21,7 +21,8 @@ def _expected(view: ClusterView) -> dict[str, list[str]]:
     """A nominator built from scratch: `nominated` in its order, then the overlay's own."""
     out: dict[str, list[str]] = {}
     for uid, node in {**view.nominated, **view.nominating}.items():
-        if node and uid in view.specs and view.node_of(uid) is None and uid not in view.evicting:
+        if (node and uid in view.specs and view.node_of(uid) is None and uid not in view.evicting
+                and uid not in view.deleted):
             out.setdefault(node, []).append(uid)
     return out
 
