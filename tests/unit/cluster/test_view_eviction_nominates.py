@@ -1,7 +1,8 @@
 """An eviction is keyed by its victim and its preemptor's PodNominated by the preemptor, so a view
 can read them in either order. The eviction nominates the preemptor too (the room it frees is
 never free to pods the nomination holds off), and of a pod's nominations the latest decision's
-holds: a view's nominations depend on which events it has read, not on the order it read them."""
+holds: where a view has a pod nominated depends on which events it has read, not on the order it
+read them."""
 
 from __future__ import annotations
 
