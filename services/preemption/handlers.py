@@ -128,8 +128,19 @@ class PreemptionHandler(Handler):
         """Drop the decisions the view now shows; overlay the rest in request order (a later one
         wins a nomination). Also their requests' offsets, None when one is not known (a decision an
         earlier build made, or one whose request was not on the requests partition): the decision
-        then records the overlay itself."""
-        for attempt_id in [a for a, f in self.in_flight.items() if f.events <= self.folded_effects]:
+        then records the overlay itself.
+
+        With every offset known, decisions are dropped in request order: one the view shows whole
+        stays while an earlier one is overlaid, or the earlier one's nomination would be laid over
+        the later one's clearing of it."""
+        known = all(f.at >= 0 for f in self.in_flight.values())
+        order = sorted(self.in_flight, key=lambda a: self.in_flight[a].at) if known else list(self.in_flight)
+        for attempt_id in order:
+            flight = self.in_flight[attempt_id]
+            if not flight.events <= self.folded_effects:
+                if known:
+                    break
+                continue
             # Its effects are needed no more: each event id is folded once, for one decision.
             self.folded_effects -= self.in_flight.pop(attempt_id).events
         flights = list(self.in_flight.values())

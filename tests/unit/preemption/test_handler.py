@@ -333,3 +333,27 @@ async def test_a_request_decided_by_a_predecessor_read_back_while_waiting_is_not
 
     handler = PreemptionHandler(view, profiles_from(None), read_back, PreemptionMetrics(CollectorRegistry()))
     assert await handler.handle(request) == []
+
+
+async def test_a_decision_folded_before_an_earlier_one_stays_overlaid_after_it() -> None:
+    """In-flight decisions leave the overlay in request order: a later decision whose events the
+    view has all folded still follows an earlier one whose eviction is on its way, so the earlier
+    one's nomination does not come back over the later one's clearing."""
+    view = _cluster()
+    handler = _handler(view)
+    view.apply(envelope(PodSubmitted(pod=make_pod("hi-1", cpu="1", priority=100)), producer="t"))
+    view.apply(envelope(PodSubmitted(pod=make_pod("top", cpu="1", priority=200)), producer="t"))
+    first = await handler.handle(_request("hi-1", 7))
+    assert _decided(first).nominated_node == "node-a"
+    # Overlaid, the eviction leaves room that hi-1's nomination does not hold against top: top
+    # fits, is nominated there, and hi-1's nomination is cleared.
+    top = PreemptionRequested(pod=make_pod("top", cpu="1", priority=200), node_statuses=FULL,
+                              attempt_id="uid-top/1", seed=1)
+    second = await handler.handle(ReceivedEvent(envelope(top, producer="queue"), Position("preemption", 0, 8)))
+    two = _decided(second)
+    assert two.fits == "node-a" and two.cleared == ["uid-hi-1"]
+    # The view reads the second decision whole and the first's nomination, not its eviction.
+    _fold(view, handler, [o for o in first if isinstance(o.envelope.payload, PodNominated)] + second)
+    handler._overlay()
+    assert view.nominating.get("uid-hi-1") == "" and view.nominating.get("uid-top") == "node-a"
+    assert [p.uid for p in view.nominator().nominated_pods_for_node("node-a")] == ["uid-top"]
