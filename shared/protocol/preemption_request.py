@@ -31,6 +31,8 @@ class PreemptionOutcome:
     clear_own: bool = False
     """No node was nominated and the preemptor had a nomination: it is cleared."""
     attempted: bool = True
+    """PostFilter ran (upstream counts scheduler_preemption_attempts_total then), a candidate
+    needing no victims (`fits`) included."""
     fits: str = ""
     """A node the pod fits on now, on a view that moved on since the attempt: nobody is evicted,
     and the pod is nominated there."""
@@ -82,8 +84,7 @@ def decide_preemption(fwk: Framework | None, view: ClusterView, req: PreemptionR
             # Upstream picks a candidate that needs no victims first and nominates it like any
             # other: the room stays the pod's until it is retried.
             clear = [p for p in fwk.nominator().nominated_pods_for_node(node) if p.priority < pod.priority]
-            return PreemptionOutcome(node, fits_now_message(node), nominations_to_clear=clear, attempted=False,
-                                     fits=node)
+            return PreemptionOutcome(node, fits_now_message(node), nominations_to_clear=clear, fits=node)
     statuses = _attempt_statuses(fwk, state, pod, view, req, pre, pre_status, memo)
     result, status = fwk.run_post_filter_plugins(state, pod, statuses)
     nominated = result.nominated_node_name if result is not None and status.code == Code.SUCCESS else ""

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 
 import msgspec
 import pytest
-from prometheus_client import CollectorRegistry
+from prometheus_client import CollectorRegistry, Counter, Histogram
 
 from services.preemption.handlers import PreemptionHandler, PreemptionMetrics
 from services.runtime.scheduler_config import profiles_from
@@ -71,6 +71,10 @@ def _decided(out: Sequence[OutgoingEvent]) -> PreemptionDecided:
     decided = [o.envelope.payload for o in out if isinstance(o.envelope.payload, PreemptionDecided)]
     assert len(decided) == 1
     return decided[0]
+
+
+def _sample(metric: Counter | Histogram, name: str) -> float:
+    return next(s.value for family in metric.collect() for s in family.samples if s.name == name)
 
 
 def _fold(view: ClusterView, handler: PreemptionHandler, out: Sequence[OutgoingEvent]) -> None:
@@ -160,6 +164,11 @@ async def test_a_request_whose_pod_fits_once_in_flight_evictions_land_evicts_nob
     assert two.fits == "node-a"
     effects = [o.envelope.payload for o in second if isinstance(o.envelope.payload, (PodEvicted, PodNominated))]
     assert effects == [PodNominated(uid="uid-hi-2", node_name="node-a", request_at=1)]
+    # Counted as upstream counts a candidate needing no victims: an attempt, with 0 victims.
+    metrics = handler.metrics
+    assert _sample(metrics.attempts, "scheduler_preemption_attempts_total") == 2
+    assert _sample(metrics.victims, "scheduler_preemption_victims_count") == 2
+    assert _sample(metrics.victims, "scheduler_preemption_victims_sum") == 1
 
 
 async def test_a_request_decided_on_its_own_view_tries_preemption_as_upstream() -> None:
