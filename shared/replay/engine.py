@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import msgspec
 
 from shared.cluster import ClusterView, point_at
+from shared.events import PreemptionDecided
 from shared.framework.runtime import Framework
 from shared.model.config import KubeSchedulerConfiguration
 from shared.profiles import build_profiles
@@ -162,8 +163,7 @@ class Replayer:
             replayed_preemptions += 1
             victims = [v.uid for v in outcome.victims]
             recorded_victims = [v.uid for v in record.decided.victims]
-            if (outcome.nominated, victims, outcome.message) == (
-                    record.decided.nominated_node, recorded_victims, record.decided.message):
+            if same_preemption(outcome, record.decided):
                 matched_preemptions += 1
                 continue
             uid = record.request.pod.metadata.uid
@@ -382,6 +382,16 @@ class Replayer:
         return Divergence(kind=kind, pod=self.history.pod_name(e.info.uid), uid=e.info.uid,
                           attempt=recorded.decision.attempt if recorded else 0, cycle=batch.request.cycle,
                           batch=batch.request.batch_id, recorded=was, replayed=now, plugin=plugin, detail=detail)
+
+
+def same_preemption(outcome: PreemptionOutcome, decided: PreemptionDecided) -> bool:
+    """Whether replay decided a preemption as recorded. Builds before "fits now" nominated the
+    pod recorded that answer with no node: the same answer still."""
+    nominated = outcome.nominated
+    if outcome.fits and outcome.fits == decided.fits and not decided.nominated_node:
+        nominated = ""
+    return (nominated, [v.uid for v in outcome.victims], outcome.message) == (
+        decided.nominated_node, [v.uid for v in decided.victims], decided.message)
 
 
 def _preemption_text(node: str, victims: list[str], message: str) -> str:
