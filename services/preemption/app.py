@@ -1,5 +1,5 @@
-"""The preemption service: the runtime's consume loop over `preemption` and a follower of the whole
-cluster (and of its own past decisions)."""
+"""The preemption service: the runtime's consume loop over `preemption-requests` and a follower of
+the whole cluster (and of its own past decisions, on `preemption`)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from services.runtime.scheduler_config import profiles_from
 from services.runtime.topics import require_topics
 from shared.adapters.extender_http import build_extenders
 from shared.cluster import ClusterView
-from shared.events import GATED_TOPICS, PREEMPTION, TopicRegistry
+from shared.events import GATED_TOPICS, PREEMPTION, PREEMPTION_REQUESTS, TopicRegistry
 
 from .handlers import PreemptionHandler, PreemptionMetrics
 from .settings import PreemptionSettings, load
@@ -25,7 +25,7 @@ def build(settings: PreemptionSettings, *, registry: TopicRegistry | None = None
           serve_http: bool = True) -> tuple[Service, LogFollower]:
     registry = registry or TopicRegistry(settings.base.topic_prefix)
     view = ClusterView()
-    config = ServiceConfig(name=settings.base.service_name, group_id=settings.group_id, topics=[PREEMPTION],
+    config = ServiceConfig(name=settings.base.service_name, group_id=settings.group_id, topics=[PREEMPTION_REQUESTS],
                            serve_http=serve_http, fetch_timeout_ms=20,
                            max_records=settings.batch_size)
     service = Service(settings.base, config, Handler(), registry=registry)

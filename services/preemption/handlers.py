@@ -28,10 +28,11 @@ from dataclasses import dataclass
 from prometheus_client import CollectorRegistry, Counter, Histogram
 
 from services.runtime import Handler
-from shared.cluster import ClusterView, reach
+from shared.cluster import ClusterView
 from shared.events import (
     PODS,
     PREEMPTION,
+    PREEMPTION_REQUESTS,
     AnyEvent,
     Envelope,
     ExtenderAnswer,
@@ -45,7 +46,6 @@ from shared.events import (
     derived_id,
     envelope,
 )
-from shared.events.catalogue import REQUESTS_PARTITION
 from shared.framework.runtime import Framework
 from shared.preemption.evaluator import PreemptionExtender
 from shared.protocol.packed_failures import RejectionsMemo
@@ -68,7 +68,7 @@ class PreemptionMetrics:
 @dataclass(frozen=True)
 class InFlight:
     """A decision's effects on the cluster, the ids of the events that carry them, and its request's
-    offset on the requests partition (-1: not known)."""
+    offset on `preemption-requests` (-1: not known)."""
 
     events: frozenset[uuid.UUID]
     effects: Effects
@@ -127,8 +127,7 @@ class PreemptionHandler(Handler):
     def _overlay(self) -> tuple[list[str], dict[str, str], list[int] | None]:
         """Drop the decisions the view now shows; overlay the rest in request order (a later one
         wins a nomination). Also their requests' offsets, None when one is not known (a decision an
-        earlier build made, or one whose request was not on the requests partition): the decision
-        then records the overlay itself.
+        earlier build made): the decision then records the overlay itself.
 
         With every offset known, decisions are dropped in request order: one the view shows whole
         stays while an earlier one is overlaid, or the earlier one's nomination would be laid over
@@ -151,21 +150,10 @@ class PreemptionHandler(Handler):
         self.view.set_preempting(evicting, nominating)
         return evicting, nominating, [f.at for f in flights] if known else None
 
-    async def handle_batch(self, events: Sequence[ReceivedEvent]) -> Sequence[OutgoingEvent]:
-        """Requests in the order the queue made them (the watermarks grow), whichever partitions
-        they came from: the view folds forwards only."""
-        def made(event: ReceivedEvent) -> tuple[int, int]:
-            p = event.payload
-            return (0, reach(p.watermark)) if isinstance(p, PreemptionRequested) else (1, 0)
-        out: list[OutgoingEvent] = []
-        for event in sorted(events, key=made):
-            out.extend(await self.handle(event))
-        return out
-
     async def handle(self, event: ReceivedEvent) -> Sequence[OutgoingEvent]:
         req = event.payload
         if not isinstance(req, PreemptionRequested):
-            return []  # our own decisions share the topic
+            return []  # `preemption-requests` carries nothing else
         if req.attempt_id in self.answered:
             return self.unpublished.get(req.attempt_id, [])
         if not await self.wait_reached(req.watermark, self.watermark_wait_s):
@@ -175,7 +163,7 @@ class PreemptionHandler(Handler):
             return self.unpublished.get(req.attempt_id, [])
         folded = self.view.off(req.watermark)  # replay folds to these when they are set
         self.view.set_assumed((a.pod_uid, a.node_name) for a in req.assumed)
-        at = event.position.offset if event.position.partition == REQUESTS_PARTITION else -1
+        at = event.position.offset if event.position.topic == PREEMPTION_REQUESTS else -1
         out = await self._decide(event.envelope, req, folded, at)
         self.answered.add(req.attempt_id)
         self.unpublished[req.attempt_id] = out
@@ -183,7 +171,7 @@ class PreemptionHandler(Handler):
 
     async def _decide(self, cause: Envelope, req: PreemptionRequested,
                       folded: dict[str, list[int]], at: int) -> list[OutgoingEvent]:
-        """`at`: the request's offset on the requests partition (-1: not known)."""
+        """`at`: the request's offset on `preemption-requests` (-1: not known)."""
         evicting, nominating, offsets = self._overlay()
         moved = bool(self.view.past(req.watermark) or evicting or nominating)
         self.extender_answers.clear()

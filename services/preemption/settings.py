@@ -22,9 +22,9 @@ class PreemptionSettings:
     group_id: str = GROUP
     watermark_wait_s: float = 10.0
     batch_size: int = DEFAULT_BATCH
-    """Most records of the `preemption` topic handled per batch (requests, and this service's own
-    decisions read back). A batch's evictions and nominations are published when it ends, and
-    until this service has folded them back each later decision carries them as its overlay."""
+    """Most requests handled per batch. A batch's evictions and nominations are published when it
+    ends, and until this service has folded them back each later decision carries them as its
+    overlay."""
 
 
 def load(env: Mapping[str, str] | None = None) -> PreemptionSettings:

@@ -38,7 +38,7 @@ from shared.events import (
     NODES,
     PLACEMENTS,
     PODS,
-    PREEMPTION,
+    PREEMPTION_REQUESTS,
     TOPICS,
     Assumed,
     BindRejected,
@@ -63,7 +63,6 @@ from shared.events import (
     SchedulingAttempted,
     envelope,
 )
-from shared.events.catalogue import REQUESTS_PARTITION
 from shared.framework import events as cluster_events
 from shared.framework.pod_info import PodInfo
 from shared.framework.runtime import Framework
@@ -693,9 +692,8 @@ class Scheduler:
         request = PreemptionRequested(
             pod=a.info.pod, node_statuses=pack_failures(fit.diagnosis.node_to_status, order),
             attempt_id=a.attempt_id, seed=a.seed, watermark=watermark, assumed=assumed)
-        self._outbox.append(OutgoingEvent(PREEMPTION, envelope(request, producer=self.producer,
-                                                               correlation_id=a.attempt_id),
-                                          partition=REQUESTS_PARTITION))
+        self._outbox.append(OutgoingEvent(PREEMPTION_REQUESTS, envelope(request, producer=self.producer,
+                                                                        correlation_id=a.attempt_id)))
         self.preemptions[a.attempt_id] = (fit, a, batch_id)
         if self.lockstep:
             self._park(a, plugins)

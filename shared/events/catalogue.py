@@ -87,7 +87,7 @@ class PodNominated(Event, frozen=True):
     uid: str
     node_name: str
     request_at: int = -1
-    """The deciding request's offset on the requests partition (`PreemptionDecided.request_at`):
+    """The deciding request's offset on `preemption-requests` (`PreemptionDecided.request_at`):
     of a pod's nominations, made here or by an eviction for it, the latest decision's holds."""
 
     def partition_key(self) -> str:
@@ -346,7 +346,7 @@ class BindRejected(Event, frozen=True):
         return self.node_name
 
 
-# --- preemption (key: preemptor pod uid; requests all on REQUESTS_PARTITION) ---------------------
+# --- preemption-requests (one partition) and preemption (key: preemptor pod uid) ----------------
 
 
 class PodRef(Part, frozen=True):
@@ -368,12 +368,6 @@ class PreemptionRequested(Event, frozen=True):
 
     def partition_key(self) -> str:
         return self.pod.metadata.uid
-
-
-REQUESTS_PARTITION = 0
-"""The one partition of `preemption` every request is published to: the service folds its view
-forwards only, so it must read requests in the order the queue made them (their watermarks grow),
-and Kafka keeps an order only within a partition."""
 
 
 class ExtenderAnswer(Part, frozen=True):
@@ -415,8 +409,8 @@ class PreemptionDecided(Event, frozen=True):
     """Set when the view had moved on since the attempt and the pod fits this node now: nobody is
     evicted, the pod is nominated there (`nominated_node`) and the queue retries it at once."""
     request_at: int = -1
-    """Its request's offset on the requests partition; later decisions name it so. -1: not known
-    (made by an earlier build, or its request was not on the requests partition)."""
+    """Its request's offset on `preemption-requests`; later decisions name it so. -1: not known
+    (made by an earlier build)."""
     in_flight: list[int] = []
     """The earlier preemptions not yet visible on the view this one was decided on, named by their
     requests' offsets (`request_at`) as runs (first, count, …): their victims were taken as gone and

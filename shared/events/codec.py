@@ -32,7 +32,7 @@ _msgpack_encoder = msgspec.msgpack.Encoder()
 _msgpack_decoder = msgspec.msgpack.Decoder(Envelope)
 _json_encoder = msgspec.json.Encoder()
 _json_decoder = msgspec.json.Decoder(Envelope)
-_TOPIC_EVENTS: dict[str, frozenset[str]] = {spec.name: spec.event_names for spec in TOPICS}
+_TOPIC_EVENTS: dict[str, frozenset[str]] = {spec.name: spec.readable_names for spec in TOPICS}
 
 
 GAP = b"\x00berth:gap"

@@ -59,6 +59,7 @@ FILTER_REQUESTS = "filter-requests"
 SHARD_RESULTS = "shard-results"
 BINDS = "binds"
 PLACEMENTS = "placements"
+PREEMPTION_REQUESTS = "preemption-requests"
 PREEMPTION = "preemption"
 DECISIONS = "decisions"
 DEAD_LETTERS = "dead-letters"
@@ -82,10 +83,16 @@ class TopicSpec:
     event store, every event at its offset. The others carry requests and answers between running
     services (a restarted queue asks again, and replay finds them by batch id, never by offset)
     and start empty; the event store still has them."""
+    earlier: tuple[type[Event], ...] = ()
+    """Events earlier releases published here: read from an older log, never routed here."""
 
     @property
     def event_names(self) -> frozenset[str]:
         return frozenset(cls.__name__ for cls in self.events)
+
+    @property
+    def readable_names(self) -> frozenset[str]:
+        return self.event_names | {cls.__name__ for cls in self.earlier}
 
 
 TOPICS: tuple[TopicSpec, ...] = (
@@ -99,7 +106,10 @@ TOPICS: tuple[TopicSpec, ...] = (
     TopicSpec(SHARD_RESULTS, 4, "batch id", (ShardFiltered,), kept=False),
     TopicSpec(BINDS, NODE_PARTITIONS, "node name", (BindRequested,)),
     TopicSpec(PLACEMENTS, NODE_PARTITIONS, "node name", (PodBound, BindRejected)),
-    TopicSpec(PREEMPTION, 4, "preemptor pod uid", (PreemptionRequested, PreemptionDecided)),
+    # One partition: the preemption service folds its view forwards only, so it reads requests in
+    # the order the queue made them (their watermarks grow); Kafka keeps an order only within one.
+    TopicSpec(PREEMPTION_REQUESTS, 1, "preemptor pod uid (one partition)", (PreemptionRequested,)),
+    TopicSpec(PREEMPTION, 4, "preemptor pod uid", (PreemptionDecided,), earlier=(PreemptionRequested,)),
     TopicSpec(DECISIONS, 4, "pod uid (SchedulerStarted: \"scheduler\")", (SchedulingAttempted, ExtendersAnswered,
                                                                        LateBatchDecided, SchedulerStarted)),
     TopicSpec(DEAD_LETTERS, 1, "origin topic", (DeadLettered,)),

@@ -4,7 +4,7 @@ overlay of them all that the decision was made with.
 The preemption service decides a request on a view that may not show its own recent decisions yet
 (their evictions and nominations are still on their way): those are overlaid, their victims taken
 as gone and their nominations as made. A decision names the ones it overlaid by their requests'
-offsets on the requests partition (`PreemptionDecided.in_flight`, as runs), so replay rebuilds the
+offsets on `preemption-requests` (`PreemptionDecided.in_flight`, as runs), so replay rebuilds the
 same overlay from the log; the names are a few integers where the overlay itself was kilobytes per
 decision, carried by the broker, stored by the projector and decoded by every reader of the topic.
 """

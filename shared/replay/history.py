@@ -13,6 +13,7 @@ from datetime import datetime
 
 from shared.cluster import reach
 from shared.events import (
+    PREEMPTION_REQUESTS,
     Assumed,
     ExtenderAnswer,
     ExtendersAnswered,
@@ -87,10 +88,15 @@ class PreemptionRecord:
     seq: int
     request: PreemptionRequested
     decided: PreemptionDecided | None = None
+    at: int = -1
+    """The request's offset on `preemption-requests`; -1 for one an earlier build published on
+    `preemption`."""
 
     @property
-    def order(self) -> tuple[int, int]:
-        return (reach(self.request.watermark), self.seq)
+    def order(self) -> tuple[int, int, int]:
+        """The order the service decided requests in: their offsets on their one partition (an
+        earlier build's by watermark, which grew with them, before)."""
+        return (1, self.at, 0) if self.at >= 0 else (0, reach(self.request.watermark), self.seq)
 
 
 class History:
@@ -108,14 +114,14 @@ class History:
         self.by_attempt: dict[str, Recorded] = {}
         """Attempt id (the decision's correlation id) → its decision."""
         self.decided_by_request: dict[int, PreemptionDecided] = {}
-        """A preemption decision by its request's offset on the requests partition (how later
+        """A preemption decision by its request's offset on `preemption-requests` (how later
         decisions name the ones in flight when they were made)."""
         seen: set[object] = set()
         answers: list[tuple[int, ShardFiltered]] = []
         """Each answer with its offset: a batch's answers share a partition (keyed by batch id),
         and their offsets are the order the queue read them in (it keeps the first)."""
         asked: list[ExtendersAnswered] = []
-        # Requests and decisions sit on different partitions: a log read partition by partition
+        # Requests and decisions sit on different topics: a log read partition by partition
         # may hold a decision before its request.
         decided: list[PreemptionDecided] = []
         late: list[tuple[int, LateBatchDecided]] = []
@@ -172,7 +178,8 @@ class History:
                 recorded = Recorded(seq, env.correlation_id or "", env.timestamp, p)
                 self.decisions.append(recorded)
             case PreemptionRequested():
-                self.preemptions.setdefault(p.attempt_id, PreemptionRecord(seq, p))
+                at = event.position.offset if event.position.topic == PREEMPTION_REQUESTS else -1
+                self.preemptions.setdefault(p.attempt_id, PreemptionRecord(seq, p, at=at))
             case PreemptionDecided():
                 decided.append(p)
             case SchedulerStarted():

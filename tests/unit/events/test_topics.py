@@ -4,27 +4,34 @@ from __future__ import annotations
 
 import pytest
 
+from shared.errors import DecodeError
 from shared.events import (
     FILTER_REQUESTS,
     NODE_PARTITIONS,
     NODE_SHARDS,
     NODES,
     PLACEMENTS,
+    PODS,
+    PREEMPTION,
+    PREEMPTION_REQUESTS,
     BindRequested,
     PodBound,
     PodSubmitted,
+    PreemptionRequested,
     SchedulingAttempted,
     TopicRegistry,
+    envelope,
 )
+from shared.events.codec import decode, encode
 
-from .samples import sample_payloads
+from .samples import make_pod, sample_payloads
 
 
 def test_physical_names_carry_the_prefix() -> None:
     reg = TopicRegistry("test-1.")
     assert reg.physical("pods") == "test-1.pods"
     assert reg.logical("test-1.pods") == "pods"
-    assert len(reg.physical_names()) == 9
+    assert len(reg.physical_names()) == 10
     with pytest.raises(KeyError):
         reg.logical("other.pods")
     with pytest.raises(KeyError):
@@ -54,3 +61,12 @@ def test_keys_follow_the_plan() -> None:
     assert keys["BindRequested"] == keys["PodBound"] == keys["BindRejected"] == "node-a"
     assert keys["ShardFiltered"] == keys["FilterBatchRequested"] == "b-1"
     assert keys["SchedulingAttempted"] == keys["PreemptionDecided"] == keys["PreemptionRequested"] == "uid-web-0"
+
+
+def test_requests_of_an_earlier_release_on_preemption_are_read_but_never_routed_there() -> None:
+    request = PreemptionRequested(pod=make_pod(uid="uid-p"), attempt_id="uid-p/1")
+    assert TopicRegistry().topic_of(request) == PREEMPTION_REQUESTS
+    env = envelope(request, producer="queue")
+    assert decode(encode(env), topic=PREEMPTION).payload == request  # an older log
+    with pytest.raises(DecodeError):
+        decode(encode(env), topic=PODS)

@@ -13,6 +13,7 @@ from services.preemption.handlers import PreemptionHandler, PreemptionMetrics
 from services.runtime.scheduler_config import profiles_from
 from shared.cluster import ClusterView
 from shared.events import (
+    PREEMPTION_REQUESTS,
     NodeFailure,
     NodeUpserted,
     OutgoingEvent,
@@ -61,10 +62,10 @@ def _handler(view: ClusterView) -> PreemptionHandler:
 
 
 def _request(name: str, at: int = 0) -> ReceivedEvent:
-    """The request at offset `at` of the requests partition."""
+    """The request at offset `at` of `preemption-requests`."""
     req = PreemptionRequested(pod=make_pod(name, cpu="1", priority=100), node_statuses=FULL,
                               attempt_id=f"uid-{name}/1", seed=1)
-    return ReceivedEvent(envelope(req, producer="queue"), Position("preemption", 0, at))
+    return ReceivedEvent(envelope(req, producer="queue"), Position(PREEMPTION_REQUESTS, 0, at))
 
 
 def _decided(out: Sequence[OutgoingEvent]) -> PreemptionDecided:
@@ -255,7 +256,7 @@ async def test_a_request_decided_short_of_its_watermark_records_the_positions_de
     handler = PreemptionHandler(view, profiles_from(None), never, PreemptionMetrics(CollectorRegistry()))
     req = msgspec.structs.replace(_request("hi-1").payload, watermark={"pods": [5, 0]})  # type: ignore[type-var]
     decided = _decided(await handler.handle(ReceivedEvent(envelope(req, producer="queue"),
-                                                          Position("preemption", 0, 0))))
+                                                          Position(PREEMPTION_REQUESTS, 0, 0))))
     assert decided.folded == {"pods": [1, 0]}  # replay folds to these, not to the watermark
     # A view short of the attempt's has not moved on: node-b looks free only because the events
     # that fill it were not folded yet, so the attempt's statuses stand.
@@ -315,7 +316,8 @@ async def test_in_flight_decisions_read_back_out_of_order_are_overlaid_in_reques
     assert recorded_overlay(third, history.decided_by_request) == (sorted(view.evicting), view.nominating)
 
 
-async def test_a_request_off_the_requests_partition_is_not_named_by_later_decisions() -> None:
+async def test_a_request_read_off_another_topic_is_not_named_by_later_decisions() -> None:
+    # An earlier build published requests on `preemption`: their offsets there name nothing.
     view = _cluster()
     handler = _handler(view)
     for name in ("hi-1", "hi-2"):
@@ -358,7 +360,7 @@ async def test_a_decision_folded_before_an_earlier_one_stays_overlaid_after_it()
     # fits, is nominated there, and hi-1's nomination is cleared.
     top = PreemptionRequested(pod=make_pod("top", cpu="1", priority=200), node_statuses=FULL,
                               attempt_id="uid-top/1", seed=1)
-    second = await handler.handle(ReceivedEvent(envelope(top, producer="queue"), Position("preemption", 0, 8)))
+    second = await handler.handle(ReceivedEvent(envelope(top, producer="queue"), Position(PREEMPTION_REQUESTS, 0, 8)))
     two = _decided(second)
     assert two.fits == "node-a" and two.cleared == ["uid-hi-1"]
     # The view reads the second decision whole and the first's nomination, not its eviction.

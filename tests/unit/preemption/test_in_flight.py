@@ -3,8 +3,16 @@ and the overlay read back from those names is the one the service used."""
 
 from __future__ import annotations
 
-from shared.events import PodRef, Position, PreemptionDecided, PreemptionRequested, ReceivedEvent, envelope
-from shared.events.catalogue import REQUESTS_PARTITION
+from shared.events import (
+    PREEMPTION,
+    PREEMPTION_REQUESTS,
+    PodRef,
+    Position,
+    PreemptionDecided,
+    PreemptionRequested,
+    ReceivedEvent,
+    envelope,
+)
 from shared.protocol.preemption_in_flight import effects_of, offsets_as_runs, overlay, recorded_overlay
 from shared.replay.history import History
 
@@ -52,6 +60,6 @@ def test_the_recorded_overlay_reads_the_named_decisions_in_request_order() -> No
 def test_the_history_finds_a_decision_by_its_requests_offset() -> None:
     request = PreemptionRequested(pod=make_pod(uid="uid-p"), attempt_id="uid-p/1")
     decided = _decided("uid-p", "node-a", victims=("v1",), at=0)
-    events = [ReceivedEvent(envelope(request, producer="q"), Position("preemption", REQUESTS_PARTITION, 0)),
-              ReceivedEvent(envelope(decided, producer="p"), Position("preemption", REQUESTS_PARTITION, 1))]
+    events = [ReceivedEvent(envelope(request, producer="q"), Position(PREEMPTION_REQUESTS, 0, 0)),
+              ReceivedEvent(envelope(decided, producer="p"), Position(PREEMPTION, 2, 0))]
     assert History(events).decided_by_request == {0: decided}
