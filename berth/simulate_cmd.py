@@ -38,7 +38,7 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from shared.scheduler.simulator import Simulator
+    from shared.simulation.simulator import Simulator
 
     files = list(args.files) + ([args.config] if args.config else [])
     show = sys.stderr.isatty() if args.progress is None else args.progress

@@ -15,7 +15,7 @@ from shared.framework.node_info import node_allocatable
 from shared.framework.pod_info import PodInfo
 from shared.memory import settle_heap
 from shared.scheduler.outcome import SimulationReport
-from shared.scheduler.simulator import Simulator
+from shared.simulation.simulator import Simulator
 from shared.workloads import Workload
 
 from ..machine import describe_machine

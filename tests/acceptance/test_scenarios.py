@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from shared.model.loader import load_files
-from shared.scheduler.simulator import Simulator
+from shared.simulation.simulator import Simulator
 
 from .scenario import load_expected, mismatches
 

@@ -18,7 +18,7 @@ from shared.model.config import (
 )
 from shared.model.loader import ClusterInput
 from shared.scheduler.outcome import PodOutcome
-from shared.scheduler.simulator import Simulator
+from shared.simulation.simulator import Simulator
 from tests.builders import MakeNode, MakePod
 from tests.unit.extender.servers import Cert, https_url, running, self_signed, server_tls
 

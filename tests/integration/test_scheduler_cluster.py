@@ -11,7 +11,7 @@ import pytest
 
 from shared.adapters.kafka import KafkaPublisher
 from shared.model.loader import load_objects
-from shared.scheduler.simulator import Simulator
+from shared.simulation.simulator import Simulator
 
 from .fixtures import BerthTestEnv
 from .scheduler_cluster import publish_cluster, scenario_docs, scheduling_services, with_uids

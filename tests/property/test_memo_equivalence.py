@@ -7,7 +7,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from shared.model.loader import load_objects
-from shared.scheduler.simulator import Simulator
+from shared.simulation.simulator import Simulator
 
 
 def spec_of(shape: dict) -> dict:

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from shared.framework.node_info import node_allocatable
 from shared.framework.pod_info import PodInfo
 from shared.model.loader import load_objects
-from shared.scheduler.simulator import Simulator
+from shared.simulation.simulator import Simulator
 
 cpu = st.sampled_from(["100m", "250m", "500m", "1", "1500m", "2", "3"])
 memory = st.sampled_from(["128Mi", "256Mi", "512Mi", "1Gi", "2Gi", "4Gi"])

@@ -14,7 +14,7 @@ from shared.framework.interfaces import MAX_NODE_SCORE, NodeScore
 from shared.framework.score_columns import default_normalize
 from shared.model.loader import load_objects
 from shared.plugins.tainttoleration.helpers import default_normalize_score
-from shared.scheduler.simulator import Simulator
+from shared.simulation.simulator import Simulator
 
 from .test_memo_equivalence import spec_of
 

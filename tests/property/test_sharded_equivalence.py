@@ -22,7 +22,7 @@ from shared.protocol.sharded import filter_on_shard, finish_scores, merge_filter
 from shared.scheduler.fit_error import FitError, NoNodesAvailable
 from shared.scheduler.node_index import NodeIndexes
 from shared.scheduler.schedule_one import ScheduleAlgorithm, ScheduleResult, SchedulingError
-from shared.scheduler.simulator import Simulator
+from shared.simulation.simulator import Simulator
 
 from .test_memo_equivalence import clusters
 from .test_node_index_equivalence import clusters as large_clusters

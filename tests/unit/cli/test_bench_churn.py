@@ -11,7 +11,7 @@ import pytest
 
 from berth.bench import inprocess
 from berth.bench.inprocess import run_inprocess
-from shared.scheduler.simulator import Simulator
+from shared.simulation.simulator import Simulator
 from shared.workloads import generate
 
 

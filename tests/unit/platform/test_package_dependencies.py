@@ -23,7 +23,8 @@ ALLOWED: dict[str, set[str]] = {
     "profiles": {"errors", "framework", "model", "plugins"},
     "preemption": {"framework", "model", "scheduler"},
     "extender": {"framework", "model"},
-    "scheduler": {"framework", "model", "queue", "extender", "profiles"},
+    "scheduler": {"framework", "model", "queue", "extender"},
+    "simulation": {"extender", "framework", "model", "profiles", "queue", "scheduler"},
     "protocol": {"cluster", "events", "framework", "model", "preemption", "scheduler"},
     "events": {"errors", "model"},
     "cluster": {"events", "framework", "model", "queue"},
@@ -42,11 +43,10 @@ def _package(path: Path) -> str:
     return path.relative_to(SHARED).parts[0].removesuffix(".py")
 
 
-def _imported_packages(path: Path) -> set[str]:
+def _imported_modules(path: Path) -> list[str]:
     rel = path.relative_to(SHARED.parent).with_suffix("").parts
-    found: set[str] = set()
+    modules: list[str] = []
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
-        modules: list[str] = []
         if isinstance(node, ast.ImportFrom):
             if node.level:
                 base = list(rel[:-1])[:len(rel) - node.level]
@@ -55,10 +55,15 @@ def _imported_packages(path: Path) -> set[str]:
                 modules.append(node.module)
         elif isinstance(node, ast.Import):
             modules += [alias.name for alias in node.names]
-        for module in modules:
-            parts = module.split(".")
-            if parts[0] == "shared" and len(parts) > 1:
-                found.add(parts[1])
+    return modules
+
+
+def _imported_packages(path: Path) -> set[str]:
+    found: set[str] = set()
+    for module in _imported_modules(path):
+        parts = module.split(".")
+        if parts[0] == "shared" and len(parts) > 1:
+            found.add(parts[1])
     return found
 
 
@@ -71,6 +76,18 @@ def test_a_module_imports_only_what_its_package_may(path: Path) -> None:
     assert own in ALLOWED, f"shared/{own} is a new package: give it an entry in ALLOWED"
     extra = _imported_packages(path) - ALLOWED[own] - {own}
     assert not extra, f"shared/{own} may not import shared/{', shared/'.join(sorted(extra))}"
+
+
+def test_the_packages_form_layers() -> None:
+    """No cycle: each package can be put below every one it imports."""
+    placed: list[str] = []
+    waiting = dict(ALLOWED)
+    while waiting:
+        ready = sorted(name for name, uses in waiting.items() if uses <= set(placed))
+        assert ready, f"a cycle among shared/{', shared/'.join(sorted(waiting))}"
+        placed += ready
+        for name in ready:
+            del waiting[name]
 
 
 def test_the_framework_knows_no_plugin_and_the_core_does_no_io() -> None:

@@ -28,12 +28,21 @@ from shared.model import KubeSchedulerConfiguration, Pod
 from shared.model.loader import ClusterInput
 from shared.profiles import build_profiles
 from shared.queue import FakeClock, QueuedPodInfo, SchedulingQueue
-
-from .fit_error import FitError, NoNodesAvailable
-from .outcome import Phase, PodOutcome, SimulationReport
-from .queue_rules import CYCLE_SECONDS, FailedAt, admit, attemptable, bring_back, build_queue, park, placed, renominate
-from .schedule_one import FilterExtender, ScheduleAlgorithm, SchedulingError
-from .seeds import attempt_seed
+from shared.scheduler.fit_error import FitError, NoNodesAvailable
+from shared.scheduler.outcome import Phase, PodOutcome, SimulationReport
+from shared.scheduler.queue_rules import (
+    CYCLE_SECONDS,
+    FailedAt,
+    admit,
+    attemptable,
+    bring_back,
+    build_queue,
+    park,
+    placed,
+    renominate,
+)
+from shared.scheduler.schedule_one import FilterExtender, ScheduleAlgorithm, SchedulingError
+from shared.scheduler.seeds import attempt_seed
 
 GATED_MESSAGE = "Scheduling is blocked due to non-empty scheduling gates"
 TERMINAL_PHASES = ("Succeeded", "Failed")
