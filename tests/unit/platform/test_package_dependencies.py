@@ -78,6 +78,12 @@ def test_a_module_imports_only_what_its_package_may(path: Path) -> None:
     assert not extra, f"shared/{own} may not import shared/{', shared/'.join(sorted(extra))}"
 
 
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(SHARED)))
+def test_the_core_imports_no_service_cli_or_test(path: Path) -> None:
+    above = {m.split(".")[0] for m in _imported_modules(path)} & {"services", "berth", "tests", "tools"}
+    assert not above, f"shared/ may not import {', '.join(sorted(above))}"
+
+
 def test_the_packages_form_layers() -> None:
     """No cycle: each package can be put below every one it imports."""
     placed: list[str] = []
