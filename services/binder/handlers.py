@@ -32,7 +32,6 @@ from datetime import UTC, datetime
 from typing import Protocol
 
 from services.runtime import Handler
-from shared.adapters.extender_http import HTTPExtender
 from shared.binding import BinderState, Ignored, rebuild_shard
 from shared.events import (
     BINDS,
@@ -47,7 +46,7 @@ from shared.events import (
     PodEvicted,
     ReceivedEvent,
 )
-from shared.extender.binding import extenders_binding
+from shared.extender.binding import BindingExtender, extenders_binding
 from shared.framework.pod_info import PodInfo
 from shared.ports import TopicPartition
 
@@ -66,7 +65,7 @@ class BinderHandler(Handler):
                  deletions_caught_up: Callable[[], Awaitable[object]] | None = None,
                  catch_up_timeout_s: float = 30.0,
                  clock: Callable[[], datetime] = lambda: datetime.now(UTC),
-                 binders: Sequence[HTTPExtender] = (), ignored: Mapping[str, Ignored] | None = None) -> None:
+                 binders: Sequence[BindingExtender] = (), ignored: Mapping[str, Ignored] | None = None) -> None:
         self.shard_log = shard_log
         self.binders = [b for b in binders if b.is_binder()]
         """Extenders with bindVerb: they bind a pod that fits instead of the binder alone."""
