@@ -1,15 +1,25 @@
-"""Small helpers for integration tests: read a topic back, wait for a condition, watch a handler."""
+"""Small helpers for integration tests: read a topic back, wait for a condition, watch a handler,
+run the projector, start a service as a process."""
 
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
+from sqlalchemy.ext.asyncio import AsyncEngine
 
+from services.projector.app import build as build_projector
+from services.projector.settings import ProjectorSettings
 from services.runtime import Handler
 from shared.events import OutgoingEvent, Position, ReceivedEvent, TopicRegistry, decode
 from shared.settings import Settings
+
+from .fixtures import BerthTestEnv
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 async def read_topic(settings: Settings, registry: TopicRegistry, topic: str, *, count: int,
@@ -85,3 +95,34 @@ class Watched(Handler):
                 await self._changed.wait()
 
         await asyncio.wait_for(wait(), timeout)
+
+
+async def run_projector(env: BerthTestEnv, engine: AsyncEngine, expected: int) -> Watched:
+    """Run the projector until it has handled `expected` events."""
+    settings = ProjectorSettings(base=env.settings.for_service("projector"))
+    service = build_projector(settings, engine, registry=env.registry)
+    watched = Watched(service.handler)
+    service.handler = watched
+    task = asyncio.create_task(service.run())
+    try:
+        await watched.wait_handled(expected)
+    finally:
+        service.request_stop()
+        await asyncio.wait_for(task, 10)
+    return watched
+
+
+def service_env(env: BerthTestEnv, **extra: str) -> dict[str, str]:
+    """The environment a service started as a process of its own runs with."""
+    s = env.settings
+    return {
+        **os.environ,
+        "KAFKA_BOOTSTRAP_SERVERS": s.kafka_bootstrap_servers or "",
+        "DATABASE_URL": env.database_url,
+        "BERTH_TOPIC_PREFIX": s.topic_prefix,
+        "BERTH_KAFKA_SESSION_TIMEOUT_MS": str(s.kafka_session_timeout_ms),
+        "BERTH_KAFKA_HEARTBEAT_MS": str(s.kafka_heartbeat_ms),
+        "BERTH_LOG_LEVEL": "WARNING",
+        "PYTHONPATH": str(ROOT),
+        **extra,
+    }

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from .fixtures import BerthTestEnv
-from .test_projector_crash import ROOT, _env
+from .helpers import ROOT, service_env
 
 pytestmark = pytest.mark.integration
 KEYS = {"workload", "mode", "nodes", "pods", "pods_per_second", "attempt_latency_p50_ms",
@@ -26,7 +26,7 @@ async def test_cluster_bench_smoke(berth_env: BerthTestEnv, tmp_path: Path, work
         sys.executable, "-m", "berth", "bench", "--mode", "cluster", "--workload", workload, *churn,
         "--pods", "40", "--filter-workers", "2", "--out-dir", str(tmp_path), "-o", "json", "--no-progress",
         "--timeout", "120",
-        env=_env(berth_env), cwd=ROOT, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        env=service_env(berth_env), cwd=ROOT, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
     )
     out, err = await asyncio.wait_for(proc.communicate(), 240)
     assert proc.returncode == 0, err.decode()[-3000:]
@@ -47,7 +47,7 @@ async def test_scale_sweep_smoke(berth_env: BerthTestEnv, tmp_path: Path) -> Non
         sys.executable, "-m", "berth", "bench", "--nodes", "12", "--pods", "30", "--scale-sweep", "1,2",
         "--config", str(ROOT / "examples" / "bench" / "score-all-nodes.yaml"),
         "--out-dir", str(tmp_path), "-o", "json", "--no-progress", "--timeout", "120",
-        env={k: v for k, v in _env(berth_env).items() if k != "BERTH_QUEUE_PROPOSE"}, cwd=ROOT,
+        env={k: v for k, v in service_env(berth_env).items() if k != "BERTH_QUEUE_PROPOSE"}, cwd=ROOT,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
     )
     out, err = await asyncio.wait_for(proc.communicate(), 300)

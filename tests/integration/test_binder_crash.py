@@ -16,9 +16,9 @@ from berth.stack.processes import free_port
 from shared.adapters.kafka import KafkaPublisher, make_consumer, stop_consumer
 from shared.events import BINDS, NodeUpserted, envelope
 
+from .binder_runs import bind_request, check_invariants, node, out, outcomes_of, placements, pod, running_binder
 from .fixtures import BerthTestEnv
-from .test_binder import bind_request, check_invariants, node, out, outcomes_of, placements, pod, running_binder
-from .test_projector_crash import ROOT, _env
+from .helpers import ROOT, service_env
 
 pytestmark = pytest.mark.integration
 GROUP = "berth-binder"
@@ -44,7 +44,7 @@ async def test_killed_mid_burst_then_restarted(berth_env: BerthTestEnv, publishe
 
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "tests.integration.crashing_binder",
-        env=_env(env, BERTH_KAFKA_MAX_POLL_RECORDS="4"), cwd=ROOT, stdout=asyncio.subprocess.PIPE,
+        env=service_env(env, BERTH_KAFKA_MAX_POLL_RECORDS="4"), cwd=ROOT, stdout=asyncio.subprocess.PIPE,
     )
     stdout, _ = await asyncio.wait_for(proc.communicate(), 30)
     assert proc.returncode == -signal.SIGKILL, stdout
@@ -71,7 +71,7 @@ async def test_sigterm_stops_the_binder_cleanly(berth_env: BerthTestEnv, publish
     await publisher.publish([out(env, request)])
     port = free_port()
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "services.binder", env=_env(env, BERTH_HTTP_PORT=str(port)), cwd=ROOT,
+        sys.executable, "-m", "services.binder", env=service_env(env, BERTH_HTTP_PORT=str(port)), cwd=ROOT,
     )
     try:
         await outcomes_of(env, [request])

@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-import asyncio
-
 import msgspec
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from services.projector.app import build
-from services.projector.settings import ProjectorSettings
 from shared.adapters.kafka import KafkaPublisher
 from shared.adapters.postgres import PostgresEventStore, PostgresProjectionStore
 from shared.events import Envelope, OutgoingEvent, TopicRegistry, envelope
@@ -17,7 +13,7 @@ from shared.projection import fold
 from tests.unit.events.samples import lifecycle, sample_payloads
 
 from .fixtures import BerthTestEnv
-from .helpers import Watched
+from .helpers import run_projector
 
 pytestmark = pytest.mark.integration
 
@@ -26,24 +22,11 @@ def _outgoing(payloads: list, registry: TopicRegistry) -> list[OutgoingEvent]:
     return [OutgoingEvent(registry.topic_of(p), envelope(p, producer="test")) for p in payloads]
 
 
-async def _run_projector(env: BerthTestEnv, engine: AsyncEngine, expected: int) -> Watched:
-    service = build(ProjectorSettings(base=env.settings.for_service("projector")), engine, registry=env.registry)
-    watched = Watched(service.handler)
-    service.handler = watched
-    task = asyncio.create_task(service.run())
-    try:
-        await watched.wait_handled(expected)
-    finally:
-        service.request_stop()
-        await asyncio.wait_for(task, 10)
-    return watched
-
-
 async def test_projection_equals_fold_of_event_store(berth_env: BerthTestEnv, engine: AsyncEngine,
                                                      publisher: KafkaPublisher) -> None:
     events = _outgoing(lifecycle() + sample_payloads(), berth_env.registry)
     await publisher.publish(events)
-    await _run_projector(berth_env, engine, len(events))
+    await run_projector(berth_env, engine, len(events))
 
     stored = await PostgresEventStore(engine).all()
     assert len(stored) == len(events)
@@ -59,14 +42,14 @@ async def test_redelivered_event_changes_nothing(berth_env: BerthTestEnv, engine
                                                  publisher: KafkaPublisher) -> None:
     events = _outgoing(lifecycle(n_pods=4), berth_env.registry)
     await publisher.publish(events)
-    await _run_projector(berth_env, engine, len(events))
+    await run_projector(berth_env, engine, len(events))
     store = PostgresProjectionStore(engine)
     before = await store.load()
     stored_before = await PostgresEventStore(engine).count()
 
     # The same events published again (a producer retry: same ids, new offsets) …
     await publisher.publish(events[:5])
-    watched = await _run_projector(berth_env, engine, 5)
+    watched = await run_projector(berth_env, engine, 5)
     assert len(watched.handled) == 5
     # … and the same positions handed to the store again (a redelivery after a crash).
     again = await store.apply("berth-projector", watched.handled)
@@ -80,11 +63,11 @@ async def test_stored_positions_survive_a_restart(berth_env: BerthTestEnv, engin
                                                   publisher: KafkaPublisher) -> None:
     first = _outgoing(lifecycle(n_pods=3), berth_env.registry)
     await publisher.publish(first)
-    await _run_projector(berth_env, engine, len(first))
+    await run_projector(berth_env, engine, len(first))
     second = _outgoing(lifecycle(n_pods=2, seed=9)[:6], berth_env.registry)
     second = [msgspec.structs.replace(o, envelope=_fresh(o.envelope)) for o in second]
     await publisher.publish(second)
-    watched = await _run_projector(berth_env, engine, len(second))
+    watched = await run_projector(berth_env, engine, len(second))
     assert len(watched.handled) == len(second), "a restarted projector starts at its stored positions"
     assert await PostgresEventStore(engine).count() == len(first) + len(second)
 

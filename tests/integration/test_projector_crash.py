@@ -4,10 +4,8 @@ restarted: nothing is applied twice, and nothing is missed. And a SIGTERM stops 
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 import sys
-from pathlib import Path
 
 import aiohttp
 import pytest
@@ -22,26 +20,10 @@ from shared.projection import fold
 from tests.unit.events.samples import lifecycle
 
 from .fixtures import BerthTestEnv
-from .test_projector import _run_projector
+from .helpers import ROOT, run_projector, service_env
 
 pytestmark = pytest.mark.integration
-ROOT = Path(__file__).resolve().parents[2]
 GROUP = "berth-projector"
-
-
-def _env(env: BerthTestEnv, **extra: str) -> dict[str, str]:
-    s = env.settings
-    return {
-        **os.environ,
-        "KAFKA_BOOTSTRAP_SERVERS": s.kafka_bootstrap_servers or "",
-        "DATABASE_URL": env.database_url,
-        "BERTH_TOPIC_PREFIX": s.topic_prefix,
-        "BERTH_KAFKA_SESSION_TIMEOUT_MS": str(s.kafka_session_timeout_ms),
-        "BERTH_KAFKA_HEARTBEAT_MS": str(s.kafka_heartbeat_ms),
-        "BERTH_LOG_LEVEL": "WARNING",
-        "PYTHONPATH": str(ROOT),
-        **extra,
-    }
 
 
 async def _committed(env: BerthTestEnv, topics: list[str]) -> dict[tuple[str, int], int]:
@@ -67,7 +49,7 @@ async def test_killed_between_db_commit_and_offset_commit(berth_env: BerthTestEn
 
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "tests.integration.crashing_projector",
-        env=_env(berth_env), cwd=ROOT, stdout=asyncio.subprocess.PIPE,
+        env=service_env(berth_env), cwd=ROOT, stdout=asyncio.subprocess.PIPE,
     )
     out, _ = await asyncio.wait_for(proc.communicate(), 30)
     assert proc.returncode == -signal.SIGKILL, out
@@ -84,7 +66,7 @@ async def test_killed_between_db_commit_and_offset_commit(berth_env: BerthTestEn
              for p in lifecycle(n_pods=3, seed=11)]
     await publisher.publish(later)
     expected_new = len(first) + len(later) - applied_before_crash
-    watched = await _run_projector(berth_env, engine, expected_new)
+    watched = await run_projector(berth_env, engine, expected_new)
     handler = watched.inner
     assert handler.totals.applied == expected_new  # type: ignore[attr-defined]
     assert handler.totals.stale == 0 and handler.totals.duplicates == 0  # type: ignore[attr-defined]
@@ -100,7 +82,7 @@ async def test_sigterm_stops_the_projector_cleanly(berth_env: BerthTestEnv, engi
     await publisher.publish(events)
     port = free_port()
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "services.projector", env=_env(berth_env, BERTH_HTTP_PORT=str(port)), cwd=ROOT,
+        sys.executable, "-m", "services.projector", env=service_env(berth_env, BERTH_HTTP_PORT=str(port)), cwd=ROOT,
     )
     try:
         store = PostgresEventStore(engine)

@@ -12,7 +12,7 @@ from shared.events import PODS, Envelope, OutgoingEvent, envelope, render_json
 from tests.unit.events.samples import lifecycle
 
 from .fixtures import BerthTestEnv
-from .test_projector import _run_projector
+from .helpers import run_projector
 
 pytestmark = pytest.mark.integration
 
@@ -31,7 +31,7 @@ async def test_read_topic_decodes_what_it_can(berth_env: BerthTestEnv, publisher
 async def test_read_model_queries(berth_env: BerthTestEnv, engine: AsyncEngine, publisher: KafkaPublisher) -> None:
     events = [OutgoingEvent(berth_env.registry.topic_of(p), envelope(p, producer="t")) for p in lifecycle(n_pods=8)]
     await publisher.publish(events)
-    await _run_projector(berth_env, engine, len(events))
+    await run_projector(berth_env, engine, len(events))
     assert await PostgresEventStore(engine).count() == len(events)
 
     q = ReadModelQueries(engine)

@@ -26,7 +26,7 @@ from shared.protocol.packed_failures import RejectionsMemo
 from shared.protocol.preemption_request import decide_preemption
 from shared.scheduler.node_index import NodeIndexes
 from tests.unit.events.samples import make_node, running
-from tests.unit.preemption.test_handler import make_pod
+from tests.unit.preemption.support import make_pod
 
 NODES = [f"n{i}" for i in range(12)]
 PENDING = [f"p{i}" for i in range(6)]

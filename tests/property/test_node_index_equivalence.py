@@ -16,44 +16,7 @@ from shared.model.loader import load_objects
 from shared.plugins.tainttoleration.helpers import default_normalize_score
 from shared.simulation.simulator import Simulator
 
-from .test_memo_equivalence import spec_of
-
-
-@st.composite
-def clusters(draw: st.DrawFn) -> list[dict]:
-    docs: list[dict] = []
-    n_nodes = draw(st.integers(101, 160))
-    full = draw(st.integers(0, 100))  # percent of nodes a low-priority pod fills: preemption's ground
-    for i in range(n_nodes):
-        cpu = draw(st.sampled_from(["1", "2"]))
-        node: dict = {"kind": "Node", "metadata": {"name": f"n{i:03d}", "labels": {"zone": f"z{i % 3}"}},
-                      "status": {"allocatable": {"cpu": cpu, "memory": "2Gi", "pods": str(draw(st.integers(1, 4)))}}}
-        if draw(st.integers(0, 99)) < full:
-            docs.append({"kind": "Pod", "metadata": {"name": f"filler{i:03d}"}, "spec": {
-                "nodeName": f"n{i:03d}", "priority": draw(st.sampled_from([0, 50])),
-                "containers": [{"name": "c", "resources": {"requests": {"cpu": cpu, "memory": "256Mi"}}}]}})
-        roll = draw(st.integers(0, 9))
-        if roll < 2:
-            node["spec"] = {"taints": [{"key": "t", "value": "v", "effect": ["NoSchedule", "PreferNoSchedule"][roll]}]}
-        elif roll == 2:
-            node["spec"] = {"unschedulable": True}
-        docs.append(node)
-    specs = st.fixed_dictionaries({
-        "cpu": st.sampled_from(["500m", "1", "1500m"]),
-        "priority": st.sampled_from([0, 0, 10, 100]),
-        "port": st.sampled_from([0, 0, 80]),
-        "tolerate": st.booleans(),
-        "zone": st.sampled_from([None, None, "z0", "z1"]),
-        "spread": st.sampled_from([None, None, "DoNotSchedule", "ScheduleAnyway"]),
-        "app": st.sampled_from(["a", "b"]),
-    })
-    shapes = [draw(specs) for _ in range(3)]  # few shapes: many identical pods
-    for i in range(draw(st.integers(20, 70))):
-        spec = shapes[draw(st.integers(0, 2))]
-        pod_spec = spec_of(spec)
-        docs.append({"kind": "Pod", "metadata": {"name": f"p{i:03d}", "labels": {"app": spec["app"]}},
-                     "spec": pod_spec})
-    return docs
+from .clusters import large_clusters
 
 
 def _report(docs: list[dict], seed: int, indexed: bool) -> bytes:
@@ -64,7 +27,7 @@ def _report(docs: list[dict], seed: int, indexed: bool) -> bytes:
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-@given(docs=clusters(), seed=st.integers(0, 3))
+@given(docs=large_clusters(), seed=st.integers(0, 3))
 def test_node_index_changes_no_outcome(docs: list[dict], seed: int) -> None:
     assert _report(docs, seed, indexed=True) == _report(docs, seed, indexed=False)
 
@@ -78,7 +41,7 @@ def test_array_normalize_is_the_default_normalize(values: list[int], reverse: bo
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-@given(docs=clusters(), seed=st.integers(0, 3))
+@given(docs=large_clusters(), seed=st.integers(0, 3))
 def test_a_filter_error_after_the_index_is_raised_where_the_walk_meets_it(docs: list[dict], seed: int) -> None:
     """PodTopologySpread answering Error in one zone (its verdict asked once per zone): the indexed
     walk fails the attempt exactly when, and with the error that, the sequential walk does."""

@@ -30,9 +30,8 @@ from shared.scheduler.schedule_one import ScheduleAlgorithm, ScheduleResult, Sch
 from shared.scheduler.seeds import attempt_seed
 from shared.simulation.simulator import Simulator
 
-from .test_memo_equivalence import clusters
-from .test_node_index_equivalence import clusters as large_clusters
-from .test_sharded_equivalence import _rendered, _report
+from .clusters import clusters, large_clusters
+from .sharded_runs import rendered, report
 
 
 class ProposingWorkers(ScheduleAlgorithm):
@@ -76,21 +75,21 @@ def _no_placing(uid: str, node: str) -> None:
 def _proposing_report(docs: list[dict], seed: int, workers: int) -> bytes:
     sim = Simulator(load_objects(("generated", d) for d in docs), seed=seed)
     sim.algorithm = ProposingWorkers(sim, workers)
-    return _rendered(sim)
+    return rendered(sim)
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(docs=clusters(), seed=st.integers(0, 5), workers=st.sampled_from([1, 2, 3, 8]))
 def test_proposals_in_lockstep_on_any_number_of_workers_change_no_outcome(
         docs: list[dict], seed: int, workers: int) -> None:
-    assert _proposing_report(docs, seed, workers) == _report(docs, seed, None)
+    assert _proposing_report(docs, seed, workers) == report(docs, seed, None)
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(docs=large_clusters(), seed=st.integers(0, 3), workers=st.sampled_from([1, 2, 3, 8]))
 def test_proposals_over_node_indexes_change_no_outcome(docs: list[dict], seed: int, workers: int) -> None:
     """Above 100 nodes: partial, rotating walks; preemption; nominations; spread constraints."""
-    assert _proposing_report(docs, seed, workers) == _report(docs, seed, None)
+    assert _proposing_report(docs, seed, workers) == report(docs, seed, None)
 
 
 def _view(docs: list[dict]) -> tuple[ClusterView, list[PodInfo]]:

@@ -9,7 +9,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from shared.events import PodShardResult
-from shared.events.partitioning import partition_for
 from shared.framework.cycle_state import CycleState
 from shared.framework.pod_info import PodInfo
 from shared.framework.runtime import Framework
@@ -17,91 +16,27 @@ from shared.framework.snapshot import Snapshot
 from shared.framework.status import Code, Status
 from shared.model.loader import load_objects
 from shared.protocol.merge_batch import merge_batch
-from shared.protocol.packing import unpack
-from shared.protocol.sharded import filter_on_shard, finish_scores, merge_filter, raw_by_plugin, raw_scores_on_shard
+from shared.protocol.sharded import filter_on_shard, finish_scores
 from shared.scheduler.fit_error import FitError, NoNodesAvailable
 from shared.scheduler.node_index import NodeIndexes
 from shared.scheduler.schedule_one import ScheduleAlgorithm, ScheduleResult, SchedulingError
 from shared.simulation.simulator import Simulator
 
-from .test_memo_equivalence import clusters
-from .test_node_index_equivalence import clusters as large_clusters
-
-
-class LocalShards(ScheduleAlgorithm):
-    """`ScheduleAlgorithm` with its walk done by `shards` shards, each with its own CycleState."""
-
-    def __init__(self, base: ScheduleAlgorithm, shards: int, indexed: bool = False, packed: bool = False) -> None:
-        super().__init__(base.rng)
-        self.shards = shards
-        self.packed = packed
-        # As each filter worker keeps its own: one set of node indexes per shard.
-        self.node_indexes = [NodeIndexes() if indexed else None for _ in range(shards)]
-
-    def schedule_pod(self, fwk: Framework, state: CycleState, pod: PodInfo, snapshot: Snapshot) -> ScheduleResult:
-        if snapshot.num_nodes() == 0:
-            raise NoNodesAvailable()
-        members = [{n for n in snapshot.node_info_map if partition_for(n, self.shards) == k}
-                   for k in range(self.shards)]
-        states = [CycleState() for _ in members]
-        results = [filter_on_shard(fwk, s, pod, snapshot, self.next_start_node_index, m, x, packed=self.packed)
-                   for s, m, x in zip(states, members, self.node_indexes)]
-        raw = None
-        if self.packed:  # over the wire, then merged as the queue does
-            results = [msgspec.msgpack.decode(msgspec.msgpack.encode(r), type=PodShardResult) for r in results]
-            batch = merge_batch([(fwk, pod)], {pod.uid: results}, snapshot, self.next_start_node_index)
-            merged = batch.merged[0]
-            raw = None if batch.to_score else batch.raw.get(pod.uid)
-            results = [unpack(r, snapshot.names, scores=False) for r in results]
-        else:
-            merged = merge_filter(fwk, pod, snapshot, self.next_start_node_index, results, whole=len(results) == 1)
-        fwk.run_pre_filter_plugins(state, pod)  # what the preemption service computes for itself
-        if merged.error:
-            raise SchedulingError(Status(Code.ERROR, merged.error))
-        if merged.advance:
-            self.next_start_node_index = (self.next_start_node_index + merged.processed) % snapshot.num_nodes()
-        feasible = merged.feasible
-        if not feasible:
-            raise FitError(pod.key, snapshot.num_nodes(), merged.diagnosis)
-        if len(feasible) == 1:
-            return ScheduleResult(feasible[0], 0, 1, [], merged.diagnosis)
-        if raw is None:
-            if not all(r.scored or not r.feasible for r in results):  # PreScore reads the feasible set
-                results = [raw_scores_on_shard(fwk, s, pod, snapshot, feasible, m) for s, m in zip(states, members)]
-            raw, error = raw_by_plugin(results)
-            assert not error
-        scores, error = finish_scores(fwk, CycleState(), pod, snapshot, feasible, raw)
-        assert not error
-        return ScheduleResult(self.select_host(scores), 0, len(feasible), scores, merged.diagnosis)
-
-
-def _rendered(sim: Simulator) -> bytes:
-    """The run's report without what the way of scheduling changes (cycles, attempts)."""
-    report = msgspec.to_builtins(sim.run())
-    report.pop("cycles", None)
-    for pod in report["pods"]:
-        pod.pop("attempts", None)
-    return msgspec.json.encode(report)
-
-
-def _report(docs: list[dict], seed: int, shards: int | None, indexed: bool = False, packed: bool = False) -> bytes:
-    sim = Simulator(load_objects(("generated", d) for d in docs), seed=seed)
-    if shards is not None:
-        sim.algorithm = LocalShards(sim.algorithm, shards, indexed, packed)
-    return _rendered(sim)
+from .clusters import clusters, large_clusters
+from .sharded_runs import rendered, report
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(docs=clusters(), seed=st.integers(0, 5), shards=st.sampled_from([1, 2, 3, 8, 16]))
 def test_sharding_changes_no_outcome(docs: list[dict], seed: int, shards: int) -> None:
-    assert _report(docs, seed, shards) == _report(docs, seed, None)
+    assert report(docs, seed, shards) == report(docs, seed, None)
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(docs=clusters(), seed=st.integers(0, 5), shards=st.sampled_from([1, 2, 3, 8, 16]))
 def test_packed_shard_answers_change_no_outcome(docs: list[dict], seed: int, shards: int) -> None:
     """Answers packed as positions and runs (from node names: no index) and unpacked by the queue."""
-    assert _report(docs, seed, shards, packed=True) == _report(docs, seed, None)
+    assert report(docs, seed, shards, packed=True) == report(docs, seed, None)
 
 
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -111,9 +46,9 @@ def test_shards_reading_node_indexes_change_no_outcome(docs: list[dict], seed: i
     rotating walks; preemption; nominations; spread constraints) give the in-process report,
     whether the answers travel packed straight from the walk's positions (as the workers send
     them) or as names."""
-    expected = _report(docs, seed, None)
-    assert _report(docs, seed, shards, indexed=True) == expected
-    assert _report(docs, seed, shards, indexed=True, packed=True) == expected
+    expected = report(docs, seed, None)
+    assert report(docs, seed, shards, indexed=True) == expected
+    assert report(docs, seed, shards, indexed=True, packed=True) == expected
 
 
 def test_percentage_of_nodes_to_score_walk_is_exact() -> None:
@@ -128,7 +63,7 @@ def test_percentage_of_nodes_to_score_walk_is_exact() -> None:
               "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "100m"}}}]}}
              for i in range(60)]
     for shards in (1, 4, 16):
-        assert _report(docs, 3, shards) == _report(docs, 3, None)
+        assert report(docs, 3, shards) == report(docs, 3, None)
 
 
 class RotatingWorkers(ScheduleAlgorithm):
@@ -174,7 +109,7 @@ class RotatingWorkers(ScheduleAlgorithm):
 def _workers_report(docs: list[dict], seed: int, workers: int) -> bytes:
     sim = Simulator(load_objects(("generated", d) for d in docs), seed=seed)
     sim.algorithm = RotatingWorkers(sim.algorithm, workers)
-    return _rendered(sim)
+    return rendered(sim)
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -182,7 +117,7 @@ def _workers_report(docs: list[dict], seed: int, workers: int) -> bytes:
 def test_whole_batches_on_any_number_of_workers_change_no_outcome(docs: list[dict], seed: int, workers: int) -> None:
     """Lockstep with 1, 2, 3 or 8 workers: every attempt walked whole by the next worker gives
     the in-process report byte for byte."""
-    assert _workers_report(docs, seed, workers) == _report(docs, seed, None)
+    assert _workers_report(docs, seed, workers) == report(docs, seed, None)
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -190,4 +125,4 @@ def test_whole_batches_on_any_number_of_workers_change_no_outcome(docs: list[dic
 def test_whole_batches_over_node_indexes_change_no_outcome(docs: list[dict], seed: int, workers: int) -> None:
     """Above 100 nodes (partial, rotating walks; preemption; nominations; spread constraints), each
     worker's node index behind the others' attempts."""
-    assert _workers_report(docs, seed, workers) == _report(docs, seed, None)
+    assert _workers_report(docs, seed, workers) == report(docs, seed, None)

@@ -12,7 +12,7 @@ from shared.events import BindRejected, PodBound
 from shared.model import Pod
 from tests.builders import MakePod
 
-from .test_state import NOW, node, outcome, state_with
+from .support import NOW, node, outcome, state_with
 
 
 def on_node(uid: str, node_name: str = "n1", cpu: str = "1", port: int = 0) -> Pod:

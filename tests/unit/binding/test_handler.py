@@ -24,7 +24,7 @@ from shared.events import (
     envelope,
 )
 
-from .test_state import bind, node, pod
+from .support import bind, node, pod
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 

@@ -17,7 +17,7 @@ from shared.framework.interfaces import MAX_NODE_SCORE, NodeScore
 from shared.framework.status import Code, Status
 from shared.plugins.interpodaffinity import PRE_SCORE_STATE_KEY, PreScoreState
 from tests.builders import MakePod
-from tests.unit.plugins.test_interpodaffinity_filtering import (
+from tests.unit.plugins.interpodaffinity_support import (
     exists,
     in_,
     not_exists,

@@ -29,18 +29,13 @@ from shared.events import (
     ReceivedEvent,
     envelope,
 )
-from shared.model import Pod
 from shared.protocol.preemption_in_flight import recorded_overlay
 from shared.protocol.preemption_request import folded_past
 from shared.replay.history import History
 from tests.unit.events.samples import make_node, running
-from tests.unit.events.samples import make_pod as sample_pod
+from tests.unit.preemption.support import make_pod
 
 FULL = [NodeFailure(code="Unschedulable", reasons=["Insufficient cpu"], plugin="NodeResourcesFit", nodes=["node-a"])]
-
-
-def make_pod(name: str, *, cpu: str, priority: int, node_name: str = "") -> Pod:
-    return sample_pod(name, cpu=cpu, priority=priority, node_name=node_name, scheduler_name="default-scheduler")
 
 
 async def _reached(watermark: Mapping[str, list[int]], timeout: float) -> bool:

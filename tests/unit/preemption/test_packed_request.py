@@ -9,7 +9,7 @@ from shared.cluster import ClusterView
 from shared.events import NodeFailure, NodeUpserted, Position, PreemptionRequested, envelope
 from shared.protocol.preemption_request import decide_preemption
 from tests.unit.events.samples import make_node, running
-from tests.unit.preemption.test_handler import make_pod
+from tests.unit.preemption.support import make_pod
 
 WATERMARK = {"nodes": [2], "pods": [4]}
 

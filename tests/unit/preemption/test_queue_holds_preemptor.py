@@ -25,7 +25,7 @@ from shared.framework import events as cluster_events
 from shared.framework.status import Code, Status
 from shared.scheduler.fit_error import Diagnosis, FitError
 from tests.unit.events.samples import make_node
-from tests.unit.preemption.test_handler import make_pod
+from tests.unit.preemption.support import make_pod
 
 
 async def _publish(events: Sequence[OutgoingEvent]) -> None:

@@ -18,7 +18,7 @@ from shared.cluster import ClusterView
 from shared.events import NodeUpserted, OutgoingEvent, PodSubmitted, envelope
 from shared.framework.pod_info import PodInfo
 from tests.unit.events.samples import make_node
-from tests.unit.preemption.test_handler import make_pod
+from tests.unit.preemption.support import make_pod
 
 
 async def _publish(events: Sequence[OutgoingEvent]) -> None:
