@@ -67,7 +67,7 @@ def merge_batch(pods: Sequence[tuple[Framework, PodInfo]], filtered: Mapping[str
                     out.raw[info.uid], m.error = fast.raw, fast.score_error
             continue
         opened = [_named(r, snapshot, named) for r in results]
-        m = merge_filter(fwk, info, snapshot, start, opened, packed=on_ours)
+        m = merge_filter(fwk, info, snapshot, start, opened, on_snapshot=on_ours)
         out.merged.append(m)
         if len(m.feasible) < 2 or m.error:
             continue

@@ -198,10 +198,11 @@ class MergedFilter:
 
 
 def merge_filter(fwk: Framework, pod: PodInfo, snapshot: Snapshot, start: int,
-                 results: Iterable[PodShardResult], *, whole: bool = False, packed: bool = False) -> MergedFilter:
-    """`packed`: every result was made on this snapshot's nodes (packed answers); one such result
-    covers every node (one filter worker answered for all the shards). `whole`: the one result
-    is such an answer."""
+                 results: Iterable[PodShardResult], *, on_snapshot: bool = False) -> MergedFilter:
+    """`on_snapshot`: every result was made on this snapshot's nodes, walking from `start` (a
+    worker's answer read on the view it was made for, packed or not), so their rejections can be
+    read as positions; one such result covers every node (one worker answered for all the
+    shards). Otherwise the results are merged by node name."""
     results = list(results)
     out = MergedFilter()
     d = out.diagnosis
@@ -222,7 +223,7 @@ def merge_filter(fwk: Framework, pod: PodInfo, snapshot: Snapshot, start: int,
         return out
     nominated = pod.pod.status.nominated_node_name
     subset = next((r.prefilter_nodes for r in results if r.prefilter_nodes is not None), None)
-    if (whole or packed) and len(results) == 1 and not nominated and subset is None:
+    if on_snapshot and len(results) == 1 and not nominated and subset is None:
         # The one walk was the global walk: its answer is the merge, the nodes it rejected (packed)
         # kept as arrays.
         r = results[0]
@@ -235,7 +236,7 @@ def merge_filter(fwk: Framework, pod: PodInfo, snapshot: Snapshot, start: int,
                 d.add_rejections(rejections)
                 out.processed += len(rejections)
             return out
-    if (whole or packed) and not nominated and subset is None and not any(r.feasible for r in results):
+    if on_snapshot and not nominated and subset is None and not any(r.feasible for r in results):
         # No shard found a node (a preemptor's attempt): the merge is every shard's rejections in
         # walk order, read as arrays. Answers whose shards overlap (a resent request answered for
         # more shards than the first time) name some nodes twice: those merge by name below.

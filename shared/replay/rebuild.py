@@ -76,7 +76,7 @@ def evaluate(profiles: Mapping[str, Framework], pod: Pod, snapshot: Snapshot, st
         error = f"no profile serves scheduler {pod.spec.scheduler_name!r}"
         return Evaluation(info, None, PodShardResult(pod_uid=info.uid, error=error), MergedFilter(error=error))
     result = filter_on_shard(fwk, state, info, snapshot, start, every_node, stop_at_nominated=True)
-    merged = merge_filter(fwk, info, snapshot, start, [result], whole=True)
+    merged = merge_filter(fwk, info, snapshot, start, [result], on_snapshot=True)
     raw: Mapping[str, Mapping[str, int]] = {}
     if len(merged.feasible) > 1 and not merged.error:
         if result.scored:

@@ -49,7 +49,7 @@ class LocalShards(ScheduleAlgorithm):
             results = [unpack(r, snapshot.names, scores=False) for r in results]
         else:
             start, whole = self.next_start_node_index, len(results) == 1
-            merged = merge_filter(fwk, pod, snapshot, start, results, whole=whole)
+            merged = merge_filter(fwk, pod, snapshot, start, results, on_snapshot=whole)
         fwk.run_pre_filter_plugins(state, pod)  # what the preemption service computes for itself
         if merged.error:
             raise SchedulingError(Status(Code.ERROR, merged.error))

@@ -117,7 +117,7 @@ def test_one_answer_for_every_node_is_its_own_merge() -> None:
     for start in (0, 990):
         result = filter_on_shard(fwk, CycleState(), pod, snapshot, start, every, NodeIndexes())
         assert not result.failures
-        fast, walked = (merge_filter(fwk, pod, snapshot, start, [result], whole=w) for w in (True, False))
+        fast, walked = (merge_filter(fwk, pod, snapshot, start, [result], on_snapshot=w) for w in (True, False))
         assert (fast.feasible, fast.processed, fast.advance) == (walked.feasible, walked.processed, walked.advance)
         assert len(fast.feasible) == 420 and not fast.diagnosis.node_to_status
 
@@ -143,8 +143,8 @@ def test_one_answer_for_every_node_with_rejections_is_its_own_merge() -> None:
             packed = filter_on_shard(fwk, CycleState(), pod, snapshot, start, every, NodeIndexes(), packed=True)
             assert packed.failures and all(f.at and not f.nodes for f in packed.failures)
             kept = unpack(packed, snapshot.names, scores=False, failures=False)  # the queue's way for such a pod
-            fast = merge_filter(fwk, pod, snapshot, start, [kept], whole=True)
-            walked = merge_filter(fwk, pod, snapshot, start, [unpack(packed, snapshot.names)], whole=False)
+            fast = merge_filter(fwk, pod, snapshot, start, [kept], on_snapshot=True)
+            walked = merge_filter(fwk, pod, snapshot, start, [unpack(packed, snapshot.names)], on_snapshot=False)
             assert (fast.feasible, fast.processed, fast.advance) == (walked.feasible, walked.processed, walked.advance)
             fast_d, walked_d = fast.diagnosis, walked.diagnosis
             assert fast_d.node_to_status.position_groups(snapshot.names) is not None  # kept as arrays
@@ -175,7 +175,7 @@ def test_packed_answers_of_several_shards_that_found_no_node_merge_as_arrays() -
         answers = [filter_on_shard(fwk, CycleState(), pod, snapshot, start, half, NodeIndexes(), packed=True)
                    for half in halves]
         kept = [unpack(a, snapshot.names, scores=False, failures=False) for a in answers]
-        fast = merge_filter(fwk, pod, snapshot, start, kept, packed=True)
+        fast = merge_filter(fwk, pod, snapshot, start, kept, on_snapshot=True)
         walked = merge_filter(fwk, pod, snapshot, start, [unpack(a, snapshot.names) for a in answers])
         assert (fast.feasible, fast.processed, fast.advance) == (walked.feasible, walked.processed, walked.advance)
         return fast, walked
@@ -191,7 +191,7 @@ def test_packed_answers_of_several_shards_that_found_no_node_merge_as_arrays() -
     answers = [filter_on_shard(fwk, CycleState(), pod, snapshot, 0, part, NodeIndexes(), packed=True)
                for part in overlapping]
     kept = [unpack(a, snapshot.names, scores=False, failures=False) for a in answers]
-    merged = merge_filter(fwk, pod, snapshot, 0, kept, packed=True)
+    merged = merge_filter(fwk, pod, snapshot, 0, kept, on_snapshot=True)
     assert merged.processed == 300 and len(merged.diagnosis.node_to_status) == 300  # each node once
     for start in (0, 250):
         fast, walked = merges(start)
@@ -230,8 +230,8 @@ def test_rejections_left_packed_are_read_by_name_where_the_merge_walks_node_by_n
         packed = filter_on_shard(fwk, CycleState(), pod, snapshot, 10, every, NodeIndexes(), packed=True)
         assert any(f.at for f in packed.failures)
         kept = unpack(packed, snapshot.names, scores=False, failures=False)
-        fast = merge_filter(fwk, pod, snapshot, 10, [kept], whole=True)
-        walked = merge_filter(fwk, pod, snapshot, 10, [unpack(packed, snapshot.names)], whole=False)
+        fast = merge_filter(fwk, pod, snapshot, 10, [kept], on_snapshot=True)
+        walked = merge_filter(fwk, pod, snapshot, 10, [unpack(packed, snapshot.names)], on_snapshot=False)
         assert (fast.feasible, fast.processed) == (walked.feasible, walked.processed)
         assert fast.processed in (50, 3)
         assert (FitError("default/p", 50, fast.diagnosis).message()
