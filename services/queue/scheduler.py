@@ -328,7 +328,7 @@ class Scheduler:
         self._admissions.append(OutgoingEvent(BINDS, admission_request(pod, tries, self.producer)))
         # It counts on its node from now on, as an assumed pod does (upstream's cache holds a pod
         # created on a node at once): the binds decided before the request is read back are
-        # decided with it, as its node's binder, which reads the request first, checks them.
+        # decided with it, so they fit beside it whichever its node's binder reads first.
         self.view.assume(uid, pod.spec.node_name)
         self._wake.set()
 
