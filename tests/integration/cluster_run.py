@@ -116,7 +116,7 @@ async def run_fleet(fleet: Fleet) -> AsyncIterator[Fleet]:
         await asyncio.to_thread(fleet.stop_all)
 
 
-async def projection_caught_up(env: BerthTestEnv, engine: AsyncEngine, timeout: float):  # type: ignore[no-untyped-def]
+async def projection_caught_up(env: BerthTestEnv, engine: AsyncEngine, timeout: float):
     """The projection once the event store holds every distinct event of the projected topics."""
     topics = ProjectorSettings(base=env.settings).topics
     wanted = {e.event_id: e for e in await read_envelopes(env.settings, env.registry, topics)}

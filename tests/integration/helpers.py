@@ -79,13 +79,13 @@ class Watched(Handler):
         self._changed.set()
         return out
 
-    async def positions(self, partitions):  # type: ignore[no-untyped-def]
+    async def positions(self, partitions):
         return await self.inner.positions(partitions)
 
-    async def on_assigned(self, partitions):  # type: ignore[no-untyped-def]
+    async def on_assigned(self, partitions):
         await self.inner.on_assigned(partitions)
 
-    async def on_revoked(self, partitions):  # type: ignore[no-untyped-def]
+    async def on_revoked(self, partitions):
         await self.inner.on_revoked(partitions)
 
     async def wait_handled(self, count: int, timeout: float = 15.0) -> None:

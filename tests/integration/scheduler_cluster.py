@@ -25,7 +25,7 @@ from services.preemption.settings import PreemptionSettings
 from services.queue.app import QueueApp
 from services.queue.settings import QueueSettings
 from shared.adapters.kafka import KafkaPublisher
-from shared.events import NamespaceUpserted, NodeUpserted, OutgoingEvent, PodSubmitted, envelope
+from shared.events import AnyEvent, NamespaceUpserted, NodeUpserted, OutgoingEvent, PodSubmitted, envelope
 from shared.model.loader import ClusterInput
 
 from .fixtures import BerthTestEnv
@@ -88,9 +88,10 @@ async def publish_cluster(publisher: KafkaPublisher, cluster: ClusterInput) -> N
     """Nodes, then pods, with strictly increasing timestamps (the gateway's submission order)."""
     at = datetime.now(UTC)
     out: list[OutgoingEvent] = []
-    for i, payload in enumerate([*(NamespaceUpserted(namespace=ns) for ns in cluster.namespaces),
+    payloads: list[AnyEvent] = [*(NamespaceUpserted(namespace=ns) for ns in cluster.namespaces),
                                  *(NodeUpserted(node=n) for n in cluster.nodes),
-                                 *(PodSubmitted(pod=p) for p in cluster.pods)]):
+                                 *(PodSubmitted(pod=p) for p in cluster.pods)]
+    for i, payload in enumerate(payloads):
         env = envelope(payload, producer="test", timestamp=at + timedelta(microseconds=i))
         out.append(OutgoingEvent("nodes" if isinstance(payload, NodeUpserted) else "pods", env))
     for i in range(0, len(out), 500):

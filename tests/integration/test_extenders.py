@@ -83,7 +83,7 @@ def test_timing_out_extender_fails_the_attempt_unless_ignorable() -> None:
 
 
 def test_managed_resources_limit_which_pods_are_sent() -> None:
-    nodes = [MakeNode().name(n).capacity(cpu="4", memory="8Gi", pods="10", **{"example.com/gpu": "2"}).obj()
+    nodes = [MakeNode().name(n).capacity({"example.com/gpu": "2"}, cpu="4", memory="8Gi", pods="10").obj()
              for n in ("a", "b")]
     gpu_pod = MakePod().name("gpu").uid("uid-gpu").res({"cpu": "1", "example.com/gpu": 1}).obj()
     with running("full_node", full={"a"}) as server:

@@ -235,7 +235,7 @@ async def test_a_slow_extender_holds_up_only_the_pods_it_is_asked_about(
 
     report = Replayer(history).run()
     assert report.divergences == [] and report.matched == report.decisions >= len(bound)
-    for p in gpu:  # explain re-makes a late cycle's pick on the view it was decided on
-        explained = explain_attempt(history, f"default/{p.metadata.name}")
-        assert explained.replayed == explained.recorded == outcome_text(bound[p.metadata.uid], None)
+    for gpu_pod in gpu:  # explain re-makes a late cycle's pick on the view it was decided on
+        explained = explain_attempt(history, f"default/{gpu_pod.metadata.name}")
+        assert explained.replayed == explained.recorded == outcome_text(bound[gpu_pod.metadata.uid], None)
     assert len(slow.calls) == calls_during_run

@@ -280,7 +280,7 @@ async def test_priority_classes_namespaces_and_budgets_are_watched_as_their_even
         async def events(path: str, count: int) -> list[tuple[str, str]]:
             async with client.get(path, params={"watch": "true", "resourceVersion": start}) as resp:
                 assert resp.status == 200, await resp.text()
-                got = []
+                got: list[tuple[str, str]] = []
                 while len(got) < count:
                     event = json.loads(await asyncio.wait_for(resp.content.readline(), 10))
                     got.append((event["type"], event["object"]["metadata"]["name"]))

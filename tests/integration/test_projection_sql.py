@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from shared.adapters.postgres import PostgresEventStore, PostgresProjectionStore, make_engine
 from shared.adapters.postgres.projection_store import _load_rows
 from shared.events import (
+    AnyEvent,
     BindRejected,
     NodeUpserted,
     PodBound,
@@ -57,7 +58,7 @@ async def test_rows_read_back_in_utc_where_the_database_keeps_another_zone(
             raw = await pooled.get_raw_connection()
             model = await _load_rows(raw.driver_connection, {k for e in events for k in keys_for(e.envelope)})
         stamps = [getattr(row, f) for table in ("nodes", "pods", "attempts", "bindings", "preemptions")
-                  for row in model.table(table).values()  # type: ignore[arg-type]
+                  for row in model.table(table).values()
                   for f in row.__struct_fields__ if f.endswith("_at") and getattr(row, f) is not None]
         assert stamps and all(s.utcoffset() == timedelta(0) for s in stamps)
     finally:
@@ -70,7 +71,7 @@ async def test_a_pod_loaded_without_its_spec_keeps_it_and_its_node_name(engine: 
     refused still shows that node."""
     placed = make_pod("placed", "uid-placed", node_name="node-a")
     free = make_pod("free", "uid-free")
-    payloads = [
+    payloads: list[AnyEvent] = [
         NodeUpserted(node=make_node("node-a")),
         PodSubmitted(pod=placed),
         PodSubmitted(pod=free),

@@ -22,18 +22,18 @@ QUIET_POLLS = 10
 """Polls (0.2 s apart) the mixed run stays at rest, the cluster unchanged, before it is read."""
 
 
-async def _settled(check, timeout: float, describe=lambda: "") -> None:  # type: ignore[no-untyped-def]
+async def _settled(check, timeout: float, describe=lambda: "") -> None:
     deadline = time.monotonic() + timeout
     while not check():
         assert time.monotonic() < deadline, f"the cluster did not settle in time: {describe()}"
         await asyncio.sleep(0.2)
 
 
-def _diff(actual: dict, expected: dict) -> list:  # type: ignore[type-arg]
+def _diff(actual: dict, expected: dict) -> list:
     return sorted((k, actual.get(k), v) for k, v in expected.items() if actual.get(k) != v)[:8]
 
 
-def _outcomes(queue) -> dict[str, tuple[str, str | None]]:  # type: ignore[no-untyped-def]
+def _outcomes(queue) -> dict[str, tuple[str, str | None]]:
     view, scheduler = queue.view, queue.scheduler
     out: dict[str, tuple[str, str | None]] = {}
     for uid, pod in view.specs.items():

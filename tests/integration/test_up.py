@@ -162,8 +162,8 @@ def test_berth_up_apply_get_and_stop(state: Path, tmp_path: Path) -> None:
         small = {**env, "BERTH_APPLY_BATCH_BYTES": "2048"}
         pods = [f"kind: Pod\nmetadata: {{name: b{i}, namespace: batch}}\nspec: {{containers: [{{name: c}}]}}\n"
                 for i in range(60)]
-        bad = pods[-1].replace("b59", "bad").replace("{name: c}", "{name: C_}")
-        (tmp_path / "batches.yaml").write_text("---\n".join([*pods, bad]))
+        last = pods[-1].replace("b59", "bad").replace("{name: c}", "{name: C_}")
+        (tmp_path / "batches.yaml").write_text("---\n".join([*pods, last]))
         refused = berth("apply", "-f", str(tmp_path / "batches.yaml"), env=small)
         assert refused.returncode == 2 and "spec.containers[0].name" in refused.stderr, refused.stderr
         assert berth("get", "pods", "-n", "batch", "-o", "name", env=env).stdout == "", "nothing was applied"
@@ -248,7 +248,7 @@ def _kill_everything(proc: subprocess.Popen[str], state: Path) -> None:
 def _pods(env: dict[str, str]) -> list[dict[str, Any]]:
     got = berth("get", "pods", "-A", "-o", "json", env=env)
     assert got.returncode == 0, got.stderr
-    return json.loads(got.stdout)["items"]  # type: ignore[no-any-return]
+    return json.loads(got.stdout)["items"]
 
 
 def test_berth_up_resumes_after_everything_is_killed(state: Path, tmp_path: Path) -> None:

@@ -89,7 +89,7 @@ def _request(view: ClusterView, name: str, step: int) -> PreemptionRequested:
 
 @settings(max_examples=150, deadline=None)
 @given(view=clusters(), operations=st.lists(operation, max_size=25))
-def test_the_indexed_fits_now_answer_is_the_sequential_one(view: ClusterView, operations: list[tuple]) -> None:  # type: ignore[type-arg]
+def test_the_indexed_fits_now_answer_is_the_sequential_one(view: ClusterView, operations: list[tuple]) -> None:
     fwk = profiles_from(None)["default-scheduler"]
     indexes, memo = NodeIndexes(), RejectionsMemo()
     for step, (kind, a, b) in enumerate([("start", "", ""), *operations]):
@@ -125,7 +125,7 @@ def test_first_fit_meets_a_node_local_error_where_the_walk_does() -> None:
     order = view.snapshot().names
     before, after = order[order.index("n8") - 1], order[order.index("n8") + 1]
     for broken, expected in ((before, "raise"), (after, "n8")):
-        def flaky(self, state, pod, node_info, broken=broken):  # type: ignore[no-untyped-def]
+        def flaky(self, state, pod, node_info, broken=broken):
             if node_info.name == broken:
                 return Status(Code.ERROR, f"{broken} unreachable")
             return real(self, state, pod, node_info)

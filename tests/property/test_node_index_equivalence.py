@@ -52,7 +52,7 @@ def test_a_filter_error_after_the_index_is_raised_where_the_walk_meets_it(docs: 
 
     real = PodTopologySpread.filter
 
-    def flaky(self, state, pod, node_info):  # type: ignore[no-untyped-def]
+    def flaky(self, state, pod, node_info):
         verdict = real(self, state, pod, node_info)
         if node_info.labels.get("zone") == "z2" and verdict is None:
             return Status(Code.ERROR, f"zone z2 unreachable for {pod.pod.metadata.name}")

@@ -50,7 +50,7 @@ def _listing(view: ClusterView) -> dict[str, list[str]]:
 
 @settings(max_examples=200, deadline=None)
 @given(st.lists(operation, max_size=12))
-def test_the_kept_nominator_matches_a_fresh_one(operations: list[tuple]) -> None:  # type: ignore[type-arg]
+def test_the_kept_nominator_matches_a_fresh_one(operations: list[tuple]) -> None:
     view = _view()
     for kind, a, b in operations:
         before = dict(view.nominator().stamps)

@@ -3,10 +3,11 @@ watching once nothing changes, also when a victim was evicted before it was ever
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
+from berth.client import Gateway
 from berth.demo_cmd import _watch
 
 
@@ -23,6 +24,10 @@ class Pods:
         return {"items": self.polls.pop(0) if len(self.polls) > 1 else self.polls[0]}
 
 
+def _as_gateway(pods: Pods) -> Gateway:
+    return cast(Gateway, pods)  # a stand-in: _watch calls only its get()
+
+
 def pod(name: str, node: str = "", message: str = "") -> dict[str, Any]:
     return {"metadata": {"name": name, "namespace": "default"}, "spec": {"nodeName": node} if node else {},
             "status": {"message": message} if message else {}}
@@ -31,7 +36,8 @@ def pod(name: str, node: str = "", message: str = "") -> dict[str, Any]:
 def test_a_victim_that_leaves_is_shown_and_not_waited_for(capsys: pytest.CaptureFixture[str]) -> None:
     gateway = Pods([pod("victim", "n1"), pod("big", message="0/1 nodes are available: 1 Insufficient cpu.")],
                    [pod("big", "n1")])
-    pods = _watch(gateway, {"default/victim", "default/big"}, timeout=30, poll_s=0.01, quiet_s=0.05, unseen_s=5)
+    pods = _watch(_as_gateway(gateway), {"default/victim", "default/big"},
+                  timeout=30, poll_s=0.01, quiet_s=0.05, unseen_s=5)
     out = capsys.readouterr().out
     assert [p["metadata"]["name"] for p in pods] == ["big"]
     assert "removed   default/victim (evicted or deleted)" in out and "bound     default/big -> n1" in out
@@ -40,7 +46,8 @@ def test_a_victim_that_leaves_is_shown_and_not_waited_for(capsys: pytest.Capture
 
 def test_a_pod_never_listed_is_waited_for_only_a_while(capsys: pytest.CaptureFixture[str]) -> None:
     gateway = Pods([pod("big", "n1")])
-    pods = _watch(gateway, {"default/victim", "default/big"}, timeout=30, poll_s=0.01, quiet_s=0.02, unseen_s=0.2)
+    pods = _watch(_as_gateway(gateway), {"default/victim", "default/big"},
+                  timeout=30, poll_s=0.01, quiet_s=0.02, unseen_s=0.2)
     assert [p["metadata"]["name"] for p in pods] == ["big"]
     assert gateway.asked < 100
     assert "removed   default/victim (evicted or deleted)" in capsys.readouterr().out
@@ -48,5 +55,5 @@ def test_a_pod_never_listed_is_waited_for_only_a_while(capsys: pytest.CaptureFix
 
 def test_a_pod_without_an_outcome_is_waited_for_until_the_timeout() -> None:
     gateway = Pods([pod("big")])
-    _watch(gateway, {"default/big"}, timeout=0.3, poll_s=0.01, quiet_s=0.02, unseen_s=0.05)
+    _watch(_as_gateway(gateway), {"default/big"}, timeout=0.3, poll_s=0.01, quiet_s=0.02, unseen_s=0.05)
     assert gateway.asked >= 10

@@ -53,7 +53,7 @@ class Clock:
 
 
 def test_a_dead_service_is_restarted_after_its_backoff_and_counted() -> None:
-    fleet, clock, said = FakeFleet("queue", "binder"), Clock(), []
+    fleet, clock, said = FakeFleet("queue", "binder"), Clock(), list[str]()
     sup = Supervisor(fleet, clock=clock, say=said.append)
     fleet.kill("queue")
     assert sup.poll() is None and fleet.restarted == []  # waits out the first backoff (1 s)
@@ -105,7 +105,7 @@ class BrokerFleet(FakeFleet):
 
 
 def test_members_replaced_by_a_broker_restart_are_not_counted_as_deaths() -> None:
-    fleet, clock, said = BrokerFleet("tansu", "queue", "binder"), Clock(), []
+    fleet, clock, said = BrokerFleet("tansu", "queue", "binder"), Clock(), list[str]()
     sup = Supervisor(fleet, clock=clock, say=said.append)
     fleet.kill("tansu")
     fleet.kill("queue")  # it noticed the broker's death first

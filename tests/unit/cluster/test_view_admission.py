@@ -7,13 +7,13 @@ from datetime import UTC, datetime, timedelta
 
 from shared.binding.admission import admission_request
 from shared.cluster import ClusterView
-from shared.events import BindRejected, NodeUpserted, PodBound, PodSubmitted, envelope
+from shared.events import AnyEvent, BindRejected, NodeUpserted, PodBound, PodSubmitted, envelope
 from tests.unit.events.samples import make_node, make_pod
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
 
-def _fold(view: ClusterView, *payloads: object) -> None:
+def _fold(view: ClusterView, *payloads: AnyEvent) -> None:
     for i, p in enumerate(payloads):
         view.apply(envelope(p, producer="t", timestamp=T0 + timedelta(seconds=len(view.specs) + i)))
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import itertools
 
 from shared.cluster import ClusterView
-from shared.events import NodeUpserted, PodBound, PodDeleted, PodEvicted, PodNominated, PodSubmitted, envelope
+from shared.events import AnyEvent, NodeUpserted, PodBound, PodDeleted, PodEvicted, PodNominated, PodSubmitted, envelope
 from tests.unit.events.samples import make_node, make_pod
 
 Event = PodNominated | PodEvicted
@@ -26,7 +26,7 @@ def _view() -> ClusterView:
     return view
 
 
-def _fold(view: ClusterView, *events: object) -> None:
+def _fold(view: ClusterView, *events: AnyEvent) -> None:
     for event in events:
         view.apply(envelope(event, producer="t"))
 
@@ -68,7 +68,7 @@ def test_a_preemptors_nomination_depends_on_the_events_read_not_their_order() ->
     # Three decisions for one preemptor: evict v1 for n1 (offset 1), nothing helps (offset 5,
     # its nomination cleared), evict v3 for n3 (offset 9). Its own events come in order on its
     # partition; each eviction on its victim's.
-    own = [PodNominated(uid="uid-pre", node_name="n1", request_at=1),
+    own: list[Event] = [PodNominated(uid="uid-pre", node_name="n1", request_at=1),
            PodNominated(uid="uid-pre", node_name="", request_at=5),
            PodNominated(uid="uid-pre", node_name="n3", request_at=9)]
     streams: list[list[Event]] = [

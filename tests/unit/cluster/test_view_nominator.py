@@ -6,11 +6,13 @@ node's stamp changes whenever its nominated pods do."""
 from __future__ import annotations
 
 import random
+from typing import cast
 
 import pytest
 
 from shared.cluster import ClusterView
-from shared.events import NodeUpserted, PodBound, PodDeleted, PodEvicted, PodNominated, PodSubmitted, envelope
+from shared.events import AnyEvent, NodeUpserted, PodBound, PodDeleted, PodEvicted, PodNominated, PodSubmitted, envelope
+from shared.framework.pod_info import PodInfo
 from tests.unit.events.samples import make_node, make_pod
 
 NODES = [f"node-{k}" for k in range(4)]
@@ -55,19 +57,20 @@ def _operations(seed: int) -> list[tuple[str, object]]:
 
 def _apply(view: ClusterView, kind: str, args: object) -> None:
     if kind == "overlay":
-        evicting, nominating = args  # type: ignore[misc]
+        evicting, nominating = cast(tuple[list[str], dict[str, str]], args)
         view.set_preempting(evicting, nominating)
         return
-    uid, node = args  # type: ignore[misc]
+    uid, node = cast(tuple[str, str], args)
     name = uid.removeprefix("uid-")
-    event = {
+    events: dict[str, AnyEvent] = {
         "nominate": PodNominated(uid=uid, node_name=node),
         "clear": PodNominated(uid=uid, node_name=""),
         "bind": PodBound(pod_uid=uid, node_name=node, attempt_id=f"{uid}/b"),
         "evict": PodEvicted(uid=uid, preemptor_uid="uid-x", node_name=node),
         "delete": PodDeleted(uid=uid, namespace="default", name=name),
         "submit": PodSubmitted(pod=make_pod(name, cpu="100m", priority=random.Random(name).randrange(3))),
-    }.get(kind)
+    }
+    event = events.get(kind)
     if event is not None:
         view.apply(envelope(event, producer="t"))
     elif kind == "assume":
@@ -88,7 +91,7 @@ def _view() -> ClusterView:
 @pytest.mark.parametrize("seed", range(30))
 def test_the_nominator_follows_every_change_whenever_it_is_read(seed: int) -> None:
     often, once = _view(), _view()
-    before: dict[str, tuple[list[object], int]] = {}
+    before: dict[str, tuple[list[PodInfo], int]] = {}
     for kind, args in _operations(seed):
         _apply(often, kind, args)
         _apply(once, kind, args)

@@ -188,5 +188,6 @@ def running(pod: Pod) -> list[Envelope]:
     node's PodBound, the events after which it counts on the node."""
     created = envelope(PodSubmitted(pod=pod), producer="gateway")
     asked = admission_request(pod, 1, "queue")
+    assert isinstance(asked.payload, BindRequested)
     bound = PodBound(pod_uid=pod.metadata.uid, node_name=pod.spec.node_name, attempt_id=asked.payload.attempt_id)
     return [created, envelope(bound, producer="binder", caused_by=asked)]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pytest
 
 from shared.cluster.view import bound_copy
@@ -28,7 +30,7 @@ def test_different_containers_are_derived_apart() -> None:
 
 
 def _requests(pod_level: dict[str, str] | None, containers: list[dict[str, str]],
-              init: list[tuple[dict[str, str], bool]] = ()) -> dict[str, int]:
+              init: Sequence[tuple[dict[str, str], bool]] = ()) -> dict[str, int]:
     b = MakePod().name("p")
     if pod_level is not None:
         b.pod_resources(pod_level)

@@ -40,8 +40,8 @@ def test_without_stamps_there_is_no_key() -> None:
     fwk = Framework("test", {}, {})
 
     class Plain:
-        def nominated_pods_for_node(self, node_name: str) -> list:  # type: ignore[type-arg]
+        def nominated_pods_for_node(self, node_name: str) -> list:
             return []
 
-    fwk.set_nominator(Plain())  # type: ignore[arg-type]
+    fwk.set_nominator(Plain())
     assert fwk.nominations_keys(pod("a", 1)) is None

@@ -57,7 +57,7 @@ def test_discovery_lists_what_the_gateway_serves() -> None:
 
 
 def test_a_watch_waits_at_a_gap_until_it_has_stayed_open_long_enough() -> None:
-    rows = [(11, "A", {}), (12, "A", {}), (14, "A", {})]
+    rows: list[tuple[int, str, dict[str, object]]] = [(11, "A", {}), (12, "A", {}), (14, "A", {})]
     gaps: dict[int, float] = {}
     assert stable(rows, 10, gaps, now=100.0) == rows[:2], "seq 13 may still be committing"
     assert stable(rows[2:], 12, gaps, now=100.0 + GAP_WAIT_S / 2) == []

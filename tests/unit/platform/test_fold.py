@@ -155,6 +155,6 @@ def test_fold_is_independent_of_the_interleaving_of_partitions(rnd: random.Rando
 def test_rows_survive_a_json_round_trip() -> None:
     model = fold(_envs(lifecycle()))
     for table in ("nodes", "pods", "attempts", "bindings", "preemptions"):
-        for row in model.table(table).values():  # type: ignore[arg-type]
+        for row in model.table(table).values():
             data = msgspec.json.decode(msgspec.json.encode(row))
             assert msgspec.convert(data, type(row)) == row

@@ -14,6 +14,7 @@ import pytest
 
 from berth.stack.processes import ManagedProcess, free_port, reap_stale
 from services.runtime import RecentEvents, RetryPolicy
+from shared.events import Envelope
 
 
 def test_recent_events_is_a_bounded_lru_keyed_by_partition() -> None:
@@ -123,9 +124,9 @@ def test_copies_of_a_broadcast_request_are_decoded_once_per_batch() -> None:
     big = encode(envelope(FilterBatchRequested(batch_id="b", cycle=1, phase="filter", pods=pods), producer="queue"))
     small = encode(envelope(PodDeleted(uid="u", namespace="default", name="p"), producer="gateway"))
     assert len(big) >= COPY_BYTES > len(small)
-    copies: dict[tuple[str, bytes], object] = {}
-    first = _decoded(copies, FILTER_REQUESTS, big)  # type: ignore[arg-type]
+    copies: dict[tuple[str, bytes], Envelope] = {}
+    first = _decoded(copies, FILTER_REQUESTS, big)
     assert _decoded(copies, FILTER_REQUESTS, bytes(big)) is first  # an equal copy, another bytes object
     assert _decoded(copies, PODS, small) is not _decoded(copies, PODS, small)  # small ones are not kept
     with pytest.raises(DecodeError):  # the topic is part of the check, and of the key
-        _decoded(copies, PODS, big)  # type: ignore[arg-type]
+        _decoded(copies, PODS, big)

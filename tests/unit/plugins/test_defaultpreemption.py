@@ -21,7 +21,7 @@ def node(name: str, cpu: str, *pods: PodInfo) -> NodeInfo:
     return MakeNode().name(name).capacity(cpu=cpu, memory="8Gi").info(*pods)
 
 
-def run(nodes: list[NodeInfo], preemptor: PodInfo, **kw: object):  # type: ignore[no-untyped-def]
+def run(nodes: list[NodeInfo], preemptor: PodInfo, **kw: object):
     fwk, plugin = make_framework(nodes, **kw)  # type: ignore[arg-type]
     state, statuses = filter_statuses(fwk, preemptor)
     result, status = plugin.post_filter(state, preemptor, statuses)
@@ -122,7 +122,7 @@ def test_no_nodes_is_an_error() -> None:
     fwk, plugin = make_framework([])
     result, status = plugin.post_filter(CycleState(), pod("p", 100), {})
     assert result is None
-    assert status.code == Code.ERROR and status.message() == "preemption: no nodes available"
+    assert status is not None and status.code == Code.ERROR and status.message() == "preemption: no nodes available"
 
 
 @pytest.mark.parametrize(("args", "message"), [
@@ -180,5 +180,5 @@ def test_pdb_protected_pod_reprieved_before_an_earlier_started_one(seed: int) ->
     p = pod("p", 100, "600m")
     state, statuses = filter_statuses(fwk, p)
     result, status = plugin.post_filter(state, p, statuses)
-    assert status.code == Code.SUCCESS and result is not None
+    assert status is not None and status.code == Code.SUCCESS and result is not None
     assert [v.name for v in result.victims] == ["b"]

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from shared.framework.cycle_state import CycleState
+from shared.framework.interfaces import PostFilterResult
 from shared.framework.node_info import NodeInfo
 from shared.framework.pod_info import PodInfo
 from shared.framework.runtime import Framework
@@ -130,10 +131,10 @@ def test_prefilter_state_is_updated_through_the_extensions_and_cloned() -> None:
     state, statuses = filter_statuses(fwk, preemptor)
     assert statuses["node1"].reasons == ("node(s) had an exclusive pod",)
     result, status = plugin.post_filter(state, preemptor, statuses)
-    assert status.code == Code.SUCCESS and result is not None
+    assert status is not None and status.code == Code.SUCCESS and result is not None
     assert [v.name for v in result.victims] == ["ex-low"]
     assert state.read("PreFilterTestExclusive").per_node["node1"] == 1  # the cycle's own state is untouched
-    assert len(fwk.snapshot().get("node1").pods) == 2  # and so is the snapshot
+    assert len(fwk.snapshot().node_info_map["node1"].pods) == 2  # and so is the snapshot
 
 
 def test_not_enough_room_even_after_removing_all_victims() -> None:
@@ -219,24 +220,26 @@ def _two_nodes() -> list[NodeInfo]:
     return [node("node1", "2", pod("p1", 1, "2", node="node1")), node("node2", "2", pod("p2", 5, "2", node="node2"))]
 
 
-def _preempt_with(*extenders: Ext) -> tuple[Any, Status]:
+def _preempt_with(*extenders: Ext) -> tuple[PostFilterResult | None, Status]:
     fwk, plugin = make_framework(_two_nodes(), extenders=list(extenders))
     preemptor = pod("p", 100, "2")
     state, statuses = filter_statuses(fwk, preemptor)
-    return plugin.post_filter(state, preemptor, statuses)
+    result, status = plugin.post_filter(state, preemptor, statuses)
+    assert status is not None  # PostFilter always answers with a status
+    return result, status
 
 
 def test_extender_filters_candidates() -> None:
     ext = Ext(keep={"node2"})
     result, status = _preempt_with(ext)
-    assert status.code == Code.SUCCESS and result.nominated_node_name == "node2"
+    assert status.code == Code.SUCCESS and result is not None and result.nominated_node_name == "node2"
     assert ext.seen is not None and set(ext.seen) == {"node1", "node2"}
 
 
 def test_extender_without_preemption_support_is_skipped() -> None:
     ext = Ext(keep=set(), supports=False)
     result, _ = _preempt_with(ext)
-    assert result.nominated_node_name == "node1" and ext.seen is None
+    assert result is not None and result.nominated_node_name == "node1" and ext.seen is None
 
 
 def test_extender_removing_all_candidates_leaves_no_candidate() -> None:
@@ -254,7 +257,7 @@ def test_extender_failures(ext: Ext, want: tuple[Code, str]) -> None:
     result, status = _preempt_with(ext)
     assert status.code == want[0]
     if want[0] == Code.SUCCESS:
-        assert result.nominated_node_name == want[1]
+        assert result is not None and result.nominated_node_name == want[1]
     else:
         assert result is None and status.message() == want[1]
 
@@ -414,6 +417,6 @@ def test_ranks_a_float_cannot_hold_and_score_functions_on_the_instance_take_the_
         return [node(f"node{i}", "2", pod(f"v{i}", 1 + i, "2", node=f"node{i}")) for i in range(4)]
 
     def prefer_the_last(plugin: DefaultPreemption) -> None:
-        plugin.ordered_score_funcs = lambda _: [lambda name: float(name[-1])]  # type: ignore[method-assign]
+        plugin.ordered_score_funcs = lambda _: [lambda name: float(name[-1])]  # type: ignore[method-assign,assignment]  # a scoring that prefers the last node
     table, plain = _table_and_plain(four, pod("x", 100, "2"), {"percentage": 100, "absolute": 1}, prefer_the_last)
     assert table == plain and table[3] == "node3"

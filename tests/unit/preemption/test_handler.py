@@ -99,11 +99,11 @@ async def test_a_second_request_on_a_stale_watermark_does_not_reuse_the_first_vi
     assert [v.uid for v in two.victims] != [v.uid for v in one.victims] and len(two.victims) == 1
     assert two.in_flight == [7, 1] and two.evicting == [] and two.nominating == {}
     assert recorded_overlay(two, {7: one}) == ([one.victims[0].uid], {"uid-hi-1": "node-a"})
-    evicted = [o.envelope.payload.uid for o in first + second if isinstance(o.envelope.payload, PodEvicted)]
+    evicted = [o.envelope.payload.uid for o in [*first, *second] if isinstance(o.envelope.payload, PodEvicted)]
     assert sorted(evicted) == ["uid-low-a", "uid-low-b"]
 
     # Once the view shows both decisions, nothing is in flight any more.
-    _fold(view, handler, first + second)
+    _fold(view, handler, [*first, *second])
     handler._overlay()
     assert handler.in_flight == {} and view.evicting == set() and view.nominating == {}
 
@@ -214,7 +214,7 @@ async def test_a_batch_handled_again_after_a_failure_hands_out_the_decisions_mad
     batch = [_request("hi-1", 0), _request("hi-2", 1)]
     decide = handler._decide
 
-    async def failing_on_the_second(cause, req, folded, at):  # type: ignore[no-untyped-def]
+    async def failing_on_the_second(cause, req, folded, at):
         if req.pod.metadata.name == "hi-2":
             raise RuntimeError("lost the database")
         return await decide(cause, req, folded, at)
@@ -249,7 +249,7 @@ async def test_a_request_decided_short_of_its_watermark_records_the_positions_de
         return False
 
     handler = PreemptionHandler(view, profiles_from(None), never, PreemptionMetrics(CollectorRegistry()))
-    req = msgspec.structs.replace(_request("hi-1").payload, watermark={"pods": [5, 0]})  # type: ignore[type-var]
+    req = msgspec.structs.replace(_request("hi-1").payload, watermark={"pods": [5, 0]})
     decided = _decided(await handler.handle(ReceivedEvent(envelope(req, producer="queue"),
                                                           Position(PREEMPTION_REQUESTS, 0, 0))))
     assert decided.folded == {"pods": [1, 0]}  # replay folds to these, not to the watermark
@@ -359,7 +359,7 @@ async def test_a_decision_folded_before_an_earlier_one_stays_overlaid_after_it()
     two = _decided(second)
     assert two.fits == "node-a" and two.cleared == ["uid-hi-1"]
     # The view reads the second decision whole and the first's nomination, not its eviction.
-    _fold(view, handler, [o for o in first if isinstance(o.envelope.payload, PodNominated)] + second)
+    _fold(view, handler, [*(o for o in first if isinstance(o.envelope.payload, PodNominated)), *second])
     handler._overlay()
     assert view.nominating.get("uid-hi-1") == "" and view.nominating.get("uid-top") == "node-a"
     assert [p.uid for p in view.nominator().nominated_pods_for_node("node-a")] == ["uid-top"]

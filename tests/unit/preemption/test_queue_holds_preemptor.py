@@ -5,6 +5,7 @@ preemption service answers: cluster events meanwhile do not bring it back for a 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from prometheus_client import CollectorRegistry
 
@@ -14,6 +15,7 @@ from services.queue.scheduler import Scheduler
 from services.runtime.scheduler_config import profiles_from
 from shared.cluster import ClusterView
 from shared.events import (
+    Envelope,
     NodeUpserted,
     OutgoingEvent,
     PodSubmitted,
@@ -64,7 +66,7 @@ def _events_meanwhile(s: Scheduler) -> None:
     s.queue.flush_unschedulable_pods_left_over()
 
 
-def _decided(attempt_id: str, nominated_node: str = "", **fields: object) -> object:
+def _decided(attempt_id: str, nominated_node: str = "", **fields: Any) -> Envelope:
     return envelope(PreemptionDecided(preemptor_uid="uid-hi", attempt_id=attempt_id, nominated_node=nominated_node,
                                       **fields), producer="preemption")
 
@@ -77,7 +79,7 @@ async def test_a_pod_is_not_attempted_again_while_its_preemption_is_decided() ->
     assert s.queue.in_flight() == ["uid-hi"]
 
     # Victims chosen: events came during its cycle, so it backs off, then goes again.
-    s.preemption_decided(_decided(attempt_id, nominated_node="node-a", message=""))  # type: ignore[arg-type]
+    s.preemption_decided(_decided(attempt_id, nominated_node="node-a", message=""))
     pending = s.queue.pending_pods()
     assert [q.pod_info.uid for q in pending.backoff] == ["uid-hi"] and not pending.unschedulable
     assert s.queue.in_flight() == []
@@ -86,16 +88,16 @@ async def test_a_pod_is_not_attempted_again_while_its_preemption_is_decided() ->
 async def test_a_pod_told_it_fits_now_goes_again_at_once() -> None:
     s = _scheduler()
     attempt_id = _fail_with_preemption(s)
-    s.preemption_decided(_decided(  # type: ignore[arg-type]
+    s.preemption_decided(_decided(
         attempt_id, message='preemption: not needed, the pod fits on node "node-a" now', fits="node-a"))
     batch = s.pop_batch()
-    assert batch is not None and [q.pod_info.uid for q in batch] == ["uid-hi"]  # type: ignore[attr-defined]
+    assert batch is not None and [q.pod_info.uid for q in batch] == ["uid-hi"]
 
 
 async def test_with_no_event_meanwhile_a_pod_whose_preemption_failed_waits_for_one() -> None:
     s = _scheduler()
     attempt_id = _fail_with_preemption(s)
-    s.preemption_decided(_decided(attempt_id, message="preemption: 0/1 nodes are available: "  # type: ignore[arg-type]
+    s.preemption_decided(_decided(attempt_id, message="preemption: 0/1 nodes are available: "
                                   "1 No preemption victims found for incoming pod."))
     pending = s.queue.pending_pods()
     assert [q.pod_info.uid for q in pending.unschedulable] == ["uid-hi"] and not pending.backoff
@@ -108,7 +110,7 @@ async def test_a_preemptor_whose_request_goes_unanswered_returns_after_the_preem
     assert [q.pod_info.uid for q in s.queue.pending_pods().unschedulable] == ["uid-hi"]
     assert s.preemptions == {} and s.queue.in_flight() == []
     # A decision that comes after all is ignored.
-    assert s.preemption_decided(_decided(attempt_id, nominated_node="node-a", message="")) == []  # type: ignore[arg-type]
+    assert s.preemption_decided(_decided(attempt_id, nominated_node="node-a", message="")) == []
 
 
 async def test_a_request_within_the_timeout_keeps_its_pod_held() -> None:

@@ -69,7 +69,7 @@ def test_pick_one_node_of_none() -> None:
 @given(st.lists(st.tuples(st.lists(st.tuples(st.sampled_from([-5, 0, 1, 10]), st.sampled_from([T1, T2, T3, None])),
                                    min_size=1, max_size=4),
                           st.integers(0, 2)), min_size=1, max_size=8))
-def test_ranked_pick_is_the_criterion_by_criterion_pick(specs: list) -> None:  # type: ignore[type-arg]
+def test_ranked_pick_is_the_criterion_by_criterion_pick(specs: list) -> None:
     """The default pick compares each node's rank tuple; it must choose the node that applying
     the criteria one after another (upstream's loop) chooses."""
     nodes = {f"n{i}": _v(*victims, violations=violations) for i, (victims, violations) in enumerate(specs)}
@@ -81,7 +81,7 @@ def test_custom_score_funcs_replace_the_defaults() -> None:
     assert pick_one_node_for_preemption(nodes, [lambda n: nodes[n].pods[0].priority]) == "n2"
 
 
-def _split(pods: list, pdbs: list) -> tuple[list[str], list[str]]:  # type: ignore[type-arg]
+def _split(pods: list, pdbs: list) -> tuple[list[str], list[str]]:
     violating, non_violating = filter_pods_with_pdb_violation(pods, pdbs)
     return [p.name for p in violating], [p.name for p in non_violating]
 

@@ -11,7 +11,7 @@ import pytest
 from shared.cluster import ClusterView, point_at
 from shared.events import ExtenderAnswer, NodeUpserted, PodSubmitted
 from shared.framework.cycle_state import CycleState
-from shared.framework.interfaces import MAX_NODE_SCORE, NodeScore, ScoreExtensions, ScorePlugin
+from shared.framework.interfaces import MAX_NODE_SCORE, NodeScore, PreFilterResult, ScoreExtensions, ScorePlugin
 from shared.framework.pod_info import PodInfo
 from shared.framework.snapshot import Snapshot
 from shared.framework.status import Status
@@ -54,9 +54,14 @@ def test_the_first_still_fitting_candidate_runs_prefilter_once() -> None:
              .info()]
     fwk.set_snapshot(Snapshot(nodes))
     pod = MakePod().name("b").uid("uid-b").label("color", "green").pod_anti_affinity(green).req(cpu="100m").info()
-    calls = []
+    calls: list[PodInfo] = []
     run = fwk.run_pre_filter_plugins
-    fwk.run_pre_filter_plugins = lambda state, p: calls.append(p) or run(state, p)  # type: ignore[method-assign]
+
+    def counted(state: CycleState, pod: PodInfo) -> tuple[PreFilterResult | None, Status | None, set[str]]:
+        calls.append(pod)
+        return run(state, pod)
+
+    fwk.run_pre_filter_plugins = counted  # type: ignore[method-assign]  # counts the calls
     snapshot = fwk.snapshot()
     assert first_still_fitting(fwk, pod, snapshot, ["gone", "n0", "n1"]) == "n1"  # n0 holds a green pod
     assert len(calls) == 1

@@ -63,8 +63,12 @@ def test_a_pod_whose_candidates_were_taken_walks_again_where_allowed() -> None:
 def test_a_pod_not_allowed_to_walk_or_with_no_room_left_is_retried() -> None:
     fwk, snapshot, infos = _cluster(nodes=6, pods=3)
     asked: list[str] = []
-    refused = _decide(fwk, snapshot, infos, walker=ScheduleAlgorithm(random.Random(0)),
-                      may_walk=lambda item: asked.append(item.info.uid) is not None)
+
+    def refuse(item: BatchItem) -> bool:
+        asked.append(item.info.uid)
+        return False
+
+    refused = _decide(fwk, snapshot, infos, walker=ScheduleAlgorithm(random.Random(0)), may_walk=refuse)
     assert [d.verdict for d in refused] == ["bind", "bind", "retry"]
     assert asked == ["uid-p2"]  # asked only for the pod whose candidates were taken
 

@@ -13,11 +13,11 @@ from shared.framework.cycle_state import CycleState
 from shared.framework.node_info import NodeInfo
 from shared.framework.pod_info import PodInfo
 from shared.framework.snapshot import Snapshot
-from shared.model.loader import load_objects
+from shared.model.loader import ClusterInput, load_objects
 from shared.profiles import build_profiles
 from shared.protocol.packed_failures import pack_failures
 from shared.protocol.packing import column_of, columns_run_lengths, names_at, pack, run_lengths, runs, unpack
-from shared.protocol.sharded import filter_on_shard, merge_filter
+from shared.protocol.sharded import MergedFilter, filter_on_shard, merge_filter
 from shared.scheduler.fit_error import FitError
 from shared.scheduler.node_index import NodeIndexes
 
@@ -75,7 +75,7 @@ def test_pack_then_unpack_is_the_answer(feasible: list[int], scores: list[int], 
     assert unpack(result, NAMES) is result  # an answer with names is left alone
 
 
-def _cluster(nodes: int, pods: int) -> tuple[object, Snapshot]:
+def _cluster(nodes: int, pods: int) -> tuple[ClusterInput, Snapshot]:
     docs: list[dict] = [{"kind": "Node", "metadata": {"name": f"node-{i}"},
                          "status": {"allocatable": {"cpu": "4", "memory": "32Gi", "pods": "110"}}}
                         for i in range(nodes)]
@@ -92,7 +92,7 @@ def test_an_indexed_walk_packs_into_runs_and_unpacks_to_the_plain_answer() -> No
     fwk.set_snapshot(snapshot)
     every = set(snapshot.names)
     # Fill node-3 so that the last pod (3.95 CPUs) fails there: a failure among the feasible run.
-    snapshot.get("node-3").add_pod(PodInfo(msgspec.structs.replace(
+    snapshot.node_info_map["node-3"].add_pod(PodInfo(msgspec.structs.replace(
         cluster.pods[0], spec=msgspec.structs.replace(cluster.pods[0].spec, node_name="node-3"))))
     pod = PodInfo(cluster.pods[-1])
     plain = filter_on_shard(fwk, CycleState(), pod, snapshot, 990, every, NodeIndexes())
@@ -167,11 +167,11 @@ def test_packed_answers_of_several_shards_that_found_no_node_merge_as_arrays() -
     pod = PodInfo(cluster.pods[-1])  # 3.95 CPUs: fails where a 100m pod runs
     small = cluster.pods[0]
     for i in range(0, 300, 2):  # every other node full: both halves find nodes
-        snapshot.get(f"node-{i}").add_pod(PodInfo(msgspec.structs.replace(  # type: ignore[union-attr]
+        snapshot.node_info_map[f"node-{i}"].add_pod(PodInfo(msgspec.structs.replace(
             small, metadata=msgspec.structs.replace(small.metadata, uid=f"s{i}", name=f"s{i}"),
             spec=msgspec.structs.replace(small.spec, node_name=f"node-{i}"))))
 
-    def merges(start: int) -> tuple[object, object]:
+    def merges(start: int) -> tuple[MergedFilter, MergedFilter]:
         answers = [filter_on_shard(fwk, CycleState(), pod, snapshot, start, half, NodeIndexes(), packed=True)
                    for half in halves]
         kept = [unpack(a, snapshot.names, scores=False, failures=False) for a in answers]
@@ -184,7 +184,7 @@ def test_packed_answers_of_several_shards_that_found_no_node_merge_as_arrays() -
     assert fast.feasible  # some shard found nodes: merged node by node
     assert dict(fast.diagnosis.node_to_status.items()) == dict(walked.diagnosis.node_to_status.items())
     for i in range(1, 300, 2):  # now every node is full
-        snapshot.get(f"node-{i}").add_pod(PodInfo(msgspec.structs.replace(  # type: ignore[union-attr]
+        snapshot.node_info_map[f"node-{i}"].add_pod(PodInfo(msgspec.structs.replace(
             small, metadata=msgspec.structs.replace(small.metadata, uid=f"s{i}", name=f"s{i}"),
             spec=msgspec.structs.replace(small.spec, node_name=f"node-{i}"))))
     overlapping = [set(snapshot.names[:160]), set(snapshot.names[140:])]  # a resent request's answer

@@ -66,7 +66,8 @@ def test_the_answered_nodes_in_order_need_no_lookup() -> None:
     assert raw.rows(["a", "b"]) is None
     assert raw.column("P", None, 2).tolist() == [3, 4]
     assert raw.column("Q", None, 2).tolist() == [0, 0]
-    assert raw.rows(["b", "x"]).tolist() == [1, -1]
+    rows = raw.rows(["b", "x"])
+    assert rows is not None and rows.tolist() == [1, -1]
 
 
 def test_a_scoring_error_is_the_first_shards() -> None:

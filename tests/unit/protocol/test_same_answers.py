@@ -6,12 +6,13 @@ import msgspec
 
 from shared.events import PodShardResult
 from shared.framework.pod_info import PodInfo
+from shared.model import Pod
 from shared.model.loader import load_objects
 from shared.protocol.same_answers import answer_key, own_results, same_as, shared_results
 from tests.builders import MakePod
 
 
-def _pod(name: str, namespace: str = "default", app: str = "web", created: str = "") -> object:
+def _pod(name: str, namespace: str = "default", app: str = "web", created: str = "") -> Pod:
     """A pod as the loader gives it (priority and preemption policy defaulted)."""
     b = MakePod().name(name).namespace(namespace).uid(f"uid-{name}").label("app", app)
     b.container(image="", name="c", requests={"cpu": "100m"})
@@ -34,13 +35,13 @@ def test_what_a_walk_can_tell_apart_changes_the_key() -> None:
     assert _key(_pod("b", app="db")) != base  # affinity and spreading read labels
     assert _key(_pod("b", namespace="other")) != base
     spec = _pod("b")
-    bigger = msgspec.structs.replace(spec, spec=msgspec.structs.replace(spec.spec, priority=5))  # type: ignore[attr-defined]
+    bigger = msgspec.structs.replace(spec, spec=msgspec.structs.replace(spec.spec, priority=5))
     assert _key(bigger) != base
 
 
 def test_a_nominated_pod_is_answered_for_itself() -> None:
     pod = _pod("a")
-    nominated = msgspec.structs.replace(pod, status=msgspec.structs.replace(pod.status, nominated_node_name="n1"))  # type: ignore[attr-defined]
+    nominated = msgspec.structs.replace(pod, status=msgspec.structs.replace(pod.status, nominated_node_name="n1"))
     assert _key(nominated) is None
     assert _key(pod, nominated=True) is None  # the view nominates it: its own nomination is not counted
 

@@ -15,7 +15,16 @@ from services.queue.scheduler import Scheduler
 from services.runtime.scheduler_config import profiles_from
 from shared.binding import NODE_NOT_FOUND
 from shared.cluster import ClusterView
-from shared.events import BINDS, BindRejected, BindRequested, NodeUpserted, OutgoingEvent, PodSubmitted, envelope
+from shared.events import (
+    BINDS,
+    AnyEvent,
+    BindRejected,
+    BindRequested,
+    NodeUpserted,
+    OutgoingEvent,
+    PodSubmitted,
+    envelope,
+)
 from tests.unit.events.samples import make_node, make_pod
 
 
@@ -40,7 +49,7 @@ def _queue(log: Log, *nodes: str) -> Scheduler:
     return s
 
 
-def _fold(s: Scheduler, payload: object) -> None:
+def _fold(s: Scheduler, payload: AnyEvent) -> None:
     env = envelope(payload, producer="t")
     s.view.apply(env)
     s.on_event(env, None)  # type: ignore[arg-type]

@@ -12,7 +12,16 @@ from services.queue.metrics import SchedulerMetrics
 from services.queue.scheduler import Scheduler
 from services.runtime.scheduler_config import profiles_from
 from shared.cluster import ClusterView
-from shared.events import NodeUpserted, OutgoingEvent, PodBound, PodEvicted, PodNominated, PodSubmitted, envelope
+from shared.events import (
+    AnyEvent,
+    NodeUpserted,
+    OutgoingEvent,
+    PodBound,
+    PodEvicted,
+    PodNominated,
+    PodSubmitted,
+    envelope,
+)
 from tests.unit.events.samples import make_node, make_pod
 
 
@@ -32,7 +41,7 @@ def _queue() -> Scheduler:
     return s
 
 
-def _fold(s: Scheduler, payload: object) -> None:
+def _fold(s: Scheduler, payload: AnyEvent) -> None:
     env = envelope(payload, producer="t")
     s.view.apply(env)
     s.on_event(env, None)  # type: ignore[arg-type]

@@ -17,6 +17,7 @@ from services.runtime.scheduler_config import profiles_from
 from shared.cluster import ClusterView
 from shared.events import NodeUpserted, OutgoingEvent, PodSubmitted, envelope
 from shared.framework.pod_info import PodInfo
+from shared.queue import QueuedPodInfo
 from tests.unit.events.samples import make_node
 from tests.unit.preemption.support import make_pod
 
@@ -25,7 +26,7 @@ async def _publish(events: Sequence[OutgoingEvent]) -> None:
     return None
 
 
-def _popped() -> tuple[Scheduler, object]:
+def _popped() -> tuple[Scheduler, QueuedPodInfo]:
     """A live queue that has popped its one pending pod, "mid" (priority 10)."""
     view = ClusterView()
     view.apply(envelope(NodeUpserted(node=make_node("node-a", cpu="4")), producer="t"))
