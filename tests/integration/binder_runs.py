@@ -88,7 +88,7 @@ async def running_binder(env: BerthTestEnv) -> AsyncIterator[BinderHandler]:
                                serve_http=False)
     task = asyncio.ensure_future(run(service, deletions))
     try:
-        yield service.handler  # type: ignore[misc]
+        yield service.handler  # type: ignore[misc]  # the binder's handler
     finally:
         service.request_stop()
         await asyncio.wait_for(task, 15)

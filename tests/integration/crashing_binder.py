@@ -31,5 +31,5 @@ async def _publish_then_die(self: KafkaPublisher, events: Sequence[OutgoingEvent
 
 
 if __name__ == "__main__":
-    KafkaPublisher.publish = _publish_then_die  # type: ignore[method-assign]
+    KafkaPublisher.publish = _publish_then_die  # type: ignore[method-assign]  # the crash under test
     asyncio.run(main())

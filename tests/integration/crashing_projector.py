@@ -29,5 +29,5 @@ async def _apply_then_die(self: projection_store.PostgresProjectionStore, group:
 
 
 if __name__ == "__main__":
-    projection_store.PostgresProjectionStore.apply = _apply_then_die  # type: ignore[method-assign]
+    projection_store.PostgresProjectionStore.apply = _apply_then_die  # type: ignore[method-assign]  # the crash under test
     asyncio.run(main())

@@ -131,7 +131,7 @@ def _exists(v1: object, name: str) -> bool:
     from kubernetes import client
 
     try:
-        v1.read_namespaced_pod(name, "default")  # type: ignore[attr-defined]
+        v1.read_namespaced_pod(name, "default")  # type: ignore[attr-defined]  # the client is untyped here
     except client.exceptions.ApiException:
         return False
     return True

@@ -25,7 +25,7 @@ async def test_read_topic_decodes_what_it_can(berth_env: BerthTestEnv, publisher
     assert [pos.offset for pos, _, _ in seen] == list(range(len(pods) + 1))
     *good, (_, bad, raw) = seen
     assert all(isinstance(e, Envelope) for _, e, _ in good) and isinstance(bad, DecodeError) and raw == b"junk"
-    assert '"type": "PodSubmitted"' in render_json(good[0][1])  # type: ignore[arg-type]
+    assert '"type": "PodSubmitted"' in render_json(good[0][1])  # type: ignore[arg-type]  # asserted an Envelope above
 
 
 async def test_read_model_queries(berth_env: BerthTestEnv, engine: AsyncEngine, publisher: KafkaPublisher) -> None:
@@ -45,7 +45,7 @@ async def test_read_model_queries(berth_env: BerthTestEnv, engine: AsyncEngine, 
     assert [a.attempt for a in await q.attempts(p3.uid)] == [1, 2]
     assert [b.state for b in await q.bindings(p3.uid)] == ["Rejected"]
     assert [v.uid for pre in await q.preemptions(p3.uid) for v in pre.victims] == ["uid-0"]
-    assert (await q.pod_by_uid("uid-2")).phase == "Bound"  # type: ignore[union-attr]
+    assert (await q.pod_by_uid("uid-2")).phase == "Bound"  # type: ignore[union-attr]  # stored above
 
     store = PostgresEventStore(engine)
     created = await store.created_at([p3.uid, "no-such-uid"], ["PodSubmitted"])

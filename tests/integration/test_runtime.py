@@ -94,7 +94,7 @@ async def test_malformed_message_is_dead_lettered_and_the_next_is_processed(
         service.request_stop()
         await asyncio.wait_for(task, 10)
 
-    assert [e.payload.pod.metadata.name for e in watched.handled] == ["good"]  # type: ignore[union-attr]
+    assert [e.payload.pod.metadata.name for e in watched.handled] == ["good"]  # type: ignore[union-attr]  # only pods get through
     letters = sorted((e.payload for e in dead if isinstance(e.payload, DeadLettered)), key=lambda d: d.offset)
     assert len(letters) == len(dead)
     assert [(d.origin_topic, d.partition, d.offset) for d in letters] == [(PODS, 0, 0), (PODS, 0, 1)]

@@ -11,6 +11,7 @@ import pytest
 
 from berth.bench import inprocess
 from berth.bench.inprocess import run_inprocess
+from shared.model import Pod
 from shared.simulation.simulator import Simulator
 from shared.workloads import generate
 
@@ -51,9 +52,9 @@ def test_the_inprocess_bench_submits_the_churn_on_the_clock_while_it_measures(
     submitted: list[tuple[str, float]] = []
     real = Simulator.submit
 
-    def recording(self: Simulator, pod: object) -> None:
-        submitted.append((pod.metadata.name, now[0]))  # type: ignore[attr-defined]
-        real(self, pod)  # type: ignore[arg-type]
+    def recording(self: Simulator, pod: Pod) -> None:
+        submitted.append((pod.metadata.name, now[0]))
+        real(self, pod)
 
     monkeypatch.setattr(inprocess.time, "perf_counter", ticking)
     monkeypatch.setattr(Simulator, "submit", recording)

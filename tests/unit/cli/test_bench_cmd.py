@@ -140,7 +140,7 @@ def test_cluster_sampler_counts_the_embedded_stack_and_its_children(tmp_path: Pa
     try:
         fleet = SimpleNamespace(members={"queue": SimpleNamespace(spec=SimpleNamespace(name="queue"),
                                                                   process=SimpleNamespace(pid=service.pid))})
-        sampler = _Sampler(fleet, {"postgres": database.pid})  # type: ignore[arg-type]
+        sampler = _Sampler(fleet, {"postgres": database.pid})  # type: ignore[arg-type]  # a fake fleet
         deadline = time.monotonic() + 20
         seen = sampler.cpu()
         while time.monotonic() < deadline and not (seen["database"] >= 0.3 and seen["queue"] >= 0.3):

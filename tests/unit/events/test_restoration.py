@@ -7,6 +7,7 @@ import pytest
 from shared.errors import GapRecord
 from shared.events import (
     GAP,
+    AnyEvent,
     BindRejected,
     BindRequested,
     Envelope,
@@ -25,8 +26,8 @@ from tests.builders import MakePod
 NOW = datetime(2026, 11, 26, tzinfo=UTC)
 
 
-def _env(payload: object, caused_by: Envelope | None = None) -> Envelope:
-    return envelope(payload, producer="t", timestamp=NOW, caused_by=caused_by)  # type: ignore[arg-type]
+def _env(payload: AnyEvent, caused_by: Envelope | None = None) -> Envelope:
+    return envelope(payload, producer="t", timestamp=NOW, caused_by=caused_by)
 
 
 def _at(env: Envelope, topic: str = "pods", partition: int = 0, offset: int = 0) -> ReceivedEvent:

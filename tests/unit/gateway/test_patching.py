@@ -32,7 +32,7 @@ def test_a_merge_patch_merges_objects_removes_nulls_and_replaces_lists() -> None
     got = _patch({"metadata": {"labels": {"a": None, "c": "3"}}, "spec": {"containers": [{"name": "e"}]}}, MERGE)
     assert got["metadata"] == {"name": "p", "labels": {"b": "2", "c": "3"}}
     assert got["spec"]["containers"] == [{"name": "e"}], "RFC 7386 replaces a list whole"
-    assert POD["metadata"]["labels"] == {"a": "1", "b": "2"}, "the live object is not touched"  # type: ignore[index]
+    assert POD["metadata"]["labels"] == {"a": "1", "b": "2"}, "the live object is not touched"  # type: ignore[index]  # a nested dict
 
 
 def test_a_strategic_merge_patch_merges_named_items_and_keeps_their_order() -> None:

@@ -29,11 +29,11 @@ def _pod(phase: str) -> dict[str, Any]:
 async def test_a_change_read_after_a_pods_deletion_does_not_bring_it_back() -> None:
     watched = Watched("Pod", "v1", {}, lambda kind, payload: "u", _none, _none, lambda uid: {"uid": uid},
                       gone=lambda obj: obj["status"]["phase"] == "Deleted")
-    stream = WatchStream(make_mocked_request("GET", "/api/v1/pods?watch=true"), watched, None,  # type: ignore[arg-type]
+    stream = WatchStream(make_mocked_request("GET", "/api/v1/pods?watch=true"), watched, None,  # type: ignore[arg-type]  # no store: nothing is read
                          lambda obj: True)
     out = Collected()
     # Submitted, then deleted; a scheduling attempt stored after the deletion is read last.
-    await stream._send(out, [("u", "ADDED", _pod("Pending"), 1), ("u", "DELETED", _pod("Deleted"), 2),  # type: ignore[arg-type]
+    await stream._send(out, [("u", "ADDED", _pod("Pending"), 1), ("u", "DELETED", _pod("Deleted"), 2),  # type: ignore[arg-type]  # rendered pods
                              ("u", "MODIFIED", _pod("Deleted"), 3)])
     assert [(line["type"], line["object"]["metadata"]["resourceVersion"]) for line in out.lines] == [
         ("ADDED", "1"), ("DELETED", "2")]
@@ -56,7 +56,7 @@ def _pods_stream(store: CreatedAt) -> WatchStream:
                       lambda uid: {"uid": uid},
                       at_change=lambda kind, payload: _pod("Pending") if kind == "PodSubmitted" else None)
     return WatchStream(make_mocked_request("GET", "/api/v1/pods?watch=true&resourceVersion=1"), watched,
-                       store, lambda obj: True)  # type: ignore[arg-type]
+                       store, lambda obj: True)  # type: ignore[arg-type]  # a stand-in store
 
 
 async def test_a_bind_stored_before_its_pods_creation_is_sent_after_it() -> None:

@@ -45,7 +45,7 @@ def _log(seed: int) -> list[ReceivedEvent]:
         else:
             by_topic.setdefault((PLACEMENTS, 0), []).append(
                 PodBound(pod_uid=uid, node_name=rnd.choice(nodes), attempt_id=f"{uid}/1"))
-    return [ReceivedEvent(envelope(p, producer="t"), Position(topic, part, offset))  # type: ignore[arg-type]
+    return [ReceivedEvent(envelope(p, producer="t"), Position(topic, part, offset))  # type: ignore[arg-type]  # every payload here is an event
             for (topic, part), payloads in sorted(by_topic.items()) for offset, p in enumerate(payloads)]
 
 

@@ -31,7 +31,7 @@ def test_each_helper_reads_its_kind_or_falls_back_to_the_default() -> None:
 ], ids=["integer", "minimum", "flag", "number", "projector batch", "gateway flag", "certificate without key"])
 def test_a_bad_value_names_the_variable_and_what_it_wants(load: object, env: dict[str, str], message: str) -> None:
     with pytest.raises(ConfigurationError, match=message.replace("(", r"\(")):
-        load(env)  # type: ignore[operator]
+        load(env)  # type: ignore[operator]  # the refusal under test
 
 
 def test_services_keep_their_defaults_when_nothing_is_set() -> None:
@@ -43,7 +43,7 @@ def test_services_keep_their_defaults_when_nothing_is_set() -> None:
 def test_the_projector_asks_for_full_batches_unless_told_otherwise() -> None:
     settings = load_projector({})
     assert (settings.batch_records, settings.fetch_min_bytes) == (2000, 512 * 1024)
-    config = build_projector(settings, engine=None, serve_http=False).config  # type: ignore[arg-type]
+    config = build_projector(settings, engine=None, serve_http=False).config  # type: ignore[arg-type]  # not started: no engine used
     assert (config.max_records, config.fetch_min_bytes) == (2000, 512 * 1024)
     told = load_projector({"BERTH_PROJECTOR_BATCH_RECORDS": "100", "BERTH_PROJECTOR_FETCH_MIN_BYTES": "1"})
     assert (told.batch_records, told.fetch_min_bytes) == (100, 1)

@@ -77,4 +77,4 @@ def snapshot(nodes: Mapping[str, Mapping[str, str]], pods: Sequence[MakePod],
 
 
 def plugin(snap: Snapshot, args: Mapping[str, Any] | None = None) -> InterPodAffinity:
-    return InterPodAffinity.new(args, FakeHandle(snap))  # type: ignore[arg-type]
+    return InterPodAffinity.new(args, FakeHandle(snap))  # type: ignore[arg-type]  # a stand-in: only its snapshot is read

@@ -32,7 +32,7 @@ def cm(cpu: str, memory: str, **extra: str) -> dict[str, str]:
 
 
 def scores(args: dict[str, Any] | None, requested: PodInfo, nodes: list[NodeInfo]) -> list[int]:
-    plugin = BalancedAllocation.new(args, None)  # type: ignore[arg-type]
+    plugin = BalancedAllocation.new(args, None)  # type: ignore[arg-type]  # the plugin reads no handle
     state = CycleState()
     assert plugin.pre_score(state, requested, nodes) is None
     out = []
@@ -89,7 +89,7 @@ def test_balanced_allocation(requested: PodInfo, nodes: list[NodeInfo], args: di
 
 
 def test_best_effort_pod_skips_scoring() -> None:
-    plugin = BalancedAllocation.new(None, None)  # type: ignore[arg-type]
+    plugin = BalancedAllocation.new(None, None)  # type: ignore[arg-type]  # the plugin reads no handle
     state = CycleState()
     status = plugin.pre_score(state, pod({}), [node("node1", cm("4000", "10000"))])
     assert status is not None and status.code == Code.SKIP
@@ -98,7 +98,7 @@ def test_best_effort_pod_skips_scoring() -> None:
 
 
 def test_score_without_prescore_state() -> None:
-    plugin = BalancedAllocation.new(None, None)  # type: ignore[arg-type]
+    plugin = BalancedAllocation.new(None, None)  # type: ignore[arg-type]  # the plugin reads no handle
     assert plugin.score(CycleState(), pod(*TWO), node("node1", cm("4000", "10000"))) == (87, None)
 
 
@@ -118,5 +118,5 @@ def test_balanced_resource_scorer(requested: list[int], allocatable: list[int], 
 ], ids=["weight other than one", "duplicate resource"])
 def test_invalid_args(args: dict[str, Any], message: str) -> None:
     with pytest.raises(ValueError) as info:
-        BalancedAllocation.new(args, None)  # type: ignore[arg-type]
+        BalancedAllocation.new(args, None)  # type: ignore[arg-type]  # the plugin reads no handle
     assert message in str(info.value)

@@ -22,7 +22,7 @@ def node(name: str, cpu: str, *pods: PodInfo) -> NodeInfo:
 
 
 def run(nodes: list[NodeInfo], preemptor: PodInfo, **kw: object):
-    fwk, plugin = make_framework(nodes, **kw)  # type: ignore[arg-type]
+    fwk, plugin = make_framework(nodes, **kw)  # type: ignore[arg-type]  # keyword arguments
     state, statuses = filter_statuses(fwk, preemptor)
     result, status = plugin.post_filter(state, preemptor, statuses)
     return result, status, statuses

@@ -71,7 +71,7 @@ CASES = [
 def test_score(pod_builder: MakePod, node_images: list[tuple[tuple[list[str], int], ...]], expected: list[int]) -> None:
     infos: list[NodeInfo] = [node(f"node{i}", *images).info() for i, images in enumerate(node_images)]
     index_images(infos)
-    pl = ImageLocality.new(None, FakeHandle(Snapshot(infos)))  # type: ignore[arg-type]
+    pl = ImageLocality.new(None, FakeHandle(Snapshot(infos)))  # type: ignore[arg-type]  # a stand-in: only its snapshot is read
     info = pod_builder.info()
     got = []
     for n in infos:

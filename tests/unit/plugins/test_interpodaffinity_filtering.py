@@ -59,7 +59,7 @@ def run(pending: MakePod, existing: Sequence[MakePod], nodes: Mapping[str, Mappi
     _, status = pl.pre_filter(state, pi, snap.node_info_list)
     if status is not None:
         return status, []
-    return None, [pl.filter(state, pi, snap.get(name)) for name in nodes]  # type: ignore[arg-type]
+    return None, [pl.filter(state, pi, snap.node_info_map[name]) for name in nodes]
 
 
 def securityscan_on_node1() -> MakePod:
@@ -370,10 +370,10 @@ def test_pre_filter_state_clone_is_independent() -> None:
 def test_removing_a_pod_drops_counts_that_reach_zero() -> None:
     pending = pod(FOO_BAR, name="pending").pod_anti_affinity(term("region", in_("foo", "bar"))).info()
     pl, state, snap = _state(pending, [pod(FOO_BAR, node="nodeA", name="p1")])
-    victim = snap.get("nodeA").pods[0]  # type: ignore[union-attr]
-    assert pl.pre_filter_extensions().remove_pod(state, pending, victim, snap.get("nodeA")) is None  # type: ignore[arg-type]
+    victim = snap.node_info_map["nodeA"].pods[0]
+    assert pl.pre_filter_extensions().remove_pod(state, pending, victim, snap.node_info_map["nodeA"]) is None
     assert state.read(PRE_FILTER_STATE_KEY).anti_affinity_counts == {}
-    assert pl.filter(state, pending, snap.get("nodeB")) is None  # type: ignore[arg-type]
+    assert pl.filter(state, pending, snap.node_info_map["nodeB"]) is None
 
 
 def test_nominated_pod_added_to_state_blocks_its_topology() -> None:
@@ -383,7 +383,7 @@ def test_nominated_pod_added_to_state_blocks_its_topology() -> None:
     node_b = snap.get("nodeB")
     assert node_b is not None
     assert pl.pre_filter_extensions().add_pod(state, pending, nominated, node_b) is None
-    assert [pl.filter(state, pending, snap.get(n)) for n in ADD_REMOVE_NODES] == [N, N, None]  # type: ignore[arg-type]
+    assert [pl.filter(state, pending, snap.node_info_map[n]) for n in ADD_REMOVE_NODES] == [N, N, None]
 
 
 # -- counts of the incoming pod's terms (TestGetTPMapMatchingIncomingAffinityAntiAffinity) ------------

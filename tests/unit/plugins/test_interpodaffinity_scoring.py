@@ -247,7 +247,7 @@ def test_hard_pod_affinity_weight_scales_the_raw_score() -> None:
     state = CycleState()
     pi = incoming(SERVICE_S1).info()
     assert pl.pre_score(state, pi, snap.node_info_list) is None
-    assert [pl.score(state, pi, snap.get(n))[0] for n in THREE] == [7, 0, 0]  # type: ignore[arg-type]
+    assert [pl.score(state, pi, snap.node_info_map[n])[0] for n in THREE] == [7, 0, 0]
 
 
 @pytest.mark.parametrize(("raw", "want"), [
@@ -278,7 +278,7 @@ def test_normalize_score_leaves_scores_alone_without_topology_scores() -> None:
 def test_score_without_pre_score_state_is_an_error() -> None:
     snap = snapshot({"node1": CHINA}, [])
     pl = plugin(snap)
-    _, status = pl.score(CycleState(), incoming().info(), snap.get("node1"))  # type: ignore[arg-type]
+    _, status = pl.score(CycleState(), incoming().info(), snap.node_info_map["node1"])
     assert status == Status(Code.ERROR, 'failed to read "PreScoreInterPodAffinity" from cycleState: not found')
 
 

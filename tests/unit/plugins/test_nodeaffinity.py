@@ -161,7 +161,7 @@ FILTER_CASES: list[tuple[str, MakePod, dict[str, str], str, dict[str, Any] | Non
                          [c[1:] for c in FILTER_CASES], ids=[c[0] for c in FILTER_CASES])
 def test_filter(pod: MakePod, labels: dict[str, str], node_name: str, args: dict[str, Any] | None,
                 want_pre: tuple[set[str] | None, Status | None], want: Status | None) -> None:
-    pl = NodeAffinity.new(args, None)  # type: ignore[arg-type]
+    pl = NodeAffinity.new(args, None)  # type: ignore[arg-type]  # the plugin reads no handle
     info = pod.info()
     node = MakeNode().name(node_name).labels(labels).info()
     state = CycleState()
@@ -209,7 +209,7 @@ def test_score(preferred: list[tuple[int, dict[str, Any]]], node_labels: list[di
     for weight, t in preferred:
         pod.node_affinity_preferred(weight, t)
     info = pod.info()
-    pl = NodeAffinity.new(args, None)  # type: ignore[arg-type]
+    pl = NodeAffinity.new(args, None)  # type: ignore[arg-type]  # the plugin reads no handle
     nodes = [MakeNode().name(f"node{i}").labels(lbl).info() for i, lbl in enumerate(node_labels)]
     state = CycleState()
     if run_pre_score:
@@ -243,7 +243,7 @@ def test_invalid_preferred_term_is_a_pre_score_error() -> None:
 ], ids=["bad required term", "bad preferred term", "wrong type", "unknown field"])
 def test_invalid_args(args: dict[str, Any]) -> None:
     with pytest.raises(ValueError):
-        NodeAffinity.new(args, None)  # type: ignore[arg-type]
+        NodeAffinity.new(args, None)  # type: ignore[arg-type]  # the plugin reads no handle
 
 
 @pytest.mark.parametrize(("text", "want"), [

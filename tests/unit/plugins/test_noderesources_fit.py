@@ -154,7 +154,7 @@ ENOUGH_REQUESTS = [
 def test_enough_requests(pod: PodInfo, existing: dict[str, Any], args: dict[str, Any] | None,
                          want: list[InsufficientResource]) -> None:
     node = node_with(existing)
-    plugin = Fit.new(args, None)  # type: ignore[arg-type]
+    plugin = Fit.new(args, None)  # type: ignore[arg-type]  # the plugin reads no handle
     status = run_filter(plugin, pod, node)
     if not want:
         assert status is None
@@ -183,12 +183,12 @@ NOT_ENOUGH_PODS = [
 @pytest.mark.parametrize(("pod", "existing", "want"), [c[1:] for c in NOT_ENOUGH_PODS],
                          ids=[c[0] for c in NOT_ENOUGH_PODS])
 def test_not_enough_pods(pod: PodInfo, existing: dict[str, Any], want: Status) -> None:
-    assert run_filter(Fit.new(None, None), pod, node_with(existing, pods=1)) == want  # type: ignore[arg-type]
+    assert run_filter(Fit.new(None, None), pod, node_with(existing, pods=1)) == want  # type: ignore[arg-type]  # the plugin reads no handle
 
 
 def test_node_with_no_pod_room_is_unschedulable_not_unresolvable() -> None:
     node = MakeNode().name("n").capacity(cpu="1", memory="1Gi", pods=0).info()
-    assert run_filter(Fit.new(None, None), make_pod(), node) == Status(U, "Too many pods")  # type: ignore[arg-type]
+    assert run_filter(Fit.new(None, None), make_pod(), node) == Status(U, "Too many pods")  # type: ignore[arg-type]  # the plugin reads no handle
     assert fits_request(make_pod().requests, node) == [ir("pods", 1, 0, 0)]
 
 
@@ -205,23 +205,23 @@ STORAGE = [
 
 @pytest.mark.parametrize(("pod", "existing", "want"), [c[1:] for c in STORAGE], ids=[c[0] for c in STORAGE])
 def test_storage_requests(pod: PodInfo, existing: dict[str, Any], want: Status | None) -> None:
-    assert run_filter(Fit.new(None, None), pod, node_with(existing)) == want  # type: ignore[arg-type]
+    assert run_filter(Fit.new(None, None), pod, node_with(existing)) == want  # type: ignore[arg-type]  # the plugin reads no handle
 
 
 def test_filter_without_prefilter_state_is_an_error() -> None:
-    status = Fit.new(None, None).filter(CycleState(), make_pod(), node_with({}))  # type: ignore[arg-type]
+    status = Fit.new(None, None).filter(CycleState(), make_pod(), node_with({}))  # type: ignore[arg-type]  # the plugin reads no handle
     assert status == Status(Code.ERROR, 'error reading "PreFilterNodeResourcesFit" from cycleState: not found')
 
 
 def test_prefilter_state_clones() -> None:
     state = CycleState()
-    Fit.new(None, None).pre_filter(state, make_pod(r(1, 1)), [])  # type: ignore[arg-type]
+    Fit.new(None, None).pre_filter(state, make_pod(r(1, 1)), [])  # type: ignore[arg-type]  # the plugin reads no handle
     copy = state.clone()
     assert run_filter_with_state(copy, make_pod(r(1, 1)), node_with(r(10, 0))) == Status(U, "Insufficient cpu")
 
 
 def run_filter_with_state(state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
-    return Fit.new(None, None).filter(state, pod, node)  # type: ignore[arg-type]
+    return Fit.new(None, None).filter(state, pod, node)  # type: ignore[arg-type]  # the plugin reads no handle
 
 
 def test_fits_helper() -> None:
@@ -238,7 +238,7 @@ def test_sidecar_requests_count_for_the_whole_pod_life() -> None:
 
 def test_events_to_register() -> None:
     act = events.ActionType
-    registered = Fit.new(None, None).events_to_register()  # type: ignore[arg-type]
+    registered = Fit.new(None, None).events_to_register()  # type: ignore[arg-type]  # the plugin reads no handle
     assert [tuple(e[:2]) for e in registered] == [
         (events.POD, act.DELETE | act.UPDATE_POD_SCALE_DOWN),
         (events.NODE, act.ADD | act.UPDATE_NODE_ALLOCATABLE | act.UPDATE_NODE_TAINT | act.UPDATE_NODE_LABEL),
@@ -254,5 +254,5 @@ def test_events_to_register() -> None:
 ], ids=["group with slash", "invalid resource name", "unknown strategy"])
 def test_invalid_args(args: dict[str, Any], message: str) -> None:
     with pytest.raises(ValueError) as info:
-        Fit.new(args, None)  # type: ignore[arg-type]
+        Fit.new(args, None)  # type: ignore[arg-type]  # the plugin reads no handle
     assert message in str(info.value)

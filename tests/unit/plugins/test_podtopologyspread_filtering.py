@@ -72,7 +72,7 @@ def infos(nodes: list[MakeNode], pods: list[Pod]) -> list[NodeInfo]:
 
 
 def plugin(nodes: list[NodeInfo], args: dict[str, Any] | None = None, **kw: Any) -> PodTopologySpread:
-    return PodTopologySpread.new(args, FakeHandle(nodes), **kw)  # type: ignore[arg-type]
+    return PodTopologySpread.new(args, FakeHandle(nodes), **kw)  # type: ignore[arg-type]  # a stand-in: only its snapshot is read
 
 
 def run_filter(pod: PodInfo, nodes: list[NodeInfo], pl: PodTopologySpread | None = None) -> dict[str, Status | None]:
@@ -421,7 +421,7 @@ def test_state_clone_is_independent() -> None:
 def test_registered_and_events() -> None:
     assert plugin_class("PodTopologySpread") is PodTopologySpread
     A = events.ActionType
-    assert PodTopologySpread.new(None, FakeHandle([])).events_to_register() == [  # type: ignore[arg-type]
+    assert PodTopologySpread.new(None, FakeHandle([])).events_to_register() == [  # type: ignore[arg-type]  # a stand-in: only its snapshot is read
         events.ClusterEvent(events.POD, A.ADD | A.UPDATE_POD_LABEL | A.UPDATE_POD_TOLERATION | A.DELETE),
         events.ClusterEvent(events.NODE, A.ADD | A.DELETE | A.UPDATE_NODE_LABEL | A.UPDATE_NODE_TAINT),
     ]
@@ -450,5 +450,5 @@ def test_registered_and_events() -> None:
 ])
 def test_invalid_args(args: dict[str, Any], message: str) -> None:
     with pytest.raises(ValueError, match=None) as err:
-        PodTopologySpread.new(args, FakeHandle([]))  # type: ignore[arg-type]
+        PodTopologySpread.new(args, FakeHandle([]))  # type: ignore[arg-type]  # a stand-in: only its snapshot is read
     assert message in str(err.value)

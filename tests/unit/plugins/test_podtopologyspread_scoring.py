@@ -73,7 +73,7 @@ def run_scores(pod: MakePod, nodes: list[MakeNode], failed: list[MakeNode], pods
                args: dict[str, Any] | None = LIST, selector: Selector | None = None) -> dict[str, int]:
     candidates = build(nodes, pods)
     all_nodes = candidates + build(failed, pods)
-    pl = PodTopologySpread.new(args, FakeHandle(all_nodes),  # type: ignore[arg-type]
+    pl = PodTopologySpread.new(args, FakeHandle(all_nodes),  # type: ignore[arg-type]  # a stand-in: only its snapshot is read
                                default_selector=(lambda p: selector) if selector is not None else None)
     info = pod.info()
     state = CycleState()
@@ -213,7 +213,7 @@ def test_system_default_pre_score_state() -> None:
 
 def test_pre_score_state_ignores_nodes_missing_a_key() -> None:
     nodes = build([host("node-a", zone="zone1"), host("node-b", zone="zone1"), host("node-x")], [])
-    pl = PodTopologySpread.new(LIST, FakeHandle(nodes))  # type: ignore[arg-type]
+    pl = PodTopologySpread.new(LIST, FakeHandle(nodes))  # type: ignore[arg-type]  # a stand-in: only its snapshot is read
     state = CycleState()
     pod = soft(1, "zone").spread(1, H, "ScheduleAnyway", BAR).info()
     assert pl.pre_score(state, pod, nodes) is None
@@ -252,7 +252,7 @@ def test_list_default_constraints_drop_hard_ones_when_scoring() -> None:
 ])
 def test_pre_score_skips(pod: MakePod, args: dict[str, Any] | None, nodes: list[MakeNode]) -> None:
     infos = build(nodes, [])
-    pl = PodTopologySpread.new(args, FakeHandle(infos))  # type: ignore[arg-type]
+    pl = PodTopologySpread.new(args, FakeHandle(infos))  # type: ignore[arg-type]  # a stand-in: only its snapshot is read
     state = CycleState()
     assert pl.pre_score(state, pod.info(), infos) == Status(Code.SKIP)
     assert state.get(PRE_SCORE_STATE_KEY) is None
@@ -260,7 +260,7 @@ def test_pre_score_skips(pod: MakePod, args: dict[str, Any] | None, nodes: list[
 
 def test_score_without_pre_score_state_is_an_error() -> None:
     infos = build([host("node-a")], [])
-    pl = PodTopologySpread.new(LIST, FakeHandle(infos))  # type: ignore[arg-type]
+    pl = PodTopologySpread.new(LIST, FakeHandle(infos))  # type: ignore[arg-type]  # a stand-in: only its snapshot is read
     score, status = pl.score(CycleState(), soft(1, H).info(), infos[0])
     assert score == 0 and status is not None and status.code == Code.ERROR
     assert status.reasons == ('error reading "PreScorePodTopologySpread" from cycleState: not found',)

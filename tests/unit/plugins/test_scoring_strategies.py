@@ -40,7 +40,7 @@ def cm(cpu: str, memory: str, **extra: str) -> dict[str, str]:
 
 def score_all(args: dict[str, Any], requested: PodInfo, nodes: list[NodeInfo],
               pre_score: bool = True) -> list[int]:
-    plugin = Fit.new(args, None)  # type: ignore[arg-type]
+    plugin = Fit.new(args, None)  # type: ignore[arg-type]  # the plugin reads no handle
     state = CycleState()
     if pre_score:
         assert plugin.pre_score(state, requested, nodes) is None
@@ -243,7 +243,7 @@ INVALID = [
 @pytest.mark.parametrize(("args", "message"), [c[1:] for c in INVALID], ids=[c[0] for c in INVALID])
 def test_invalid_scoring_args(args: dict[str, Any], message: str) -> None:
     with pytest.raises(ValueError) as info:
-        Fit.new(args, None)  # type: ignore[arg-type]
+        Fit.new(args, None)  # type: ignore[arg-type]  # the plugin reads no handle
     assert message in str(info.value)
 
 

@@ -219,10 +219,10 @@ async def test_a_batch_handled_again_after_a_failure_hands_out_the_decisions_mad
             raise RuntimeError("lost the database")
         return await decide(cause, req, folded, at)
 
-    handler._decide = failing_on_the_second  # type: ignore[method-assign]
+    handler._decide = failing_on_the_second  # type: ignore[method-assign]  # a failure part way
     with pytest.raises(RuntimeError):
         await handler.handle_batch(batch)
-    handler._decide = decide  # type: ignore[method-assign]
+    handler._decide = decide  # type: ignore[method-assign]  # the real one again
 
     # The runtime handles the batch again: the first request's events come out once more, as they
     # were (nothing was published), and the second is decided.

@@ -22,7 +22,7 @@ from ..events.samples import make_pod
 def _decided(uid: str, node: str = "", victims: tuple[str, ...] = (), cleared: tuple[str, ...] = (),
              at: int = -1, **fields: object) -> PreemptionDecided:
     return PreemptionDecided(preemptor_uid=uid, nominated_node=node, victims=[PodRef(uid=v) for v in victims],
-                             cleared=list(cleared), attempt_id=f"{uid}/1", request_at=at, **fields)  # type: ignore[arg-type]
+                             cleared=list(cleared), attempt_id=f"{uid}/1", request_at=at, **fields)  # type: ignore[arg-type]  # any field
 
 
 def test_a_decision_evicts_its_victims_clears_nominations_then_nominates_its_preemptor() -> None:

@@ -37,9 +37,9 @@ def _decide(fwk: Framework, snapshot: Snapshot, infos: list[PodInfo], **walking:
     by_uid = {info.uid: info for info in infos}
 
     def assume(uid: str, host: str) -> None:
-        snapshot.get(host).add_pod(by_uid[uid].placed(bound_copy(by_uid[uid].pod, host)))  # type: ignore[union-attr]
+        snapshot.node_info_map[host].add_pod(by_uid[uid].placed(bound_copy(by_uid[uid].pod, host)))
 
-    return decide_batch(items, lambda: snapshot, assume, **walking)  # type: ignore[arg-type]
+    return decide_batch(items, lambda: snapshot, assume, **walking)  # type: ignore[arg-type]  # keyword arguments
 
 
 def test_a_pod_whose_candidates_were_taken_walks_again_where_allowed() -> None:
@@ -54,7 +54,7 @@ def test_a_pod_whose_candidates_were_taken_walks_again_where_allowed() -> None:
     # It is the node the in-process scheduler picks on that view from the same start and seed.
     fwk2, snapshot2, infos2 = _cluster(nodes=6, pods=3)
     for info, d in zip(infos2[:2], decisions[:2]):
-        snapshot2.get(d.host).add_pod(info.placed(bound_copy(info.pod, d.host)))  # type: ignore[union-attr]
+        snapshot2.node_info_map[d.host].add_pod(info.placed(bound_copy(info.pod, d.host)))
     walker = ScheduleAlgorithm(random.Random(SEED))
     walker.next_start_node_index = START
     assert walker.schedule_pod(fwk2, CycleState(), infos2[2], snapshot2).suggested_host == third
@@ -91,7 +91,7 @@ def _walk_third(config: object, *, record: bool) -> list[Decision]:
     """Two one-pod nodes every pod saw, taken by the first two; the third walks to `roomy` (most room,
     least balanced after the pod: NodeResourcesFit's pick) or `even` (cpu and memory used alike:
     NodeResourcesBalancedAllocation's)."""
-    fwk = build_profiles(config)["default-scheduler"]  # type: ignore[arg-type]
+    fwk = build_profiles(config)["default-scheduler"]  # type: ignore[arg-type]  # a parsed config
     snapshot = Snapshot([MakeNode().name("n0").capacity(cpu="1", memory="2Gi", pods="1").info(),
                          MakeNode().name("n1").capacity(cpu="1", memory="2Gi", pods="1").info(),
                          MakeNode().name("roomy").capacity(cpu="32", memory="6Gi", pods="110").info(),

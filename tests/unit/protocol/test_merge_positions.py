@@ -11,7 +11,7 @@ from shared.framework.cycle_state import CycleState
 from shared.framework.node_info import NodeInfo
 from shared.framework.pod_info import PodInfo
 from shared.framework.snapshot import Snapshot
-from shared.model.loader import load_objects
+from shared.model.loader import ClusterInput, load_objects
 from shared.profiles import build_profiles
 from shared.protocol.merge_batch import merge_batch
 from shared.protocol.merge_positions import merge_packed, mergeable
@@ -22,7 +22,7 @@ from shared.scheduler.fit_error import FitError
 from shared.scheduler.node_index import NodeIndexes
 
 
-def _cluster(nodes: int) -> tuple[object, Snapshot]:
+def _cluster(nodes: int) -> tuple[ClusterInput, Snapshot]:
     docs: list[dict] = [{"kind": "Node", "metadata": {"name": f"node-{i}", "labels": {"zone": f"z{i % 3}"}},
                          "status": {"allocatable": {"cpu": "4", "memory": "32Gi", "pods": "110"}}}
                         for i in range(nodes)]
@@ -33,10 +33,10 @@ def _cluster(nodes: int) -> tuple[object, Snapshot]:
     return cluster, Snapshot([NodeInfo(n) for n in cluster.nodes])
 
 
-def _fill(cluster: object, snapshot: Snapshot, every: int, offset: int = 0) -> None:
-    small = cluster.pods[0]  # type: ignore[attr-defined]
+def _fill(cluster: ClusterInput, snapshot: Snapshot, every: int, offset: int = 0) -> None:
+    small = cluster.pods[0]
     for i in range(offset, snapshot.num_nodes(), every):
-        snapshot.get(f"node-{i}").add_pod(PodInfo(msgspec.structs.replace(  # type: ignore[union-attr]
+        snapshot.node_info_map[f"node-{i}"].add_pod(PodInfo(msgspec.structs.replace(
             small, metadata=msgspec.structs.replace(small.metadata, uid=f"s{i}", name=f"s{i}"),
             spec=msgspec.structs.replace(small.spec, node_name=f"node-{i}"))))
 
@@ -53,9 +53,9 @@ def test_array_merge_equals_the_walk_by_name(workers: int, start: int, pod_index
     most nodes, the 3.95-CPU pod only the empty ones; answers split across workers by node."""
     cluster, snapshot = _cluster(400)
     _fill(cluster, snapshot, every=7, offset=3)
-    fwk = next(iter(build_profiles(cluster.config).values()))  # type: ignore[attr-defined]
+    fwk = next(iter(build_profiles(cluster.config).values()))
     fwk.set_snapshot(snapshot)
-    pod = PodInfo(cluster.pods[pod_index])  # type: ignore[attr-defined]
+    pod = PodInfo(cluster.pods[pod_index])
     parts = [set(snapshot.names[k::workers]) for k in range(workers)]
     answers = [_wire(filter_on_shard(fwk, CycleState(), pod, snapshot, start, part, NodeIndexes(), packed=True))
                for part in parts]
@@ -78,9 +78,9 @@ def test_array_merge_equals_the_walk_by_name(workers: int, start: int, pod_index
 def test_no_node_fits_merges_into_the_same_fit_error() -> None:
     cluster, snapshot = _cluster(300)
     _fill(cluster, snapshot, every=1)
-    fwk = next(iter(build_profiles(cluster.config).values()))  # type: ignore[attr-defined]
+    fwk = next(iter(build_profiles(cluster.config).values()))
     fwk.set_snapshot(snapshot)
-    pod = PodInfo(cluster.pods[1])  # type: ignore[attr-defined]
+    pod = PodInfo(cluster.pods[1])
     parts = [set(snapshot.names[k::3]) for k in range(3)]
     answers = [_wire(filter_on_shard(fwk, CycleState(), pod, snapshot, 40, p, NodeIndexes(), packed=True))
                for p in parts]
@@ -96,9 +96,9 @@ def test_each_pod_gets_its_own_diagnosis_from_a_shared_merge() -> None:
     per pod (preemption's message), so each pod's must be its own."""
     cluster, snapshot = _cluster(120)
     _fill(cluster, snapshot, every=1)
-    fwk = next(iter(build_profiles(cluster.config).values()))  # type: ignore[attr-defined]
+    fwk = next(iter(build_profiles(cluster.config).values()))
     fwk.set_snapshot(snapshot)
-    pod = PodInfo(cluster.pods[1])  # type: ignore[attr-defined]
+    pod = PodInfo(cluster.pods[1])
     answer = _wire(filter_on_shard(fwk, CycleState(), pod, snapshot, 0, set(snapshot.names), NodeIndexes(),
                                    packed=True))
     other = PodInfo(msgspec.structs.replace(pod.pod, metadata=msgspec.structs.replace(pod.pod.metadata, uid="u9")))
@@ -111,9 +111,9 @@ def test_each_pod_gets_its_own_diagnosis_from_a_shared_merge() -> None:
 
 def test_what_the_array_merge_does_not_cover() -> None:
     cluster, snapshot = _cluster(120)
-    fwk = next(iter(build_profiles(cluster.config).values()))  # type: ignore[attr-defined]
+    fwk = next(iter(build_profiles(cluster.config).values()))
     fwk.set_snapshot(snapshot)
-    pod = PodInfo(cluster.pods[0])  # type: ignore[attr-defined]
+    pod = PodInfo(cluster.pods[0])
     halves = [set(snapshot.names[:70]), set(snapshot.names[50:])]  # a resent request answered twice
     answers = [_wire(filter_on_shard(fwk, CycleState(), pod, snapshot, 0, h, NodeIndexes(), packed=True))
                for h in halves]

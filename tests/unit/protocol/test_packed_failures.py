@@ -82,6 +82,6 @@ def test_the_memo_reads_failures_again_only_for_other_failures_or_other_nodes() 
     again = memo.read([msgspec.structs.replace(cpu, at=[1, 3])], moved)
     assert again is not other and again is not None
     expected = rejections_of([msgspec.structs.replace(cpu, at=[1, 3])], moved)
-    assert again.pairs() == expected.pairs()  # type: ignore[union-attr]
+    assert again.pairs() == expected.pairs()  # type: ignore[union-attr]  # non-empty here
     memo_read = unpack_failures([cpu], snapshot, memo)
     assert dict(memo_read.items()) == dict(unpack_failures([cpu], snapshot).items())

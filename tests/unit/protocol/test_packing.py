@@ -135,8 +135,8 @@ def test_one_answer_for_every_node_with_rejections_is_its_own_merge() -> None:
     for every_kth in (3, 1):  # some nodes full, then every node
         for i in range(0, 300, every_kth):
             name = f"node-{i}"
-            if not snapshot.get(name).pods:  # type: ignore[union-attr]
-                snapshot.get(name).add_pod(PodInfo(msgspec.structs.replace(  # type: ignore[union-attr]
+            if not snapshot.node_info_map[name].pods:
+                snapshot.node_info_map[name].add_pod(PodInfo(msgspec.structs.replace(
                     small, metadata=msgspec.structs.replace(small.metadata, uid=f"s{i}", name=f"s{i}"),
                     spec=msgspec.structs.replace(small.spec, node_name=name))))
         for start in (0, 250):
@@ -215,7 +215,7 @@ def test_rejections_left_packed_are_read_by_name_where_the_merge_walks_node_by_n
     small = cluster.pods[0]
     for i in range(50):  # every node runs a 100m pod: the 3.95 CPU pod fits nowhere
         name = f"node-{i}"
-        snapshot.get(name).add_pod(PodInfo(msgspec.structs.replace(  # type: ignore[union-attr]
+        snapshot.node_info_map[name].add_pod(PodInfo(msgspec.structs.replace(
             small, metadata=msgspec.structs.replace(small.metadata, uid=f"s{i}", name=f"s{i}"),
             spec=msgspec.structs.replace(small.spec, node_name=name))))
     big = cluster.pods[-1]
@@ -250,7 +250,7 @@ def test_a_shard_stops_at_a_nominated_node_that_passes() -> None:
     for i in range(50):  # every node but node-7 runs a 100m pod: the 3.95 CPU pod fits node-7 only
         if i != 7:
             name = f"node-{i}"
-            snapshot.get(name).add_pod(PodInfo(msgspec.structs.replace(  # type: ignore[union-attr]
+            snapshot.node_info_map[name].add_pod(PodInfo(msgspec.structs.replace(
                 small, metadata=msgspec.structs.replace(small.metadata, uid=f"s{i}", name=f"s{i}"),
                 spec=msgspec.structs.replace(small.spec, node_name=name))))
     big = cluster.pods[-1]

@@ -22,7 +22,7 @@ def _pod(name: str, namespace: str = "default", app: str = "web", created: str =
 
 
 def _key(pod: object, start: int = 7, nominated: bool = False) -> bytes | None:
-    return answer_key(pod, start, PodInfo(pod).signature(), nominated=nominated)  # type: ignore[arg-type]
+    return answer_key(pod, start, PodInfo(pod).signature(), nominated=nominated)  # type: ignore[arg-type]  # a loaded pod
 
 
 def test_pods_only_names_tell_apart_have_one_key() -> None:

@@ -52,7 +52,7 @@ def _queue(log: Log, *nodes: str) -> Scheduler:
 def _fold(s: Scheduler, payload: AnyEvent) -> None:
     env = envelope(payload, producer="t")
     s.view.apply(env)
-    s.on_event(env, None)  # type: ignore[arg-type]
+    s.on_event(env, None)  # type: ignore[arg-type]  # handed in, not read from the log
 
 
 async def test_a_pod_created_on_a_node_is_asked_about_once() -> None:

@@ -48,7 +48,7 @@ def test_custom_less_is_used(clock: FakeClock) -> None:
     q = SchedulingQueue(clock=clock, less=lambda a, b: a.pod_info.name < b.pod_info.name)
     for name in ["c", "a", "b"]:
         q.add(pod(name))
-    assert [q.pop().pod_info.name for _ in range(3)] == ["a", "b", "c"]  # type: ignore[union-attr]
+    assert [q.pop().pod_info.name for _ in range(3)] == ["a", "b", "c"]  # type: ignore[union-attr]  # three queued
 
 
 def test_equal_keys_pop_in_go_container_heap_order() -> None:
@@ -231,7 +231,7 @@ def test_high_priority_pod_first_after_leftover_flush(queue: SchedulingQueue, cl
     fail(queue, "mid", FIT)
     clock.advance(301)
     queue.flush_unschedulable_pods_left_over()
-    assert [queue.pop().pod_info.name for _ in range(2)] == ["high", "mid"]  # type: ignore[union-attr]
+    assert [queue.pop().pod_info.name for _ in range(2)] == ["high", "mid"]  # type: ignore[union-attr]  # two queued
 
 
 def test_pending_pods_counts(queue: SchedulingQueue) -> None:

@@ -53,5 +53,5 @@ def test_a_popped_pod_does_not_walk_again_while_a_higher_priority_preemption_is_
     s, popped = _popped()
     for priority, allowed in ((5, True), (10, True), (100, False)):
         waiting = SimpleNamespace(info=PodInfo(make_pod(f"pre-{priority}", cpu="1", priority=priority)))
-        s.preemptions = {"attempt": (None, waiting, "batch")}  # type: ignore[dict-item]
+        s.preemptions = {"attempt": (None, waiting, "batch")}  # type: ignore[dict-item]  # only the priority is read
         assert s._first_in_line(popped) is allowed, priority

@@ -22,7 +22,7 @@ from ..events.samples import make_pod
 
 
 def _at(payload: object, partition: int, offset: int, topic: str = PREEMPTION) -> ReceivedEvent:
-    return ReceivedEvent(envelope(payload, producer="t"), Position(topic, partition, offset))  # type: ignore[arg-type]
+    return ReceivedEvent(envelope(payload, producer="t"), Position(topic, partition, offset))  # type: ignore[arg-type]  # every payload here is an event
 
 
 def test_a_decision_read_before_its_request_is_kept() -> None:
