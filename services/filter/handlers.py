@@ -42,11 +42,11 @@ from shared.framework.cycle_state import CycleState
 from shared.framework.pod_info import PodInfo
 from shared.framework.runtime import Framework
 from shared.framework.snapshot import Snapshot
+from shared.indexes.node_index import NodeIndexes
 from shared.model import Pod
 from shared.protocol.proposing import propose_on_view
 from shared.protocol.same_answers import answer_key, same_as
 from shared.protocol.sharded import filter_on_shard, raw_scores_on_shard
-from shared.scheduler.node_index import NodeIndexes
 from shared.scheduler.schedule_one import ScheduleAlgorithm
 
 log = logging.getLogger(__name__)

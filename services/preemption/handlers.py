@@ -47,12 +47,12 @@ from shared.events import (
     envelope,
 )
 from shared.framework.runtime import Framework
+from shared.indexes.node_index import NodeIndexes
 from shared.preemption.evaluator import PreemptionExtender
 from shared.protocol.packed_failures import RejectionsMemo
 from shared.protocol.preemption_extenders import RecordingExtender
 from shared.protocol.preemption_in_flight import Effects, effects_of, offsets_as_runs, overlay
 from shared.protocol.preemption_request import decide_preemption
-from shared.scheduler.node_index import NodeIndexes
 
 log = logging.getLogger(__name__)
 

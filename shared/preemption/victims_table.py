@@ -20,7 +20,7 @@ import numpy.typing as npt
 from shared.framework.node_info import NodeInfo, changed_since, journal_end
 from shared.framework.snapshot import Snapshot
 from shared.framework.status import Code, Status
-from shared.scheduler.nominated_positions import NominatedPositions, NominationLog
+from shared.indexes.nominated_positions import NominatedPositions, NominationLog
 
 from .victims import RANK_FIELDS, Candidate
 

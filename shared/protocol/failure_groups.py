@@ -7,7 +7,7 @@ from collections.abc import Iterable
 
 from shared.events import NodeFailure, StatusCode
 from shared.framework.status import Code, Status
-from shared.scheduler.rejections import Rejections
+from shared.indexes.rejections import Rejections
 
 _CODE_NAMES: dict[Code, StatusCode] = {
     Code.SUCCESS: "Success", Code.ERROR: "Error", Code.UNSCHEDULABLE: "Unschedulable",

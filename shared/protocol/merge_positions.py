@@ -26,8 +26,8 @@ import numpy as np
 from shared.events import PodShardResult
 from shared.framework.runtime import Framework
 from shared.framework.snapshot import Snapshot
+from shared.indexes.rejections import Rejections
 from shared.scheduler.fit_error import Diagnosis
-from shared.scheduler.rejections import Rejections
 
 from .packed_failures import SnapshotNodes, positions_of, rejections_of
 from .packing import column_of

@@ -18,8 +18,8 @@ import numpy as np
 from shared.events import NodeFailure
 from shared.framework.snapshot import Snapshot
 from shared.framework.status import Status
+from shared.indexes.rejections import Indexes, Rejections, StatusTable
 from shared.scheduler.fit_error import NodeToStatus
-from shared.scheduler.rejections import Indexes, Rejections, StatusTable
 
 from .failure_groups import group_failures, to_failure, to_status, ungroup_failures
 from .packing import runs

@@ -17,7 +17,7 @@ from shared.framework.pod_info import PodInfo
 from shared.framework.runtime import Framework
 from shared.framework.snapshot import Snapshot
 from shared.framework.status import Code, Status
-from shared.scheduler.node_index import NodeIndexes, WalkError, filters_after_index
+from shared.indexes.node_index import NodeIndexes, WalkError, filters_after_index
 
 from .packed_failures import RejectionsMemo, unpack_failures
 

@@ -28,8 +28,8 @@ from shared.framework.interfaces import NodePluginScores
 from shared.framework.pod_info import PodInfo
 from shared.framework.runtime import Framework
 from shared.framework.snapshot import Snapshot
+from shared.indexes.node_index import NodeIndexes
 from shared.model import Pod
-from shared.scheduler.node_index import NodeIndexes
 from shared.scheduler.schedule_one import ScheduleAlgorithm
 
 from .batch import BatchItem, Decision, decide_batch

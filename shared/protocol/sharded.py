@@ -36,9 +36,9 @@ from shared.framework.runtime import Framework
 from shared.framework.score_columns import Column
 from shared.framework.snapshot import Snapshot
 from shared.framework.status import Code, Status
+from shared.indexes.node_index import Indexes, NodeIndex, NodeIndexes, WalkError, filters_after_index
+from shared.indexes.rejections import Rejections
 from shared.scheduler.fit_error import Diagnosis
-from shared.scheduler.node_index import Indexes, NodeIndex, NodeIndexes, WalkError, filters_after_index
-from shared.scheduler.rejections import Rejections
 from shared.scheduler.schedule_one import num_feasible_nodes_to_find
 
 from .failure_groups import group_failures, to_failure, to_status, ungroup_failures

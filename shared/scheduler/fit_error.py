@@ -7,8 +7,7 @@ from collections.abc import Iterable, Iterator, Mapping, MutableMapping, Sequenc
 
 from shared.framework.node_info import NodeInfo
 from shared.framework.status import REJECTED_CODES, Code, Status
-
-from .rejections import Indexes, Rejections
+from shared.indexes.rejections import Indexes, Rejections
 
 NO_NODE_AVAILABLE_MSG = "0/{} nodes are available"
 NO_NODES_AVAILABLE = "no nodes available to schedule pods"

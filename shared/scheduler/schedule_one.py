@@ -16,9 +16,9 @@ from shared.framework.pod_info import PodInfo
 from shared.framework.runtime import Framework
 from shared.framework.snapshot import Snapshot
 from shared.framework.status import Code, Status
+from shared.indexes.node_index import Indexes, NodeIndex, NodeIndexes, WalkError, filters_after_index
 
 from .fit_error import Diagnosis, FitError, NoNodesAvailable
-from .node_index import Indexes, NodeIndex, NodeIndexes, WalkError, filters_after_index
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
 EXTENDER_NAME = "Extender"

@@ -22,9 +22,9 @@ from shared.events import (
     PreemptionRequested,
     envelope,
 )
+from shared.indexes.node_index import NodeIndexes
 from shared.protocol.packed_failures import RejectionsMemo
 from shared.protocol.preemption_request import decide_preemption
-from shared.scheduler.node_index import NodeIndexes
 from tests.unit.events.samples import make_node, running
 from tests.unit.preemption.support import make_pod
 
@@ -110,8 +110,8 @@ def test_first_fit_meets_a_node_local_error_where_the_walk_does() -> None:
     from shared.framework.cycle_state import CycleState
     from shared.framework.pod_info import PodInfo
     from shared.framework.status import Code, Status
+    from shared.indexes.node_index import WalkError, filters_after_index
     from shared.plugins.noderesources.fit import Fit
-    from shared.scheduler.node_index import WalkError, filters_after_index
 
     view = ClusterView()
     for i, name in enumerate(NODES):

@@ -14,11 +14,11 @@ from shared.framework.pod_info import PodInfo
 from shared.framework.runtime import Framework
 from shared.framework.snapshot import Snapshot
 from shared.framework.status import Code, Status
+from shared.indexes.node_index import NodeIndexes
 from shared.model.loader import load_objects
 from shared.protocol.merge_batch import merge_batch
 from shared.protocol.sharded import filter_on_shard, finish_scores
 from shared.scheduler.fit_error import FitError, NoNodesAvailable
-from shared.scheduler.node_index import NodeIndexes
 from shared.scheduler.schedule_one import ScheduleAlgorithm, ScheduleResult, SchedulingError
 from shared.simulation.simulator import Simulator
 

@@ -4,8 +4,8 @@ import numpy as np
 
 from shared.framework.node_info import NodeInfo
 from shared.framework.status import Code, Status
+from shared.indexes.rejections import Rejections, StatusTable
 from shared.scheduler.fit_error import Diagnosis, FitError
-from shared.scheduler.rejections import Rejections, StatusTable
 from tests.builders import MakeNode
 
 

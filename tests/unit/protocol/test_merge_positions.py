@@ -11,6 +11,7 @@ from shared.framework.cycle_state import CycleState
 from shared.framework.node_info import NodeInfo
 from shared.framework.pod_info import PodInfo
 from shared.framework.snapshot import Snapshot
+from shared.indexes.node_index import NodeIndexes
 from shared.model.loader import ClusterInput, load_objects
 from shared.profiles import build_profiles
 from shared.protocol.merge_batch import merge_batch
@@ -19,7 +20,6 @@ from shared.protocol.packing import unpack
 from shared.protocol.raw_scores import RawScores
 from shared.protocol.sharded import filter_on_shard, merge_filter, raw_by_plugin
 from shared.scheduler.fit_error import FitError
-from shared.scheduler.node_index import NodeIndexes
 
 
 def _cluster(nodes: int) -> tuple[ClusterInput, Snapshot]:

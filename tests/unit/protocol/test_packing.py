@@ -13,13 +13,13 @@ from shared.framework.cycle_state import CycleState
 from shared.framework.node_info import NodeInfo
 from shared.framework.pod_info import PodInfo
 from shared.framework.snapshot import Snapshot
+from shared.indexes.node_index import NodeIndexes
 from shared.model.loader import ClusterInput, load_objects
 from shared.profiles import build_profiles
 from shared.protocol.packed_failures import pack_failures
 from shared.protocol.packing import column_of, columns_run_lengths, names_at, pack, run_lengths, runs, unpack
 from shared.protocol.sharded import MergedFilter, filter_on_shard, merge_filter
 from shared.scheduler.fit_error import FitError
-from shared.scheduler.node_index import NodeIndexes
 
 NAMES = [f"n{i}" for i in range(64)]
 

@@ -6,9 +6,9 @@ import msgspec
 import numpy as np
 
 from shared.framework.pod_info import PodInfo
+from shared.indexes.nominated_positions import NominatedPositions
 from shared.queue import FakeClock, Nominator, SchedulingQueue
 from shared.queue.nominator import LOG_KEEP
-from shared.scheduler.nominated_positions import NominatedPositions
 from tests.builders import MakePod
 
 from .support import pod
