@@ -88,7 +88,8 @@ async def running_binder(env: BerthTestEnv) -> AsyncIterator[BinderHandler]:
                                serve_http=False)
     task = asyncio.ensure_future(run(service, deletions))
     try:
-        yield service.handler  # type: ignore[misc]  # the binder's handler
+        assert isinstance(service.handler, BinderHandler)
+        yield service.handler
     finally:
         service.request_stop()
         await asyncio.wait_for(task, 15)

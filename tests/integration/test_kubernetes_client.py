@@ -127,11 +127,11 @@ def test_another_scheduler_binds_its_pods_and_a_kubelet_reports_node_status(stat
         assert v1.read_node_status("n1").status.allocatable["cpu"] == "4"
 
 
-def _exists(v1: object, name: str) -> bool:
+def _exists(v1: Any, name: str) -> bool:
     from kubernetes import client
 
     try:
-        v1.read_namespaced_pod(name, "default")  # type: ignore[attr-defined]  # the client is untyped here
+        v1.read_namespaced_pod(name, "default")
     except client.exceptions.ApiException:
         return False
     return True

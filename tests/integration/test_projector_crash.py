@@ -13,6 +13,7 @@ from aiokafka import TopicPartition
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from berth.stack.processes import free_port
+from services.projector.handlers import ProjectorHandler
 from shared.adapters.kafka import KafkaPublisher, make_consumer, stop_consumer
 from shared.adapters.postgres import PostgresEventStore, PostgresProjectionStore
 from shared.events import OutgoingEvent, envelope
@@ -68,8 +69,9 @@ async def test_killed_between_db_commit_and_offset_commit(berth_env: BerthTestEn
     expected_new = len(first) + len(later) - applied_before_crash
     watched = await run_projector(berth_env, engine, expected_new)
     handler = watched.inner
-    assert handler.totals.applied == expected_new  # type: ignore[attr-defined]  # the projector's handler
-    assert handler.totals.stale == 0 and handler.totals.duplicates == 0  # type: ignore[attr-defined]  # the projector's handler
+    assert isinstance(handler, ProjectorHandler)
+    assert handler.totals.applied == expected_new
+    assert handler.totals.stale == 0 and handler.totals.duplicates == 0
 
     stored = await PostgresEventStore(engine).all()
     assert len(stored) == len({e.envelope.event_id for e in stored}) == len(first) + len(later)

@@ -73,7 +73,7 @@ def _apply(view: ClusterView, kind: str, a: object, b: object) -> None:
         case "delete":
             view.apply(envelope(PodDeleted(uid=_uid(str(a)), namespace="default", name=str(a)), producer="t"))
         case "preempting":
-            view.set_preempting([_uid(v) for v in a], {_uid(k): v for k, v in b.items()})  # type: ignore[attr-defined]  # a: pod names, b: a dict
+            view.set_preempting([_uid(v) for v in a], {_uid(k): v for k, v in b.items()})  # type: ignore[attr-defined]  # this op draws a list and a dict
 
 
 def _request(view: ClusterView, name: str, step: int) -> PreemptionRequested:

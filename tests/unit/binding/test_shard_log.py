@@ -66,7 +66,8 @@ async def test_a_record_after_a_partitions_end_is_left_to_the_live_consumer(monk
     monkeypatch.setattr(app, "make_consumer", lambda *args, **kwargs: consumer)
     log = app.KafkaShardLog(load_service_settings("binder", {}), REGISTRY)
     found = await log.read(BINDS, [0, 1])
-    uids = {p: [e.payload.pod_uid for e in events if isinstance(e.payload, BindRequested)]
-            for p, (events, _) in found.items()}
+    payloads = {p: [e.payload for e in events] for p, (events, _) in found.items()}
+    assert all(isinstance(b, BindRequested) for bs in payloads.values() for b in bs)
+    uids = {p: [b.pod_uid for b in bs if isinstance(b, BindRequested)] for p, bs in payloads.items()}
     assert uids == {0: ["uid-a"], 1: ["uid-b", "uid-c"]}
     assert {p: end for p, (_, end) in found.items()} == {0: 1, 1: 2}

@@ -15,6 +15,7 @@ from shared.events import (
     PLACEMENTS,
     PODS,
     PREEMPTION,
+    AnyEvent,
     NodeUpserted,
     PodBound,
     PodNominated,
@@ -34,7 +35,7 @@ def _log(seed: int) -> list[ReceivedEvent]:
     """Nodes on two partitions; pods submitted, nominated and bound on two more, interleaved."""
     rnd = random.Random(seed)
     nodes = [f"node-{i}" for i in range(4)]
-    by_topic: dict[tuple[str, int], list[object]] = {}
+    by_topic: dict[tuple[str, int], list[AnyEvent]] = {}
     for name in nodes:
         by_topic.setdefault((NODES, rnd.randrange(2)), []).append(NodeUpserted(node=make_node(name)))
     for i in range(12):
@@ -45,7 +46,7 @@ def _log(seed: int) -> list[ReceivedEvent]:
         else:
             by_topic.setdefault((PLACEMENTS, 0), []).append(
                 PodBound(pod_uid=uid, node_name=rnd.choice(nodes), attempt_id=f"{uid}/1"))
-    return [ReceivedEvent(envelope(p, producer="t"), Position(topic, part, offset))  # type: ignore[arg-type]  # every payload here is an event
+    return [ReceivedEvent(envelope(p, producer="t"), Position(topic, part, offset))
             for (topic, part), payloads in sorted(by_topic.items()) for offset, p in enumerate(payloads)]
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import pytest
 
@@ -21,8 +22,8 @@ def node(name: str, cpu: str, *pods: PodInfo) -> NodeInfo:
     return MakeNode().name(name).capacity(cpu=cpu, memory="8Gi").info(*pods)
 
 
-def run(nodes: list[NodeInfo], preemptor: PodInfo, **kw: object):
-    fwk, plugin = make_framework(nodes, **kw)  # type: ignore[arg-type]  # keyword arguments
+def run(nodes: list[NodeInfo], preemptor: PodInfo, **kw: Any):
+    fwk, plugin = make_framework(nodes, **kw)
     state, statuses = filter_statuses(fwk, preemptor)
     result, status = plugin.post_filter(state, preemptor, statuses)
     return result, status, statuses

@@ -107,7 +107,7 @@ def make_framework(
     fwk.set_pod_disruption_budgets(list(pdbs))
     fwk.set_extenders(list(extenders))
     if offset is not None:
-        plugin.rng = FixedOffset(offset)  # type: ignore[assignment]  # a fixed offset
+        plugin.rng = FixedOffset(offset)  # type: ignore[assignment]  # duck-types random.Random
     return fwk, plugin
 
 

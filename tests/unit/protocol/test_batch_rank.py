@@ -107,7 +107,7 @@ def test_pods_sharing_an_answer_rank_as_each_ranked_alone(seed: int, normalize_r
         extensions = _ReadsTheView(placed)
         fit = fwk.plugins["NodeResourcesFit"]
         assert isinstance(fit, ScorePlugin)
-        fit.score_extensions = lambda: extensions  # type: ignore[method-assign]  # a stand-in
+        fit.score_extensions = lambda: extensions  # type: ignore[method-assign]  # its normalize reads the view
     view = ClusterView()
     now = datetime.now(UTC)
     for i in range(rng.randrange(3, 30)):

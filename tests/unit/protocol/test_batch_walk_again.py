@@ -4,6 +4,7 @@ on the view as it is, when the caller allows it, and lands where the in-process 
 from __future__ import annotations
 
 import random
+from typing import Any
 
 from shared.cluster.view import bound_copy
 from shared.framework.cycle_state import CycleState
@@ -31,7 +32,7 @@ def _cluster(nodes: int, pods: int) -> tuple[Framework, Snapshot, list[PodInfo]]
     return fwk, snapshot, infos
 
 
-def _decide(fwk: Framework, snapshot: Snapshot, infos: list[PodInfo], **walking: object) -> list[Decision]:
+def _decide(fwk: Framework, snapshot: Snapshot, infos: list[PodInfo], **walking: Any) -> list[Decision]:
     # Every pod was evaluated on the empty cluster and saw only n0 and n1 (a narrow shard answer).
     items = [BatchItem(fwk, info, MergedFilter(feasible=["n0", "n1"]), {}, SEED, (), START) for info in infos]
     by_uid = {info.uid: info for info in infos}
@@ -39,7 +40,7 @@ def _decide(fwk: Framework, snapshot: Snapshot, infos: list[PodInfo], **walking:
     def assume(uid: str, host: str) -> None:
         snapshot.node_info_map[host].add_pod(by_uid[uid].placed(bound_copy(by_uid[uid].pod, host)))
 
-    return decide_batch(items, lambda: snapshot, assume, **walking)  # type: ignore[arg-type]  # keyword arguments
+    return decide_batch(items, lambda: snapshot, assume, **walking)
 
 
 def test_a_pod_whose_candidates_were_taken_walks_again_where_allowed() -> None:

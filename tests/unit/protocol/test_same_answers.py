@@ -21,8 +21,8 @@ def _pod(name: str, namespace: str = "default", app: str = "web", created: str =
     return load_objects([("t", {"kind": "Pod", **b.raw()})]).pods[0]
 
 
-def _key(pod: object, start: int = 7, nominated: bool = False) -> bytes | None:
-    return answer_key(pod, start, PodInfo(pod).signature(), nominated=nominated)  # type: ignore[arg-type]  # a loaded pod
+def _key(pod: Pod, start: int = 7, nominated: bool = False) -> bytes | None:
+    return answer_key(pod, start, PodInfo(pod).signature(), nominated=nominated)
 
 
 def test_pods_only_names_tell_apart_have_one_key() -> None:

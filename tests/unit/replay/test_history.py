@@ -8,6 +8,7 @@ from shared.events import (
     PREEMPTION,
     PREEMPTION_REQUESTS,
     SHARD_RESULTS,
+    AnyEvent,
     FilterBatchRequested,
     PodRef,
     PreemptionDecided,
@@ -21,8 +22,8 @@ from shared.replay.history import History
 from ..events.samples import make_pod
 
 
-def _at(payload: object, partition: int, offset: int, topic: str = PREEMPTION) -> ReceivedEvent:
-    return ReceivedEvent(envelope(payload, producer="t"), Position(topic, partition, offset))  # type: ignore[arg-type]  # every payload here is an event
+def _at(payload: AnyEvent, partition: int, offset: int, topic: str = PREEMPTION) -> ReceivedEvent:
+    return ReceivedEvent(envelope(payload, producer="t"), Position(topic, partition, offset))
 
 
 def test_a_decision_read_before_its_request_is_kept() -> None:
