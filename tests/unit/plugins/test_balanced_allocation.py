@@ -11,24 +11,9 @@ from shared.framework.node_info import NodeInfo
 from shared.framework.pod_info import PodInfo
 from shared.framework.status import Code
 from shared.plugins.noderesources import BalancedAllocation, balanced_resource_scorer
-from tests.builders import MakeNode, MakePod
+from tests.unit.plugins.noderesources_support import cm, node, pod
 
 EXT = "example.com/gpu"
-
-
-def pod(*reqs: dict[str, Any]) -> PodInfo:
-    b = MakePod().name("p")
-    for req in reqs:
-        b.res(req)
-    return b.info(default_container=False, default_uid=False)
-
-
-def node(name: str, capacity: dict[str, str], *pods: PodInfo) -> NodeInfo:
-    return MakeNode().name(name).capacity(capacity).info(*pods)
-
-
-def cm(cpu: str, memory: str, **extra: str) -> dict[str, str]:
-    return {"cpu": cpu, "memory": memory, **extra}
 
 
 def scores(args: dict[str, Any] | None, requested: PodInfo, nodes: list[NodeInfo]) -> list[int]:

@@ -13,29 +13,11 @@ from shared.framework.pod_info import PodInfo
 from shared.framework.status import Code
 from shared.plugins.noderesources import Fit
 from shared.plugins.noderesources.strategies import broken_linear_function, go_div, go_round
-from tests.builders import MakeNode, MakePod
+from tests.unit.plugins.noderesources_support import cm, node, pod
 
 EXT = "abc.com/xyz"
 DEFAULT = [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}]
 WITH_EXT = [*DEFAULT, {"name": EXT, "weight": 1}]
-
-
-def pod(*reqs: dict[str, Any], node: str = "") -> PodInfo:
-    """Like upstream's st.MakePod().Req(..): one container per request map, none when no map."""
-    b = MakePod().name("p")
-    if node:
-        b.node(node)
-    for req in reqs:
-        b.res(req)
-    return b.info(default_container=False, default_uid=False)
-
-
-def node(name: str, capacity: dict[str, str], *pods: PodInfo) -> NodeInfo:
-    return MakeNode().name(name).capacity(capacity).info(*pods)
-
-
-def cm(cpu: str, memory: str, **extra: str) -> dict[str, str]:
-    return {"cpu": cpu, "memory": memory, **extra}
 
 
 def score_all(args: dict[str, Any], requested: PodInfo, nodes: list[NodeInfo],
