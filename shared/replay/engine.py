@@ -161,11 +161,11 @@ class Replayer:
             if record.decided is None:
                 continue
             replayed_preemptions += 1
-            victims = [v.uid for v in outcome.victims]
-            recorded_victims = [v.uid for v in record.decided.victims]
             if same_preemption(outcome, record.decided):
                 matched_preemptions += 1
                 continue
+            victims = [v.uid for v in outcome.victims]
+            recorded_victims = [v.uid for v in record.decided.victims]
             uid = record.request.pod.metadata.uid
             detail = ("decided on a view past its watermark" if past
                       else "decided on a view short of its watermark" if record.decided.folded else "")
