@@ -4,7 +4,13 @@ Each batch goes to one partition of `filter-requests`, and whoever owns that par
 node for it. Workers say which partitions they own in every answer (`ShardFiltered.owned`); the
 partitions one worker owns are one destination. Partitions no answer has named yet are taken as
 one more destination, so a new worker is found by sending it work. The number of destinations
-known is how many batches the queue keeps at the workers at once (`workers`).
+known is the most batches the queue keeps at the workers at once (`workers`).
+
+Among destinations with as few batches in hand, the first in a fixed order is chosen, so the
+batches out at once go to as few workers as they need. A worker follows the log only as far as its
+requests ask (`LogFollower(on_demand=True)`): one that is sent nothing folds nothing, so workers
+beyond what the queue keeps busy cost nothing, where spreading batches over all of them made
+every worker fold the whole log.
 """
 
 from __future__ import annotations
@@ -12,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 SPREAD = (0, 4, 2, 6, 1, 5, 3, 7)
-"""The order partitions are tried in: under the range assignor, consecutive batches land on
-different workers for 1, 2, 4 and 8 of them even before any answer named their partitions."""
+"""The order partitions are tried in: under the range assignor, the first 1, 2, 4 and 8 of them
+belong to as many different workers when 1, 2, 4 and 8 run."""
 
 
 class Dispatcher:
@@ -24,7 +30,6 @@ class Dispatcher:
         """Partition → the partitions its owner named in its latest answer."""
         self._sent: dict[str, int] = {}
         """Batch id → the partition its request went to, until answered."""
-        self._turn = 0
 
     def owned(self, partitions: Sequence[int]) -> None:
         """An answer named the partitions its worker owns now."""
@@ -42,26 +47,28 @@ class Dispatcher:
 
     def choose(self, batch_id: str, avoid: int | None = None) -> int:
         """The partition for `batch_id`'s request: the destination with the fewest batches in hand,
-        the earliest in turn among equals; `avoid`: a partition that did not answer in time, whose
+        the earliest in the fixed order among equals (a partition no answer named counts as a
+        destination of its own, so batches out before the answers spread over the partitions most
+        likely to be different workers'); `avoid`: a partition that did not answer in time, whose
         worker's other partitions are passed over too (it would queue the batch behind the first)."""
         silent = self._owner.get(avoid, frozenset()) | {avoid} if avoid is not None else frozenset()
-        load: dict[frozenset[int] | None, int] = {}
+        load: dict[frozenset[int], int] = {}
         for p in self._sent.values():
-            g = self._owner.get(p)
+            g = self._destination(p)
             load[g] = load.get(g, 0) + 1
         best: tuple[int, int] | None = None
         chosen = self._order[0]
-        n = len(self._order)
-        for k in range(n):
-            p = self._order[(self._turn + k) % n]
+        for k, p in enumerate(self._order):
             if p in silent:
                 continue
-            key = (load.get(self._owner.get(p), 0), k)
+            key = (load.get(self._destination(p), 0), k)
             if best is None or key < best:
                 best, chosen = key, p
-        self._turn = (self._order.index(chosen) + 1) % n
         self._sent[batch_id] = chosen
         return chosen
+
+    def _destination(self, partition: int) -> frozenset[int]:
+        return self._owner.get(partition) or frozenset((partition,))
 
     def answered(self, batch_id: str) -> None:
         self._sent.pop(batch_id, None)

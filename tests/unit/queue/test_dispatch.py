@@ -37,6 +37,19 @@ def test_batches_in_flight_are_spread_one_per_worker(assignment: list[list[int]]
     assert sorted(owner_of[p] for p in sent) == list(range(len(assignment)))
 
 
+@pytest.mark.parametrize("out", [1, 2, 3])
+def test_batches_go_to_as_few_workers_as_are_kept_busy(out: int) -> None:
+    """A worker sent nothing folds nothing: with `out` batches at the workers at a time, the same
+    `out` workers of eight get them all."""
+    d = _owners([[k] for k in range(8)])
+    in_hand = [d.choose(f"b{i}") for i in range(out)]
+    used = set(in_hand)
+    for i in range(out, 40):
+        d.answered(f"b{i - out}")
+        used.add(d.choose(f"b{i}"))
+    assert len(used) == out
+
+
 def test_unnamed_partitions_count_as_one_more_worker_until_an_answer_names_them() -> None:
     d = _owners([[0, 1, 2, 3]])
     assert d.workers() == 2
