@@ -23,6 +23,9 @@ class UpOptions:
     propose: bool | None = None
     """Whether the filter workers propose (BERTH_QUEUE_PROPOSE for the queue); None: as the
     environment says."""
+    pipeline_most: int | None = None
+    """The most batches the queue keeps at the workers at once (BERTH_QUEUE_PIPELINE_MOST); None:
+    as the environment says."""
 
 
 MOST_DEFAULT_WORKERS = 4
@@ -38,14 +41,25 @@ def default_filter_workers(cores: int | None = None) -> int:
     return max(1, min(MOST_DEFAULT_WORKERS, cores // CORES_PER_WORKER))
 
 
+def pipeline_most(cores: int | None = None) -> int:
+    """The most batches worth keeping at the workers when every service runs on this machine: one
+    per core beside the queue's (a batch beyond them waits for a CPU, and its worker folds the log
+    for nothing), and never fewer than two (one walked while one is decided)."""
+    cores = usable_cores() if cores is None else cores
+    return max(2, cores - 1)
+
+
 def up_options(filter_workers: int | None, env: Mapping[str, str] | None = None) -> UpOptions:
     """The cluster's options from a `--filter-workers` flag (None: the machine's default):
     more workers than one propose (measured faster on 2 and 16 cores; one worker alone is faster
-    ranking in the queue), unless BERTH_QUEUE_PROPOSE says otherwise."""
+    ranking in the queue), unless BERTH_QUEUE_PROPOSE says otherwise; the queue keeps at most
+    `pipeline_most()` batches at the workers, unless BERTH_QUEUE_PIPELINE_MOST says otherwise."""
     env = os.environ if env is None else env
     workers = default_filter_workers() if filter_workers is None else filter_workers
     said = env.get("BERTH_QUEUE_PROPOSE", "").strip()
-    return UpOptions(filter_workers=workers, propose=None if said else workers > 1)
+    most_said = env.get("BERTH_QUEUE_PIPELINE_MOST", "").strip()
+    return UpOptions(filter_workers=workers, propose=None if said else workers > 1,
+                     pipeline_most=None if most_said else pipeline_most())
 
 
 @dataclass(frozen=True)
@@ -64,9 +78,17 @@ SERVICES: tuple[ServiceSpec, ...] = (
     ServiceSpec("binder", "services.binder"),
     ServiceSpec("filter", "services.filter", replicas=lambda o: o.filter_workers),
     ServiceSpec("preemption", "services.preemption"),
-    ServiceSpec("queue", "services.queue", env=lambda o: {} if o.propose is None else {
-        "BERTH_QUEUE_PROPOSE": "1" if o.propose else "0"}),
+    ServiceSpec("queue", "services.queue", env=lambda o: queue_env(o)),
 )
+
+
+def queue_env(options: UpOptions) -> dict[str, str]:
+    env: dict[str, str] = {}
+    if options.propose is not None:
+        env["BERTH_QUEUE_PROPOSE"] = "1" if options.propose else "0"
+    if options.pipeline_most is not None:
+        env["BERTH_QUEUE_PIPELINE_MOST"] = str(options.pipeline_most)
+    return env
 
 
 def filter_workers_problem(count: int) -> str:

@@ -25,6 +25,8 @@ class DepthGauge:
     """A batch's round trip at the workers, request to merged answer (moving average)."""
     decide_s: float = 0.0
     """The queue's time to decide a batch and do its upkeep (moving average)."""
+    most: int = 0
+    """Never more batches out than this (0: no bound but the workers')."""
 
     def answered(self, seconds: float) -> None:
         self.out_s = moving_average(self.out_s, seconds, SMOOTHING)
@@ -32,9 +34,11 @@ class DepthGauge:
     def decided(self, seconds: float) -> None:
         self.decide_s = moving_average(self.decide_s, seconds, SMOOTHING)
 
-    def depth(self, most: int) -> int:
-        """Batches to keep out, at most `most` (one per worker); all of them until both times are
-        known, and never fewer than two where two may be out (one answered while one is decided)."""
+    def depth(self, workers: int) -> int:
+        """Batches to keep out, at most one per worker and `most`; all of those until both times
+        are known, and never fewer than two where two may be out (one answered while one is
+        decided)."""
+        most = min(workers, self.most) if self.most else workers
         if most <= 2 or not self.out_s or not self.decide_s:
             return most
         return max(2, min(most, math.ceil(self.out_s / self.decide_s) + 1))

@@ -162,6 +162,7 @@ class Scheduler:
                  metrics: SchedulerMetrics, *, config: KubeSchedulerConfiguration | None = None,
                  batch_size: int = DEFAULT_BATCH, lockstep: bool = False, seed: int = 0,
                  gather_timeout_s: float = DEFAULT_GATHER_TIMEOUT_S, pipeline_depth: int = 0,
+                 pipeline_most: int = 0,
                  unschedulable_timeout_s: float = DEFAULT_UNSCHEDULABLE_TIMEOUT_S,
                  preemption_timeout_s: float = DEFAULT_PREEMPTION_TIMEOUT_S, producer: str = "queue",
                  gate: Gate | None = None, propose: bool = False,
@@ -173,6 +174,7 @@ class Scheduler:
         self.metrics = metrics
         self.batch_size = 1 if lockstep else batch_size
         self.pipeline_depth = max(0, pipeline_depth)
+        self.pipeline_most = max(0, pipeline_most)
         self.lockstep, self.seed, self.producer = lockstep, seed, producer
         self.propose = propose
         """Workers decide each batch as this queue would and answer with a ranking per pod, which

@@ -29,8 +29,11 @@ class QueueSettings:
     batch_size: int = DEFAULT_BATCH
     """Pods evaluated per scatter/gather round trip."""
     pipeline_depth: int = 0
-    """Batches at the filter workers while the one before them is merged and decided; 0: one per
-    filter worker known (each batch goes to one worker, so that keeps every worker busy)."""
+    """Batches at the filter workers while the one before them is merged and decided; 0: as many as
+    keep the queue busy (`DepthGauge`), at most one per filter worker known and `pipeline_most`."""
+    pipeline_most: int = 0
+    """The most batches at the filter workers at once (0: no bound but the workers known). Where
+    every process shares one machine, more than its cores beside the queue's only wait for CPU."""
     lockstep: bool = False
     """One pod in flight at a time, its outcome awaited before the next, with the simulator's
     logical clock: decisions then equal `berth simulate`'s on the same input."""
@@ -55,6 +58,7 @@ def load(env: Mapping[str, str] | None = None) -> QueueSettings:
         group_id=env_str(env, "BERTH_QUEUE_GROUP", GROUP),
         batch_size=env_int(env, "BERTH_QUEUE_BATCH", DEFAULT_BATCH, minimum=1),
         pipeline_depth=env_int(env, "BERTH_QUEUE_PIPELINE", 0),
+        pipeline_most=env_int(env, "BERTH_QUEUE_PIPELINE_MOST", 0),
         lockstep=env_flag(env, "BERTH_QUEUE_LOCKSTEP"),
         seed=env_int(env, "BERTH_SEED", 0),
         propose=env_flag(env, "BERTH_QUEUE_PROPOSE"),

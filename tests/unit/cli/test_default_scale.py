@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from berth.machine import usable_cores
-from berth.services import SERVICES, UpOptions, default_filter_workers, up_options
+from berth.services import SERVICES, UpOptions, default_filter_workers, pipeline_most, up_options
 
 
 @pytest.mark.parametrize(("cores", "workers"), [(1, 1), (2, 1), (4, 1), (7, 1), (8, 2), (12, 3), (16, 4), (64, 4)])
@@ -21,14 +21,20 @@ def test_the_default_is_the_machines() -> None:
 
 @pytest.mark.parametrize(("workers", "propose"), [(1, False), (2, True), (8, True)])
 def test_more_workers_than_one_propose(workers: int, propose: bool) -> None:
-    assert up_options(workers, {}) == UpOptions(filter_workers=workers, propose=propose)
+    assert up_options(workers, {}) == UpOptions(filter_workers=workers, propose=propose, pipeline_most=pipeline_most())
 
 
 @pytest.mark.parametrize("said", ["0", "1", " 1 "])
 def test_the_environment_decides_where_it_says(said: str) -> None:
-    options = up_options(4, {"BERTH_QUEUE_PROPOSE": said})
+    options = up_options(4, {"BERTH_QUEUE_PROPOSE": said, "BERTH_QUEUE_PIPELINE_MOST": said})
     assert options.propose is None
-    assert _queue_env(options) == {}  # the queue reads the variable itself
+    assert options.pipeline_most is None
+    assert _queue_env(options) == {}  # the queue reads the variables itself
+
+
+@pytest.mark.parametrize(("cores", "most"), [(1, 2), (2, 2), (3, 2), (4, 3), (16, 15)])
+def test_at_most_one_batch_out_per_core_beside_the_queues_and_never_fewer_than_two(cores: int, most: int) -> None:
+    assert pipeline_most(cores) == most
 
 
 def test_an_empty_variable_is_no_say() -> None:
@@ -47,6 +53,7 @@ def test_a_cgroup_quota_caps_the_cores(cpu_max: str, cores: int | None, tmp_path
 def test_the_queue_is_told_what_was_chosen() -> None:
     assert _queue_env(UpOptions(filter_workers=2, propose=True)) == {"BERTH_QUEUE_PROPOSE": "1"}
     assert _queue_env(UpOptions(filter_workers=1, propose=False)) == {"BERTH_QUEUE_PROPOSE": "0"}
+    assert _queue_env(UpOptions(filter_workers=4, pipeline_most=3)) == {"BERTH_QUEUE_PIPELINE_MOST": "3"}
     filter_spec = next(s for s in SERVICES if s.name == "filter")
     assert filter_spec.replicas(UpOptions(filter_workers=3)) == 3
 

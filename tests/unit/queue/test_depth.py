@@ -37,3 +37,13 @@ def test_the_times_are_moving_averages() -> None:
     assert gauge.out_s == pytest.approx(1.2)
     gauge.decided(0.5)
     assert gauge.decide_s == 0.5
+
+
+def test_never_more_batches_out_than_the_bound() -> None:
+    gauge = DepthGauge(most=2)
+    assert gauge.depth(8) == 2  # before the times are known too
+    gauge.answered(0.3)
+    gauge.decided(0.1)
+    assert gauge.depth(8) == 2
+    assert gauge.depth(1) == 1
+    assert DepthGauge(most=6).depth(8) == 6
