@@ -44,14 +44,8 @@ class QueueApp:
         self.scheduler = Scheduler(
             self.view, profiles_from(settings.config, self.service.metrics.registry),
             self.gatherer, self.publisher.publish,
-            SchedulerMetrics(self.service.metrics.registry), config=settings.config,
-            extenders=build_extenders(settings.config),
-            batch_size=settings.batch_size, pipeline_depth=settings.pipeline_depth,
-            pipeline_most=settings.pipeline_most, lockstep=settings.lockstep,
-            seed=settings.seed, propose=settings.propose,
-            gather_timeout_s=settings.gather_timeout_s, unschedulable_timeout_s=settings.unschedulable_timeout_s,
-            preemption_timeout_s=settings.preemption_timeout_s,
-            producer=settings.base.service_name)
+            SchedulerMetrics(self.service.metrics.registry), settings.options, config=settings.config,
+            extenders=build_extenders(settings.config), producer=settings.base.service_name)
         # The scheduler needs the service's metrics registry, so its handler is installed second.
         self.service.handler = QueueHandler(self.gatherer, self.scheduler)
         # `binds` and `decisions` are read only to rebuild what the queue wrote there before it went

@@ -95,22 +95,13 @@ from shared.scheduler.seeds import attempt_seed, config_hash
 from .drivers import Driver, Lockstep, Pipelined
 from .gather import Gatherer
 from .metrics import SchedulerMetrics
+from .options import SchedulerOptions
 
 log = logging.getLogger(__name__)
 
 WATERMARK_TOPICS = {spec.name: spec.partitions for spec in TOPICS if spec.name in GATED_TOPICS}
 """What filter workers and the preemption service fold; requests carry the queue's positions."""
 FOLLOWED = (NODES, PODS, PLACEMENTS, BINDS, DECISIONS)
-DEFAULT_BATCH = 256
-"""Pods evaluated per scatter/gather round trip."""
-DEFAULT_GATHER_TIMEOUT_S = 30.0
-"""A request whose worker stays silent this long is sent elsewhere."""
-DEFAULT_UNSCHEDULABLE_TIMEOUT_S = 300.0
-"""podMaxInUnschedulablePodsDuration: how long a pod sits unschedulable before a retry (upstream's 5 min)."""
-DEFAULT_PREEMPTION_TIMEOUT_S = 300.0
-"""How long a preemptor waits for its request's decision before it goes back to the queue. Not the
-unschedulable timeout: a backlogged preemption service answers late, and a preemptor released
-meanwhile asks again, which lengthens the backlog it is waiting on."""
 ADMISSION_RETRY_S = 0.5
 """How long a pod created on a node its binder did not know yet waits before it is asked about again."""
 FEASIBLE_BUDGET = 200_000
@@ -159,32 +150,28 @@ class Attempt:
 
 class Scheduler:
     def __init__(self, view: ClusterView, profiles: dict[str, Framework], gatherer: Gatherer, publish: Publish,
-                 metrics: SchedulerMetrics, *, config: KubeSchedulerConfiguration | None = None,
-                 batch_size: int = DEFAULT_BATCH, lockstep: bool = False, seed: int = 0,
-                 gather_timeout_s: float = DEFAULT_GATHER_TIMEOUT_S, pipeline_depth: int = 0,
-                 pipeline_most: int = 0,
-                 unschedulable_timeout_s: float = DEFAULT_UNSCHEDULABLE_TIMEOUT_S,
-                 preemption_timeout_s: float = DEFAULT_PREEMPTION_TIMEOUT_S, producer: str = "queue",
-                 gate: Gate | None = None, propose: bool = False,
-                 extenders: Sequence[FilterExtender] = ()) -> None:
+                 metrics: SchedulerMetrics, options: SchedulerOptions = SchedulerOptions(), *,
+                 config: KubeSchedulerConfiguration | None = None, producer: str = "queue",
+                 gate: Gate | None = None, extenders: Sequence[FilterExtender] = ()) -> None:
         self.view, self.profiles, self.gatherer, self.publish = view, profiles, gatherer, publish
         self.extenders = list(extenders)
         self._extender_pool: ThreadPoolExecutor | None = None
         self.config, self.gate = config, gate
         self.metrics = metrics
-        self.batch_size = 1 if lockstep else batch_size
-        self.pipeline_depth = max(0, pipeline_depth)
-        self.pipeline_most = max(0, pipeline_most)
-        self.lockstep, self.seed, self.producer = lockstep, seed, producer
-        self.propose = propose
+        lockstep = options.lockstep
+        self.batch_size = 1 if lockstep else options.batch_size
+        self.pipeline_depth = max(0, options.pipeline_depth)
+        self.pipeline_most = max(0, options.pipeline_most)
+        self.lockstep, self.seed, self.producer = lockstep, options.seed, producer
+        self.propose = options.propose
         """Workers decide each batch as this queue would and answer with a ranking per pod, which
         the queue re-checks where its view moved (shared.protocol.proposing)."""
         self.driver: Driver = Lockstep(self) if lockstep else Pipelined(self)
-        self.gather_timeout_s = gather_timeout_s
-        self.preemption_timeout_s = preemption_timeout_s
+        self.gather_timeout_s = options.gather_timeout_s
+        self.preemption_timeout_s = options.preemption_timeout_s
         self.config_hash = config_hash(config)
         self.clock: FakeClock | MonotonicClock = FakeClock() if lockstep else MonotonicClock()
-        self.queue = build_queue(profiles, config, self.clock, unschedulable_timeout_s=unschedulable_timeout_s)
+        self.queue = build_queue(profiles, config, self.clock, unschedulable_timeout_s=options.unschedulable_timeout_s)
         self.queue.on_incoming = metrics.count_incoming
         self.starts = StartRing()
         self._walker = ScheduleAlgorithm(random.Random(0))

@@ -23,6 +23,7 @@ from services.filter.settings import FilterSettings
 from services.preemption.app import build as build_preemption
 from services.preemption.settings import PreemptionSettings
 from services.queue.app import QueueApp
+from services.queue.options import SchedulerOptions
 from services.queue.settings import QueueSettings
 from shared.adapters.kafka import KafkaPublisher
 from shared.events import AnyEvent, NamespaceUpserted, NodeUpserted, OutgoingEvent, PodSubmitted, envelope
@@ -132,8 +133,8 @@ async def scheduling_services(env: BerthTestEnv, *, filter_workers: int = 1, loc
 
     tasks.append(asyncio.ensure_future(run_preemption()))
     stops.append(preemption.request_stop)
-    queue = QueueApp(QueueSettings(base=base.for_service("queue"), lockstep=lockstep, batch_size=batch_size,
-                                   propose=propose, unschedulable_timeout_s=5.0),
+    options = SchedulerOptions(lockstep=lockstep, batch_size=batch_size, propose=propose, unschedulable_timeout_s=5.0)
+    queue = QueueApp(QueueSettings(base=base.for_service("queue"), options=options),
                      registry=env.registry, serve_http=False)
     tasks.append(asyncio.ensure_future(queue.run()))
     stops.append(queue.request_stop)

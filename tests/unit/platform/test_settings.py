@@ -39,8 +39,9 @@ def test_a_bad_value_names_the_variable_and_what_it_wants(load: Callable[[dict[s
 
 def test_services_keep_their_defaults_when_nothing_is_set() -> None:
     settings = load_queue({})
-    assert (settings.group_id, settings.batch_size, settings.lockstep, settings.unschedulable_timeout_s,
-            settings.preemption_timeout_s) == ("berth-queue", 256, False, 300.0, 300.0)
+    options = settings.options
+    assert (settings.group_id, options.batch_size, options.lockstep, options.unschedulable_timeout_s,
+            options.preemption_timeout_s) == ("berth-queue", 256, False, 300.0, 300.0)
 
 
 def test_the_projector_asks_for_full_batches_unless_told_otherwise() -> None:

@@ -11,6 +11,7 @@ from prometheus_client import CollectorRegistry
 
 from services.queue.gather import Gatherer
 from services.queue.metrics import SchedulerMetrics
+from services.queue.options import SchedulerOptions
 from services.queue.scheduler import Scheduler
 from services.runtime.scheduler_config import profiles_from
 from shared.cluster import ClusterView
@@ -41,8 +42,9 @@ def _scheduler(unschedulable_timeout_s: float = 300.0, preemption_timeout_s: flo
     for name in ("low-a", "low-b"):
         view.apply(envelope(PodSubmitted(pod=make_pod(name, cpu="1", priority=0, node_name="node-a")), producer="t"))
     view.apply(envelope(PodSubmitted(pod=make_pod("hi", cpu="1", priority=100)), producer="t"))
-    return Scheduler(view, profiles_from(None), Gatherer(), _publish, SchedulerMetrics(CollectorRegistry()),
-                     unschedulable_timeout_s=unschedulable_timeout_s, preemption_timeout_s=preemption_timeout_s)
+    options = SchedulerOptions(unschedulable_timeout_s=unschedulable_timeout_s,
+                               preemption_timeout_s=preemption_timeout_s)
+    return Scheduler(view, profiles_from(None), Gatherer(), _publish, SchedulerMetrics(CollectorRegistry()), options)
 
 
 def _fail_with_preemption(s: Scheduler) -> str:

@@ -1,0 +1,40 @@
+"""How the queue runs its cycles: each option's default written once, read from the environment by
+`settings.load` and handed to `Scheduler` whole."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+DEFAULT_BATCH = 256
+DEFAULT_GATHER_TIMEOUT_S = 30.0
+DEFAULT_UNSCHEDULABLE_TIMEOUT_S = 300.0
+DEFAULT_PREEMPTION_TIMEOUT_S = 300.0
+
+
+@dataclass(frozen=True, slots=True)
+class SchedulerOptions:
+    batch_size: int = DEFAULT_BATCH
+    """Pods evaluated per scatter/gather round trip (one in lockstep)."""
+    pipeline_depth: int = 0
+    """Batches at the filter workers while the one before them is merged and decided; 0: as many as
+    keep the queue busy (`DepthGauge`), at most one per filter worker known and `pipeline_most`."""
+    pipeline_most: int = 0
+    """The most batches at the filter workers at once (0: no bound but the workers known). Where
+    every process shares one machine, more than its cores beside the queue's only wait for CPU."""
+    lockstep: bool = False
+    """One pod in flight at a time, its outcome awaited before the next, with the simulator's
+    logical clock: decisions then equal `berth simulate`'s on the same input."""
+    seed: int = 0
+    propose: bool = False
+    """Filter workers decide each batch and answer with a ranking per pod (BERTH_QUEUE_PROPOSE=1);
+    off, they answer with the walks (feasible nodes and raw scores) and the queue ranks."""
+    gather_timeout_s: float = DEFAULT_GATHER_TIMEOUT_S
+    """A request whose worker stays silent this long is sent elsewhere."""
+    unschedulable_timeout_s: float = DEFAULT_UNSCHEDULABLE_TIMEOUT_S
+    """podMaxInUnschedulablePodsDuration: how long a pod sits unschedulable before a retry
+    (upstream's 5 min)."""
+    preemption_timeout_s: float = DEFAULT_PREEMPTION_TIMEOUT_S
+    """How long a preemptor waits for its request's decision before it goes back to the queue (a
+    request that will never be answered: dead-lettered, say). Not the unschedulable timeout: a
+    backlogged preemption service answers late, and a preemptor released meanwhile asks again,
+    which lengthens the backlog it is waiting on."""
