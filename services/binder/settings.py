@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from services.runtime.environment import default_group, group_id, service_environment
 from shared.events import BINDS, NODES
-from shared.settings import Settings, env_str, load_service_settings
+from shared.settings import Settings
 
 SERVICE = "binder"
-GROUP = "berth-binder"
+GROUP = default_group(SERVICE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,6 +26,5 @@ class BinderSettings:
 
 
 def load(env: Mapping[str, str] | None = None) -> BinderSettings:
-    env = os.environ if env is None else env
-    base = load_service_settings(SERVICE, env)
-    return BinderSettings(base=base, group_id=env_str(env, "BERTH_BINDER_GROUP", GROUP))
+    env, base = service_environment(SERVICE, env)
+    return BinderSettings(base=base, group_id=group_id(SERVICE, env))

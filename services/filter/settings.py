@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from services.runtime.environment import default_group, group_id, service_environment
 from services.runtime.scheduler_config import load_scheduler_config
 from shared.model.config import KubeSchedulerConfiguration
-from shared.settings import Settings, env_str, load_service_settings
+from shared.settings import Settings
 
 SERVICE = "filter"
-GROUP = "berth-filter"
+GROUP = default_group(SERVICE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,7 +25,6 @@ class FilterSettings:
 
 
 def load(env: Mapping[str, str] | None = None) -> FilterSettings:
-    env = os.environ if env is None else env
-    base = load_service_settings(SERVICE, env)
+    env, base = service_environment(SERVICE, env)
     return FilterSettings(base=base, config=load_scheduler_config(env),
-                          group_id=env_str(env, "BERTH_FILTER_GROUP", GROUP))
+                          group_id=group_id(SERVICE, env))

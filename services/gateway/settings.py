@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from services.runtime.environment import service_environment
 from services.runtime.scheduler_config import load_scheduler_config
 from shared.errors import ConfigurationError
 from shared.model.config import DEFAULT_SCHEDULER_NAME
-from shared.settings import Settings, env_flag, env_float, env_int, load_service_settings
+from shared.settings import Settings, env_flag, env_float, env_int
 
 SERVICE = "gateway"
 MAX_BODY_BYTES = 32 * 1024 * 1024
@@ -56,8 +56,7 @@ class GatewaySettings:
 
 
 def load(env: Mapping[str, str] | None = None) -> GatewaySettings:
-    env = os.environ if env is None else env
-    base = load_service_settings(SERVICE, env)
+    env, base = service_environment(SERVICE, env)
     token = env.get("BERTH_API_TOKEN", "").strip()
     if not token:
         raise ConfigurationError("BERTH_API_TOKEN must be set (make one with: openssl rand -base64 24): "

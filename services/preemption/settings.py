@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from services.runtime.environment import default_group, group_id, service_environment
 from services.runtime.scheduler_config import load_scheduler_config
 from shared.model.config import KubeSchedulerConfiguration
-from shared.settings import Settings, env_int, env_str, load_service_settings
+from shared.settings import Settings, env_int
 
 SERVICE = "preemption"
-GROUP = "berth-preemption"
+GROUP = default_group(SERVICE)
 DEFAULT_BATCH = 64
 
 
@@ -28,8 +28,7 @@ class PreemptionSettings:
 
 
 def load(env: Mapping[str, str] | None = None) -> PreemptionSettings:
-    env = os.environ if env is None else env
-    base = load_service_settings(SERVICE, env)
+    env, base = service_environment(SERVICE, env)
     return PreemptionSettings(base=base, config=load_scheduler_config(env),
-                              group_id=env_str(env, "BERTH_PREEMPTION_GROUP", GROUP),
+                              group_id=group_id(SERVICE, env),
                               batch_size=env_int(env, "BERTH_PREEMPTION_BATCH", DEFAULT_BATCH, minimum=1))

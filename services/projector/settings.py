@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from services.runtime.environment import default_group, group_id, service_environment
 from shared.events import TOPICS
-from shared.settings import Settings, env_int, env_str, load_service_settings
+from shared.settings import Settings, env_int
 
 SERVICE = "projector"
-GROUP = "berth-projector"
+GROUP = default_group(SERVICE)
 BATCH_RECORDS = 2000
 FETCH_MIN_BYTES = 512 * 1024
 
@@ -29,9 +29,8 @@ class ProjectorSettings:
 
 
 def load(env: Mapping[str, str] | None = None) -> ProjectorSettings:
-    env = os.environ if env is None else env
-    base = load_service_settings(SERVICE, env)
+    env, base = service_environment(SERVICE, env)
     return ProjectorSettings(
-        base=base, group_id=env_str(env, "BERTH_PROJECTOR_GROUP", GROUP),
+        base=base, group_id=group_id(SERVICE, env),
         batch_records=env_int(env, "BERTH_PROJECTOR_BATCH_RECORDS", BATCH_RECORDS, minimum=1),
         fetch_min_bytes=env_int(env, "BERTH_PROJECTOR_FETCH_MIN_BYTES", FETCH_MIN_BYTES, minimum=1))

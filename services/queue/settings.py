@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from services.runtime.environment import default_group, group_id, service_environment
 from services.runtime.scheduler_config import load_scheduler_config
 from shared.model.config import KubeSchedulerConfiguration
-from shared.settings import Settings, env_flag, env_float, env_int, env_str, load_service_settings
+from shared.settings import Settings, env_flag, env_float, env_int
 
 from .options import (
     DEFAULT_BATCH,
@@ -18,7 +18,7 @@ from .options import (
 )
 
 SERVICE = "queue"
-GROUP = "berth-queue"
+GROUP = default_group(SERVICE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,8 +30,7 @@ class QueueSettings:
 
 
 def load(env: Mapping[str, str] | None = None) -> QueueSettings:
-    env = os.environ if env is None else env
-    base = load_service_settings(SERVICE, env)
+    env, base = service_environment(SERVICE, env)
     options = SchedulerOptions(
         batch_size=env_int(env, "BERTH_QUEUE_BATCH", DEFAULT_BATCH, minimum=1),
         pipeline_depth=env_int(env, "BERTH_QUEUE_PIPELINE", 0),
@@ -42,5 +41,5 @@ def load(env: Mapping[str, str] | None = None) -> QueueSettings:
         unschedulable_timeout_s=env_float(env, "BERTH_UNSCHEDULABLE_TIMEOUT_S", DEFAULT_UNSCHEDULABLE_TIMEOUT_S),
         preemption_timeout_s=env_float(env, "BERTH_PREEMPTION_TIMEOUT_S", DEFAULT_PREEMPTION_TIMEOUT_S),
     )
-    return QueueSettings(base=base, config=load_scheduler_config(env),
-                         group_id=env_str(env, "BERTH_QUEUE_GROUP", GROUP), options=options)
+    return QueueSettings(base=base, config=load_scheduler_config(env), group_id=group_id(SERVICE, env),
+                         options=options)

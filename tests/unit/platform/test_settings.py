@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 
+from services.binder.settings import load as load_binder
+from services.filter.settings import load as load_filter
 from services.gateway.settings import load as load_gateway
+from services.preemption.settings import load as load_preemption
 from services.projector.app import build as build_projector
 from services.projector.settings import load as load_projector
 from services.queue.settings import load as load_queue
@@ -42,6 +46,18 @@ def test_services_keep_their_defaults_when_nothing_is_set() -> None:
     options = settings.options
     assert (settings.group_id, options.batch_size, options.lockstep, options.unschedulable_timeout_s,
             options.preemption_timeout_s) == ("berth-queue", 256, False, 300.0, 300.0)
+
+
+@pytest.mark.parametrize(("service", "load"), [
+    ("binder", load_binder), ("filter", load_filter), ("preemption", load_preemption),
+    ("projector", load_projector), ("queue", load_queue),
+])
+def test_each_service_is_named_after_itself_and_reads_its_own_group(service: str,
+                                                                    load: Callable[[dict[str, str]], Any]) -> None:
+    settings = load({})
+    assert (settings.base.service_name, settings.group_id) == (service, f"berth-{service}")
+    told = load({f"BERTH_{service.upper()}_GROUP": "mine", "BERTH_SERVICE": "named"})
+    assert (told.base.service_name, told.group_id) == ("named", "mine")
 
 
 def test_the_projector_asks_for_full_batches_unless_told_otherwise() -> None:
