@@ -30,14 +30,15 @@ TopologyCounts: TypeAlias = dict[str, dict[str, dict[str, int]]]
 and sends the merged counts back in the filter phase (ARCHITECTURE §4, global state under sharding)."""
 
 
-class Event(msgspec.Struct, tag=True, frozen=True, kw_only=True):
-    """Base of every payload; the tag is the class name."""
+class Event(msgspec.Struct, tag=True, frozen=True, kw_only=True, gc=False):
+    """Base of every payload; the tag is the class name. Untracked by the garbage collector, as the
+    model's objects are (`shared.model.base.K8s`)."""
 
     def partition_key(self) -> str:
         raise NotImplementedError
 
 
-class Part(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+class Part(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, gc=False):
     """A building block of a payload (not an event itself)."""
 
 

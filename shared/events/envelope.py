@@ -18,8 +18,8 @@ SCHEMA_VERSION = 2
 2: shard answers may be packed (PodShardResult.feasible_at, score_runs; NodeFailure.at)."""
 
 
-class Envelope(msgspec.Struct, frozen=True, kw_only=True):
-    """One event with its metadata.
+class Envelope(msgspec.Struct, frozen=True, kw_only=True, gc=False):
+    """One event with its metadata (untracked by the garbage collector, as its payload is).
 
     - `event_id`: unique per event; consumers deduplicate on it.
     - `type`: the payload's type name (its tag), readable without decoding the payload.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import uuid
 from datetime import UTC, datetime
 
@@ -134,3 +135,13 @@ def test_unknown_payload_type_is_a_decode_error() -> None:
         payload_from_builtins({"type": "NodeExploded"})
     with pytest.raises(DecodeError, match="record says"):
         payload_from_builtins({"type": "NodeDeleted", "node_name": "n"}, type_name="PodBound")
+
+
+@pytest.mark.parametrize("payload", PAYLOADS, ids=lambda p: type(p).__name__)
+def test_decoded_events_and_their_objects_are_not_tracked_by_the_garbage_collector(payload: AnyEvent) -> None:
+    """Services hold every event's objects for as long as they run; full collections would walk
+    them all (`gc=False` on the model's and the events' bases)."""
+    env = decode(encode(_wrap(payload)))
+    structs = [env, env.payload, *(v for v in msgspec.structs.asdict(env.payload).values()
+                                   if isinstance(v, msgspec.Struct))]
+    assert [type(s).__name__ for s in structs if gc.is_tracked(s)] == []
