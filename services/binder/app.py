@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 from collections.abc import Callable, Sequence
 
 from aiokafka import AIOKafkaConsumer
@@ -14,6 +13,7 @@ from aiokafka.errors import KafkaError
 
 from services.runtime import Service, ServiceConfig, run_service
 from services.runtime.scheduler_config import load_scheduler_config, profiles_from
+from services.runtime.tailing import TailTask
 from services.runtime.topics import require_topics
 from shared.adapters.extender_http import build_extenders
 from shared.adapters.kafka import make_consumer
@@ -25,8 +25,6 @@ from shared.settings import Settings
 
 from .handlers import BinderHandler
 from .settings import BinderSettings, load
-
-log = logging.getLogger(__name__)
 
 
 class KafkaShardLog:
@@ -60,41 +58,19 @@ class KafkaShardLog:
                 await consumer.stop()
 
 
-class PodDeletions:
+class PodDeletions(TailTask):
     """Follows every partition of `pods` from the beginning and hands deletions to `on_event`.
 
-    Read again from the beginning at every start: the set of deleted uids is the fold of the whole
-    topic, and no offsets need keeping. `caught_up` is set once the ends seen at start are reached.
+    Read again from the beginning at every start, and after any failure (a binder deaf to deletions
+    would only reject more, but for good): the set of deleted uids is the fold of the whole topic,
+    forgetting a uid twice changes nothing, and no offsets need keeping. `caught_up` is set once
+    the ends seen at start are reached.
     """
 
     def __init__(self, settings: Settings, registry: TopicRegistry, on_event: Callable[[Envelope], None]) -> None:
-        self.settings, self.registry, self.on_event = settings, registry, on_event
+        super().__init__(settings, "pods", "reading pods")
+        self.registry, self.on_event = registry, on_event
         self.caught_up = asyncio.Event()
-        self._task: asyncio.Task[None] | None = None
-
-    def start(self) -> None:
-        self._task = asyncio.ensure_future(self._run())
-
-    async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-
-    async def _run(self) -> None:
-        while True:
-            consumer = make_consumer(self.settings, group_id=None, client_id=f"{self.settings.service_name}-pods")
-            try:
-                await consumer.start()
-                await self._follow(consumer)
-            except Exception as exc:
-                # Never die quietly: a binder deaf to deletions would only reject more, but for good.
-                # Folding from the beginning again is harmless: forgetting a uid twice changes nothing.
-                log.warning("binder: reading pods failed (%s); starting over", exc)
-                await asyncio.sleep(1.0)
-            finally:
-                with contextlib.suppress(Exception):
-                    await consumer.stop()
 
     async def _follow(self, consumer: AIOKafkaConsumer) -> None:
         tail = Tail(consumer, self.registry, [PODS])

@@ -24,36 +24,35 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 import time
 from collections import deque
 from collections.abc import Callable, Collection, Mapping, Sequence
 
 from aiokafka import AIOKafkaConsumer
 
-from shared.adapters.kafka import make_consumer
 from shared.adapters.kafka.tail import Tail
 from shared.cluster import ClusterView
 from shared.events import Envelope, Position, TopicRegistry
 from shared.settings import Settings
 
-log = logging.getLogger(__name__)
+from .tailing import TailTask
 
 PASS_FETCH_MS = 20
 """On demand, how long a fetch of a pass to the ends waits for records before the pass ends."""
 
 
-class LogFollower:
+class LogFollower(TailTask):
     def __init__(self, settings: Settings, registry: TopicRegistry, topics: Sequence[str], view: ClusterView,
                  on_event: Callable[[Envelope, Position], None] | None = None, *,
                  gated: Collection[str] = (), on_demand: bool = False, linger_s: float = 0.0,
                  until_caught_up: Collection[str] = ()) -> None:
-        self.settings, self.registry, self.topics, self.view = settings, registry, list(topics), view
+        # Started over after a failure, it reads on from its positions: the fold skips what it has folded.
+        super().__init__(settings, "follow", "following the log")
+        self.registry, self.topics, self.view = registry, list(topics), view
         self.on_event = on_event
         self.gated = frozenset(gated)
         self.caught_up = asyncio.Event()
         self._changed = asyncio.Condition()
-        self._task: asyncio.Task[None] | None = None
         self._buffered: dict[tuple[str, int], deque[tuple[Envelope | None, Position]]] = {}
         """Gated events not folded yet, per (topic, partition), in offset order."""
         self._received: dict[str, dict[int, int]] = {}
@@ -75,15 +74,6 @@ class LogFollower:
         """On demand: a `fold_received` wait wants a pass to the log's ends first."""
         self._passes = 0
         """On demand: passes to the ends completed."""
-
-    def start(self) -> None:
-        self._task = asyncio.ensure_future(self._run())
-
-    async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
 
     async def wait_reached(self, watermark: Mapping[str, list[int]], timeout: float, *,
                            fold_received: bool = False) -> bool:
@@ -177,22 +167,6 @@ class LogFollower:
             self._held.append((env, position))
         else:
             self._fold(env, position)
-
-    async def _run(self) -> None:
-        while True:
-            consumer = make_consumer(self.settings, group_id=None, client_id=f"{self.settings.service_name}-follow")
-            try:
-                await consumer.start()
-                await self._follow(consumer)
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:
-                # Start over from the beginning: the fold skips what it has folded (positions).
-                log.warning("%s: following the log failed (%s); starting over", self.settings.service_name, exc)
-                await asyncio.sleep(1.0)
-            finally:
-                with contextlib.suppress(Exception):
-                    await consumer.stop()
 
     async def _follow(self, consumer: AIOKafkaConsumer) -> None:
         def start(topic: str, partition: int) -> int:
