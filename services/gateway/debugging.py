@@ -21,10 +21,10 @@ import msgspec
 from aiohttp import web
 
 from shared.adapters.history import export_record
-from shared.adapters.postgres import PostgresEventStore, ReadModelQueries
 from shared.errors import InvalidInput, NotFound
 from shared.events import TOPICS, ReceivedEvent
 from shared.model.loader import load_objects, parse_documents
+from shared.ports import EventStoreReader, ReadModelReader
 from shared.replay.engine import Replayer
 from shared.replay.explain import explain_attempt, explain_now
 from shared.replay.history import History
@@ -64,7 +64,7 @@ def _item(seq: int, event: ReceivedEvent) -> dict[str, Any]:
 
 
 class DebugRoutes:
-    def __init__(self, store: PostgresEventStore, queries: ReadModelQueries,
+    def __init__(self, store: EventStoreReader, queries: ReadModelReader,
                  follows: StreamSlots | None = None) -> None:
         self.store, self.queries = store, queries
         self.follows = follows or StreamSlots(MAX_STREAMS_PER_CLIENT, MAX_STREAMS)

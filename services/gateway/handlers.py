@@ -16,7 +16,6 @@ from typing import Any, TypeVar
 import msgspec
 from aiohttp import web
 
-from shared.adapters.postgres import AcceptedIntents, PostgresEventStore, ReadModelQueries
 from shared.errors import AlreadyExists, BerthError, InvalidInput, NotFound
 from shared.events import (
     AnyEvent,
@@ -34,7 +33,7 @@ from shared.model.api_fields import FIELD_VALIDATIONS, FieldValidation
 from shared.model.loader import decode_text
 from shared.model.namespace import labelled
 from shared.model.selectors import parse_selector
-from shared.ports import Publisher
+from shared.ports import AcceptedIntentLog, EventStoreReader, Publisher, ReadModelReader
 from shared.projection import PodRow
 
 from . import discovery, object_watches, objects, openapi, pagination, tables, versions, watch
@@ -285,9 +284,9 @@ def _answer_one(request: web.Request, kind: str, item: dict[str, Any]) -> web.Re
 
 
 class Routes:
-    def __init__(self, settings: GatewaySettings, publisher: Publisher, queries: ReadModelQueries,
-                 registry: TopicRegistry, metrics: GatewayMetrics, intents: AcceptedIntents,
-                 store: PostgresEventStore, streams: StreamSlots) -> None:
+    def __init__(self, settings: GatewaySettings, publisher: Publisher, queries: ReadModelReader,
+                 registry: TopicRegistry, metrics: GatewayMetrics, intents: AcceptedIntentLog,
+                 store: EventStoreReader, streams: StreamSlots) -> None:
         self.settings, self.publisher, self.queries = settings, publisher, queries
         self.store, self.streams = store, streams
         self.own_writes = OwnWrites(store.holds)

@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from shared.adapters.postgres import PostgresEventStore
 from shared.errors import Conflict
+from shared.ports import EventStoreReader
 
 CHANGES = {
     "Node": ("NodeUpserted", "NodeDeleted"),
@@ -50,7 +50,7 @@ def _coordinates(item: dict[str, Any]) -> tuple[str, str]:
 Versions = dict[str, int]
 
 
-async def read(store: PostgresEventStore, kind: str, names: Iterable[tuple[str, str]] | None = None) -> Versions:
+async def read(store: EventStoreReader, kind: str, names: Iterable[tuple[str, str]] | None = None) -> Versions:
     """The versions of `kind`'s objects (those named, as (namespace, name), or all). Read before the
     objects themselves: an object then is never older than its version, so a write from it is at
     worst refused (and retried), never applied over a change it did not see."""

@@ -29,8 +29,8 @@ from typing import Any
 import msgspec
 from aiohttp import web
 
-from shared.adapters.postgres import PostgresEventStore
 from shared.errors import InvalidInput
+from shared.ports import EventStoreReader
 
 from . import tables
 from .params import whole_number
@@ -137,7 +137,7 @@ def _timeout(request: web.Request) -> int:
 class WatchStream:
     """One client's watch: writes its events as JSON lines until the client goes or time runs out."""
 
-    def __init__(self, request: web.Request, watched: Watched, store: PostgresEventStore,
+    def __init__(self, request: web.Request, watched: Watched, store: EventStoreReader,
                  matches: Callable[[dict[str, Any]], bool],
                  in_scope: Callable[[dict[str, Any]], bool] = lambda obj: True) -> None:
         self.request, self.watched, self.store = request, watched, store

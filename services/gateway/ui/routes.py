@@ -13,7 +13,7 @@ from importlib import resources
 import msgspec
 from aiohttp import web
 
-from shared.adapters.postgres import PostgresEventStore, ReadModelQueries
+from shared.ports import EventStoreReader, ReadModelReader
 
 from ..auth import COOKIE, Tokens
 from .overview import ZONE, NodeSummary, node_summary, overview, pod_requests
@@ -42,7 +42,7 @@ admin token): <code>viewer_token</code> in the cluster's <code>berth.json</code>
 
 
 class UiRoutes:
-    def __init__(self, queries: ReadModelQueries, store: PostgresEventStore, tokens: Tokens) -> None:
+    def __init__(self, queries: ReadModelReader, store: EventStoreReader, tokens: Tokens) -> None:
         self.queries, self.store, self.tokens = queries, store, tokens
         self._cached: tuple[tuple[int, str], bytes] | None = None
         """The last overview, by the event store's last seq and the grouping: polls of an idle
