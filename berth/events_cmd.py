@@ -13,9 +13,9 @@ import json
 import sys
 from typing import Any, TextIO
 
-from shared.adapters.history import export_line
 from shared.errors import DecodeError
 from shared.events import TOPICS, Envelope, Position, ReceivedEvent, TopicRegistry, render_json
+from shared.replay.export_format import export_line
 from shared.settings import load_settings
 
 from .client import EXIT_INVALID_INPUT, CliError, add_cluster_args, find_cluster, run_guarded

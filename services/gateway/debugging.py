@@ -20,13 +20,13 @@ from typing import Any
 import msgspec
 from aiohttp import web
 
-from shared.adapters.history import export_record
 from shared.errors import InvalidInput, NotFound
 from shared.events import TOPICS, ReceivedEvent
 from shared.model.loader import load_objects, parse_documents
 from shared.ports import EventStoreReader, ReadModelReader
 from shared.replay.engine import Replayer
 from shared.replay.explain import explain_attempt, explain_now
+from shared.replay.export_format import export_record
 from shared.replay.history import History
 
 from .limits import StreamSlots

@@ -4,12 +4,13 @@ JSON Lines export (`berth events --export`)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import msgspec
 
 from shared.errors import DecodeError, InvalidInput
-from shared.events import TOPICS, Position, ReceivedEvent, TopicRegistry, decode_json, encode_json
+from shared.events import TOPICS, ReceivedEvent, TopicRegistry
+from shared.replay.export_format import export_line, parse_export_line
 from shared.replay.history import History
 from shared.settings import Settings
 
@@ -53,17 +54,6 @@ async def export_log(settings: Settings, path: str | Path, registry: TopicRegist
     return len(events)
 
 
-class _ExportLine(msgspec.Struct, omit_defaults=True):
-    topic: str
-    partition: int
-    offset: int
-    event: msgspec.Raw = msgspec.Raw(b"null")
-    error: str | None = None
-
-
-_export_line = msgspec.json.Decoder(_ExportLine)
-
-
 def history_from_export(path: str | Path) -> History:
     """An export's lines, {"topic", "partition", "offset", "event"}; lines that record a message
     that did not decode ("error") are skipped, as the services skip them. The event is decoded once,
@@ -74,26 +64,10 @@ def history_from_export(path: str | Path) -> History:
             if not line.strip():
                 continue
             try:
-                record = _export_line.decode(line)
-                if record.error is not None:
-                    continue
-                position = Position(record.topic, record.partition, record.offset)
-                env = decode_json(record.event, topic=position.topic)
+                event = parse_export_line(line)
             except (msgspec.DecodeError, msgspec.ValidationError, DecodeError) as exc:
                 raise InvalidInput(f"{path}:{number}", "event", f"not an exported event: {exc}") from exc
-            events.append(ReceivedEvent(env, position))
+            if event is not None:
+                events.append(event)
     events.sort(key=lambda e: e.envelope.timestamp)
     return History(events)
-
-
-def export_record(event: ReceivedEvent) -> dict[str, Any]:
-    """An event where it sits in the log: {"topic", "partition", "offset", "event"}."""
-    p = event.position
-    return {"topic": p.topic, "partition": p.partition, "offset": p.offset,
-            "event": msgspec.json.decode(encode_json(event.envelope))}
-
-
-def export_line(event: ReceivedEvent) -> str:
-    p = event.position
-    return msgspec.json.encode(_ExportLine(p.topic, p.partition, p.offset, msgspec.Raw(encode_json(event.envelope)))
-                               ).decode()

@@ -26,7 +26,7 @@ from berth.describe_cmd import render as describe_render
 from berth.fleet import Fleet
 from services.gateway.app import build_app
 from services.gateway.settings import GatewaySettings
-from shared.adapters.history import export_line, history_from_export, history_from_kafka, history_from_store
+from shared.adapters.history import history_from_export, history_from_kafka, history_from_store
 from shared.adapters.kafka import KafkaPublisher
 from shared.binding.admission import is_admission
 from shared.events import (
@@ -44,6 +44,7 @@ from shared.model.loader import load_objects
 from shared.replay.diff import verdicts
 from shared.replay.engine import Replayer, ReplayReport
 from shared.replay.explain import explain_attempt, explain_now
+from shared.replay.export_format import export_line
 from shared.replay.history import History
 
 from .cluster_run import admitted, attempted, fleet_for, projection_caught_up, run_fleet, settle, waves_of
