@@ -22,6 +22,10 @@ SPREAD = (0, 4, 2, 6, 1, 5, 3, 7)
 belong to as many different workers when 1, 2, 4 and 8 run."""
 
 
+UNNAMED: frozenset[int] = frozenset()
+"""The destination of every partition no answer has named."""
+
+
 class Dispatcher:
     def __init__(self, partitions: int) -> None:
         self.partitions = partitions
@@ -30,6 +34,8 @@ class Dispatcher:
         """Partition → the partitions its owner named in its latest answer."""
         self._sent: dict[str, int] = {}
         """Batch id → the partition its request went to, until answered."""
+        self._suspect: set[int] = set()
+        """Partitions of a worker that left a batch unanswered, tried last until an answer names them."""
 
     def owned(self, partitions: Sequence[int]) -> None:
         """An answer named the partitions its worker owns now."""
@@ -38,6 +44,7 @@ class Dispatcher:
             return
         for p in group:
             self._owner[p] = group
+        self._suspect -= group
 
     def workers(self) -> int:
         """Destinations known: workers that answered, and one for partitions none has named."""
@@ -47,32 +54,39 @@ class Dispatcher:
 
     def choose(self, batch_id: str, avoid: int | None = None) -> int:
         """The partition for `batch_id`'s request: the destination with the fewest batches in hand,
-        the earliest in the fixed order among equals (a partition no answer named counts as a
-        destination of its own, so batches out before the answers spread over the partitions most
-        likely to be different workers'); `avoid`: a partition that did not answer in time, whose
-        worker's other partitions are passed over too (it would queue the batch behind the first)."""
+        the earliest in the fixed order among equals, a suspect one last. Among the partitions no
+        answer named (one destination), the one with the fewest in hand: batches out before the
+        answers spread over the partitions most likely to be different workers'. `avoid`: a
+        partition that did not answer in time, whose worker's other partitions are passed over too
+        (it would queue the batch behind the first)."""
         silent = self._owner.get(avoid, frozenset()) | {avoid} if avoid is not None else frozenset()
         load: dict[frozenset[int], int] = {}
+        each: dict[int, int] = {}
         for p in self._sent.values():
-            g = self._destination(p)
+            g = self._owner.get(p, UNNAMED)
             load[g] = load.get(g, 0) + 1
-        best: tuple[int, int] | None = None
-        chosen = self._order[0]
-        for k, p in enumerate(self._order):
-            if p in silent:
-                continue
-            key = (load.get(self._destination(p), 0), k)
-            if best is None or key < best:
-                best, chosen = key, p
+            each[p] = each.get(p, 0) + 1
+        candidates = [(k, p) for k, p in enumerate(self._order) if p not in silent] or [(0, self._order[0])]
+
+        def by_destination(kp: tuple[int, int]) -> tuple[bool, int, int]:
+            k, p = kp
+            return p in self._suspect, load.get(self._owner.get(p, UNNAMED), 0), k
+
+        def by_partition(kp: tuple[int, int]) -> tuple[bool, int, int]:
+            k, p = kp
+            return p in self._suspect, each.get(p, 0), k
+
+        _, chosen = min(candidates, key=by_destination)
+        if chosen not in self._owner:
+            _, chosen = min(((k, p) for k, p in candidates if p not in self._owner), key=by_partition)
         self._sent[batch_id] = chosen
         return chosen
-
-    def _destination(self, partition: int) -> frozenset[int]:
-        return self._owner.get(partition) or frozenset((partition,))
 
     def answered(self, batch_id: str) -> None:
         self._sent.pop(batch_id, None)
 
     def forget(self, partition: int) -> None:
-        """A partition whose batch went unanswered: what it was said to belong to is stale."""
+        """A partition whose batch went unanswered: what it was said to belong to is stale, and its
+        worker's partitions are tried last until an answer names them again."""
+        self._suspect |= self._owner.get(partition, frozenset()) | {partition}
         self._owner.pop(partition, None)

@@ -72,6 +72,31 @@ def test_a_silent_partition_is_avoided_and_forgotten() -> None:
     assert d.workers() == 3  # the forgotten partition is unnamed again until an answer names it
 
 
+def test_partitions_no_answer_named_share_one_destinations_load() -> None:
+    """With more batches out than destinations known (a fixed BERTH_QUEUE_PIPELINE), the worker
+    that answered and the partitions none named yet take turns, not one batch per partition."""
+    d = _owners([[0, 1, 2, 3]])
+    sent = [d.choose(f"b{i}") for i in range(4)]
+    assert sorted(p // 4 for p in sent) == [0, 0, 1, 1]
+    assert len({p for p in sent if p >= 4}) == 2  # spread over the unnamed partitions all the same
+
+
+def test_a_silent_workers_partitions_are_tried_last_until_an_answer_names_them() -> None:
+    d = _owners([[0, 1, 2, 3], [4, 5, 6, 7]])
+    first = d.choose("a")
+    assert first == 0
+    again = d.choose("a", avoid=first)
+    d.forget(first)
+    d.answered("a")
+    assert again // 4 == 1
+    later = [d.choose(f"b{i}") for i in range(3)]  # 0 is first in order and now idle
+    assert all(p // 4 == 1 for p in later)
+    for i in range(3):
+        d.answered(f"b{i}")
+    d.owned([0, 1, 2, 3])  # the worker (or its partitions' new owner) answers again
+    assert d.choose("c") == 0
+
+
 def test_a_rebalance_is_learned_from_the_next_answers() -> None:
     d = _owners([[0, 1], [2, 3], [4, 5], [6, 7]])
     assert d.workers() == 4
