@@ -19,8 +19,9 @@ class SchedulerOptions:
     """Batches at the filter workers while the one before them is merged and decided; 0: as many as
     keep the queue busy (`DepthGauge`), at most one per filter worker known and `pipeline_most`."""
     pipeline_most: int = 0
-    """The most batches at the filter workers at once (0: no bound but the workers known). Where
-    every process shares one machine, more than its cores beside the queue's only wait for CPU."""
+    """With `pipeline_depth` 0, the most batches at the filter workers at once (0: no bound but the
+    workers known). Where every process shares one machine, more than its cores beside the queue's
+    only wait for CPU."""
     lockstep: bool = False
     """One pod in flight at a time, its outcome awaited before the next, with the simulator's
     logical clock: decisions then equal `berth simulate`'s on the same input."""

@@ -2,7 +2,8 @@
 
 The services' log followers (`follower.LogFollower`) and the binder's deletions reader read topics
 with a `Tail` of their own for as long as the service runs. A broker restart or a lost connection
-must not end that: each makes a fresh consumer and reads on from where its fold stands.
+must not end that: each makes a fresh consumer and reads again from where it chooses (the follower
+from its fold's positions, the deletions reader from the beginning).
 """
 
 from __future__ import annotations
