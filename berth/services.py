@@ -72,16 +72,6 @@ class ServiceSpec:
     """The API endpoint `berth.json` points at (one replica)."""
 
 
-SERVICES: tuple[ServiceSpec, ...] = (
-    ServiceSpec("projector", "services.projector"),
-    ServiceSpec("gateway", "services.gateway", gateway=True),
-    ServiceSpec("binder", "services.binder"),
-    ServiceSpec("filter", "services.filter", replicas=lambda o: o.filter_workers),
-    ServiceSpec("preemption", "services.preemption"),
-    ServiceSpec("queue", "services.queue", env=lambda o: queue_env(o)),
-)
-
-
 def queue_env(options: UpOptions) -> dict[str, str]:
     env: dict[str, str] = {}
     if options.propose is not None:
@@ -89,6 +79,16 @@ def queue_env(options: UpOptions) -> dict[str, str]:
     if options.pipeline_most is not None:
         env["BERTH_QUEUE_PIPELINE_MOST"] = str(options.pipeline_most)
     return env
+
+
+SERVICES: tuple[ServiceSpec, ...] = (
+    ServiceSpec("projector", "services.projector"),
+    ServiceSpec("gateway", "services.gateway", gateway=True),
+    ServiceSpec("binder", "services.binder"),
+    ServiceSpec("filter", "services.filter", replicas=lambda o: o.filter_workers),
+    ServiceSpec("preemption", "services.preemption"),
+    ServiceSpec("queue", "services.queue", env=queue_env),
+)
 
 
 def filter_workers_problem(count: int) -> str:

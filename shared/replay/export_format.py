@@ -47,5 +47,3 @@ def parse_export_line(line: bytes) -> ReceivedEvent | None:
         return None
     position = Position(record.topic, record.partition, record.offset)
     return ReceivedEvent(decode_json(record.event, topic=position.topic), position)
-
-
