@@ -117,8 +117,9 @@ async def test_apply_then_pods_are_pending(api: Api) -> None:
     result = await resp.json()
     assert result["published"] == 5 and result["counts"] == {"created": 4, "configured": 1}
 
-    async def visible() -> bool:
-        return len(await _pods(api)) == 2
+    async def visible() -> bool:  # pods and nodes are projected from topics of their own
+        nodes = await (await api.client.get("/api/v1/nodes")).json()
+        return len(await _pods(api)) == 2 and len(nodes["items"]) == 2
 
     await eventually(visible, timeout=15)
     pods = await _pods(api)
