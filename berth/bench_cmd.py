@@ -116,6 +116,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         workers = f", {result.filter_workers} filter workers" if result.filter_workers else ""
         workers += ", proposing" if result.proposing else ""
+        workers += f", at most {result.pipeline_most} batches out" if result.pipeline_most else ""
         print(f"{result.workload} {result.mode}: {result.nodes} nodes, {result.pods} pods{workers}")
         print(f"  machine         {summary(result.machine)}")
         print(f"  throughput      {result.pods_per_second:,.1f} pods/s "
@@ -167,7 +168,8 @@ def _sweep(args: argparse.Namespace, workload: Any, progress: bool, config_path:
         result = run_cluster(workload, options=up_options(k), progress=progress, timeout_s=args.timeout,
                              logs=Path(args.logs) / f"{k}w" if args.logs else None, config=config_path)
         problems += [f"{k} workers: {p}" for p in result.problems]
-        points.append({"filter_workers": k, "proposing": result.proposing, "sent_per_pod": result.sent_per_pod,
+        points.append({"filter_workers": k, "proposing": result.proposing, "pipeline_most": result.pipeline_most,
+                       "sent_per_pod": result.sent_per_pod,
                        "pods_per_second": result.pods_per_second,
                        "e2e_latency_p99_ms": result.e2e_latency_p99_ms,
                        "cpu_seconds": sum(result.cpu_seconds.values()),

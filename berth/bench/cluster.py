@@ -42,7 +42,7 @@ from shared.events import (
     envelope,
 )
 from shared.model import Pod
-from shared.settings import Settings, env_flag, load_settings
+from shared.settings import Settings, env_flag, env_int, load_settings
 from shared.workloads import Workload
 
 from ..fleet import Fleet, service_env
@@ -166,7 +166,8 @@ async def _measure(workload: Workload, settings: Settings, fleet: Fleet, progres
         peak_memory_mb=sampler.peak_mb,
         throughput=throughput_series(sorted(t - started for t in done.values()), bucket=max(wall / 50, 0.05)),
         problems=problems, filter_workers=fleet.options.filter_workers, churn_submitted=churn.submitted,
-        proposing=proposing(fleet), sent_per_pod=sent / workload.measured if workload.measured else 0.0,
+        proposing=proposing(fleet), pipeline_most=pipeline_most(fleet),
+        sent_per_pod=sent / workload.measured if workload.measured else 0.0,
     )
 
 
@@ -175,6 +176,13 @@ def proposing(fleet: Fleet) -> bool:
     if fleet.options.propose is not None:
         return fleet.options.propose
     return env_flag(fleet.env, "BERTH_QUEUE_PROPOSE")
+
+
+def pipeline_most(fleet: Fleet) -> int:
+    """The bound on batches the fleet's queue keeps at the workers (0: none)."""
+    if fleet.options.pipeline_most is not None:
+        return fleet.options.pipeline_most
+    return env_int(fleet.env, "BERTH_QUEUE_PIPELINE_MOST", 0)
 
 
 async def _answered_ledger(settings: Settings, registry: TopicRegistry, wait_s: float = 30.0) -> Ledger:

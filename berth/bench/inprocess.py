@@ -43,6 +43,8 @@ class BenchResult:
     filter_workers: int | None = None
     proposing: bool | None = None
     """Whether the filter workers proposed (cluster mode)."""
+    pipeline_most: int | None = None
+    """The most batches the queue kept at the workers at once (cluster mode; 0: no bound)."""
     machine: dict[str, str | int] = field(default_factory=describe_machine)
     """Where it ran (berth.machine): compare figures only between runs on one machine."""
     sent_per_pod: float = 0.0

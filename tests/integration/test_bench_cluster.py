@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from berth.services import pipeline_most
+
 from .fixtures import BerthTestEnv
 from .helpers import ROOT, service_env
 
@@ -42,12 +44,16 @@ async def test_cluster_bench_smoke(berth_env: BerthTestEnv, tmp_path: Path, work
     assert (result["churn_submitted"] > 0) == (workload == "PreemptionAsync")
 
 
+BENCH_DECIDES = {"BERTH_QUEUE_PROPOSE", "BERTH_QUEUE_PIPELINE_MOST"}
+"""Left unset, as `berth bench` run by hand finds them: it chooses as `berth up` does."""
+
+
 async def test_scale_sweep_smoke(berth_env: BerthTestEnv, tmp_path: Path) -> None:
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "berth", "bench", "--nodes", "12", "--pods", "30", "--scale-sweep", "1,2",
         "--config", str(ROOT / "examples" / "bench" / "score-all-nodes.yaml"),
         "--out-dir", str(tmp_path), "-o", "json", "--no-progress", "--timeout", "120",
-        env={k: v for k, v in service_env(berth_env).items() if k != "BERTH_QUEUE_PROPOSE"}, cwd=ROOT,
+        env={k: v for k, v in service_env(berth_env).items() if k not in BENCH_DECIDES}, cwd=ROOT,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
     )
     out, err = await asyncio.wait_for(proc.communicate(), 300)
@@ -58,6 +64,8 @@ async def test_scale_sweep_smoke(berth_env: BerthTestEnv, tmp_path: Path) -> Non
     assert [p["filter_workers"] for p in summary["sweep"]] == [1, 2]
     # Each count runs as `berth up` would run it: one worker ranks in the queue, two propose.
     assert [p["proposing"] for p in summary["sweep"]] == [False, True]
+    # And keeps at most as many batches out as the machine has cores beside the queue's.
+    assert [p["pipeline_most"] for p in summary["sweep"]] == [pipeline_most()] * 2
     first, second = summary["sweep"]
     assert first["speedup"] == 1.0 and first["efficiency"] == 1.0
     assert second["efficiency"] == second["speedup"] / 2 and second["pods_per_second"] > 0
