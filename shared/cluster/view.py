@@ -199,6 +199,8 @@ class ClusterView:
         return (0, rank) if rank is not None else (1, self._nominating_rank.get(uid, -1))
 
     def _nominate(self, uid: str, node: str) -> None:
+        if uid in self.deleted:
+            return  # decided before the deletion was read: a deleted pod is never nominated
         if uid not in self.nominated:
             self._nomination_rank[uid] = next(self._ranks)
         self.nominated[uid] = node
@@ -278,7 +280,7 @@ class ClusterView:
                     pass  # an eviction of a later decision nominated the pod already
                 elif not p.node_name:
                     self._unnominate(p.uid)
-                elif p.uid not in self.deleted:  # else decided before the deletion was read
+                else:
                     self._nominate(p.uid, p.node_name)
             case PodBound():
                 self.answered.add(p.attempt_id)
