@@ -46,7 +46,7 @@ from shared.settings import Settings, env_flag, env_int, load_settings
 from shared.workloads import Workload
 
 from ..fleet import Fleet, service_env
-from ..services import UpOptions
+from ..services import UpOptions, queue_env
 from .inprocess import BenchResult, Progress
 from .ledger import Ledger, read_ledger
 from .stats import percentile, throughput_series
@@ -155,6 +155,7 @@ async def _measure(workload: Workload, settings: Settings, fleet: Fleet, progres
         await watcher.stop()
     problems = ledger.problems()
     pending = ledger.pending
+    queue = {**fleet.env, **queue_env(fleet.options)}  # what the fleet's queue runs with
     problems += [f"{uid} is neither bound nor pending with a reason" for uid in want - done.keys()
                  if pending.get(uid) is None]
     return BenchResult(
@@ -166,23 +167,10 @@ async def _measure(workload: Workload, settings: Settings, fleet: Fleet, progres
         peak_memory_mb=sampler.peak_mb,
         throughput=throughput_series(sorted(t - started for t in done.values()), bucket=max(wall / 50, 0.05)),
         problems=problems, filter_workers=fleet.options.filter_workers, churn_submitted=churn.submitted,
-        proposing=proposing(fleet), pipeline_most=pipeline_most(fleet),
+        proposing=env_flag(queue, "BERTH_QUEUE_PROPOSE"),
+        pipeline_most=env_int(queue, "BERTH_QUEUE_PIPELINE_MOST", 0),
         sent_per_pod=sent / workload.measured if workload.measured else 0.0,
     )
-
-
-def proposing(fleet: Fleet) -> bool:
-    """Whether the fleet's queue asks its workers for proposals."""
-    if fleet.options.propose is not None:
-        return fleet.options.propose
-    return env_flag(fleet.env, "BERTH_QUEUE_PROPOSE")
-
-
-def pipeline_most(fleet: Fleet) -> int:
-    """The bound on batches the fleet's queue keeps at the workers (0: none)."""
-    if fleet.options.pipeline_most is not None:
-        return fleet.options.pipeline_most
-    return env_int(fleet.env, "BERTH_QUEUE_PIPELINE_MOST", 0)
 
 
 async def _answered_ledger(settings: Settings, registry: TopicRegistry, wait_s: float = 30.0) -> Ledger:
