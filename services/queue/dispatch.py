@@ -15,7 +15,7 @@ every worker fold the whole log.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 SPREAD = (0, 4, 2, 6, 1, 5, 3, 7)
 """The order partitions are tried in: under the range assignor, the first 1, 2, 4 and 8 of them
@@ -68,17 +68,12 @@ class Dispatcher:
             each[p] = each.get(p, 0) + 1
         candidates = [(k, p) for k, p in enumerate(self._order) if p not in silent] or [(0, self._order[0])]
 
-        def by_destination(kp: tuple[int, int]) -> tuple[bool, int, int]:
-            k, p = kp
-            return p in self._suspect, load.get(self._owner.get(p, UNNAMED), 0), k
+        def least(pairs: Iterable[tuple[int, int]], in_hand: Callable[[int], int]) -> int:
+            return min(pairs, key=lambda kp: (kp[1] in self._suspect, in_hand(kp[1]), kp[0]))[1]
 
-        def by_partition(kp: tuple[int, int]) -> tuple[bool, int, int]:
-            k, p = kp
-            return p in self._suspect, each.get(p, 0), k
-
-        _, chosen = min(candidates, key=by_destination)
+        chosen = least(candidates, lambda p: load.get(self._owner.get(p, UNNAMED), 0))
         if chosen not in self._owner:
-            _, chosen = min(((k, p) for k, p in candidates if p not in self._owner), key=by_partition)
+            chosen = least([kp for kp in candidates if kp[1] not in self._owner], lambda p: each.get(p, 0))
         self._sent[batch_id] = chosen
         return chosen
 
