@@ -115,7 +115,8 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps({k: v for k, v in data.items() if k != "throughput"}))
     else:
         workers = f", {result.filter_workers} filter workers" if result.filter_workers else ""
-        workers += ", proposing" if result.proposing else ""
+        if result.propose and result.propose != "no":
+            workers += f", proposing {result.propose} ({result.proposed_share or 0:.0%} of pods)"
         workers += f", at most {result.pipeline_most} batches out" if result.pipeline_most else ""
         print(f"{result.workload} {result.mode}: {result.nodes} nodes, {result.pods} pods{workers}")
         print(f"  machine         {summary(result.machine)}")
@@ -168,7 +169,8 @@ def _sweep(args: argparse.Namespace, workload: Any, progress: bool, config_path:
         result = run_cluster(workload, options=up_options(k), progress=progress, timeout_s=args.timeout,
                              logs=Path(args.logs) / f"{k}w" if args.logs else None, config=config_path)
         problems += [f"{k} workers: {p}" for p in result.problems]
-        points.append({"filter_workers": k, "proposing": result.proposing, "pipeline_most": result.pipeline_most,
+        points.append({"filter_workers": k, "propose": result.propose, "proposed_share": result.proposed_share,
+                       "pipeline_most": result.pipeline_most,
                        "sent_per_pod": result.sent_per_pod,
                        "pods_per_second": result.pods_per_second,
                        "e2e_latency_p99_ms": result.e2e_latency_p99_ms,
@@ -185,7 +187,7 @@ def _sweep(args: argparse.Namespace, workload: Any, progress: bool, config_path:
              "machine": machine, "sweep": points, "problems": problems}
     (out_dir / f"{stem}.json").write_text(json.dumps(swept, indent=2) + "\n")
     title = f"{workload.name}, {args.nodes} nodes: filter-worker scaling"
-    proposing = [str(p["filter_workers"]) for p in points if p["proposing"]]
+    proposing = [str(p["filter_workers"]) for p in points if p["proposed_share"]]
     if 0 < len(proposing) < len(points):  # each count ran as `berth up` runs it
         title += f" (proposing: {', '.join(proposing)} workers)"
     plot = plot_scaling([(p["filter_workers"], p["pods_per_second"], p["cpu_ms_per_pod"]) for p in points],
@@ -195,11 +197,12 @@ def _sweep(args: argparse.Namespace, workload: Any, progress: bool, config_path:
     else:
         print(f"{workload.name} cluster scale sweep: {args.nodes} nodes, {args.pods} pods")
         print(f"  machine  {summary(machine)}")
-        print(f"  {'workers':>7}  {'propose':>7}  {'pods/s':>9}  {'speedup':>7}  {'efficiency':>10}  {'e2e p99':>9}  "
+        print(f"  {'workers':>7}  {'propose':>12}  {'pods/s':>9}  {'speedup':>7}  {'efficiency':>10}  {'e2e p99':>9}  "
               f"{'cpu ms/pod':>10}  {'queue':>6}  {'filter':>6}  {'sent/pod':>8}")
         for p in points:
             ms = p["cpu_ms_per_pod"]
-            print(f"  {p['filter_workers']:>7}  {'yes' if p['proposing'] else 'no':>7}  {p['pods_per_second']:>9.1f}  "
+            proposed = f"{p['propose']} {p['proposed_share'] or 0:.0%}"
+            print(f"  {p['filter_workers']:>7}  {proposed:>12}  {p['pods_per_second']:>9.1f}  "
                   f"{p['speedup']:>7.2f}  "
                   f"{p['efficiency']:>10.2f}  {p['e2e_latency_p99_ms'] / 1000:>8.1f}s  "
                   f"{ms.get('total', 0.0):>10.3f}  {ms.get('queue', 0.0):>6.3f}  {ms.get('filter', 0.0):>6.3f}  "

@@ -20,9 +20,9 @@ from .machine import usable_cores
 @dataclass(frozen=True)
 class UpOptions:
     filter_workers: int = 1
-    propose: bool | None = None
-    """Whether the filter workers propose (BERTH_QUEUE_PROPOSE for the queue); None: as the
-    environment says."""
+    propose: str | None = None
+    """Whether the filter workers propose, as BERTH_QUEUE_PROPOSE says it to the queue ("0",
+    "1" or "auto"); None: as the environment says."""
     pipeline_most: int | None = None
     """The most batches the queue keeps at the workers at once (BERTH_QUEUE_PIPELINE_MOST); None:
     as the environment says."""
@@ -49,16 +49,33 @@ def pipeline_most(cores: int | None = None) -> int:
     return max(2, cores - 1)
 
 
+PROPOSE_AUTO = "auto"
+"""BERTH_QUEUE_PROPOSE=auto: the queue proposes while its own ranking is dear."""
+SHARED_CORES = 3
+"""At most this many cores, every process shares the few there are: proposals pay only where the
+queue's ranking is dear (BERTH_QUEUE_PROPOSE=auto; measured on two cores). Beyond, the workers'
+extra work runs on cores of their own, and proposing every batch was measured best on sixteen."""
+
+
+def default_propose(workers: int, cores: int | None = None) -> str:
+    """BERTH_QUEUE_PROPOSE when nobody says: one worker alone ranks in the queue (measured faster
+    on 2 and 16 cores); more than one propose, on a machine of `SHARED_CORES` or fewer only while
+    the queue's ranking is dear."""
+    if workers <= 1:
+        return "0"
+    cores = usable_cores() if cores is None else cores
+    return PROPOSE_AUTO if cores <= SHARED_CORES else "1"
+
+
 def up_options(filter_workers: int | None, env: Mapping[str, str] | None = None) -> UpOptions:
     """The cluster's options from a `--filter-workers` flag (None: the machine's default):
-    more workers than one propose (measured faster on 2 and 16 cores; one worker alone is faster
-    ranking in the queue), unless BERTH_QUEUE_PROPOSE says otherwise; the queue keeps at most
+    `default_propose`, unless BERTH_QUEUE_PROPOSE says otherwise; the queue keeps at most
     `pipeline_most()` batches at the workers, unless BERTH_QUEUE_PIPELINE_MOST says otherwise."""
     env = os.environ if env is None else env
     workers = default_filter_workers() if filter_workers is None else filter_workers
     said = env.get("BERTH_QUEUE_PROPOSE", "").strip()
     most_said = env.get("BERTH_QUEUE_PIPELINE_MOST", "").strip()
-    return UpOptions(filter_workers=workers, propose=None if said else workers > 1,
+    return UpOptions(filter_workers=workers, propose=None if said else default_propose(workers),
                      pipeline_most=None if most_said else pipeline_most())
 
 
@@ -75,7 +92,7 @@ class ServiceSpec:
 def queue_env(options: UpOptions) -> dict[str, str]:
     env: dict[str, str] = {}
     if options.propose is not None:
-        env["BERTH_QUEUE_PROPOSE"] = "1" if options.propose else "0"
+        env["BERTH_QUEUE_PROPOSE"] = options.propose
     if options.pipeline_most is not None:
         env["BERTH_QUEUE_PIPELINE_MOST"] = str(options.pipeline_most)
     return env

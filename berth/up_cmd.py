@@ -42,7 +42,8 @@ def register(sub: Any) -> None:
                    help="data, logs and berth.json (default: $BERTH_STATE_DIR or ./.berth)")
     p.add_argument("--filter-workers", type=int, default=None, metavar="N",
                    help="filter service replicas (default: one per four cores, one to four, the measured best; "
-                        "more than one propose unless BERTH_QUEUE_PROPOSE says otherwise)")
+                        "more than one propose, on a machine of three cores or fewer only while the queue's "
+                        "ranking is dear, unless BERTH_QUEUE_PROPOSE says otherwise)")
     p.add_argument("--port", type=int, default=0, help="gateway port (default: any free port)")
     p.add_argument("--ready-timeout", type=float, default=60.0, metavar="S", help="seconds to wait for each service")
     p.set_defaults(run=run_guarded(run))

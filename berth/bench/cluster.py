@@ -46,7 +46,7 @@ from shared.settings import Settings, env_flag, env_int, load_settings
 from shared.workloads import Workload
 
 from ..fleet import Fleet, service_env
-from ..services import UpOptions, queue_env
+from ..services import PROPOSE_AUTO, UpOptions, queue_env
 from .inprocess import BenchResult, Progress
 from .ledger import Ledger, read_ledger
 from .stats import percentile, throughput_series
@@ -122,7 +122,8 @@ async def _measure(workload: Workload, settings: Settings, fleet: Fleet, progres
             await _publish_pods(publisher, clock, [again])
             await watcher.wait_for({again.metadata.uid}, timeout_s)
         cpu_before = sampler.cpu()
-        sent_before = sent_pods(_queue_metrics(fleet))
+        metrics = _queue_metrics(fleet)
+        sent_before, proposed_before = sent_pods(metrics), proposed_pods(metrics)
         want = {p.metadata.uid for p in measured}
         bar = Progress(len(want), progress, unit="pods bound")
         started = time.monotonic()
@@ -146,6 +147,7 @@ async def _measure(workload: Workload, settings: Settings, fleet: Fleet, progres
         metrics = _queue_metrics(fleet)
         attempts = attempt_latency(metrics)
         sent = sent_pods(metrics) - sent_before
+        proposed = proposed_pods(metrics) - proposed_before
         ledger = await _answered_ledger(settings, registry)
     finally:
         sampler_task.cancel()
@@ -167,7 +169,7 @@ async def _measure(workload: Workload, settings: Settings, fleet: Fleet, progres
         peak_memory_mb=sampler.peak_mb,
         throughput=throughput_series(sorted(t - started for t in done.values()), bucket=max(wall / 50, 0.05)),
         problems=problems, filter_workers=fleet.options.filter_workers, churn_submitted=churn.submitted,
-        proposing=env_flag(queue, "BERTH_QUEUE_PROPOSE"),
+        propose=propose_policy(queue), proposed_share=proposed / sent if sent else 0.0,
         pipeline_most=env_int(queue, "BERTH_QUEUE_PIPELINE_MOST", 0),
         sent_per_pod=sent / workload.measured if workload.measured else 0.0,
     )
@@ -336,6 +338,7 @@ _BUCKET = re.compile(r'^scheduler_scheduling_attempt_duration_seconds_bucket\{(?
 
 
 _SENT = re.compile(r"^berth_queue_batch_pods_sum (?P<value>\S+)$", re.MULTILINE)
+_PROPOSED = re.compile(r"^berth_queue_proposed_pods_total (?P<value>\S+)$", re.MULTILINE)
 
 
 def _queue_metrics(fleet: Fleet) -> str:
@@ -355,6 +358,19 @@ def sent_pods(metrics: str) -> float:
     """Pods the queue has sent to the filter workers so far (the batch-size histogram's sum)."""
     m = _SENT.search(metrics)
     return float(m.group("value")) if m else 0.0
+
+
+def proposed_pods(metrics: str) -> float:
+    """Pods the queue has sent to the filter workers in batches they propose, so far."""
+    m = _PROPOSED.search(metrics)
+    return float(m.group("value")) if m else 0.0
+
+
+def propose_policy(queue_env: Mapping[str, str]) -> str:
+    """BERTH_QUEUE_PROPOSE as the queue reads it: "auto", "yes" or "no"."""
+    if queue_env.get("BERTH_QUEUE_PROPOSE", "").strip().lower() == PROPOSE_AUTO:
+        return PROPOSE_AUTO
+    return "yes" if env_flag(queue_env, "BERTH_QUEUE_PROPOSE") else "no"
 
 
 def attempt_latency(text: str) -> tuple[float, float]:

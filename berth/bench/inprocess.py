@@ -41,8 +41,11 @@ class BenchResult:
     throughput: list[tuple[float, float]] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     filter_workers: int | None = None
-    proposing: bool | None = None
-    """Whether the filter workers proposed (cluster mode)."""
+    propose: str | None = None
+    """Whether the filter workers were to propose (cluster mode): "no", "yes", or "auto" (while
+    the queue's ranking is dear)."""
+    proposed_share: float | None = None
+    """The share of the pods sent to the workers in batches they proposed (cluster mode)."""
     pipeline_most: int | None = None
     """The most batches the queue kept at the workers at once (cluster mode; 0: no bound)."""
     machine: dict[str, str | int] = field(default_factory=describe_machine)

@@ -40,6 +40,9 @@ class SchedulerMetrics:
         self.batch_pods = Histogram(
             "berth_queue_batch_pods", "Pods per scatter/gather cycle.",
             buckets=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512), registry=registry)
+        self.proposed_pods = Counter(
+            "berth_queue_proposed_pods", "Pods sent to the filter workers in batches they decide (propose).",
+            registry=registry)
 
     def count_incoming(self, queue: str, event: str) -> None:
         """One pod into `queue` on `event`; the labelled child is looked up once per pair (this

@@ -96,6 +96,7 @@ from .drivers import Driver, Lockstep, Pipelined
 from .gather import Gatherer
 from .metrics import SchedulerMetrics
 from .options import SchedulerOptions
+from .proposal_policy import ProposalPolicy
 
 log = logging.getLogger(__name__)
 
@@ -163,9 +164,10 @@ class Scheduler:
         self.pipeline_depth = max(0, options.pipeline_depth)
         self.pipeline_most = max(0, options.pipeline_most)
         self.lockstep, self.seed, self.producer = lockstep, options.seed, producer
-        self.propose = options.propose
-        """Workers decide each batch as this queue would and answer with a ranking per pod, which
-        the queue re-checks where its view moved (shared.protocol.proposing)."""
+        above_s = None if options.propose_above_ms is None else options.propose_above_ms / 1000
+        self.proposals = ProposalPolicy(always=options.propose, above_s=above_s)
+        """Whether workers decide a batch as this queue would and answer with a ranking per pod,
+        which the queue re-checks where its view moved (shared.protocol.proposing)."""
         self.driver: Driver = Lockstep(self) if lockstep else Pipelined(self)
         self.gather_timeout_s = options.gather_timeout_s
         self.preemption_timeout_s = options.preemption_timeout_s
@@ -474,7 +476,10 @@ class Scheduler:
         batch_id = str(uuid.uuid4())
         cycle = self.cycle
         # Extenders filter and prioritize the merged feasible nodes: such pods are never proposed.
-        propose = self.propose and not (self.extenders and any(wants(self.extenders, a.info) for a in attempts))
+        propose = (not (self.extenders and any(wants(self.extenders, a.info) for a in attempts))
+                   and self.proposals.propose())
+        if propose:
+            self.metrics.proposed_pods.inc(len(attempts))
         start = self.starts.reserve(batch_id, len(attempts), snapshot.num_nodes())
         try:
             filtered = await self._scatter(FilterBatchRequested(
@@ -506,9 +511,13 @@ class Scheduler:
         items = [BatchItem(a.fwk, a.info, m, evaluated.raw.get(a.info.uid, NO_SCORES), a.seed,
                            answers.get(a.info.uid, ()), evaluated.start)
                  for a, m in zip(attempts, merged)]
+        ranking = self.proposals.measures and not any(m.ranked for m in merged)
+        started = time.thread_time() if ranking else 0.0
         decisions = decide_batch(items, self.view.snapshot, lambda uid, host: self._bind(by_uid[uid], host, batch_id),
                                  placed_before=placed_before, walker=self._walker,
                                  may_walk=lambda item: self._may_walk(item, by_uid[item.info.uid].qpi))
+        if ranking:
+            self.proposals.ranked(len(items), time.thread_time() - started)
         # The node order at `watermark`, which a preemption request's node positions refer to.
         order = evaluated.snapshot if watermark is evaluated.watermark else self.view.snapshot()
         for a, d in zip(attempts, decisions):

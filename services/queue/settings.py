@@ -13,12 +13,15 @@ from shared.settings import Settings, env_flag, env_float, env_int
 from .options import (
     DEFAULT_BATCH,
     DEFAULT_PREEMPTION_TIMEOUT_S,
+    DEFAULT_PROPOSE_ABOVE_MS,
     DEFAULT_UNSCHEDULABLE_TIMEOUT_S,
     SchedulerOptions,
 )
 
 SERVICE = "queue"
 GROUP = default_group(SERVICE)
+AUTO = "auto"
+"""BERTH_QUEUE_PROPOSE=auto: propose while the queue's ranking is dear (`ProposalPolicy`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,13 +34,15 @@ class QueueSettings:
 
 def load(env: Mapping[str, str] | None = None) -> QueueSettings:
     env, base = service_environment(SERVICE, env)
+    auto = env.get("BERTH_QUEUE_PROPOSE", "").strip().lower() == AUTO
     options = SchedulerOptions(
         batch_size=env_int(env, "BERTH_QUEUE_BATCH", DEFAULT_BATCH, minimum=1),
         pipeline_depth=env_int(env, "BERTH_QUEUE_PIPELINE", 0),
         pipeline_most=env_int(env, "BERTH_QUEUE_PIPELINE_MOST", 0),
         lockstep=env_flag(env, "BERTH_QUEUE_LOCKSTEP"),
         seed=env_int(env, "BERTH_SEED", 0),
-        propose=env_flag(env, "BERTH_QUEUE_PROPOSE"),
+        propose=not auto and env_flag(env, "BERTH_QUEUE_PROPOSE"),
+        propose_above_ms=env_float(env, "BERTH_QUEUE_PROPOSE_ABOVE_MS", DEFAULT_PROPOSE_ABOVE_MS) if auto else None,
         unschedulable_timeout_s=env_float(env, "BERTH_UNSCHEDULABLE_TIMEOUT_S", DEFAULT_UNSCHEDULABLE_TIMEOUT_S),
         preemption_timeout_s=env_float(env, "BERTH_PREEMPTION_TIMEOUT_S", DEFAULT_PREEMPTION_TIMEOUT_S),
     )

@@ -107,7 +107,8 @@ class RunningCluster:
 
 @asynccontextmanager
 async def scheduling_services(env: BerthTestEnv, *, filter_workers: int = 1, lockstep: bool = False,
-                              batch_size: int = 64, propose: bool = False) -> AsyncIterator[RunningCluster]:
+                              batch_size: int = 64, propose: bool = False,
+                              propose_above_ms: float | None = None) -> AsyncIterator[RunningCluster]:
     base = env.settings
     stops: list[Any] = []
     tasks: list[asyncio.Task[None]] = []
@@ -133,7 +134,8 @@ async def scheduling_services(env: BerthTestEnv, *, filter_workers: int = 1, loc
 
     tasks.append(asyncio.ensure_future(run_preemption()))
     stops.append(preemption.request_stop)
-    options = SchedulerOptions(lockstep=lockstep, batch_size=batch_size, propose=propose, unschedulable_timeout_s=5.0)
+    options = SchedulerOptions(lockstep=lockstep, batch_size=batch_size, propose=propose,
+                               propose_above_ms=propose_above_ms, unschedulable_timeout_s=5.0)
     queue = QueueApp(QueueSettings(base=base.for_service("queue"), options=options),
                      registry=env.registry, serve_http=False)
     tasks.append(asyncio.ensure_future(queue.run()))

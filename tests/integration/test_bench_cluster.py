@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from berth.services import pipeline_most
+from berth.services import default_propose, pipeline_most
 
 from .fixtures import BerthTestEnv
 from .helpers import ROOT, service_env
@@ -62,8 +62,11 @@ async def test_scale_sweep_smoke(berth_env: BerthTestEnv, tmp_path: Path) -> Non
     assert summary["mode"] == "cluster" and summary["problems"] == []
     assert summary["machine"]["usable_cpus"] >= 1
     assert [p["filter_workers"] for p in summary["sweep"]] == [1, 2]
-    # Each count runs as `berth up` would run it: one worker ranks in the queue, two propose.
-    assert [p["proposing"] for p in summary["sweep"]] == [False, True]
+    # Each count runs as `berth up` would run it: one worker ranks in the queue, two propose
+    # (on a machine of few cores, while the queue's ranking is dear).
+    assert [p["propose"] for p in summary["sweep"]] == ["no", "auto" if default_propose(2) == "auto" else "yes"]
+    assert summary["sweep"][0]["proposed_share"] == 0.0
+    assert all(0.0 <= p["proposed_share"] <= 1.0 for p in summary["sweep"])
     # And keeps at most as many batches out as the machine has cores beside the queue's.
     assert [p["pipeline_most"] for p in summary["sweep"]] == [pipeline_most()] * 2
     first, second = summary["sweep"]

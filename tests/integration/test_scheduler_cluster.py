@@ -60,12 +60,16 @@ async def test_lockstep_decides_as_simulate(berth_env: BerthTestEnv, publisher: 
                        describe=lambda: _diff(_outcomes(running.queue), expected))
 
 
-@pytest.mark.parametrize("propose", [False, True], ids=["queue-ranks", "workers-propose"])
+@pytest.mark.parametrize(("propose", "above_ms"), [(False, None), (True, None), (False, 0.0)],
+                         ids=["queue-ranks", "workers-propose", "switching"])
 async def test_mixed_workload_every_pod_bound_once_or_pending_with_reason(
-        berth_env: BerthTestEnv, publisher: KafkaPublisher, propose: bool) -> None:
+        berth_env: BerthTestEnv, publisher: KafkaPublisher, propose: bool, above_ms: float | None) -> None:
+    """`switching`: BERTH_QUEUE_PROPOSE=auto with no threshold, so the queue ranks until it has
+    measured its ranking, then proposes all but one batch in `PROBE_EVERY`: both kinds of batch
+    are out together."""
     cluster = with_uids(load_objects(("scenario", d) for d in scenario_docs(nodes=50, pods=520, seed=11)))
     await publish_cluster(publisher, cluster)
-    async with scheduling_services(berth_env, filter_workers=2, propose=propose) as running:
+    async with scheduling_services(berth_env, filter_workers=2, propose=propose, propose_above_ms=above_ms) as running:
         queue = running.queue
 
         def at_rest() -> bool:
@@ -89,6 +93,13 @@ async def test_mixed_workload_every_pod_bound_once_or_pending_with_reason(
 
         await _settled(settled, timeout=240)
         outcomes = _outcomes(queue)
+        metrics = queue.service.metrics.registry
+        sent = metrics.get_sample_value("berth_queue_batch_pods_sum") or 0.0
+        proposed = metrics.get_sample_value("berth_queue_proposed_pods_total") or 0.0
+    if above_ms is not None:
+        assert 0 < proposed < sent, (proposed, sent)
+    else:
+        assert proposed == (sent if propose else 0.0), (proposed, sent)
     assert len(outcomes) == 520
     bound = [k for k, (phase, _) in outcomes.items() if phase == "Bound"]
     pending = {k: m for k, (phase, m) in outcomes.items() if phase == "Pending"}

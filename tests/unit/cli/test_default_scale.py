@@ -7,7 +7,14 @@ from pathlib import Path
 import pytest
 
 from berth.machine import usable_cores
-from berth.services import SERVICES, UpOptions, default_filter_workers, pipeline_most, up_options
+from berth.services import (
+    SERVICES,
+    UpOptions,
+    default_filter_workers,
+    default_propose,
+    pipeline_most,
+    up_options,
+)
 
 
 @pytest.mark.parametrize(("cores", "workers"), [(1, 1), (2, 1), (4, 1), (7, 1), (8, 2), (12, 3), (16, 4), (64, 4)])
@@ -19,12 +26,21 @@ def test_the_default_is_the_machines() -> None:
     assert up_options(None, {}).filter_workers == default_filter_workers()
 
 
-@pytest.mark.parametrize(("workers", "propose"), [(1, False), (2, True), (8, True)])
-def test_more_workers_than_one_propose(workers: int, propose: bool) -> None:
-    assert up_options(workers, {}) == UpOptions(filter_workers=workers, propose=propose, pipeline_most=pipeline_most())
+@pytest.mark.parametrize(("workers", "cores", "propose"), [
+    (1, 2, "0"), (1, 16, "0"), (2, 2, "auto"), (8, 3, "auto"), (2, 4, "1"), (8, 16, "1"),
+])
+def test_more_workers_than_one_propose_on_a_machine_of_few_cores_while_ranking_is_dear(
+        workers: int, cores: int, propose: str) -> None:
+    assert default_propose(workers, cores) == propose
 
 
-@pytest.mark.parametrize("said", ["0", "1", " 1 "])
+@pytest.mark.parametrize("workers", [1, 2, 8])
+def test_up_proposes_as_the_machine_wants(workers: int) -> None:
+    assert up_options(workers, {}) == UpOptions(filter_workers=workers, propose=default_propose(workers),
+                                                pipeline_most=pipeline_most())
+
+
+@pytest.mark.parametrize("said", ["0", "1", " 1 ", "auto"])
 def test_the_environment_decides_where_it_says(said: str) -> None:
     options = up_options(4, {"BERTH_QUEUE_PROPOSE": said, "BERTH_QUEUE_PIPELINE_MOST": said})
     assert options.propose is None
@@ -38,7 +54,7 @@ def test_at_most_one_batch_out_per_core_beside_the_queues_and_never_fewer_than_t
 
 
 def test_an_empty_variable_is_no_say() -> None:
-    assert up_options(4, {"BERTH_QUEUE_PROPOSE": " "}).propose is True
+    assert up_options(4, {"BERTH_QUEUE_PROPOSE": " "}).propose == default_propose(4)
 
 
 @pytest.mark.parametrize(("cpu_max", "cores"), [("max 100000\n", None), ("200000 100000\n", 2),
@@ -51,8 +67,8 @@ def test_a_cgroup_quota_caps_the_cores(cpu_max: str, cores: int | None, tmp_path
 
 
 def test_the_queue_is_told_what_was_chosen() -> None:
-    assert _queue_env(UpOptions(filter_workers=2, propose=True)) == {"BERTH_QUEUE_PROPOSE": "1"}
-    assert _queue_env(UpOptions(filter_workers=1, propose=False)) == {"BERTH_QUEUE_PROPOSE": "0"}
+    for said in ("0", "1", "auto"):
+        assert _queue_env(UpOptions(filter_workers=2, propose=said)) == {"BERTH_QUEUE_PROPOSE": said}
     assert _queue_env(UpOptions(filter_workers=4, pipeline_most=3)) == {"BERTH_QUEUE_PIPELINE_MOST": "3"}
     filter_spec = next(s for s in SERVICES if s.name == "filter")
     assert filter_spec.replicas(UpOptions(filter_workers=3)) == 3

@@ -30,11 +30,13 @@ def test_each_helper_reads_its_kind_or_falls_back_to_the_default() -> None:
     (load_queue, {"BERTH_QUEUE_BATCH": "many"}, "BERTH_QUEUE_BATCH='many': expected an integer"),
     (load_queue, {"BERTH_QUEUE_BATCH": "0"}, "BERTH_QUEUE_BATCH='0': must be at least 1"),
     (load_queue, {"BERTH_QUEUE_LOCKSTEP": "maybe"}, "BERTH_QUEUE_LOCKSTEP='maybe': expected one of"),
+    (load_queue, {"BERTH_QUEUE_PROPOSE": "sometimes"}, "BERTH_QUEUE_PROPOSE='sometimes': expected one of"),
     (load_queue, {"BERTH_UNSCHEDULABLE_TIMEOUT_S": "soon"}, "BERTH_UNSCHEDULABLE_TIMEOUT_S='soon': expected a number"),
     (load_projector, {"BERTH_PROJECTOR_BATCH_RECORDS": "0"}, "BERTH_PROJECTOR_BATCH_RECORDS='0': must be at least 1"),
     (load_gateway, {"BERTH_API_TOKEN": "t", "BERTH_METRICS_AUTH": "perhaps"}, "BERTH_METRICS_AUTH='perhaps'"),
     (load_gateway, {"BERTH_API_TOKEN": "t", "BERTH_TLS_CERT_FILE": "c.pem"}, "BERTH_TLS_KEY_FILE go together"),
-], ids=["integer", "minimum", "flag", "number", "projector batch", "gateway flag", "certificate without key"])
+], ids=["integer", "minimum", "flag", "propose", "number", "projector batch", "gateway flag",
+        "certificate without key"])
 def test_a_bad_value_names_the_variable_and_what_it_wants(load: Callable[[dict[str, str]], object],
                                                           env: dict[str, str], message: str) -> None:
     with pytest.raises(ConfigurationError, match=message.replace("(", r"\(")):
