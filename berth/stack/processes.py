@@ -177,7 +177,7 @@ def _signal_group(pgid: int, sig: int) -> None:
         os.killpg(pgid, sig)
 
 
-def _group_members(pgid: int) -> list[psutil.Process]:
+def group_members(pgid: int) -> list[psutil.Process]:
     members = []
     for proc in psutil.process_iter():
         # A process listed a moment ago may be gone by now: os.getpgid then raises, not psutil.
@@ -189,7 +189,7 @@ def _group_members(pgid: int) -> list[psutil.Process]:
 
 def _wait_group_gone(pgid: int, timeout: float) -> None:
     deadline = time.monotonic() + timeout
-    while _group_members(pgid) and time.monotonic() < deadline:
+    while group_members(pgid) and time.monotonic() < deadline:
         time.sleep(0.02)
 
 

@@ -72,7 +72,7 @@ class PodDeletions(TailTask):
         self.registry, self.on_event = registry, on_event
         self.caught_up = asyncio.Event()
 
-    async def _follow(self, consumer: AIOKafkaConsumer) -> None:
+    async def follow(self, consumer: AIOKafkaConsumer) -> None:
         tail = Tail(consumer, self.registry, [PODS])
         while True:
             for record in await tail.fetch(500 if self.caught_up.is_set() else 200):

@@ -30,6 +30,10 @@ class OwnWrites:
         self._locks: dict[str, tuple[asyncio.Lock, int]] = {}
         """Each key's lock and how many requests hold or wait for it (forgotten at none)."""
 
+    def held(self) -> int:
+        """Keys a request holds or waits for now."""
+        return len(self._locks)
+
     def published(self, key: str, event_id: uuid.UUID) -> None:
         self._last.pop(key, None)
         self._last[key] = event_id

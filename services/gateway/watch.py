@@ -172,7 +172,7 @@ class WatchStream:
         if self.start is None:
             pos = await self.store.last_seq()
             current = await self.watched.everything()
-            await self._send(response, [(key, "ADDED", obj, pos) for key, obj in current.items()])
+            await self.send(response, [(key, "ADDED", obj, pos) for key, obj in current.items()])
             return pos
         live = await self.store.live_keys(at=self.start, created=self.watched.created, deleted=self.watched.deleted)
         loaded = await self.watched.load(sorted(live))
@@ -192,7 +192,7 @@ class WatchStream:
             if changes:
                 keys = sorted({self.watched.key(t, p) for _, t, p in changes})
                 objects = await self.watched.load(keys)
-                await self._send(response, await self._created_first(changes, objects))
+                await self.send(response, await self.created_first(changes, objects))
                 quiet_since = time.monotonic()
             if rows:
                 pos = rows[-1][0]
@@ -204,7 +204,7 @@ class WatchStream:
                     quiet_since = time.monotonic()
                 await asyncio.sleep(POLL_S)
 
-    async def _created_first(self, changes: Sequence[tuple[int, str, Any]],
+    async def created_first(self, changes: Sequence[tuple[int, str, Any]],
                              objects: Mapping[str, dict[str, Any]]) -> list[Sent]:
         """A page's changes as they are sent. A change to an object this watch has not met yet,
         stored before the object's creation or while that is not stored yet (the projector orders
@@ -241,7 +241,7 @@ class WatchStream:
                     out.append((key, "MODIFIED", now, seq))
         return out
 
-    async def _send(self, response: web.StreamResponse, changes: Iterable[Sent]) -> None:
+    async def send(self, response: web.StreamResponse, changes: Iterable[Sent]) -> None:
         for key, action, obj, seq in changes:
             obj = obj if obj is not None else self.last.get(key)
             if key in self.gone_since_start and action == "DELETED":

@@ -124,7 +124,7 @@ class PreemptionHandler(Handler):
             if flight is not None:
                 self.in_flight[p.attempt_id] = flight
 
-    def _overlay(self) -> tuple[list[str], dict[str, str], list[int] | None]:
+    def overlay(self) -> tuple[list[str], dict[str, str], list[int] | None]:
         """Drop the decisions the view now shows; overlay the rest in request order (a later one
         wins a nomination). Also their requests' offsets, None when one is not known (a decision an
         earlier build made): the decision then records the overlay itself.
@@ -164,15 +164,15 @@ class PreemptionHandler(Handler):
         folded = self.view.off(req.watermark)  # replay folds to these when they are set
         self.view.set_assumed((a.pod_uid, a.node_name) for a in req.assumed)
         at = event.position.offset if event.position.topic == PREEMPTION_REQUESTS else -1
-        out = await self._decide(event.envelope, req, folded, at)
+        out = await self.decide(event.envelope, req, folded, at)
         self.answered.add(req.attempt_id)
         self.unpublished[req.attempt_id] = out
         return out
 
-    async def _decide(self, cause: Envelope, req: PreemptionRequested,
+    async def decide(self, cause: Envelope, req: PreemptionRequested,
                       folded: dict[str, list[int]], at: int) -> list[OutgoingEvent]:
         """`at`: the request's offset on `preemption-requests` (-1: not known)."""
-        evicting, nominating, offsets = self._overlay()
+        evicting, nominating, offsets = self.overlay()
         moved = bool(self.view.past(req.watermark) or evicting or nominating)
         self.extender_answers.clear()
         fwk = self.profiles.get(req.pod.spec.scheduler_name)

@@ -646,9 +646,9 @@ class Scheduler:
         """Whether a pod whose candidates are gone walks again here: a proposed pod goes back to
         the workers instead (walking again is the whole attempt, which proposals keep off the
         queue), another only when first in line."""
-        return not item.merged.ranked and self._first_in_line(qpi)
+        return not item.merged.ranked and self.first_in_line(qpi)
 
-    def _first_in_line(self, qpi: QueuedPodInfo) -> bool:
+    def first_in_line(self, qpi: QueuedPodInfo) -> bool:
         """Whether a popped pod may walk again now: no pod waiting in the active queue would be
         popped before it (one scheduler deciding pods one at a time would decide that one first),
         and no pod of higher priority waits for its preemption to be decided (one scheduler would

@@ -155,7 +155,7 @@ class LogFollower(TailTask):
         if self.on_event is not None:
             self.on_event(env, position)
 
-    def _take(self, env: Envelope | None, position: Position) -> None:
+    def take(self, env: Envelope | None, position: Position) -> None:
         """An event read from the log: fold it now, or hold it back (paused, or gated)."""
         if position.topic in self.gated:
             at = self._received.setdefault(position.topic, {})
@@ -168,7 +168,7 @@ class LogFollower(TailTask):
         else:
             self._fold(env, position)
 
-    async def _follow(self, consumer: AIOKafkaConsumer) -> None:
+    async def follow(self, consumer: AIOKafkaConsumer) -> None:
         def start(topic: str, partition: int) -> int:
             known = self._received if topic in self.gated else self.view.positions
             return known.get(topic, {}).get(partition, 0)
@@ -198,7 +198,7 @@ class LogFollower(TailTask):
             for record in records:
                 # An undecodable record was dead-lettered by the services that consume it in a
                 # group; here it only moves the position.
-                self._take(record.event if isinstance(record.event, Envelope) else None, record.position)
+                self.take(record.event if isinstance(record.event, Envelope) else None, record.position)
             if not self.caught_up.is_set():
                 await tail.reached_ends()
                 if tail.at_end:

@@ -37,6 +37,7 @@ from shared.settings import Settings
 from .dedupe import RecentEvents
 from .handler import Handler
 from .http import HealthServer
+from .lag import ConsumerLag
 from .loop import BatchPipeline, RetryPolicy, Stopping
 from .membership import evict_predecessor, forget_member, remember_member
 from .metrics import RuntimeMetrics
@@ -88,6 +89,7 @@ class Service:
         self.settings, self.config, self.handler = settings, config, handler
         self.registry = registry or TopicRegistry(settings.topic_prefix)
         self.metrics = RuntimeMetrics(config.name)
+        self.lag = ConsumerLag(self.metrics.lag, config.name, self.registry, config.lag_interval_s)
         self.recent = RecentEvents(config.dedupe_capacity)
         self._stop = asyncio.Event()
         self.ready = asyncio.Event()
@@ -98,7 +100,6 @@ class Service:
         self._publisher = publisher
         self._processing = asyncio.Lock()
         self._running = False
-        self._last_lag = 0.0
         self._last_tick = 0.0
         self.http: HealthServer | None = None
 
@@ -199,10 +200,10 @@ class Service:
                         except Stopping:
                             break
                     self.metrics.batch_seconds.labels(self.config.name).observe(time.perf_counter() - started)
-                    self._batch_lag(consumer, records)
+                    self.lag.after_batch(consumer, records)
                 if not await self._tick(pipeline):
                     break
-                await self._update_lag(consumer)
+                await self.lag.update(consumer)
         finally:
             stop_wait.cancel()
             self._running = False
@@ -220,34 +221,6 @@ class Service:
             except Stopping:
                 return False
         return True
-
-    def _batch_lag(self, consumer: AIOKafkaConsumer, records: dict[TopicPartition, list[Any]]) -> None:
-        """Lag of the partitions just handled: known without asking the consumer for positions."""
-        held = consumer.assignment()  # one copy per batch: nothing below awaits, so it cannot change
-        for tp, messages in records.items():
-            high = consumer.highwater(tp) if tp in held else None
-            if high is not None and messages:
-                topic = self.registry.logical(tp.topic)
-                self.metrics.lag.labels(self.config.name, topic, str(tp.partition)).set(
-                    max(0, high - messages[-1].offset - 1)
-                )
-
-    async def _update_lag(self, consumer: AIOKafkaConsumer) -> None:
-        now = time.monotonic()
-        if now - self._last_lag < self.config.lag_interval_s:
-            return
-        self._last_lag = now
-        for tp in consumer.assignment():
-            high = _highwater(consumer, tp)
-            if high is None:
-                continue
-            try:
-                position = await asyncio.wait_for(consumer.position(tp), 0.2)
-            except (TimeoutError, KafkaError):
-                continue
-            self.metrics.lag.labels(self.config.name, self.registry.logical(tp.topic), str(tp.partition)).set(
-                max(0, high - position)
-            )
 
     # --- rebalancing --------------------------------------------------------------------------
 
@@ -315,11 +288,3 @@ async def run_service(service: Service) -> None:
     finally:
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.remove_signal_handler(sig)
-
-
-def _highwater(consumer: AIOKafkaConsumer, tp: TopicPartition) -> int | None:
-    """The partition's end as last fetched; None once it is no longer assigned. A rebalance may
-    revoke it while the lag gauge awaits a position, and the client asserts on it then."""
-    if tp not in consumer.assignment():
-        return None
-    return consumer.highwater(tp)

@@ -24,7 +24,7 @@ RETRY_S = 1.0
 
 
 class TailTask(ABC):
-    """Runs `_follow` on a fresh consumer until stopped, starting over after a failure."""
+    """Runs `follow` on a fresh consumer until stopped, starting over after a failure."""
 
     def __init__(self, settings: Settings, client_suffix: str, what: str) -> None:
         self.settings = settings
@@ -42,7 +42,7 @@ class TailTask(ABC):
                 await self._task
 
     @abstractmethod
-    async def _follow(self, consumer: AIOKafkaConsumer) -> None:
+    async def follow(self, consumer: AIOKafkaConsumer) -> None:
         """Read with `consumer` (started) until cancelled; raise to be started over."""
 
     async def _run(self) -> None:
@@ -50,7 +50,7 @@ class TailTask(ABC):
             consumer = make_consumer(self.settings, group_id=None, client_id=self._client_id)
             try:
                 await consumer.start()
-                await self._follow(consumer)
+                await self.follow(consumer)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:

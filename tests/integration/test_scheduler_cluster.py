@@ -80,7 +80,7 @@ async def test_mixed_workload_every_pod_bound_once_or_pending_with_reason(
             s = queue.scheduler
             return bool(s.live) and not s.parked and not s.preemptions and all(
                 queue.view.is_bound(uid) or uid in queue.view.deleted or uid in s.last_message
-                for uid in queue.view.specs) and len(s.queue._active) == 0 and not s.queue.in_flight() and (  # noqa: SLF001
+                for uid in queue.view.specs) and s.queue.active_head() is None and not s.queue.in_flight() and (
                 not s.failed_at.stale(s.queued, queue.view.version))
 
         # Evictions decided may still be on their way when their decision is read: at rest for a

@@ -213,6 +213,10 @@ class DefaultPreemption(PostFilterPlugin):
                 and getattr(self.candidates_to_victims_map, "__func__", None)
                 is DefaultPreemption.candidates_to_victims_map)
 
+    def kept(self) -> tuple[int, int]:
+        """The dry runs and the victims tables remembered now."""
+        return len(self._victims_memo), len(self._victims_tables)
+
     def remember_victims(self, key: Hashable, answer: tuple[Candidate, Status | None]) -> None:
         if len(self._victims_memo) >= VICTIMS_MEMO_SIZE:
             self._victims_memo.clear()

@@ -33,7 +33,7 @@ async def test_a_change_read_after_a_pods_deletion_does_not_bring_it_back() -> N
                          lambda obj: True)
     out = Collected()
     # Submitted, then deleted; a scheduling attempt stored after the deletion is read last.
-    await stream._send(out, [("u", "ADDED", _pod("Pending"), 1), ("u", "DELETED", _pod("Deleted"), 2),  # type: ignore[arg-type]  # rendered pods
+    await stream.send(out, [("u", "ADDED", _pod("Pending"), 1), ("u", "DELETED", _pod("Deleted"), 2),  # type: ignore[arg-type]  # rendered pods
                              ("u", "MODIFIED", _pod("Deleted"), 3)])
     assert [(line["type"], line["object"]["metadata"]["resourceVersion"]) for line in out.lines] == [
         ("ADDED", "1"), ("DELETED", "2")]
@@ -64,10 +64,10 @@ async def test_a_bind_stored_before_its_pods_creation_is_sent_after_it() -> None
     stream = _pods_stream(store)
     now = {"u": _pod("Bound")}
     # The bind came in an earlier projector batch than the submission (a fetch stopped short).
-    first = await stream._created_first([(2, "PodBound", {"uid": "u"}), (3, "SchedulingAttempted", {"uid": "u"})],
+    first = await stream.created_first([(2, "PodBound", {"uid": "u"}), (3, "SchedulingAttempted", {"uid": "u"})],
                                         now)
     assert first == []
-    second = await stream._created_first([(4, "PodSubmitted", {"uid": "u"})], now)
+    second = await stream.created_first([(4, "PodSubmitted", {"uid": "u"})], now)
     assert second == [("u", "ADDED", _pod("Pending"), 4), ("u", "MODIFIED", _pod("Bound"), 4)]
     assert store.asked == 1
 
@@ -75,7 +75,7 @@ async def test_a_bind_stored_before_its_pods_creation_is_sent_after_it() -> None
 async def test_changes_after_a_creation_in_the_same_page_ask_the_store_nothing() -> None:
     store = CreatedAt({"u": 2})
     stream = _pods_stream(store)
-    sent = await stream._created_first([(2, "PodSubmitted", {"uid": "u"}), (3, "PodBound", {"uid": "u"})],
+    sent = await stream.created_first([(2, "PodSubmitted", {"uid": "u"}), (3, "PodBound", {"uid": "u"})],
                                        {"u": _pod("Bound")})
     assert sent == [("u", "ADDED", _pod("Pending"), 2), ("u", "MODIFIED", _pod("Bound"), 3)]
     assert store.asked == 0
@@ -85,9 +85,9 @@ async def test_a_bind_read_while_its_pods_creation_is_not_stored_yet_waits_for_i
     store = CreatedAt({})
     stream = _pods_stream(store)
     now = {"u": _pod("Bound")}
-    assert await stream._created_first([(2, "PodBound", {"uid": "u"})], now) == []
+    assert await stream.created_first([(2, "PodBound", {"uid": "u"})], now) == []
     store.created["u"] = 3  # the projector's next batch
-    sent = await stream._created_first([(3, "PodSubmitted", {"uid": "u"})], now)
+    sent = await stream.created_first([(3, "PodSubmitted", {"uid": "u"})], now)
     assert sent == [("u", "ADDED", _pod("Pending"), 3), ("u", "MODIFIED", _pod("Bound"), 3)]
     assert store.asked == 1
 
@@ -96,6 +96,6 @@ async def test_a_page_asks_the_store_once_for_every_object_it_has_not_met() -> N
     store = CreatedAt({"u": 1, "v": 1})
     stream = _pods_stream(store)
     objects = {"u": _pod("Bound"), "v": _pod("Bound")}
-    sent = await stream._created_first([(5, "PodBound", {"uid": "u"}), (6, "PodBound", {"uid": "v"})], objects)
+    sent = await stream.created_first([(5, "PodBound", {"uid": "u"}), (6, "PodBound", {"uid": "v"})], objects)
     assert [(key, action, seq) for key, action, _, seq in sent] == [("u", "MODIFIED", 5), ("v", "MODIFIED", 6)]
     assert store.asked == 1

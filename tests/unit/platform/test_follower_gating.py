@@ -54,7 +54,7 @@ def _follower(events: list[ReceivedEvent]) -> LogFollower:
     follower = LogFollower(load_service_settings("preemption", {}), TopicRegistry(),
                            (NODES, PODS, PLACEMENTS, PREEMPTION), ClusterView(), gated=(NODES, PODS, PLACEMENTS))
     for e in events:
-        follower._take(e.envelope, e.position)  # noqa: SLF001 (received, not folded: gated)
+        follower.take(e.envelope, e.position)  # received, not folded: gated
     return follower
 
 
@@ -100,7 +100,7 @@ async def test_the_preemption_service_decides_on_everything_it_has_received() ->
     service, follower = build_preemption(load_preemption({}), serve_http=False)
     events = _log(3)
     for e in events:
-        follower._take(e.envelope, e.position)  # noqa: SLF001
+        follower.take(e.envelope, e.position)
     watermark = _watermark(events, 0.5)
     handler = service.handler
     assert isinstance(handler, PreemptionHandler)

@@ -69,7 +69,7 @@ async def _following(service: str, nodes: int, available: int,
     records = [encode(envelope(NodeUpserted(node=make_node(f"n{i}")), producer="t")) for i in range(nodes)]
     consumer = FakeConsumer(records, available=available)
     follower = LogFollower(load_service_settings(service, {}), REGISTRY, (NODES,), ClusterView(), **options)
-    task = asyncio.ensure_future(follower._follow(consumer))
+    task = asyncio.ensure_future(follower.follow(consumer))
     try:
         await asyncio.wait_for(follower.caught_up.wait(), 2)
         yield consumer, follower

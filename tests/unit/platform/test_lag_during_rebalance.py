@@ -48,7 +48,7 @@ def _lag(service: Service, partition: int) -> float | None:
 
 async def test_partitions_revoked_while_the_lag_is_read_are_skipped() -> None:
     service, consumer = _service(), RevokingConsumer()
-    await service._update_lag(consumer)
+    await service.lag.update(consumer)
     assert _lag(service, 0) == 6 and _lag(service, 2) is None
 
 
@@ -57,5 +57,5 @@ def test_a_batch_whose_partition_was_revoked_meanwhile_sets_no_lag() -> None:
     consumer.held = {TPS[0]}
     records: dict[TopicPartition, list[Any]] = {TPS[0]: [type("R", (), {"offset": 7})()],
                                                 TPS[2]: [type("R", (), {"offset": 3})()]}
-    service._batch_lag(consumer, records)
+    service.lag.after_batch(consumer, records)
     assert _lag(service, 0) == 2 and _lag(service, 2) is None

@@ -111,7 +111,7 @@ def test_a_process_gone_since_it_was_listed_is_not_a_group_member(monkeypatch: p
         pid = child.pid
 
     monkeypatch.setattr(psutil, "process_iter", lambda: iter([Gone()]))
-    assert processes._group_members(os.getpgid(0)) == []
+    assert processes.group_members(os.getpgid(0)) == []
 
 
 def test_copies_of_a_broadcast_request_are_decoded_once_per_batch() -> None:

@@ -320,15 +320,15 @@ def test_nothing_is_remembered_when_more_than_the_node_decides() -> None:
     nodes = [node("node1", "2", pod("p1", 1, "2", node="node1"))]
     fwk, plugin = make_framework(nodes)  # its exclusive-pod filter reads cluster-wide PreFilter state
     _candidates(fwk, plugin, pod("a", 100, "2"))
-    assert plugin._victims_memo == {}
+    assert plugin.kept()[0] == 0
     fwk, plugin = _node_local_framework([node("node1", "2", pod("p1", 1, "2", node="node1", labels={"app": "x"}))])
     fwk.set_pod_disruption_budgets([pdb("keep", {"app": "x"}, allowed=0)])
     _candidates(fwk, plugin, pod("a", 100, "2"))
-    assert plugin._victims_memo == {}
+    assert plugin.kept()[0] == 0
     fwk, plugin = _node_local_framework([node("node1", "2", pod("p1", 1, "2", node="node1"))])
     fwk.memoize = False  # remembering nothing is how results are checked against the plain path
     _candidates(fwk, plugin, pod("a", 100, "2"))
-    assert plugin._victims_memo == {}
+    assert plugin.kept()[0] == 0
 
 
 def test_a_dry_run_with_nominated_pods_is_remembered_with_the_pods_it_counted() -> None:
@@ -370,7 +370,7 @@ def _table_and_plain(nodes: Any, preemptor: PodInfo, args: dict[str, int] | None
         state, statuses = filter_statuses(fwk, preemptor)
         candidates, node_statuses, errors = plugin.evaluator.find_candidates(
             state, fwk.snapshot().node_info_list, preemptor, statuses)
-        assert (plugin._victims_tables != {}) == memoize
+        assert (plugin.kept()[1] > 0) == memoize
         best = plugin.evaluator.select_candidate(candidates)
         results.append(([(c.name, [p.name for p in c.victims.pods]) for c in candidates],
                         [(n, s.code, s.reasons) for n, s in node_statuses.items()], errors,

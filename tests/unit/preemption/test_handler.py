@@ -104,7 +104,7 @@ async def test_a_second_request_on_a_stale_watermark_does_not_reuse_the_first_vi
 
     # Once the view shows both decisions, nothing is in flight any more.
     _fold(view, handler, [*first, *second])
-    handler._overlay()
+    handler.overlay()
     assert handler.in_flight == {} and view.evicting == set() and view.nominating == {}
 
 
@@ -212,17 +212,17 @@ async def test_a_batch_handled_again_after_a_failure_hands_out_the_decisions_mad
     for name in ("hi-1", "hi-2"):
         view.apply(envelope(PodSubmitted(pod=make_pod(name, cpu="1", priority=100)), producer="t"))
     batch = [_request("hi-1", 0), _request("hi-2", 1)]
-    decide = handler._decide
+    decide = handler.decide
 
     async def failing_on_the_second(cause, req, folded, at):
         if req.pod.metadata.name == "hi-2":
             raise RuntimeError("lost the database")
         return await decide(cause, req, folded, at)
 
-    handler._decide = failing_on_the_second  # type: ignore[method-assign]  # a failure part way
+    handler.decide = failing_on_the_second  # type: ignore[method-assign]  # a failure part way
     with pytest.raises(RuntimeError):
         await handler.handle_batch(batch)
-    handler._decide = decide  # type: ignore[method-assign]  # the real one again
+    handler.decide = decide  # type: ignore[method-assign]  # the real one again
 
     # The runtime handles the batch again: the first request's events come out once more, as they
     # were (nothing was published), and the second is decided.
@@ -360,6 +360,6 @@ async def test_a_decision_folded_before_an_earlier_one_stays_overlaid_after_it()
     assert two.fits == "node-a" and two.cleared == ["uid-hi-1"]
     # The view reads the second decision whole and the first's nomination, not its eviction.
     _fold(view, handler, [*(o for o in first if isinstance(o.envelope.payload, PodNominated)), *second])
-    handler._overlay()
+    handler.overlay()
     assert view.nominating.get("uid-hi-1") == "" and view.nominating.get("uid-top") == "node-a"
     assert [p.uid for p in view.nominator().nominated_pods_for_node("node-a")] == ["uid-top"]

@@ -12,7 +12,7 @@ from prometheus_client import CollectorRegistry
 from services.queue.gather import Gatherer
 from services.queue.metrics import SchedulerMetrics
 from services.queue.options import SchedulerOptions
-from services.queue.scheduler import Scheduler
+from services.queue.scheduler import Evaluated, Scheduler
 from services.runtime.scheduler_config import profiles_from
 from shared.cluster import ClusterView
 from shared.events import (
@@ -26,13 +26,17 @@ from shared.events import (
 )
 from shared.framework import events as cluster_events
 from shared.framework.status import Code, Status
-from shared.scheduler.fit_error import Diagnosis, FitError
+from shared.protocol.sharded import MergedFilter
+from shared.scheduler.fit_error import Diagnosis
 from tests.unit.events.samples import make_node
 from tests.unit.preemption.support import make_pod
 
 
-async def _publish(events: Sequence[OutgoingEvent]) -> None:
-    return None
+class _Published(list[OutgoingEvent]):
+    """What the scheduler published, in order."""
+
+    async def __call__(self, events: Sequence[OutgoingEvent]) -> None:
+        self.extend(events)
 
 
 def _scheduler(unschedulable_timeout_s: float = 300.0, preemption_timeout_s: float = 300.0) -> Scheduler:
@@ -44,11 +48,13 @@ def _scheduler(unschedulable_timeout_s: float = 300.0, preemption_timeout_s: flo
     view.apply(envelope(PodSubmitted(pod=make_pod("hi", cpu="1", priority=100)), producer="t"))
     options = SchedulerOptions(unschedulable_timeout_s=unschedulable_timeout_s,
                                preemption_timeout_s=preemption_timeout_s)
-    return Scheduler(view, profiles_from(None), Gatherer(), _publish, SchedulerMetrics(CollectorRegistry()), options)
+    return Scheduler(view, profiles_from(None), Gatherer(), _Published(), SchedulerMetrics(CollectorRegistry()),
+                     options)
 
 
-def _fail_with_preemption(s: Scheduler) -> str:
-    """Pop the pod, fail it on every node, ask for preemption; the request's attempt id."""
+async def _fail_with_preemption(s: Scheduler) -> str:
+    """Pop the pod, decide it from a merge where every node failed it, which asks for preemption;
+    the request's attempt id."""
     s.start_live()
     batch = s.pop_batch()
     assert batch is not None and len(batch) == 1
@@ -56,8 +62,14 @@ def _fail_with_preemption(s: Scheduler) -> str:
     diagnosis = Diagnosis()
     diagnosis.node_to_status = {"node-a": Status(Code.UNSCHEDULABLE, "Insufficient cpu", plugin="NodeResourcesFit")}
     diagnosis.unschedulable_plugins = {"NodeResourcesFit"}
-    s._fit_error(attempt, FitError(attempt.info.key, 1, diagnosis), "batch-1", {}, [], s.view.snapshot())
-    requests = [o for o in s._outbox if isinstance(o.envelope.payload, PreemptionRequested)]
+    merged = [MergedFilter(diagnosis=diagnosis)]
+    watermark, assumed = s.view_mark()
+    evaluated = Evaluated("batch-1", s.view.snapshot(), watermark, assumed, merged, {})
+    [decision] = s.decide([attempt], merged, evaluated, {}, watermark, assumed)
+    assert decision.verdict == "fit-error"
+    await s.flush()
+    assert isinstance(s.publish, _Published)
+    requests = [o for o in s.publish if isinstance(o.envelope.payload, PreemptionRequested)]
     assert len(requests) == 1
     return attempt.attempt_id
 
@@ -75,7 +87,7 @@ def _decided(attempt_id: str, nominated_node: str = "", **fields: Any) -> Envelo
 
 async def test_a_pod_is_not_attempted_again_while_its_preemption_is_decided() -> None:
     s = _scheduler()
-    attempt_id = _fail_with_preemption(s)
+    attempt_id = await _fail_with_preemption(s)
     _events_meanwhile(s)
     assert s.pop_batch() == []
     assert s.queue.in_flight() == ["uid-hi"]
@@ -89,7 +101,7 @@ async def test_a_pod_is_not_attempted_again_while_its_preemption_is_decided() ->
 
 async def test_a_pod_told_it_fits_now_goes_again_at_once() -> None:
     s = _scheduler()
-    attempt_id = _fail_with_preemption(s)
+    attempt_id = await _fail_with_preemption(s)
     s.preemption_decided(_decided(
         attempt_id, message='preemption: not needed, the pod fits on node "node-a" now', fits="node-a"))
     batch = s.pop_batch()
@@ -98,7 +110,7 @@ async def test_a_pod_told_it_fits_now_goes_again_at_once() -> None:
 
 async def test_with_no_event_meanwhile_a_pod_whose_preemption_failed_waits_for_one() -> None:
     s = _scheduler()
-    attempt_id = _fail_with_preemption(s)
+    attempt_id = await _fail_with_preemption(s)
     s.preemption_decided(_decided(attempt_id, message="preemption: 0/1 nodes are available: "
                                   "1 No preemption victims found for incoming pod."))
     pending = s.queue.pending_pods()
@@ -107,7 +119,7 @@ async def test_with_no_event_meanwhile_a_pod_whose_preemption_failed_waits_for_o
 
 async def test_a_preemptor_whose_request_goes_unanswered_returns_after_the_preemption_timeout() -> None:
     s = _scheduler(preemption_timeout_s=0.0)
-    attempt_id = _fail_with_preemption(s)
+    attempt_id = await _fail_with_preemption(s)
     s.release_unanswered()
     assert [q.pod_info.uid for q in s.queue.pending_pods().unschedulable] == ["uid-hi"]
     assert s.preemptions == {} and s.queue.in_flight() == []
@@ -117,7 +129,7 @@ async def test_a_preemptor_whose_request_goes_unanswered_returns_after_the_preem
 
 async def test_a_request_within_the_timeout_keeps_its_pod_held() -> None:
     s = _scheduler()
-    _fail_with_preemption(s)
+    await _fail_with_preemption(s)
     s.release_unanswered()
     assert len(s.preemptions) == 1 and s.queue.in_flight() == ["uid-hi"]
 
@@ -125,6 +137,6 @@ async def test_a_request_within_the_timeout_keeps_its_pod_held() -> None:
 async def test_a_short_unschedulable_timeout_does_not_release_a_preemptor() -> None:
     # Released early, it would ask again while its first request still waits in the backlog.
     s = _scheduler(unschedulable_timeout_s=0.0)
-    _fail_with_preemption(s)
+    await _fail_with_preemption(s)
     s.release_unanswered()
     assert len(s.preemptions) == 1 and s.queue.in_flight() == ["uid-hi"]

@@ -40,13 +40,13 @@ def _popped() -> tuple[Scheduler, QueuedPodInfo]:
 
 def test_a_popped_pod_walks_again_only_with_nobody_ahead_of_it_waiting() -> None:
     s, popped = _popped()
-    assert s._first_in_line(popped)  # nobody waits
+    assert s.first_in_line(popped)  # nobody waits
 
     s.queue.add(PodInfo(make_pod("low", cpu="1", priority=0)))
-    assert s._first_in_line(popped)  # the waiting pod comes after it
+    assert s.first_in_line(popped)  # the waiting pod comes after it
 
     s.queue.add(PodInfo(make_pod("high", cpu="1", priority=100)))
-    assert not s._first_in_line(popped)  # this one would be scheduled first
+    assert not s.first_in_line(popped)  # this one would be scheduled first
 
 
 def test_a_popped_pod_does_not_walk_again_while_a_higher_priority_preemption_is_decided() -> None:
@@ -54,4 +54,4 @@ def test_a_popped_pod_does_not_walk_again_while_a_higher_priority_preemption_is_
     for priority, allowed in ((5, True), (10, True), (100, False)):
         waiting = SimpleNamespace(info=PodInfo(make_pod(f"pre-{priority}", cpu="1", priority=priority)))
         s.preemptions = {"attempt": (None, waiting, "batch")}  # type: ignore[dict-item]  # only the priority is read
-        assert s._first_in_line(popped) is allowed, priority
+        assert s.first_in_line(popped) is allowed, priority
