@@ -68,3 +68,16 @@ def test_the_setting() -> None:
     always = load({**env, "BERTH_QUEUE_PROPOSE": "1", "BERTH_QUEUE_PROPOSE_ABOVE_MS": "0.25"}).options
     assert (always.propose, always.propose_above_ms) == (True, None)
     assert load(env).options.propose_above_ms is None
+
+
+def test_between_half_the_threshold_and_the_threshold_the_policy_keeps_its_way() -> None:
+    """A workload whose ranking costs about the threshold does not switch back and forth."""
+    ranking, proposing = ProposalPolicy(above_s=0.001), ProposalPolicy(above_s=0.001)
+    for _ in range(SAMPLES):
+        ranking.ranked(32, 32 * 0.0008)
+        proposing.ranked(32, 32 * 0.002)
+    assert _proposed(ranking, PROBE_EVERY) == [False] * PROBE_EVERY
+    assert proposing.propose() and proposing.proposing
+    for _ in range(SAMPLES):
+        proposing.ranked(32, 32 * 0.0008)
+    assert _proposed(proposing, PROBE_EVERY) == [True] * (PROBE_EVERY - 2) + [False, True]  # one probe
