@@ -118,6 +118,7 @@ def run(args: argparse.Namespace) -> int:
         if result.propose and result.propose != "no":
             workers += f", proposing {result.propose} ({result.proposed_share or 0:.0%} of pods)"
         workers += f", at most {result.pipeline_most} batches out" if result.pipeline_most else ""
+        workers += f" to {result.workers_most} busy" if result.workers_most else ""
         print(f"{result.workload} {result.mode}: {result.nodes} nodes, {result.pods} pods{workers}")
         print(f"  machine         {summary(result.machine)}")
         print(f"  throughput      {result.pods_per_second:,.1f} pods/s "
@@ -170,7 +171,7 @@ def _sweep(args: argparse.Namespace, workload: Any, progress: bool, config_path:
                              logs=Path(args.logs) / f"{k}w" if args.logs else None, config=config_path)
         problems += [f"{k} workers: {p}" for p in result.problems]
         points.append({"filter_workers": k, "propose": result.propose, "proposed_share": result.proposed_share,
-                       "pipeline_most": result.pipeline_most,
+                       "pipeline_most": result.pipeline_most, "workers_most": result.workers_most,
                        "sent_per_pod": result.sent_per_pod,
                        "pods_per_second": result.pods_per_second,
                        "e2e_latency_p99_ms": result.e2e_latency_p99_ms,

@@ -26,6 +26,9 @@ class UpOptions:
     pipeline_most: int | None = None
     """The most batches the queue keeps at the workers at once (BERTH_QUEUE_PIPELINE_MOST); None:
     as the environment says."""
+    workers_most: int | None = None
+    """The most filter workers the queue keeps busy at once (BERTH_QUEUE_WORKERS_MOST); None: as
+    the environment says."""
 
 
 MOST_DEFAULT_WORKERS = 4
@@ -67,16 +70,27 @@ def default_propose(workers: int, cores: int | None = None) -> str:
     return PROPOSE_AUTO if cores <= SHARED_CORES else "1"
 
 
+def workers_most(cores: int | None = None) -> int:
+    """The most filter workers worth keeping busy when every service runs on this machine: one
+    per core beside the queue's, at least one. On two cores one busy worker and the queue fill the
+    machine; a second one only waits for a CPU, and folds the whole log besides (measured:
+    `services/queue/dispatch.py`)."""
+    cores = usable_cores() if cores is None else cores
+    return max(1, cores - 1)
+
+
 def up_options(filter_workers: int | None, env: Mapping[str, str] | None = None) -> UpOptions:
     """The cluster's options from a `--filter-workers` flag (None: the machine's default):
     `default_propose`, unless BERTH_QUEUE_PROPOSE says otherwise; the queue keeps at most
-    `pipeline_most()` batches at the workers, unless BERTH_QUEUE_PIPELINE_MOST says otherwise."""
+    `pipeline_most()` batches at the workers, unless BERTH_QUEUE_PIPELINE_MOST says otherwise,
+    and at most `workers_most()` workers busy, unless BERTH_QUEUE_WORKERS_MOST says otherwise."""
     env = os.environ if env is None else env
     workers = default_filter_workers() if filter_workers is None else filter_workers
     said = env.get("BERTH_QUEUE_PROPOSE", "").strip()
     most_said = env.get("BERTH_QUEUE_PIPELINE_MOST", "").strip()
     return UpOptions(filter_workers=workers, propose=None if said else default_propose(workers),
-                     pipeline_most=None if most_said else pipeline_most())
+                     pipeline_most=None if most_said else pipeline_most(),
+                     workers_most=None if env.get("BERTH_QUEUE_WORKERS_MOST", "").strip() else workers_most())
 
 
 @dataclass(frozen=True)
@@ -95,6 +109,8 @@ def queue_env(options: UpOptions) -> dict[str, str]:
         env["BERTH_QUEUE_PROPOSE"] = options.propose
     if options.pipeline_most is not None:
         env["BERTH_QUEUE_PIPELINE_MOST"] = str(options.pipeline_most)
+    if options.workers_most is not None:
+        env["BERTH_QUEUE_WORKERS_MOST"] = str(options.workers_most)
     return env
 
 

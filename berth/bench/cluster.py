@@ -171,6 +171,7 @@ async def _measure(workload: Workload, settings: Settings, fleet: Fleet, progres
         problems=problems, filter_workers=fleet.options.filter_workers, churn_submitted=churn.submitted,
         propose=propose_policy(queue), proposed_share=proposed / sent if sent else 0.0,
         pipeline_most=env_int(queue, "BERTH_QUEUE_PIPELINE_MOST", 0),
+        workers_most=env_int(queue, "BERTH_QUEUE_WORKERS_MOST", 0),
         sent_per_pod=sent / workload.measured if workload.measured else 0.0,
     )
 

@@ -48,6 +48,8 @@ class BenchResult:
     """The share of the pods sent to the workers in batches they proposed (cluster mode)."""
     pipeline_most: int | None = None
     """The most batches the queue kept at the workers at once (cluster mode; 0: no bound)."""
+    workers_most: int | None = None
+    """The most filter workers the queue kept busy at once (cluster mode; 0: no bound)."""
     machine: dict[str, str | int] = field(default_factory=describe_machine)
     """Where it ran (berth.machine): compare figures only between runs on one machine."""
     sent_per_pod: float = 0.0

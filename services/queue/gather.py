@@ -19,10 +19,10 @@ class _Pending:
 
 
 class Gatherer:
-    def __init__(self, shards: int = NODE_SHARDS) -> None:
+    def __init__(self, shards: int = NODE_SHARDS, *, most_workers: int = 0) -> None:
         self.shards = shards
         self._pending: dict[tuple[str, str], _Pending] = {}
-        self.dispatcher = Dispatcher(shards)
+        self.dispatcher = Dispatcher(shards, most=most_workers)
 
     def expect(self, batch_id: str, phase: str) -> None:
         self._pending[(batch_id, phase)] = _Pending()

@@ -27,6 +27,10 @@ class SchedulerOptions:
     """With `pipeline_depth` 0, the most batches at the filter workers at once (0: no bound but the
     workers known). Where every process shares one machine, more than its cores beside the queue's
     only wait for CPU."""
+    workers_most: int = 0
+    """The most filter workers sent batches at once, the first in a fixed order (0: every one
+    known). Where every process shares a few cores, a second busy worker only waits for a CPU and
+    folds the whole log besides (`dispatch`)."""
     lockstep: bool = False
     """One pod in flight at a time, its outcome awaited before the next, with the simulator's
     logical clock: decisions then equal `berth simulate`'s on the same input."""

@@ -14,6 +14,7 @@ from berth.services import (
     default_propose,
     pipeline_most,
     up_options,
+    workers_most,
 )
 
 
@@ -37,15 +38,22 @@ def test_more_workers_than_one_propose_on_a_machine_of_few_cores_while_ranking_i
 @pytest.mark.parametrize("workers", [1, 2, 8])
 def test_up_proposes_as_the_machine_wants(workers: int) -> None:
     assert up_options(workers, {}) == UpOptions(filter_workers=workers, propose=default_propose(workers),
-                                                pipeline_most=pipeline_most())
+                                                pipeline_most=pipeline_most(), workers_most=workers_most())
 
 
 @pytest.mark.parametrize("said", ["0", "1", " 1 ", "auto"])
 def test_the_environment_decides_where_it_says(said: str) -> None:
-    options = up_options(4, {"BERTH_QUEUE_PROPOSE": said, "BERTH_QUEUE_PIPELINE_MOST": said})
+    options = up_options(4, {"BERTH_QUEUE_PROPOSE": said, "BERTH_QUEUE_PIPELINE_MOST": said,
+                             "BERTH_QUEUE_WORKERS_MOST": said})
     assert options.propose is None
     assert options.pipeline_most is None
+    assert options.workers_most is None
     assert _queue_env(options) == {}  # the queue reads the variables itself
+
+
+@pytest.mark.parametrize(("cores", "most"), [(1, 1), (2, 1), (3, 2), (4, 3), (16, 15)])
+def test_at_most_one_worker_busy_per_core_beside_the_queues_and_never_none(cores: int, most: int) -> None:
+    assert workers_most(cores) == most
 
 
 @pytest.mark.parametrize(("cores", "most"), [(1, 2), (2, 2), (3, 2), (4, 3), (16, 15)])
@@ -70,6 +78,7 @@ def test_the_queue_is_told_what_was_chosen() -> None:
     for said in ("0", "1", "auto"):
         assert _queue_env(UpOptions(filter_workers=2, propose=said)) == {"BERTH_QUEUE_PROPOSE": said}
     assert _queue_env(UpOptions(filter_workers=4, pipeline_most=3)) == {"BERTH_QUEUE_PIPELINE_MOST": "3"}
+    assert _queue_env(UpOptions(filter_workers=4, workers_most=1)) == {"BERTH_QUEUE_WORKERS_MOST": "1"}
     filter_spec = next(s for s in SERVICES if s.name == "filter")
     assert filter_spec.replicas(UpOptions(filter_workers=3)) == 3
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from services.queue.dispatch import Dispatcher
+from services.queue.dispatch import SPREAD, Dispatcher
 
 
 def _owners(assignment: list[list[int]]) -> Dispatcher:
@@ -103,3 +103,40 @@ def test_a_rebalance_is_learned_from_the_next_answers() -> None:
     d.owned([0, 1, 2, 3])  # the second worker left; the first took its partitions
     d.owned([4, 5, 6, 7])
     assert d.workers() == 2
+
+
+@pytest.mark.parametrize("most", [1, 2, 3])
+def test_at_most_most_destinations_get_batches_however_many_are_out(most: int) -> None:
+    """Where every process shares a few cores: the batches out wait at the first `most` workers
+    in the fixed order rather than keep more of them busy."""
+    d = Dispatcher(8, most=most)
+    for k in range(8):
+        d.owned([k])
+    in_hand = [d.choose(f"b{i}") for i in range(6)]
+    assert set(in_hand) == set(SPREAD[:most])
+    loads = [in_hand.count(p) for p in set(in_hand)]
+    assert max(loads) - min(loads) <= 1  # the fewest in hand among them, as before
+
+
+def test_with_most_one_before_any_answer_the_batches_go_to_unnamed_partitions() -> None:
+    """Unnamed partitions are one destination: a worker is found by sending it work."""
+    d = Dispatcher(8, most=1)
+    sent = [d.choose(f"b{i}") for i in range(2)]
+    assert sent == [0, 4]
+    d.owned([0, 1, 2, 3])
+    d.answered("b0")
+    d.answered("b1")
+    assert [d.choose(f"c{i}") for i in range(3)] == [0, 0, 0]
+
+
+def test_with_most_one_a_silent_worker_is_passed_over_for_the_next() -> None:
+    d = Dispatcher(8, most=1)
+    d.owned([0, 1, 2, 3])
+    d.owned([4, 5, 6, 7])
+    first = d.choose("a")
+    assert first == 0
+    again = d.choose("a", avoid=first)
+    d.forget(first)
+    assert again // 4 == 1
+    d.answered("a")
+    assert d.choose("b") // 4 == 1  # the silent worker's partitions are suspect until named again
