@@ -37,6 +37,7 @@ from shared.ports import AcceptedIntentLog, EventStoreReader, Publisher, ReadMod
 from shared.projection import PodRow
 
 from . import discovery, object_watches, objects, openapi, pagination, tables, versions, watch
+from .existence import pod_exists
 from .kinds import KindRoutes
 from .limits import LimitExceeded, StreamSlots, check_objects
 from .metrics import GatewayMetrics
@@ -599,11 +600,7 @@ class Routes:
         meta["namespace"] = ns
         v = await self.validate(request, docs)
         pod = v.pods[0]
-        existing = await self.queries.pod(ns, pod.metadata.name)
-        # A pod accepted but not projected yet exists too: a second create right after the first
-        # would otherwise submit a second pod of that name.
-        live = existing is not None and not existing.deleted
-        if live or (ns, pod.metadata.name) in await self.intents.pending_pods():
+        if await pod_exists(self.queries, self.intents, ns, pod.metadata.name):
             raise AlreadyExists("pods", pod.metadata.name)
         await self.publish(request, objects.events_of(v))
         return web.json_response(objects.render_pod(pod), status=201)
@@ -627,10 +624,10 @@ class Routes:
         """
         dry = dry_run(request)
         v = await self.validate(request, await self.read_docs(request))
+        # Accepted and not in the read model yet; read before it, as `pod_exists` says why.
+        pending = await self.intents.pending_pods() if v.pods else set()
         rows = {(p.namespace, p.name): p for p in await self.queries.pods()} if v.pods else {}
-        live = set(rows)
-        if v.pods:
-            live |= await self.intents.pending_pods()  # accepted, not yet in the read model
+        live = set(rows) | pending
         for p in v.pods:
             stored = rows.get((p.metadata.namespace, p.metadata.name))
             if stored is not None and stored.pod is not None:
