@@ -45,6 +45,9 @@ async def test_filter_workers_scale_out_and_in_while_pods_flow(
     cluster = with_uids(load_objects(("scenario", d) for d in scenario_docs(nodes=30, pods=360, seed=5)))
     waves = waves_of(cluster, 3)
     fleet = fleet_for(berth_env, tmp_path / "logs", filter_workers=1)
+    # Three small batches out at once, one per worker: the queue sends a worker nothing while
+    # fewer keep it busy, and which partitions the new replica gets decides whether it would be.
+    fleet.env.update({"BERTH_QUEUE_PIPELINE": "3", "BERTH_QUEUE_BATCH": "8"})
     async with run_fleet(fleet) as running:
         await publish_cluster(publisher, waves[0])
         await progress(berth_env, 20)
