@@ -9,11 +9,11 @@ DEFAULT_BATCH = 256
 DEFAULT_GATHER_TIMEOUT_S = 30.0
 DEFAULT_UNSCHEDULABLE_TIMEOUT_S = 300.0
 DEFAULT_PREEMPTION_TIMEOUT_S = 300.0
-DEFAULT_PROPOSE_ABOVE_MS = 0.6
-"""BERTH_QUEUE_PROPOSE=auto: propose while the queue's ranking costs more than this a pod. Measured
-on two cores (`proposal_policy`): TopologySpreading's 0.30, faster ranked; PodAntiAffinity's 0.47
-with 2,000 pods, as fast either way; 1.3 and more with 4,000, faster proposed. At 0.4, slices of
-the first two above it now and then made the queue switch back and forth."""
+DEFAULT_PROPOSE_ABOVE_MS = 1.0
+"""BERTH_QUEUE_PROPOSE=auto: propose once the queue's ranking costs more than this a pod. Measured
+on two cores (`proposal_policy`): TopologySpreading's 0.30, faster ranked; PodAntiAffinity's
+0.47–0.7 with 2,000 pods, no faster proposed; 1.3 and more with 4,000, faster proposed. At 0.4 and
+0.6, slices of the first two crossed it now and then, and runs that switched were slower."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,6 +4,7 @@ batches it ranks and checked again one batch in `PROBE_EVERY`."""
 
 from __future__ import annotations
 
+from services.queue.options import DEFAULT_PROPOSE_ABOVE_MS
 from services.queue.proposal_policy import DECIDING_PODS, PROBE_EVERY, SAMPLES, ProposalPolicy
 from services.queue.settings import load
 
@@ -62,7 +63,7 @@ def test_a_slow_slice_or_lone_pods_do_not_decide() -> None:
 
 def test_the_setting() -> None:
     env: dict[str, str] = {}
-    assert load({**env, "BERTH_QUEUE_PROPOSE": "auto"}).options.propose_above_ms == 0.6
+    assert load({**env, "BERTH_QUEUE_PROPOSE": "auto"}).options.propose_above_ms == DEFAULT_PROPOSE_ABOVE_MS
     auto = load({**env, "BERTH_QUEUE_PROPOSE": " Auto ", "BERTH_QUEUE_PROPOSE_ABOVE_MS": "0.25"}).options
     assert (auto.propose, auto.propose_above_ms) == (False, 0.25)
     always = load({**env, "BERTH_QUEUE_PROPOSE": "1", "BERTH_QUEUE_PROPOSE_ABOVE_MS": "0.25"}).options
