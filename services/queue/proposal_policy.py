@@ -21,11 +21,11 @@ from dataclasses import dataclass, field
 
 PROBE_EVERY = 16
 """While proposing, one batch in this many is ranked by the queue, to measure its ranking again."""
-SAMPLES = 9
-"""The ranking's cost is the median, pod by pod, of this many latest measurements (each a slice of
-a batch, so about one batch's worth): a slice slowed by something else (the first batch warming the
-caches, a collection) does not decide, nor do lone pods (a batch of one pays a whole batch's fixed
-costs), and nothing is proposed before `DECIDING_PODS` pods were measured."""
+WINDOW_PODS = 256
+"""The ranking's cost is the median, pod by pod, of the latest measurements (each a slice of a
+batch) that hold this many pods, about one batch: a slice slowed by something else (the first
+batch warming the caches, a collection) does not decide, nor do lone pods (a batch of one pays a
+whole batch's fixed costs), and nothing is proposed before `DECIDING_PODS` pods were measured."""
 DECIDING_PODS = 64
 
 
@@ -36,8 +36,11 @@ class ProposalPolicy:
     above_s: float | None = None
     """Otherwise, propose from when the queue's ranking costs more than this a pod until it costs
     half of it (None: never)."""
-    samples: deque[tuple[float, int]] = field(default_factory=lambda: deque(maxlen=SAMPLES))
-    """The queue's CPU seconds a pod, and the pods, in the latest slices of batches it ranked itself."""
+    samples: deque[tuple[float, int]] = field(default_factory=deque)
+    """The queue's CPU seconds a pod, and the pods, in the latest slices of batches it ranked itself
+    (the fewest that hold `WINDOW_PODS` pods)."""
+    _pods: int = 0
+    """The pods of `samples`."""
     proposing: bool = False
     """Whether batches are proposed now (one in `PROBE_EVERY` ranked all the same)."""
     _proposed_since_probe: int = 0
@@ -46,7 +49,7 @@ class ProposalPolicy:
     def rank_s(self) -> float:
         """What ranking a pod costs the queue: the samples' median, each weighed by its pods (0:
         fewer than `DECIDING_PODS` measured)."""
-        total = sum(pods for _, pods in self.samples)
+        total = self._pods
         if total < DECIDING_PODS:
             return 0.0
         counted, seconds = 0, 0.0
@@ -82,5 +85,9 @@ class ProposalPolicy:
 
     def ranked(self, pods: int, seconds: float) -> None:
         """The queue ranked `pods` itself (decided them from the walks) in `seconds` of CPU."""
-        if pods:
-            self.samples.append((seconds / pods, pods))
+        if pods <= 0:
+            return
+        self.samples.append((seconds / pods, pods))
+        self._pods += pods
+        while self._pods - self.samples[0][1] >= WINDOW_PODS:
+            self._pods -= self.samples.popleft()[1]

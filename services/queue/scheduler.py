@@ -133,6 +133,8 @@ class Evaluated:
     merged: list[MergedFilter]
     raw: dict[str, RawScores]
     start: int = 0
+    proposed: bool = False
+    """The workers were asked to propose this batch."""
 
 
 @dataclass
@@ -499,19 +501,22 @@ class Scheduler:
             for i in second:
                 uid = attempts[i].info.uid
                 raw[uid], merged[i].error = raw_by_plugin(scored.get(uid, []))
-        return Evaluated(batch_id, snapshot, watermark, assumed, merged, raw, start)
+        return Evaluated(batch_id, snapshot, watermark, assumed, merged, raw, start, proposed=propose)
 
     def decide(self, attempts: list[Attempt], merged: list[MergedFilter], evaluated: Evaluated,
                 answers: dict[str, list[ExtenderAnswer]], watermark: dict[str, list[int]], assumed: list[Assumed],
-                *, placed_before: bool = False) -> list[Decision]:
+                *, placed_before: bool = False, measured: bool = True) -> list[Decision]:
         """Decide the pods (`merged[i]` is `attempts[i]`'s) in order on the view as it is now (binds
-        happen inside); `watermark` and `assumed` name that view."""
+        happen inside); `watermark` and `assumed` name that view. `measured`: a batch the queue
+        ranks itself that the proposal policy may time (not one waiting for extenders, which is
+        never proposed and re-checked whole)."""
         batch_id = evaluated.batch_id
         by_uid = {a.info.uid: a for a in attempts}
         items = [BatchItem(a.fwk, a.info, m, evaluated.raw.get(a.info.uid, NO_SCORES), a.seed,
                            answers.get(a.info.uid, ()), evaluated.start)
                  for a, m in zip(attempts, merged)]
-        ranking = self.proposals.measures and not any(m.ranked for m in merged)
+        # A proposed batch's pods that fit nowhere come back as walks: its slices are never timed.
+        ranking = measured and self.proposals.measures and not evaluated.proposed
         started = time.thread_time() if ranking else 0.0
         decisions = decide_batch(items, self.view.snapshot, lambda uid, host: self._bind(by_uid[uid], host, batch_id),
                                  placed_before=placed_before, walker=self._walker,
@@ -560,7 +565,8 @@ class Scheduler:
             # The view moved on since the shards filtered: every pod is re-checked where it goes.
             self.waiting.difference_update(a.info.uid for a in attempts)
             try:
-                self.decide(attempts, evaluated.merged, evaluated, answers, watermark, assumed, placed_before=True)
+                self.decide(attempts, evaluated.merged, evaluated, answers, watermark, assumed, placed_before=True,
+                            measured=False)
             except Exception:
                 log.exception("queue: deciding a cycle that waited for extenders failed; its undecided pods go back")
                 self.requeue(attempts)

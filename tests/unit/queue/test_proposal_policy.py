@@ -5,8 +5,11 @@ batches it ranks and checked again one batch in `PROBE_EVERY`."""
 from __future__ import annotations
 
 from services.queue.options import DEFAULT_PROPOSE_ABOVE_MS
-from services.queue.proposal_policy import DECIDING_PODS, PROBE_EVERY, SAMPLES, ProposalPolicy
+from services.queue.proposal_policy import DECIDING_PODS, PROBE_EVERY, WINDOW_PODS, ProposalPolicy
 from services.queue.settings import load
+
+SAMPLES = WINDOW_PODS // 32
+"""Slices of 32 pods that fill the window."""
 
 
 def _proposed(policy: ProposalPolicy, batches: int) -> list[bool]:
@@ -82,3 +85,15 @@ def test_between_half_the_threshold_and_the_threshold_the_policy_keeps_its_way()
     for _ in range(SAMPLES):
         proposing.ranked(32, 32 * 0.0008)
     assert _proposed(proposing, PROBE_EVERY) == [True] * (PROBE_EVERY - 2) + [False, True]  # one probe
+
+
+def test_small_batches_decide_once_enough_pods_are_measured() -> None:
+    """Batches of a few pods (a large cluster's feasible budget, lockstep) are measured over as
+    many slices as hold the window's pods."""
+    policy = ProposalPolicy(above_s=0.001)
+    for _ in range(DECIDING_PODS // 4):
+        policy.ranked(4, 4 * 0.002)
+    assert policy.propose()
+    for _ in range(WINDOW_PODS):
+        policy.ranked(1, 0.0004)
+    assert policy.rank_s == 0.0004 and not policy.propose()
