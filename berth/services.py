@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from shared.events import NODE_SHARDS
+from shared.settings import AUTO
 
 from .client import CliError
 from .machine import usable_cores
@@ -52,8 +53,6 @@ def pipeline_most(cores: int | None = None) -> int:
     return max(2, cores - 1)
 
 
-PROPOSE_AUTO = "auto"
-"""BERTH_QUEUE_PROPOSE=auto: the queue proposes while its own ranking is dear."""
 SHARED_CORES = 3
 """At most this many cores, every process shares the few there are: proposals pay only where the
 queue's ranking is dear (BERTH_QUEUE_PROPOSE=auto; measured on two cores). Beyond, the workers'
@@ -67,7 +66,7 @@ def default_propose(workers: int, cores: int | None = None) -> str:
     if workers <= 1:
         return "0"
     cores = usable_cores() if cores is None else cores
-    return PROPOSE_AUTO if cores <= SHARED_CORES else "1"
+    return AUTO if cores <= SHARED_CORES else "1"
 
 
 def workers_most(cores: int | None = None) -> int:

@@ -146,6 +146,17 @@ def env_float(env: Mapping[str, str], name: str, default: float, *, minimum: flo
 FLAG_VALUES = {"1": True, "true": True, "yes": True, "on": True, "0": False, "false": False, "no": False, "off": False}
 
 
+AUTO = "auto"
+"""The word a flag read by `env_flag_or_auto` may also be."""
+
+
+def env_flag_or_auto(env: Mapping[str, str], name: str, default: bool = False) -> bool | None:
+    """A flag that may also say `auto` (None): the reader decides as it runs."""
+    if env.get(name, "").strip().lower() == AUTO:
+        return None
+    return env_flag(env, name, default)
+
+
 def env_flag(env: Mapping[str, str], name: str, default: bool = False) -> bool:
     raw = env.get(name, "").strip().lower()
     if not raw:

@@ -42,11 +42,11 @@ from shared.events import (
     envelope,
 )
 from shared.model import Pod
-from shared.settings import Settings, env_flag, env_int, load_settings
+from shared.settings import AUTO, Settings, env_flag_or_auto, env_int, load_settings
 from shared.workloads import Workload
 
 from ..fleet import Fleet, service_env
-from ..services import PROPOSE_AUTO, UpOptions, queue_env
+from ..services import UpOptions, queue_env
 from .inprocess import BenchResult, Progress
 from .ledger import Ledger, read_ledger
 from .stats import percentile, throughput_series
@@ -369,9 +369,8 @@ def proposed_pods(metrics: str) -> float:
 
 def propose_policy(queue_env: Mapping[str, str]) -> str:
     """BERTH_QUEUE_PROPOSE as the queue reads it: "auto", "yes" or "no"."""
-    if queue_env.get("BERTH_QUEUE_PROPOSE", "").strip().lower() == PROPOSE_AUTO:
-        return PROPOSE_AUTO
-    return "yes" if env_flag(queue_env, "BERTH_QUEUE_PROPOSE") else "no"
+    said = env_flag_or_auto(queue_env, "BERTH_QUEUE_PROPOSE")
+    return AUTO if said is None else "yes" if said else "no"
 
 
 def attempt_latency(text: str) -> tuple[float, float]:

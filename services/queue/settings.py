@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from services.runtime.environment import default_group, group_id, service_environment
 from services.runtime.scheduler_config import load_scheduler_config
 from shared.model.config import KubeSchedulerConfiguration
-from shared.settings import Settings, env_flag, env_float, env_int
+from shared.settings import Settings, env_flag, env_flag_or_auto, env_float, env_int
 
 from .options import (
     DEFAULT_BATCH,
@@ -20,8 +20,6 @@ from .options import (
 
 SERVICE = "queue"
 GROUP = default_group(SERVICE)
-AUTO = "auto"
-"""BERTH_QUEUE_PROPOSE=auto: propose while the queue's ranking is dear (`ProposalPolicy`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,7 +32,7 @@ class QueueSettings:
 
 def load(env: Mapping[str, str] | None = None) -> QueueSettings:
     env, base = service_environment(SERVICE, env)
-    auto = env.get("BERTH_QUEUE_PROPOSE", "").strip().lower() == AUTO
+    propose = env_flag_or_auto(env, "BERTH_QUEUE_PROPOSE")  # None: auto, while ranking is dear (`ProposalPolicy`)
     options = SchedulerOptions(
         batch_size=env_int(env, "BERTH_QUEUE_BATCH", DEFAULT_BATCH, minimum=1),
         pipeline_depth=env_int(env, "BERTH_QUEUE_PIPELINE", 0),
@@ -42,8 +40,9 @@ def load(env: Mapping[str, str] | None = None) -> QueueSettings:
         workers_most=env_int(env, "BERTH_QUEUE_WORKERS_MOST", 0, minimum=0),
         lockstep=env_flag(env, "BERTH_QUEUE_LOCKSTEP"),
         seed=env_int(env, "BERTH_SEED", 0),
-        propose=not auto and env_flag(env, "BERTH_QUEUE_PROPOSE"),
-        propose_above_ms=env_float(env, "BERTH_QUEUE_PROPOSE_ABOVE_MS", DEFAULT_PROPOSE_ABOVE_MS) if auto else None,
+        propose=propose is True,
+        propose_above_ms=(env_float(env, "BERTH_QUEUE_PROPOSE_ABOVE_MS", DEFAULT_PROPOSE_ABOVE_MS)
+                          if propose is None else None),
         unschedulable_timeout_s=env_float(env, "BERTH_UNSCHEDULABLE_TIMEOUT_S", DEFAULT_UNSCHEDULABLE_TIMEOUT_S),
         preemption_timeout_s=env_float(env, "BERTH_PREEMPTION_TIMEOUT_S", DEFAULT_PREEMPTION_TIMEOUT_S),
     )

@@ -15,7 +15,7 @@ from services.projector.app import build as build_projector
 from services.projector.settings import load as load_projector
 from services.queue.settings import load as load_queue
 from shared.errors import ConfigurationError
-from shared.settings import env_flag, env_float, env_int, env_str
+from shared.settings import env_flag, env_flag_or_auto, env_float, env_int, env_str
 
 
 def test_each_helper_reads_its_kind_or_falls_back_to_the_default() -> None:
@@ -24,6 +24,8 @@ def test_each_helper_reads_its_kind_or_falls_back_to_the_default() -> None:
     assert env_float(env, "B", 1.0) == 0.5 and env_float(env, "X", 2.5) == 2.5
     assert env_flag(env, "C") is True and env_flag(env, "D") is False and env_flag(env, "X", True) is True
     assert env_str(env, "E", "d") == "name" and env_str(env, "D", "d") == "d"
+    assert env_flag_or_auto({"F": " Auto "}, "F") is None and env_flag_or_auto(env, "C") is True
+    assert env_flag_or_auto(env, "D") is False
 
 
 @pytest.mark.parametrize(("load", "env", "message"), [
