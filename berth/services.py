@@ -10,12 +10,15 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from shared.events import NODE_SHARDS
 from shared.settings import AUTO
 
 from .client import CliError
 from .machine import usable_cores
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -85,11 +88,15 @@ def up_options(filter_workers: int | None, env: Mapping[str, str] | None = None)
     and at most `workers_most()` workers busy, unless BERTH_QUEUE_WORKERS_MOST says otherwise."""
     env = os.environ if env is None else env
     workers = default_filter_workers() if filter_workers is None else filter_workers
-    said = env.get("BERTH_QUEUE_PROPOSE", "").strip()
-    most_said = env.get("BERTH_QUEUE_PIPELINE_MOST", "").strip()
-    return UpOptions(filter_workers=workers, propose=None if said else default_propose(workers),
-                     pipeline_most=None if most_said else pipeline_most(),
-                     workers_most=None if env.get("BERTH_QUEUE_WORKERS_MOST", "").strip() else workers_most())
+
+    def unless_said(name: str, chosen: Callable[[], T]) -> T | None:
+        """None where the environment sets `name` (the queue reads it itself), else `chosen()`."""
+        return None if env.get(name, "").strip() else chosen()
+
+    return UpOptions(filter_workers=workers,
+                     propose=unless_said("BERTH_QUEUE_PROPOSE", lambda: default_propose(workers)),
+                     pipeline_most=unless_said("BERTH_QUEUE_PIPELINE_MOST", pipeline_most),
+                     workers_most=unless_said("BERTH_QUEUE_WORKERS_MOST", workers_most))
 
 
 @dataclass(frozen=True)
