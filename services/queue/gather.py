@@ -1,12 +1,13 @@
-"""Scatter/gather bookkeeping: which shards have answered a batch's phase, and their results."""
+"""Scatter/gather bookkeeping: which shards have answered a batch's phase, and their answers,
+decoded as they arrive (shared.protocol.answers)."""
 
 from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
 
-from shared.events import NODE_SHARDS, PodShardResult, ShardFiltered
-from shared.protocol.same_answers import shared_results
+from shared.events import NODE_SHARDS, ShardFiltered
+from shared.protocol.answers import Answer, decode_all
 
 from .dispatch import Dispatcher
 
@@ -14,7 +15,7 @@ from .dispatch import Dispatcher
 @dataclass
 class _Pending:
     covered: set[int] = field(default_factory=set)
-    results: dict[str, list[PodShardResult]] = field(default_factory=dict)
+    results: dict[str, list[Answer]] = field(default_factory=dict)
     done: asyncio.Event = field(default_factory=asyncio.Event)
 
 
@@ -37,14 +38,14 @@ class Gatherer:
         if set(shards) <= pending.covered:
             return  # a duplicate (redelivery, or two owners during a rebalance)
         pending.covered.update(shards)
-        # A result shared by identical pods is one object for all of them (keyed by each pod here).
-        for pod_uid, result in zip((r.pod_uid for r in answer.results), shared_results(answer.results)):
-            pending.results.setdefault(pod_uid, []).append(result)
+        # Decoded here, once: an answer shared by identical pods is one object for all of them.
+        for pod_uid, decoded in zip((r.pod_uid for r in answer.results), decode_all(answer.results)):
+            pending.results.setdefault(pod_uid, []).append(decoded)
         if len(pending.covered) >= self.shards:
             pending.done.set()
 
-    async def wait(self, batch_id: str, phase: str, timeout: float) -> dict[str, list[PodShardResult]] | None:
-        """Every shard's results by pod uid, or None after `timeout` (the caller sends again)."""
+    async def wait(self, batch_id: str, phase: str, timeout: float) -> dict[str, list[Answer]] | None:
+        """Every shard's answers by pod uid, or None after `timeout` (the caller sends again)."""
         pending = self._pending[(batch_id, phase)]
         try:
             await asyncio.wait_for(pending.done.wait(), timeout)

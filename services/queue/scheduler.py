@@ -54,7 +54,6 @@ from shared.events import (
     PodDeleted,
     PodEvicted,
     PodNominated,
-    PodShardResult,
     PodSubmitted,
     Position,
     PreemptionDecided,
@@ -69,6 +68,7 @@ from shared.framework.runtime import Framework
 from shared.framework.snapshot import Snapshot
 from shared.memory import HeapKeeper
 from shared.model.config import KubeSchedulerConfiguration
+from shared.protocol.answers import Answer, walks
 from shared.protocol.batch import BatchItem, Decision, decide_batch
 from shared.protocol.extending import apply_filters, ask, wants
 from shared.protocol.merge_batch import merge_batch
@@ -500,7 +500,7 @@ class Scheduler:
                 watermark=watermark, assumed=assumed, whole=True), stopping)
             for i in second:
                 uid = attempts[i].info.uid
-                raw[uid], merged[i].error = raw_by_plugin(scored.get(uid, []))
+                raw[uid], merged[i].error = raw_by_plugin(walks(scored.get(uid, [])))
         return Evaluated(batch_id, snapshot, watermark, assumed, merged, raw, start, proposed=propose)
 
     def decide(self, attempts: list[Attempt], merged: list[MergedFilter], evaluated: Evaluated,
@@ -606,9 +606,9 @@ class Scheduler:
                         attempt_seed(self.seed, info.key, number), str(uuid.uuid4()), time.perf_counter(),
                         self.queue.scheduling_cycle)
 
-    async def _scatter(self, request: FilterBatchRequested, stopping: asyncio.Event) -> dict[str, list[PodShardResult]]:
+    async def _scatter(self, request: FilterBatchRequested, stopping: asyncio.Event) -> dict[str, list[Answer]]:
         """One request for the whole batch, to the worker with the fewest batches in hand (sent
-        elsewhere when it stays silent); every shard's results by pod uid."""
+        elsewhere when it stays silent); every shard's answers by pod uid."""
         self.gatherer.expect(request.batch_id, request.phase)
         dispatcher = self.gatherer.dispatcher
         partition = dispatcher.choose(request.batch_id)

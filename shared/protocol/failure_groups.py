@@ -22,6 +22,11 @@ def to_failure(status: Status, nodes: Iterable[str] = ()) -> NodeFailure:
                        reasons=list(status.reasons), plugin=status.plugin, nodes=list(nodes))
 
 
+def code_name(code: Code) -> StatusCode:
+    """A status code as events name it."""
+    return _CODE_NAMES[code]
+
+
 def to_status(failure: NodeFailure) -> Status:
     return Status(_CODES[failure.code], *failure.reasons, plugin=failure.plugin)
 

@@ -1,10 +1,10 @@
 """A batch's shard answers merged into one filter verdict per pod, with its raw scores: the
 queue's half of a scatter/gather filter phase, pure (the queue service and tests run it alike).
 
-A proposal (a pod's ranking, from a worker that decided the batch) is taken as it is.
-Packed answers made on the queue's view go through `merge_packed` (arrays, work per pod
-independent of the number of answers), one merge for the pods that share their answers; the
-others are named and walked node by node (`merge_filter`).
+The answers come decoded (shared.protocol.answers). A decision (a pod's ranking, from a worker
+that decided the batch) is taken as it is. Packed walks made on the queue's view go through
+`merge_packed` (arrays, work per pod independent of the number of answers), one merge for the
+pods that share their answers; the others are named and walked node by node (`merge_filter`).
 """
 
 from __future__ import annotations
@@ -12,13 +12,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from shared.events import PodShardResult
 from shared.framework.pod_info import PodInfo
 from shared.framework.runtime import Framework
 from shared.framework.snapshot import Snapshot
 
+from .answers import Answer, Decided, Walk, walks
 from .merge_positions import PackedMerge, merge_packed, mergeable
-from .packing import unpack
 from .raw_scores import RawScores
 from .sharded import MergedFilter, merge_filter, raw_by_plugin
 
@@ -32,28 +31,24 @@ class BatchMerge:
     """Positions (in the batch) of pods whose PreScore reads the feasible set: a score phase asks."""
 
 
-def on_view(result: PodShardResult) -> bool:
-    """Whether a result was made on the view at the request's watermark: packed, or naming no node."""
-    return bool(result.feasible_at) or any(f.at for f in result.failures) or not (result.feasible or result.failures)
-
-
-def merge_batch(pods: Sequence[tuple[Framework, PodInfo]], filtered: Mapping[str, list[PodShardResult]],
+def merge_batch(pods: Sequence[tuple[Framework, PodInfo]], filtered: Mapping[str, list[Answer]],
                 snapshot: Snapshot, start: int) -> BatchMerge:
-    """`pods` in batch order; `filtered`: every answer's result per pod uid (a result identical
-    pods share is one object); `snapshot`: the view at the request's watermark."""
+    """`pods` in batch order; `filtered`: every answer per pod uid (an answer identical pods share
+    is one object); `snapshot`: the view at the request's watermark."""
     out = BatchMerge([])
     kept: dict[tuple[int, ...], PackedMerge | None] = {}
-    named: dict[int, PodShardResult] = {}
+    named: dict[int, tuple[Walk, Walk]] = {}
     shared_raw: dict[int, tuple[RawScores, str]] = {}
     for i, (fwk, info) in enumerate(pods):
-        results = filtered.get(info.uid, [])
-        if len(results) == 1 and (results[0].ranked or results[0].walked):
-            out.merged.append(ranked_merge(results[0]))
+        answers = filtered.get(info.uid, [])
+        if len(answers) == 1 and isinstance(answers[0], Decided):
+            out.merged.append(ranked_merge(answers[0]))
             continue
-        on_ours = all(map(on_view, results))
+        results = walks(answers)
+        on_ours = all(w.on_view for w in results)
         fast = None
         if on_ours and mergeable(results, info.pod.status.nominated_node_name):
-            key = (id(fwk), *map(id, results))
+            key = (id(fwk), *map(id, answers))  # the answers, which `filtered` keeps alive
             if key not in kept:
                 kept[key] = merge_packed(fwk, snapshot, start, results)
             fast = kept[key]
@@ -66,12 +61,12 @@ def merge_batch(pods: Sequence[tuple[Framework, PodInfo]], filtered: Mapping[str
                 else:
                     out.raw[info.uid], m.error = fast.raw, fast.score_error
             continue
-        opened = [_named(r, snapshot, named) for r in results]
+        opened = [_named(w, snapshot, named) for w in results]
         m = merge_filter(fwk, info, snapshot, start, opened, on_snapshot=on_ours)
         out.merged.append(m)
         if len(m.feasible) < 2 or m.error:
             continue
-        if not all(r.scored or not r.feasible for r in opened):
+        if not all(w.scored or not w.feasible for w in opened):
             out.to_score.append(i)
             continue
         one = id(opened[0]) if len(opened) == 1 else None
@@ -84,17 +79,17 @@ def merge_batch(pods: Sequence[tuple[Framework, PodInfo]], filtered: Mapping[str
     return out
 
 
-def ranked_merge(result: PodShardResult) -> MergedFilter:
-    """A worker's decision (an answer to a proposing request) as the merge it is decided by: its
-    ranking, tried in order, or the error its ranking failed with after the walk."""
-    return MergedFilter(feasible=list(result.ranked), processed=result.walked, advance=True, ranked=True,
-                        error=result.error)
+def ranked_merge(decided: Decided) -> MergedFilter:
+    """A worker's decision as the merge it is decided by: its ranking, tried in order, or the error
+    its ranking failed with after the walk."""
+    return MergedFilter(feasible=list(decided.ranked), processed=decided.walked, advance=True, ranked=True,
+                        error=decided.error)
 
 
-def _named(result: PodShardResult, snapshot: Snapshot, done: dict[int, PodShardResult]) -> PodShardResult:
-    """The result with its feasible nodes named (score columns and failed nodes stay packed:
-    `merge_filter` reads them); a result that identical pods share is opened once."""
-    opened = done.get(id(result))
-    if opened is None:
-        opened = done[id(result)] = unpack(result, snapshot.names, scores=False, failures=False)
-    return opened
+def _named(walk: Walk, snapshot: Snapshot, done: dict[int, tuple[Walk, Walk]]) -> Walk:
+    """The walk with its feasible nodes named (its failures stay packed: `merge_filter` reads
+    them); a walk that identical pods share is named once (kept with the walk, whose id keys it)."""
+    kept = done.get(id(walk))
+    if kept is None or kept[0] is not walk:
+        kept = done[id(walk)] = (walk, walk.named(snapshot.names))
+    return kept[1]

@@ -19,18 +19,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from operator import itemgetter
 
 import numpy as np
 
-from shared.events import PodShardResult
 from shared.framework.runtime import Framework
 from shared.framework.snapshot import Snapshot
 from shared.indexes.rejections import Rejections
 from shared.scheduler.fit_error import Diagnosis
 
-from .packed_failures import SnapshotNodes, positions_of, rejections_of
-from .packing import column_of
+from .answers import NO_POSITIONS, Walk, names_of, packed_rejections
+from .packed_failures import SnapshotNodes
 from .raw_scores import NO_SCORES, Column, RawScores
 from .sharded import MergedFilter, feasible_target, names_a_node_twice
 
@@ -56,28 +54,29 @@ class PackedMerge:
         return MergedFilter(feasible=list(self.feasible), diagnosis=d, processed=self.processed, advance=True)
 
 
-def mergeable(results: Sequence[PodShardResult], nominated: str) -> bool:
-    """Whether `merge_packed` covers these answers (see the module's docstring)."""
-    if nominated or not results:
+def mergeable(walks: Sequence[Walk], nominated: str) -> bool:
+    """Whether `merge_packed` covers these walks (see the module's docstring)."""
+    if nominated or not walks:
         return False
-    for r in results:
-        if r.error or r.prefilter is not None or r.prefilter_nodes is not None or r.nominated is not None:
+    for w in walks:
+        if w.error or w.prefilter is not None or w.prefilter_nodes is not None or w.nominated is not None:
             return False
-        if r.feasible or r.scores or any(not f.at for f in r.failures):
-            return False  # names: made on another view, or unpacked
+        if w.feasible_at is None or any(f.at is None for f in w.failures):
+            return False  # names: made on another view
     return True
 
 
-def merge_packed(fwk: Framework, snapshot: Snapshot, start: int,
-                 results: Sequence[PodShardResult]) -> PackedMerge | None:
-    """`merge_filter`'s walk over packed answers, as arrays; None where two answers cover the
-    same node (a resent request answered for more shards): the walk by name reads those."""
+def merge_packed(fwk: Framework, snapshot: Snapshot, start: int, walks: Sequence[Walk]) -> PackedMerge | None:
+    """`merge_filter`'s walk over packed walks, as arrays; None where two walks cover the same node
+    (a resent request answered for more shards): the walk by name reads those."""
     n = snapshot.num_nodes()
     if n == 0:
         return None
     first = start % n
-    parts = [positions_of(r.feasible_at) for r in results]
-    at = np.concatenate(parts) if parts else np.zeros(0, dtype=np.intp)
+    parts = [w.feasible_at if w.feasible_at is not None else NO_POSITIONS for w in walks]
+    at = np.concatenate(parts) if len(parts) > 1 else parts[0]
+    if len(at) and int(at.max()) >= n:
+        return None  # a position this view lacks: the walk by name leaves it out, its scores with it
     ranks = (at - first) % n
     order = np.argsort(ranks, kind="stable")
     if names_a_node_twice(ranks[order]):
@@ -85,11 +84,11 @@ def merge_packed(fwk: Framework, snapshot: Snapshot, start: int,
     to_find = feasible_target(fwk, n)
     take = order[:to_find]
     end = int(ranks[order[to_find - 1]]) + 1 if len(order) >= to_find else n
-    failures = [f for r in results for f in r.failures]
+    failures = [f for w in walks for f in w.failures]
     rejections = None
     cut = 0
     if failures:
-        every = rejections_of(failures, snapshot, start)
+        every = packed_rejections(failures, snapshot, start)
         if every is None:
             return None
         walked = (every.positions - first) % n
@@ -97,41 +96,33 @@ def merge_packed(fwk: Framework, snapshot: Snapshot, start: int,
             return None
         cut = int(np.searchsorted(walked, end))
         rejections = Rejections(SnapshotNodes(snapshot), every.table, every.positions[:cut], every.ids[:cut])
-    feasible = _names(snapshot.names, at[take])
-    scored = _raw(results, parts, take, feasible)
+    feasible = names_of(snapshot.names, at[take])
+    scored = _raw(walks, parts, take, feasible)
     if scored is None:
         return None
     raw, error = scored
-    rejectors = frozenset(p for r in results for p in r.rejectors)
+    rejectors = frozenset(p for w in walks for p in w.rejectors)
     return PackedMerge(feasible, rejections, rejectors, len(feasible) + cut, raw, error)
 
 
-def _raw(results: Sequence[PodShardResult], parts: Sequence[np.ndarray], take: np.ndarray,
+def _raw(walks: Sequence[Walk], parts: Sequence[np.ndarray], take: np.ndarray,
          feasible: list[str]) -> tuple[RawScores | None, str] | None:
-    """The taken nodes' raw score columns (the answers' columns one after another, as `at`), or
-    the scoring error; (None, "") when a score phase must ask for them; None where answers
-    scored different plugins (the mapping leaves a node out where its shard did not score)."""
-    answering = [(r, len(p)) for r, p in zip(results, parts) if len(p)]
+    """The taken nodes' raw score columns (the walks' columns one after another, as `at`), or the
+    scoring error; (None, "") when a score phase must ask for them; None where walks scored
+    different plugins (the mapping leaves a node out where its shard did not score)."""
+    answering = [w for w, p in zip(walks, parts) if len(p)]
     if len(feasible) < 2 or not answering:
         return NO_SCORES, ""
-    for r, _ in answering:
-        if r.score_error:
-            return NO_SCORES, r.score_error
-    if not all(r.scored for r, _ in answering):
+    for w in answering:
+        if w.score_error:
+            return NO_SCORES, w.score_error
+    if not all(w.scored for w in answering):
         return None, ""
-    plugins = list(answering[0][0].score_runs)
-    if any(r.score_runs.keys() != answering[0][0].score_runs.keys() for r, _ in answering):
+    plugins = list(answering[0].columns)
+    if any(w.columns.keys() != answering[0].columns.keys() for w in answering):
         return None
     columns: dict[str, Column] = {}
     for plugin in plugins:
-        pieces = [column_of(r.score_runs[plugin]) for r, _ in answering]
+        pieces = [w.columns[plugin] for w in answering]
         columns[plugin] = (np.concatenate(pieces) if len(pieces) > 1 else pieces[0])[take]
     return RawScores(feasible, columns), ""
-
-
-def _names(names: list[str], at: np.ndarray) -> list[str]:
-    if not len(at):
-        return []
-    if len(at) == 1:
-        return [names[int(at[0])]]
-    return list(itemgetter(*at.tolist())(names))

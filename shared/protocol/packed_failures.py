@@ -69,15 +69,20 @@ def rejections_of(failures: Sequence[NodeFailure], snapshot: Snapshot, start: in
     in walk order from `start`; None when one of them names its nodes."""
     if not all(f.at for f in failures):
         return None
+    return rejections_at([(to_status(f), positions_of(f.at)) for f in failures], snapshot, start)
+
+
+def rejections_at(groups: Sequence[tuple[Status, Indexes]], snapshot: Snapshot, start: int = 0) -> Rejections:
+    """Statuses with their nodes' positions in `snapshot` (the view at the watermark they were
+    made at) as its rejections, in walk order from `start`."""
     table = StatusTable()
     n = snapshot.num_nodes()
     positions: list[Indexes] = []
     ids: list[np.ndarray] = []
-    for f in failures:
-        at = positions_of(f.at)
+    for status, at in groups:
         at = at[(at >= 0) & (at < n)]  # positions past the view's end are left out, as names it lacks are
         positions.append(at)
-        ids.append(np.full(len(at), table.intern(to_status(f)), dtype=np.int32))
+        ids.append(np.full(len(at), table.intern(status), dtype=np.int32))
     at, status_ids = (np.concatenate(positions), np.concatenate(ids)) if positions else (
         np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.int32))
     order = np.argsort((at - start) % max(n, 1), kind="stable")

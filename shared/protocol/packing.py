@@ -8,8 +8,8 @@ a few dozen integers.
 
 Positions refer to the node order of the view at the request's watermark, which the worker and the
 queue share (nodes are ordered by their first NodeUpserted). A worker whose view had folded past
-the watermark answers with names (its node order may differ); so does any answer packed by an
-older build, as `unpack` leaves such answers alone.
+the watermark answers with names (its node order may differ). The queue reads answers through
+shared.protocol.answers, which decodes the runs once.
 """
 
 from __future__ import annotations
@@ -67,22 +67,6 @@ def _runs(values: npt.NDArray[np.int64] | Positions, breaks: npt.NDArray[np.bool
     return out.tolist()
 
 
-def names_at(names: Sequence[str], packed: Sequence[int]) -> list[str]:
-    """The names of `runs(...)`'s positions, in order."""
-    out: list[str] = []
-    for k in range(0, len(packed), 2):
-        first = packed[k]
-        out.extend(names[first:first + packed[k + 1]])
-    return out
-
-
-def named(failure: NodeFailure, names: Sequence[str]) -> NodeFailure:
-    """`failure` with its nodes named (a packed one's positions read in `names`)."""
-    if not failure.at or failure.nodes:
-        return failure
-    return msgspec.structs.replace(failure, nodes=names_at(names, failure.at), at=[])
-
-
 def column_of(packed: Sequence[int]) -> npt.NDArray[np.int64]:
     """`run_lengths(...)`'s column back."""
     if len(packed) == 2:
@@ -113,23 +97,6 @@ def pack_walk(result: PodShardResult, feasible: Positions, columns: Mapping[str,
         result, feasible_at=runs(feasible),
         score_runs=columns_run_lengths(columns),
         failures=[msgspec.structs.replace(f, at=runs(at)) for f, at in failures],
-    )
-
-
-def unpack(result: PodShardResult, names: Sequence[str], *,
-           scores: bool = True, failures: bool = True) -> PodShardResult:
-    """`result` with node names and plain score columns (an unpacked result is returned as is);
-    `names`: the view's nodes in order, as at the request's watermark. `scores=False` leaves the
-    columns packed (RawScores reads them as they are), `failures=False` the failed nodes (which
-    `merge_filter` reads packed)."""
-    if not (result.feasible_at or (scores and result.score_runs) or (failures and any(f.at for f in result.failures))):
-        return result
-    columns = ({p: column_of(c).tolist() for p, c in result.score_runs.items()} or result.scores) if scores \
-        else result.scores
-    return msgspec.structs.replace(
-        result, feasible=names_at(names, result.feasible_at), feasible_at=[],
-        scores=columns, score_runs={} if scores else result.score_runs,
-        failures=[named(f, names) for f in result.failures] if failures else result.failures,
     )
 
 

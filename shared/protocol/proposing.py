@@ -32,6 +32,7 @@ from shared.indexes.node_index import NodeIndexes
 from shared.model import Pod
 from shared.scheduler.schedule_one import ScheduleAlgorithm
 
+from .answers import Decided, decode, decode_all, decode_walk
 from .batch import BatchItem, Decision, decide_batch
 from .merge_batch import merge_batch, ranked_merge
 from .raw_scores import NO_SCORES, RawScores
@@ -71,13 +72,14 @@ def propose_batch(profiles: Mapping[str, Framework], pods: Sequence[Pod], seeds:
     for p, seed in zip(out, seeds):
         if p.fwk is not None:
             runnable.append((p.fwk, p, seed))
-    merge = merge_batch([(fwk, p.info) for fwk, p, _ in runnable], {p.info.uid: [p.walk] for _, p, _ in runnable},
-                        view, start)
+    answers = decode_all(p.walk for _, p, _ in runnable)
+    merge = merge_batch([(fwk, p.info) for fwk, p, _ in runnable],
+                        {p.info.uid: [a] for (_, p, _), a in zip(runnable, answers)}, view, start)
     for i, ((fwk, p, _), m) in enumerate(zip(runnable, merge.merged)):
         p.merged, p.raw = m, merge.raw.get(p.info.uid, NO_SCORES)
         if i in merge.to_score:  # a PreScore that reads the feasible set, on a walk not scored whole
             scored = raw_scores_on_shard(fwk, CycleState(), p.info, view, m.feasible, view.node_info_map)
-            p.raw, m.error = raw_by_plugin([scored])
+            p.raw, m.error = raw_by_plugin([decode_walk(scored)])
     items = [BatchItem(fwk, p.info, p.merged, p.raw, seed, start=start) for fwk, p, seed in runnable]
     decided = iter(decide_batch(items, snapshot, assume, record=record, walker=walker, may_walk=lambda _: True))
     failed: dict[int, str] = {}
@@ -150,8 +152,9 @@ def _answer(p: Proposal, d: Decision, failed: dict[int, str]) -> tuple[PodShardR
 
 def as_decided(p: Proposal) -> MergedFilter:
     """The merge the queue decides a proposal by: its ranking, its error, or its walk's failures."""
-    if p.result.ranked or p.result.walked:
-        return ranked_merge(p.result)
+    answer = decode(p.result)
+    if isinstance(answer, Decided):
+        return ranked_merge(answer)
     if p.result.error:
         return MergedFilter(error=p.result.error)
     return p.merged

@@ -13,9 +13,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 import numpy as np
 import numpy.typing as npt
 
-from shared.events import PodShardResult
-
-from .packing import column_of
+from .answers import Walk
 
 Column = npt.NDArray[np.int64]
 
@@ -36,19 +34,18 @@ class RawScores(Mapping[str, Mapping[str, int]]):
         self._dicts: dict[str, dict[str, int]] = {}
 
     @classmethod
-    def of(cls, results: Sequence[PodShardResult]) -> RawScores:
-        """The scored results' columns, one after another (shards answer for disjoint nodes); a
-        result's columns may still be packed (`score_runs`), its nodes not."""
-        if len(results) == 1:
-            return cls(results[0].feasible, _columns(results[0]))
-        by_result = [_columns(r) for r in results]
-        plugins = list(dict.fromkeys(p for c in by_result for p in c))
-        names = [n for r in results for n in r.feasible]
-        columns = {p: np.concatenate([c[p] if p in c else np.zeros(len(r.feasible), dtype=np.int64)
-                                      for r, c in zip(results, by_result)])
+    def of(cls, walks: Sequence[Walk]) -> RawScores:
+        """The scored walks' columns, one after another (shards answer for disjoint nodes); their
+        feasible nodes named."""
+        if len(walks) == 1:
+            return cls(walks[0].feasible, walks[0].columns)
+        plugins = list(dict.fromkeys(p for w in walks for p in w.columns))
+        names = [n for w in walks for n in w.feasible]
+        columns = {p: np.concatenate([w.columns[p] if p in w.columns else np.zeros(len(w.feasible), dtype=np.int64)
+                                      for w in walks])
                    for p in plugins}
-        absent = {p: np.concatenate([np.full(len(r.feasible), p not in c) for r, c in zip(results, by_result)])
-                  for p in plugins if any(p not in c and r.feasible for r, c in zip(results, by_result))}
+        absent = {p: np.concatenate([np.full(len(w.feasible), p not in w.columns) for w in walks])
+                  for p in plugins if any(p not in w.columns and w.feasible for w in walks)}
         return cls(names, columns, absent)
 
     @classmethod
@@ -93,12 +90,6 @@ class RawScores(Mapping[str, Mapping[str, int]]):
 
     def __len__(self) -> int:
         return len(self.columns)
-
-
-def _columns(result: PodShardResult) -> dict[str, Column]:
-    if result.score_runs:
-        return {p: column_of(c) for p, c in result.score_runs.items()}
-    return {p: np.asarray(c, dtype=np.int64) for p, c in result.scores.items()}
 
 
 NO_SCORES = RawScores((), {})

@@ -6,7 +6,7 @@ a 256-pod batch's answer."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 
 import msgspec
 
@@ -44,9 +44,3 @@ def shared_results(results: Iterable[PodShardResult]) -> list[PodShardResult]:
         by_uid[r.pod_uid] = target
         out.append(target)
     return out
-
-
-def own_results(results: Sequence[PodShardResult]) -> list[PodShardResult]:
-    """`shared_results` with each pod's own uid on its copy (for readers that look results up by it)."""
-    return [r if r.pod_uid == original.pod_uid else msgspec.structs.replace(r, pod_uid=original.pod_uid)
-            for r, original in zip(shared_results(results), results)]

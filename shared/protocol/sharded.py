@@ -41,9 +41,9 @@ from shared.indexes.rejections import Rejections
 from shared.scheduler.fit_error import Diagnosis
 from shared.scheduler.schedule_one import num_feasible_nodes_to_find
 
-from .failure_groups import group_failures, to_failure, to_status, ungroup_failures
-from .packed_failures import rejections_of
-from .packing import named, pack, pack_walk
+from .answers import Walk, failed_by_name, packed_rejections
+from .failure_groups import group_failures, to_failure
+from .packing import pack, pack_walk
 from .raw_scores import NO_SCORES, RawScores
 
 
@@ -172,13 +172,13 @@ def _raw_scores(fwk: Framework, state: CycleState, pod: PodInfo, feasible: Seque
     return dict(raw), ""
 
 
-def raw_by_plugin(results: Iterable[PodShardResult]) -> tuple[RawScores, str]:
-    """The raw scores of scored shard results, or the first shard's scoring error."""
-    results = list(results)
-    for r in results:
-        if r.score_error:
-            return NO_SCORES, r.score_error
-    return RawScores.of([r for r in results if r.scores or r.score_runs]), ""
+def raw_by_plugin(walks: Iterable[Walk]) -> tuple[RawScores, str]:
+    """The raw scores of scored walks (their feasible nodes named), or the first one's scoring error."""
+    walks = list(walks)
+    for w in walks:
+        if w.score_error:
+            return NO_SCORES, w.score_error
+    return RawScores.of([w for w in walks if w.columns]), ""
 
 
 # --- queue side ---------------------------------------------------------------------------------
@@ -198,67 +198,65 @@ class MergedFilter:
 
 
 def merge_filter(fwk: Framework, pod: PodInfo, snapshot: Snapshot, start: int,
-                 results: Iterable[PodShardResult], *, on_snapshot: bool = False) -> MergedFilter:
-    """`on_snapshot`: every result was made on this snapshot's nodes, walking from `start` (a
-    worker's answer read on the view it was made for, packed or not), so their rejections can be
-    read as positions; one such result covers every node (one worker answered for all the
-    shards). Otherwise the results are merged by node name."""
-    results = list(results)
+                 walks: Iterable[Walk], *, on_snapshot: bool = False) -> MergedFilter:
+    """`walks`: each answer's walk, its feasible nodes named (packed failures are read here);
+    `on_snapshot`: every walk was made on this snapshot's nodes, walking from `start` (a worker's
+    answer read on the view it was made for), so their rejections can be read as positions; one
+    such walk covers every node (one worker answered for all the shards). Otherwise the walks are
+    merged by node name."""
+    walks = list(walks)
     out = MergedFilter()
     d = out.diagnosis
-    for r in results:
-        if r.error:
-            out.error = r.error
+    for w in walks:
+        if w.error:
+            out.error = w.error
             return out
     rejectors: set[str] = set()
-    for r in results:
-        rejectors.update(r.rejectors)
+    for w in walks:
+        rejectors.update(w.rejectors)
     d.unschedulable_plugins = set(rejectors)
-    pre = next((r.prefilter for r in results if r.prefilter is not None), None)
+    pre = next((w.prefilter for w in walks if w.prefilter is not None), None)
     if pre is not None:
-        status = to_status(pre)
-        d.node_to_status.writable().update(dict.fromkeys(snapshot.names, status))
-        d.pre_filter_msg = status.message()
-        d.add_plugin_status(status)
+        d.node_to_status.writable().update(dict.fromkeys(snapshot.names, pre))
+        d.pre_filter_msg = pre.message()
+        d.add_plugin_status(pre)
         return out
     nominated = pod.pod.status.nominated_node_name
-    subset = next((r.prefilter_nodes for r in results if r.prefilter_nodes is not None), None)
-    if on_snapshot and len(results) == 1 and not nominated and subset is None:
+    subset = next((w.prefilter_nodes for w in walks if w.prefilter_nodes is not None), None)
+    if on_snapshot and len(walks) == 1 and not nominated and subset is None:
         # The one walk was the global walk: its answer is the merge, the nodes it rejected (packed)
         # kept as arrays.
-        r = results[0]
-        rejections = rejections_of(r.failures, snapshot, start) if r.failures else None
-        if rejections is not None or not r.failures:
+        w = walks[0]
+        rejections = packed_rejections(w.failures, snapshot, start) if w.failures else None
+        if rejections is not None or not w.failures:
             out.advance = True
-            out.feasible = list(r.feasible)
+            out.feasible = list(w.feasible)
             out.processed = len(out.feasible)
             if rejections is not None:
                 d.add_rejections(rejections)
                 out.processed += len(rejections)
             return out
-    if on_snapshot and not nominated and subset is None and not any(r.feasible for r in results):
+    if on_snapshot and not nominated and subset is None and not any(w.feasible for w in walks):
         # No shard found a node (a preemptor's attempt): the merge is every shard's rejections in
         # walk order, read as arrays. Answers whose shards overlap (a resent request answered for
         # more shards than the first time) name some nodes twice: those merge by name below.
-        rejections = rejections_of([f for r in results for f in r.failures], snapshot, start)
-        if rejections is not None and (len(results) == 1 or not names_a_node_twice(rejections.positions)):
+        rejections = packed_rejections([f for w in walks for f in w.failures], snapshot, start)
+        if rejections is not None and (len(walks) == 1 or not names_a_node_twice(rejections.positions)):
             out.advance = True
             d.add_rejections(rejections)
             out.processed = len(rejections)
             return out
     feasible_names: set[str] = set()
-    for r in results:
-        feasible_names.update(r.feasible)
+    for w in walks:
+        feasible_names.update(w.feasible)
     if nominated and snapshot.get(nominated) is not None:
-        failed = next((r.nominated for r in results if r.nominated is not None), None)
+        failed = next((w.nominated for w in walks if w.nominated is not None), None)
         if failed is None:
             out.feasible = [nominated]
             return out
-        status = to_status(failed)
-        d.node_to_status[nominated] = status
-        d.add_plugin_status(status)
-    # Packed failures (positions in `snapshot`'s order) name their nodes here.
-    failures = ungroup_failures(named(f, snapshot.names) for r in results for f in r.failures)
+        d.node_to_status[nominated] = failed.status
+        d.add_plugin_status(failed.status)
+    failures = failed_by_name((f for w in walks for f in w.failures), snapshot.names)
     names = snapshot.names
     if subset is not None:
         wanted = set(subset)

@@ -7,38 +7,44 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from shared.events import NodeFailure, PodShardResult
 from shared.framework.interfaces import NodePluginScores
 from shared.framework.snapshot import Snapshot
+from shared.framework.status import Status
+from shared.protocol.answers import Walk, names_of
+from shared.protocol.failure_groups import code_name
 
 
 @dataclass
 class Verdicts:
     """An attempt's per-node filter verdicts and raw scores, however it was obtained."""
 
-    prefilter: NodeFailure | None
+    prefilter: Status | None
     nodes: dict[str, tuple[str, str]]
     """Node → (plugin, "fits" or the reasons)."""
     raw: dict[str, dict[str, int]]
     error: str = ""
 
 
-def verdicts(results: Iterable[PodShardResult], raw: Mapping[str, Mapping[str, int]] | None = None) -> Verdicts:
-    prefilter: NodeFailure | None = None
+def verdicts(walks: Iterable[Walk], names: Sequence[str],
+             raw: Mapping[str, Mapping[str, int]] | None = None) -> Verdicts:
+    """The walks' verdicts; `names`: the view's nodes in order, as at the request's watermark (the
+    positions of packed walks read there)."""
+    prefilter: Status | None = None
     nodes: dict[str, tuple[str, str]] = {}
     scores: dict[str, dict[str, int]] = {}
     error = ""
-    for r in results:
-        error = error or r.error
-        prefilter = prefilter or r.prefilter
-        for name in r.feasible:
+    for w in walks:
+        error = error or w.error
+        prefilter = prefilter or w.prefilter
+        feasible = w.named(names).feasible
+        for name in feasible:
             nodes.setdefault(name, ("", "fits"))
-        for f in [*r.failures, *([r.nominated] if r.nominated else [])]:
-            for name in f.nodes:
-                nodes[name] = (f.plugin, ", ".join(f.reasons) or f.code)
-        if r.scored:
-            for plugin, column in r.scores.items():
-                scores.setdefault(plugin, {}).update(zip(r.feasible, column))
+        for f in [*w.failures, *([w.nominated] if w.nominated else [])]:
+            verdict = (f.status.plugin, ", ".join(f.status.reasons) or code_name(f.status.code))
+            nodes.update(dict.fromkeys(f.nodes if f.at is None else names_of(names, f.at), verdict))
+        if w.scored:
+            for plugin, column in w.columns.items():
+                scores.setdefault(plugin, {}).update(zip(feasible, column.tolist()))
     if raw is not None:
         scores = {p: dict(col) for p, col in raw.items()}
     return Verdicts(prefilter, nodes, scores, error)
@@ -85,8 +91,8 @@ def weighted_difference(a: Sequence[NodePluginScores], b: Sequence[NodePluginSco
     return "", ""
 
 
-def _failure(f: NodeFailure | None) -> str:
-    return "passes" if f is None else f"{f.plugin}: {', '.join(f.reasons) or f.code}"
+def _failure(s: Status | None) -> str:
+    return "passes" if s is None else f"{s.plugin}: {', '.join(s.reasons) or code_name(s.code)}"
 
 
 def _verdict(v: tuple[str, str]) -> str:

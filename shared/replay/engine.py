@@ -25,13 +25,12 @@ from shared.events import PreemptionDecided
 from shared.framework.runtime import Framework
 from shared.model.config import KubeSchedulerConfiguration
 from shared.profiles import build_profiles
+from shared.protocol.answers import decode_walk
 from shared.protocol.batch import BatchItem, Decision, decide_batch
 from shared.protocol.extending import apply_filters
-from shared.protocol.packing import unpack
 from shared.protocol.preemption_extenders import replayed
 from shared.protocol.preemption_in_flight import recorded_overlay
 from shared.protocol.preemption_request import PreemptionOutcome, decide_preemption, folded_past
-from shared.protocol.same_answers import own_results
 from shared.scheduler.schedule_one import ScheduleAlgorithm
 from shared.scheduler.seeds import attempt_seed, config_hash
 
@@ -322,13 +321,12 @@ class Replayer:
             if replayed == expected or (recorded is None and d.verdict == "retry"):
                 m += 1
                 continue
-            recorded_side = verdicts([unpack(r, snapshot.names) for a in batch.answers if a.phase == "filter"
-                                      for r in own_results(a.results) if r.pod_uid == e.info.uid])
-            score_answers = [r for a in batch.answers if a.phase == "score" for r in a.results
-                             if r.pod_uid == e.info.uid]
+            recorded_side = verdicts(batch.walks("filter", e.info.uid), snapshot.names)
+            score_answers = batch.walks("score", e.info.uid)
             if score_answers:
-                recorded_side.raw = verdicts(score_answers).raw
-            plugin, detail = first_difference(recorded_side, verdicts([e.result], e.raw), snapshot,
+                recorded_side.raw = verdicts(score_answers, snapshot.names).raw
+            plugin, detail = first_difference(recorded_side, verdicts([decode_walk(e.result)], snapshot.names, e.raw),
+                                              snapshot,
                                               batch.request.starts[0] if batch.request.starts else 0,
                                               [pl.name for pl in e.fwk.score_plugins] if e.fwk else [])
             if any(a.folded for a in batch.answers):
@@ -366,7 +364,8 @@ class Replayer:
             if was == now:
                 continue
             changed += 1
-            plugin, detail = first_difference(verdicts([b.result], b.raw), verdicts([e.result], e.raw), snapshot,
+            plugin, detail = first_difference(verdicts([decode_walk(b.result)], snapshot.names, b.raw),
+                                              verdicts([decode_walk(e.result)], snapshot.names, e.raw), snapshot,
                                               batch.request.starts[0] if batch.request.starts else 0,
                                               [pl.name for pl in e.fwk.score_plugins] if e.fwk else [])
             if not plugin and not detail:

@@ -27,6 +27,7 @@ from shared.events import (
     SchedulingAttempted,
     ShardFiltered,
 )
+from shared.protocol.answers import Walk, decode_all, walks
 
 
 @dataclass
@@ -55,6 +56,13 @@ class Batch:
     late: LateBatchDecided | None = None
     """Set when the cycle waited for its extenders and was decided later, on this view."""
     late_seq: int = 0
+
+    def walks(self, phase: str, pod_uid: str) -> list[Walk]:
+        """The walks the shards answered for one pod in this cycle's `phase` ("filter", "score"),
+        decoded as the queue decodes them; a worker's decision reads here as a walk that found
+        nothing (its error, if any), as its verdicts are not node by node."""
+        return [w for a in self.answers if a.phase == phase
+                for r, w in zip(a.results, walks(decode_all(a.results))) if r.pod_uid == pod_uid]
 
     @property
     def order(self) -> tuple[int, int]:

@@ -21,6 +21,7 @@ from shared.framework.pod_info import PodInfo
 from shared.framework.runtime import Framework
 from shared.framework.snapshot import Snapshot
 from shared.model import Pod
+from shared.protocol.answers import decode_walk
 from shared.protocol.proposing import as_decided, propose_on_view
 from shared.protocol.sharded import (
     MergedFilter,
@@ -76,14 +77,15 @@ def evaluate(profiles: Mapping[str, Framework], pod: Pod, snapshot: Snapshot, st
         error = f"no profile serves scheduler {pod.spec.scheduler_name!r}"
         return Evaluation(info, None, PodShardResult(pod_uid=info.uid, error=error), MergedFilter(error=error))
     result = filter_on_shard(fwk, state, info, snapshot, start, every_node, stop_at_nominated=True)
-    merged = merge_filter(fwk, info, snapshot, start, [result], on_snapshot=True)
+    walk = decode_walk(result)
+    merged = merge_filter(fwk, info, snapshot, start, [walk], on_snapshot=True)
     raw: Mapping[str, Mapping[str, int]] = {}
     if len(merged.feasible) > 1 and not merged.error:
-        if result.scored:
-            raw, merged.error = raw_by_plugin([result])
+        if walk.scored:
+            raw, merged.error = raw_by_plugin([walk])
         else:
             scored = raw_scores_on_shard(fwk, state, info, snapshot, merged.feasible, every_node)
-            raw, merged.error = raw_by_plugin([scored])
+            raw, merged.error = raw_by_plugin([decode_walk(scored)])
     return Evaluation(info, fwk, result, merged, raw, state)
 
 

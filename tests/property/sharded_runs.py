@@ -14,8 +14,8 @@ from shared.framework.snapshot import Snapshot
 from shared.framework.status import Code, Status
 from shared.indexes.node_index import NodeIndexes
 from shared.model.loader import load_objects
+from shared.protocol.answers import decode_all, decode_walk, walks
 from shared.protocol.merge_batch import merge_batch
-from shared.protocol.packing import unpack
 from shared.protocol.sharded import filter_on_shard, finish_scores, merge_filter, raw_by_plugin, raw_scores_on_shard
 from shared.scheduler.fit_error import FitError, NoNodesAvailable
 from shared.scheduler.schedule_one import ScheduleAlgorithm, ScheduleResult, SchedulingError
@@ -41,15 +41,17 @@ class LocalShards(ScheduleAlgorithm):
         results = [filter_on_shard(fwk, s, pod, snapshot, self.next_start_node_index, m, x, packed=self.packed)
                    for s, m, x in zip(states, members, self.node_indexes)]
         raw = None
-        if self.packed:  # over the wire, then merged as the queue does
-            results = [msgspec.msgpack.decode(msgspec.msgpack.encode(r), type=PodShardResult) for r in results]
-            batch = merge_batch([(fwk, pod)], {pod.uid: results}, snapshot, self.next_start_node_index)
+        if self.packed:  # over the wire, decoded and merged as the queue does
+            answers = decode_all(msgspec.msgpack.decode(msgspec.msgpack.encode(r), type=PodShardResult)
+                                 for r in results)
+            batch = merge_batch([(fwk, pod)], {pod.uid: answers}, snapshot, self.next_start_node_index)
             merged = batch.merged[0]
             raw = None if batch.to_score else batch.raw.get(pod.uid)
-            results = [unpack(r, snapshot.names, scores=False) for r in results]
+            walked = [w.named(snapshot.names) for w in walks(answers)]
         else:
             start, whole = self.next_start_node_index, len(results) == 1
-            merged = merge_filter(fwk, pod, snapshot, start, results, on_snapshot=whole)
+            walked = [decode_walk(r) for r in results]
+            merged = merge_filter(fwk, pod, snapshot, start, walked, on_snapshot=whole)
         fwk.run_pre_filter_plugins(state, pod)  # what the preemption service computes for itself
         if merged.error:
             raise SchedulingError(Status(Code.ERROR, merged.error))
@@ -61,9 +63,10 @@ class LocalShards(ScheduleAlgorithm):
         if len(feasible) == 1:
             return ScheduleResult(feasible[0], 0, 1, [], merged.diagnosis)
         if raw is None:
-            if not all(r.scored or not r.feasible for r in results):  # PreScore reads the feasible set
-                results = [raw_scores_on_shard(fwk, s, pod, snapshot, feasible, m) for s, m in zip(states, members)]
-            raw, error = raw_by_plugin(results)
+            if not all(w.scored or not w.feasible for w in walked):  # PreScore reads the feasible set
+                walked = [decode_walk(raw_scores_on_shard(fwk, s, pod, snapshot, feasible, m))
+                          for s, m in zip(states, members)]
+            raw, error = raw_by_plugin(walked)
             assert not error
         scores, error = finish_scores(fwk, CycleState(), pod, snapshot, feasible, raw)
         assert not error

@@ -20,10 +20,10 @@ from shared.framework.snapshot import Snapshot
 from shared.framework.status import Code, Status
 from shared.model.loader import load_objects
 from shared.profiles import build_profiles
+from shared.protocol.answers import Answer, decode, decode_all, decode_walk
 from shared.protocol.batch import BatchItem, decide_batch
 from shared.protocol.merge_batch import merge_batch
 from shared.protocol.proposing import propose_batch
-from shared.protocol.same_answers import shared_results
 from shared.protocol.sharded import filter_on_shard
 from shared.scheduler.fit_error import FitError, NoNodesAvailable
 from shared.scheduler.schedule_one import ScheduleAlgorithm, ScheduleResult, SchedulingError
@@ -56,7 +56,7 @@ class ProposingWorkers(ScheduleAlgorithm):
         [proposal] = propose_batch({pod.pod.spec.scheduler_name: fwk}, [pod.pod], [seed], start,
                                    lambda: snapshot, _no_placing, walker)
         answer = msgspec.msgpack.decode(msgspec.msgpack.encode(proposal.result), type=PodShardResult)
-        merged = merge_batch([(fwk, pod)], {pod.uid: [answer]}, snapshot, start).merged[0]
+        merged = merge_batch([(fwk, pod)], {pod.uid: [decode(answer)]}, snapshot, start).merged[0]
         fwk.run_pre_filter_plugins(state, pod)  # what the preemption service computes for itself
         if merged.error:
             raise SchedulingError(Status(Code.ERROR, merged.error))
@@ -106,7 +106,7 @@ def _view(docs: list[dict]) -> tuple[ClusterView, list[PodInfo]]:
 
 
 def _decided(view: ClusterView, profiles: dict[str, Framework], pending: list[PodInfo], seeds: list[int],
-             start: int, answers: dict[str, list[PodShardResult]]) -> list[tuple[str, str, str]]:
+             start: int, answers: dict[str, list[Answer]]) -> list[tuple[str, str, str]]:
     """The queue's decisions of a batch from its answers, on `view` (left as it was)."""
     fwk = profiles[next(iter(profiles))]
     snapshot = view.snapshot()
@@ -138,8 +138,9 @@ def test_the_queue_decides_a_proposed_batch_as_it_decides_the_walks(docs: list[d
     start %= max(view.snapshot().num_nodes(), 1)  # the queue's round-robin start is always a position
     seeds = [seed + i for i in range(len(pending))]
     snapshot = view.snapshot()
-    walks = {p.uid: [filter_on_shard(fwk, CycleState(), p, snapshot, start, snapshot.node_info_map, packed=True,
-                                     stop_at_nominated=True, whole=True)] for p in pending}
+    walks: dict[str, list[Answer]] = {
+        p.uid: [decode_walk(filter_on_shard(fwk, CycleState(), p, snapshot, start, snapshot.node_info_map,
+                                            packed=True, stop_at_nominated=True, whole=True))] for p in pending}
     from_walks = _decided(view, profiles, pending, seeds, start, walks)
 
     def assume(uid: str, node: str) -> None:
@@ -151,7 +152,7 @@ def test_the_queue_decides_a_proposed_batch_as_it_decides_the_walks(docs: list[d
     view.set_assumed([])
     point_at(profiles.values(), view)
     sent = msgspec.msgpack.decode(msgspec.msgpack.encode([p.result for p in proposals]), type=list[PodShardResult])
-    answers = {r.pod_uid: [shared] for r, shared in zip(sent, shared_results(sent))}
+    answers = {r.pod_uid: [decoded] for r, decoded in zip(sent, decode_all(sent))}
     assert _decided(view, profiles, pending, seeds, start, answers) == from_walks
     # Each pod the worker placed leads its ranking with that node (a ranking offered for a pod it
     # could not place any more is judged on the queue's view, which here agrees).

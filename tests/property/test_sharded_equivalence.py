@@ -16,6 +16,7 @@ from shared.framework.snapshot import Snapshot
 from shared.framework.status import Code, Status
 from shared.indexes.node_index import NodeIndexes
 from shared.model.loader import load_objects
+from shared.protocol.answers import decode_walk
 from shared.protocol.merge_batch import merge_batch
 from shared.protocol.sharded import filter_on_shard, finish_scores
 from shared.scheduler.fit_error import FitError, NoNodesAvailable
@@ -87,7 +88,7 @@ class RotatingWorkers(ScheduleAlgorithm):
         answer = filter_on_shard(fwk, CycleState(), pod, snapshot, start, snapshot.node_info_map, indexes,
                                  packed=True, stop_at_nominated=True, whole=True)
         answer = msgspec.msgpack.decode(msgspec.msgpack.encode(answer), type=PodShardResult)
-        batch = merge_batch([(fwk, pod)], {pod.uid: [answer]}, snapshot, start)
+        batch = merge_batch([(fwk, pod)], {pod.uid: [decode_walk(answer)]}, snapshot, start)
         assert not batch.to_score  # a whole walk is scored where it is made
         merged = batch.merged[0]
         fwk.run_pre_filter_plugins(state, pod)  # what the preemption service computes for itself

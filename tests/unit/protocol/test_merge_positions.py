@@ -14,12 +14,13 @@ from shared.framework.snapshot import Snapshot
 from shared.indexes.node_index import NodeIndexes
 from shared.model.loader import ClusterInput, load_objects
 from shared.profiles import build_profiles
+from shared.protocol.answers import decode_walk
 from shared.protocol.merge_batch import merge_batch
 from shared.protocol.merge_positions import merge_packed, mergeable
-from shared.protocol.packing import unpack
 from shared.protocol.raw_scores import RawScores
 from shared.protocol.sharded import filter_on_shard, merge_filter, raw_by_plugin
 from shared.scheduler.fit_error import FitError
+from tests.wire_names import unpack
 
 
 def _cluster(nodes: int) -> tuple[ClusterInput, Snapshot]:
@@ -57,12 +58,13 @@ def test_array_merge_equals_the_walk_by_name(workers: int, start: int, pod_index
     fwk.set_snapshot(snapshot)
     pod = PodInfo(cluster.pods[pod_index])
     parts = [set(snapshot.names[k::workers]) for k in range(workers)]
-    answers = [_wire(filter_on_shard(fwk, CycleState(), pod, snapshot, start, part, NodeIndexes(), packed=True))
+    results = [_wire(filter_on_shard(fwk, CycleState(), pod, snapshot, start, part, NodeIndexes(), packed=True))
                for part in parts]
+    answers = [decode_walk(r) for r in results]
     assert mergeable(answers, "")
     fast = merge_packed(fwk, snapshot, start, answers)
     assert fast is not None
-    named = [unpack(a, snapshot.names) for a in answers]
+    named = [decode_walk(unpack(r, snapshot.names)) for r in results]
     walked = merge_filter(fwk, pod, snapshot, start, named)
     merged = fast.merged()
     assert (merged.feasible, merged.processed) == (walked.feasible, walked.processed)
@@ -82,11 +84,11 @@ def test_no_node_fits_merges_into_the_same_fit_error() -> None:
     fwk.set_snapshot(snapshot)
     pod = PodInfo(cluster.pods[1])
     parts = [set(snapshot.names[k::3]) for k in range(3)]
-    answers = [_wire(filter_on_shard(fwk, CycleState(), pod, snapshot, 40, p, NodeIndexes(), packed=True))
+    results = [_wire(filter_on_shard(fwk, CycleState(), pod, snapshot, 40, p, NodeIndexes(), packed=True))
                for p in parts]
-    fast = merge_packed(fwk, snapshot, 40, answers)
+    fast = merge_packed(fwk, snapshot, 40, [decode_walk(r) for r in results])
     assert fast is not None and not fast.feasible and fast.processed == 300
-    walked = merge_filter(fwk, pod, snapshot, 40, [unpack(a, snapshot.names) for a in answers])
+    walked = merge_filter(fwk, pod, snapshot, 40, [decode_walk(unpack(r, snapshot.names)) for r in results])
     fit, by_name = FitError("default/p1", 300, fast.merged().diagnosis), FitError("default/p1", 300, walked.diagnosis)
     assert fit.message() == by_name.message()
 
@@ -99,8 +101,8 @@ def test_each_pod_gets_its_own_diagnosis_from_a_shared_merge() -> None:
     fwk = next(iter(build_profiles(cluster.config).values()))
     fwk.set_snapshot(snapshot)
     pod = PodInfo(cluster.pods[1])
-    answer = _wire(filter_on_shard(fwk, CycleState(), pod, snapshot, 0, set(snapshot.names), NodeIndexes(),
-                                   packed=True))
+    answer = decode_walk(_wire(filter_on_shard(fwk, CycleState(), pod, snapshot, 0, set(snapshot.names),
+                                               NodeIndexes(), packed=True)))
     other = PodInfo(msgspec.structs.replace(pod.pod, metadata=msgspec.structs.replace(pod.pod.metadata, uid="u9")))
     batch = merge_batch([(fwk, pod), (fwk, other)], {pod.uid: [answer], other.uid: [answer]}, snapshot, 0)
     first, second = batch.merged
@@ -115,10 +117,10 @@ def test_what_the_array_merge_does_not_cover() -> None:
     fwk.set_snapshot(snapshot)
     pod = PodInfo(cluster.pods[0])
     halves = [set(snapshot.names[:70]), set(snapshot.names[50:])]  # a resent request answered twice
-    answers = [_wire(filter_on_shard(fwk, CycleState(), pod, snapshot, 0, h, NodeIndexes(), packed=True))
+    answers = [decode_walk(_wire(filter_on_shard(fwk, CycleState(), pod, snapshot, 0, h, NodeIndexes(), packed=True)))
                for h in halves]
     assert merge_packed(fwk, snapshot, 0, answers) is None
-    named = filter_on_shard(fwk, CycleState(), pod, snapshot, 0, set(snapshot.names), NodeIndexes())
+    named = decode_walk(filter_on_shard(fwk, CycleState(), pod, snapshot, 0, set(snapshot.names), NodeIndexes()))
     assert not mergeable([named], "")  # names: made on another view
     assert not mergeable(answers, "node-3")  # a nominated pod: the merge reads its node first
-    assert not mergeable([PodShardResult(pod_uid="u0", error="boom")], "")
+    assert not mergeable([decode_walk(PodShardResult(pod_uid="u0", error="boom"))], "")

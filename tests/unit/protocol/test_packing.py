@@ -16,10 +16,12 @@ from shared.framework.snapshot import Snapshot
 from shared.indexes.node_index import NodeIndexes
 from shared.model.loader import ClusterInput, load_objects
 from shared.profiles import build_profiles
+from shared.protocol.answers import decode_walk
 from shared.protocol.packed_failures import pack_failures
-from shared.protocol.packing import column_of, columns_run_lengths, names_at, pack, run_lengths, runs, unpack
+from shared.protocol.packing import column_of, columns_run_lengths, pack, run_lengths, runs
 from shared.protocol.sharded import MergedFilter, filter_on_shard, merge_filter
 from shared.scheduler.fit_error import FitError
+from tests.wire_names import names_at, unpack
 
 NAMES = [f"n{i}" for i in range(64)]
 
@@ -70,8 +72,11 @@ def test_pack_then_unpack_is_the_answer(feasible: list[int], scores: list[int], 
     packed = pack(result, position)
     wire = msgspec.msgpack.decode(msgspec.msgpack.encode(packed), type=PodShardResult)
     assert unpack(wire, NAMES) == result
-    kept = unpack(wire, NAMES, scores=False)  # the queue's way: columns stay packed for RawScores
-    assert kept.feasible == result.feasible and kept.score_runs == packed.score_runs
+    walk = decode_walk(wire).named(NAMES)  # the queue's way: decoded once, where it arrives
+    assert walk.feasible == result.feasible and {p: c.tolist() for p, c in walk.columns.items()} == result.scores
+    decoded = [(list(f.status.reasons), f.at.tolist() if f.at is not None else None)
+               for f in decode_walk(wire).failures]
+    assert decoded == [(f.reasons, [NAMES.index(n) for n in f.nodes]) for f in result.failures]
     assert unpack(result, NAMES) is result  # an answer with names is left alone
 
 
@@ -117,7 +122,8 @@ def test_one_answer_for_every_node_is_its_own_merge() -> None:
     for start in (0, 990):
         result = filter_on_shard(fwk, CycleState(), pod, snapshot, start, every, NodeIndexes())
         assert not result.failures
-        fast, walked = (merge_filter(fwk, pod, snapshot, start, [result], on_snapshot=w) for w in (True, False))
+        walk = decode_walk(result)
+        fast, walked = (merge_filter(fwk, pod, snapshot, start, [walk], on_snapshot=w) for w in (True, False))
         assert (fast.feasible, fast.processed, fast.advance) == (walked.feasible, walked.processed, walked.advance)
         assert len(fast.feasible) == 420 and not fast.diagnosis.node_to_status
 
@@ -142,9 +148,10 @@ def test_one_answer_for_every_node_with_rejections_is_its_own_merge() -> None:
         for start in (0, 250):
             packed = filter_on_shard(fwk, CycleState(), pod, snapshot, start, every, NodeIndexes(), packed=True)
             assert packed.failures and all(f.at and not f.nodes for f in packed.failures)
-            kept = unpack(packed, snapshot.names, scores=False, failures=False)  # the queue's way for such a pod
+            kept = decode_walk(packed).named(snapshot.names)  # the queue's way for such a pod
             fast = merge_filter(fwk, pod, snapshot, start, [kept], on_snapshot=True)
-            walked = merge_filter(fwk, pod, snapshot, start, [unpack(packed, snapshot.names)], on_snapshot=False)
+            named = decode_walk(unpack(packed, snapshot.names))
+            walked = merge_filter(fwk, pod, snapshot, start, [named], on_snapshot=False)
             assert (fast.feasible, fast.processed, fast.advance) == (walked.feasible, walked.processed, walked.advance)
             fast_d, walked_d = fast.diagnosis, walked.diagnosis
             assert fast_d.node_to_status.position_groups(snapshot.names) is not None  # kept as arrays
@@ -174,9 +181,9 @@ def test_packed_answers_of_several_shards_that_found_no_node_merge_as_arrays() -
     def merges(start: int) -> tuple[MergedFilter, MergedFilter]:
         answers = [filter_on_shard(fwk, CycleState(), pod, snapshot, start, half, NodeIndexes(), packed=True)
                    for half in halves]
-        kept = [unpack(a, snapshot.names, scores=False, failures=False) for a in answers]
+        kept = [decode_walk(a).named(snapshot.names) for a in answers]
         fast = merge_filter(fwk, pod, snapshot, start, kept, on_snapshot=True)
-        walked = merge_filter(fwk, pod, snapshot, start, [unpack(a, snapshot.names) for a in answers])
+        walked = merge_filter(fwk, pod, snapshot, start, [decode_walk(unpack(a, snapshot.names)) for a in answers])
         assert (fast.feasible, fast.processed, fast.advance) == (walked.feasible, walked.processed, walked.advance)
         return fast, walked
 
@@ -190,7 +197,7 @@ def test_packed_answers_of_several_shards_that_found_no_node_merge_as_arrays() -
     overlapping = [set(snapshot.names[:160]), set(snapshot.names[140:])]  # a resent request's answer
     answers = [filter_on_shard(fwk, CycleState(), pod, snapshot, 0, part, NodeIndexes(), packed=True)
                for part in overlapping]
-    kept = [unpack(a, snapshot.names, scores=False, failures=False) for a in answers]
+    kept = [decode_walk(a).named(snapshot.names) for a in answers]
     merged = merge_filter(fwk, pod, snapshot, 0, kept, on_snapshot=True)
     assert merged.processed == 300 and len(merged.diagnosis.node_to_status) == 300  # each node once
     for start in (0, 250):
@@ -229,9 +236,9 @@ def test_rejections_left_packed_are_read_by_name_where_the_merge_walks_node_by_n
         pod = PodInfo(spec)
         packed = filter_on_shard(fwk, CycleState(), pod, snapshot, 10, every, NodeIndexes(), packed=True)
         assert any(f.at for f in packed.failures)
-        kept = unpack(packed, snapshot.names, scores=False, failures=False)
+        kept = decode_walk(packed).named(snapshot.names)
         fast = merge_filter(fwk, pod, snapshot, 10, [kept], on_snapshot=True)
-        walked = merge_filter(fwk, pod, snapshot, 10, [unpack(packed, snapshot.names)], on_snapshot=False)
+        walked = merge_filter(fwk, pod, snapshot, 10, [decode_walk(unpack(packed, snapshot.names))], on_snapshot=False)
         assert (fast.feasible, fast.processed) == (walked.feasible, walked.processed)
         assert fast.processed in (50, 3)
         assert (FitError("default/p", 50, fast.diagnosis).message()
@@ -258,7 +265,7 @@ def test_a_shard_stops_at_a_nominated_node_that_passes() -> None:
         spec = msgspec.structs.replace(big, status=msgspec.structs.replace(big.status, nominated_node_name=node))
         pod = PodInfo(spec)
         answer = filter_on_shard(fwk, CycleState(), pod, snapshot, 10, every, NodeIndexes(), stop_at_nominated=True)
-        merged = merge_filter(fwk, pod, snapshot, 10, [answer])
+        merged = merge_filter(fwk, pod, snapshot, 10, [decode_walk(answer)])
         assert merged.feasible == ["node-7"]
         # Off the queue's view a shard walks on: the queue reads the walk where it lacks the node.
         walk = filter_on_shard(fwk, CycleState(), pod, snapshot, 10, every, NodeIndexes())

@@ -8,6 +8,7 @@ from shared.events import PodShardResult
 from shared.framework.pod_info import PodInfo
 from shared.framework.snapshot import Snapshot
 from shared.profiles import build_profiles
+from shared.protocol.answers import decode
 from shared.protocol.merge_batch import merge_batch
 from shared.protocol.proposing import Proposal, as_decided
 from shared.protocol.sharded import MergedFilter
@@ -18,7 +19,7 @@ def _merged(result: PodShardResult) -> MergedFilter:
     fwk = next(iter(build_profiles(None).values()))
     pod = PodInfo(MakePod().name("p").uid(result.pod_uid).obj())
     snapshot = Snapshot([MakeNode().name("a").info(), MakeNode().name("b").info()])
-    return merge_batch([(fwk, pod)], {pod.uid: [result]}, snapshot, 0).merged[0]
+    return merge_batch([(fwk, pod)], {pod.uid: [decode(result)]}, snapshot, 0).merged[0]
 
 
 def test_a_ranking_is_tried_as_it_is() -> None:

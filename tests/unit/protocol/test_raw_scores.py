@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from shared.events import PodShardResult
+from shared.protocol.answers import decode_walk
 from shared.protocol.raw_scores import RawScores
 from shared.protocol.sharded import raw_by_plugin
 from shared.protocol.shared_totals import MAX_FALLBACKS, Ranking
@@ -47,7 +48,7 @@ def test_columns_read_as_the_merged_mapping(shards: list[tuple[int, set[str]]], 
         taken += size
         results.append(PodShardResult(pod_uid="u", feasible=feasible, scored=True,
                                       scores={p: [rng.randrange(-5, 200) for _ in feasible] for p in sorted(plugins)}))
-    raw, error = raw_by_plugin(results)
+    raw, error = raw_by_plugin([decode_walk(r) for r in results])
     expected = _reference_merge(results)
     assert not error
     assert {p: dict(raw[p]) for p in raw} == expected
@@ -73,7 +74,7 @@ def test_the_answered_nodes_in_order_need_no_lookup() -> None:
 def test_a_scoring_error_is_the_first_shards() -> None:
     results = [PodShardResult(pod_uid="u", feasible=["a"], scores={"P": [1]}, scored=True),
                PodShardResult(pod_uid="u", score_error="boom", scored=True)]
-    raw, error = raw_by_plugin(results)
+    raw, error = raw_by_plugin([decode_walk(r) for r in results])
     assert error == "boom" and len(raw) == 0
 
 
