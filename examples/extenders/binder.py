@@ -14,11 +14,20 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _base import ExtenderServer, main
+from _base import ExtenderServer, Route, main
+
+
+class BindingServer(ExtenderServer):
+    """The extender's server, with where it bound each pod (namespace/name → node)."""
+
+    def __init__(self, address: tuple[str, int], routes: dict[str, Route], delay: float,
+                 bound: dict[str, str]) -> None:
+        super().__init__(address, routes, delay)
+        self.bound = bound
 
 
 def make_server(host: str = "127.0.0.1", port: int = 0, refuse: Collection[str] = (),
-                delay: float = 0.0) -> ExtenderServer:
+                delay: float = 0.0) -> BindingServer:
     bound: dict[str, str] = {}
 
     def bind(args: dict[str, Any]) -> dict[str, Any]:
@@ -29,9 +38,7 @@ def make_server(host: str = "127.0.0.1", port: int = 0, refuse: Collection[str] 
         bound[pod] = node
         return {"Error": ""}
 
-    server = ExtenderServer((host, port), {"bind": bind}, delay)
-    server.bound = bound  # type: ignore[attr-defined]
-    return server
+    return BindingServer((host, port), {"bind": bind}, delay, bound)
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[3]
-TREES = ("shared", "services", "berth", "tools", "tests")
+TREES = ("shared", "services", "berth", "tools", "tests", "examples")
 MARKER = re.compile(r"(?<!`)#\s*type:\s*ignore(?P<codes>\[[^\]]*\])?(?P<rest>.*)$")
 FILE_OFF = re.compile(r"^#\s*mypy:\s*disable-error-code")
 
