@@ -103,9 +103,6 @@ class Resource:
     def clone(self) -> Resource:
         return Resource(self.milli_cpu, self.memory, self.ephemeral_storage, self.allowed_pod_number, dict(self.scalar))
 
-    def is_zero(self) -> bool:
-        return not (self.milli_cpu or self.memory or self.ephemeral_storage or any(self.scalar.values()))
-
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Resource):
             return NotImplemented

@@ -118,10 +118,6 @@ class SchedulingQueue:
     def move_request_cycle(self) -> int:
         return self._move_request_cycle
 
-    @property
-    def backoff_q(self) -> BackoffQueue:
-        return self._backoff
-
     def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
         return self.nominator.nominated_pods_for_node(node_name)
 
