@@ -9,8 +9,8 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
+from shared.adapters.input_files import load_files
 from shared.errors import InvalidInput
-from shared.model.loader import load_files
 from shared.workloads import WORKLOADS, generate
 
 from .bench.inprocess import run_inprocess

@@ -23,9 +23,9 @@ from typing import Any
 
 import msgspec
 
+from shared.adapters.input_files import load_files
 from shared.errors import InvalidInput
 from shared.memory import settle_heap
-from shared.model.loader import load_files
 from shared.replay.at_time import ClusterAt, cluster_at
 from shared.replay.engine import Replayer, ReplayReport, Window
 from shared.replay.history import History

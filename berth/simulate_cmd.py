@@ -10,9 +10,9 @@ from typing import Any
 import msgspec
 
 from shared.adapters.extender_http import build_extenders
+from shared.adapters.input_files import load_files
 from shared.errors import InvalidInput
 from shared.memory import settle_heap
-from shared.model.loader import load_files
 from shared.scheduler.outcome import SimulationReport
 
 from .client import add_validate_arg, field_validation

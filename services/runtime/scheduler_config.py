@@ -8,9 +8,9 @@ from collections.abc import Mapping
 
 from prometheus_client import CollectorRegistry
 
+from shared.adapters.input_files import load_files
 from shared.framework.runtime import Framework
 from shared.model.config import KubeSchedulerConfiguration
-from shared.model.loader import load_files
 from shared.profiles import build_profiles
 
 from .framework_metrics import FrameworkMetrics, instrument

@@ -8,7 +8,6 @@ import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -121,26 +120,6 @@ def parse_documents(text: str, source: str = "<input>") -> list[dict[str, Any]]:
 
 def _one_line(text: str) -> str:
     return " ".join(text.split())
-
-
-def load_files(paths: Iterable[str | Path], *, field_validation: FieldValidation = "Strict",
-               names: NameValidation = "Warn") -> ClusterInput:
-    docs: list[tuple[str, dict[str, Any]]] = []
-    for path in paths:
-        p = Path(path)
-        try:
-            data = sys_stdin_bytes() if str(path) == "-" else p.read_bytes()
-        except OSError as exc:
-            raise InvalidInput(str(path), "", f"cannot read: {exc.strerror}") from None
-        text = decode_text(data, str(path))
-        docs.extend((str(path), d) for d in parse_documents(text, str(path)))
-    return load_objects(docs, field_validation=field_validation, names=names)
-
-
-def sys_stdin_bytes() -> bytes:
-    import sys
-
-    return sys.stdin.buffer.read()
 
 
 _AT = re.compile(r"^(?P<reason>.*?)(?: - at `\$(?P<path>[^`]*)`)?$", re.S)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from shared.model.loader import load_files
+from shared.adapters.input_files import load_files
 from shared.simulation.simulator import Simulator
 
 from .scenario import load_expected, mismatches
