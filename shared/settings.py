@@ -93,14 +93,6 @@ class Settings:
         """The same settings pointed at concrete endpoints (those of a started embedded stack)."""
         return replace(self, kafka_bootstrap_servers=kafka_bootstrap_servers, database_url=database_url)
 
-    def announce_port(self, port: int) -> None:
-        """Tell the launcher the port bound (see `port_file`); written whole, never half."""
-        if self.port_file is None:
-            return
-        partial = self.port_file.with_name(self.port_file.name + ".partial")
-        partial.write_text(f"{port}\n")
-        os.replace(partial, self.port_file)
-
     def for_service(self, service_name: str) -> Settings:
         return replace(self, service_name=service_name)
 

@@ -23,6 +23,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from services.runtime.port_file import announce_port
 from services.runtime.topics import require_topics
 from shared.adapters.kafka import KafkaPublisher, make_producer
 from shared.adapters.postgres import AcceptedIntents, PostgresEventStore, ReadModelQueries, make_engine
@@ -123,7 +124,7 @@ async def main(settings: GatewaySettings | None = None) -> None:
         await site.start()
         sockets = getattr(site._server, "sockets", None)  # aiohttp tells the bound port only here
         port = sockets[0].getsockname()[1] if sockets else settings.base.http_port
-        settings.base.announce_port(port)
+        announce_port(settings.base, port)
         log.info("gateway: serving on %s://%s:%s", "https" if tls else "http", settings.base.http_host, port)
         await stop.wait()
     finally:

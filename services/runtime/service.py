@@ -41,6 +41,7 @@ from .lag import ConsumerLag
 from .loop import BatchPipeline, RetryPolicy, Stopping
 from .membership import evict_predecessor, forget_member, remember_member
 from .metrics import RuntimeMetrics
+from .port_file import announce_port
 
 log = logging.getLogger(__name__)
 
@@ -137,7 +138,7 @@ class Service:
             )
             await self.http.start()
             assert self.http.port is not None
-            self.settings.announce_port(self.http.port)
+            announce_port(self.settings, self.http.port)
             log.info("%s: health and metrics on %s", self.config.name, self.http.url)
         self._running = True
 

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from services.preemption.settings import load as load_preemption
+from services.runtime.port_file import announce_port
 from shared.errors import (
     BerthError,
     BrokerUnavailable,
@@ -96,10 +97,10 @@ def test_a_service_announces_its_bound_port_in_its_port_file(tmp_path: Path) -> 
     port_file = tmp_path / "queue.port"
     settings = load_settings({"BERTH_PORT_FILE": str(port_file)})
     assert settings.port_file == port_file
-    settings.announce_port(43123)
+    announce_port(settings, 43123)
     assert port_file.read_text() == "43123\n"
     assert not list(tmp_path.glob("*.partial"))
-    load_settings({}).announce_port(43123)  # no port file asked for: nothing written anywhere
+    announce_port(load_settings({}), 43123)  # no port file asked for: nothing written anywhere
     assert [p.name for p in tmp_path.iterdir()] == ["queue.port"]
 
 
