@@ -50,6 +50,8 @@ from shared.extender.binding import BindingExtender, extenders_binding
 from shared.framework.pod_info import PodInfo
 from shared.ports import TopicPartition
 
+from .settings import DEFAULT_DELETIONS_CATCH_UP_S
+
 log = logging.getLogger(__name__)
 
 
@@ -63,7 +65,7 @@ class ShardLog(Protocol):
 class BinderHandler(Handler):
     def __init__(self, shard_log: ShardLog, *, producer: str = "binder",
                  deletions_caught_up: Callable[[], Awaitable[object]] | None = None,
-                 catch_up_timeout_s: float = 30.0,
+                 catch_up_timeout_s: float = DEFAULT_DELETIONS_CATCH_UP_S,
                  clock: Callable[[], datetime] = lambda: datetime.now(UTC),
                  binders: Sequence[BindingExtender] = (), ignored: Mapping[str, Ignored] | None = None) -> None:
         self.shard_log = shard_log

@@ -13,6 +13,9 @@ SERVICE = "binder"
 GROUP = default_group(SERVICE)
 
 
+DEFAULT_DELETIONS_CATCH_UP_S = 30.0
+
+
 @dataclass(frozen=True, slots=True)
 class BinderSettings:
     base: Settings
@@ -20,7 +23,7 @@ class BinderSettings:
     topics: tuple[str, ...] = (BINDS, NODES)
     """One group over both node-keyed topics: the range assignor gives a member the same partition
     numbers (node shards) of each, so a shard's nodes and its bind requests meet in one member."""
-    deletions_catch_up_s: float = 30.0
+    deletions_catch_up_s: float = DEFAULT_DELETIONS_CATCH_UP_S
     """How long an assignment waits for the `pods` reader to reach the end it saw at start. Past that
     the binder goes on: a deletion it has not read yet only makes it reject, never over-commit."""
 

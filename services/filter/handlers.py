@@ -49,6 +49,8 @@ from shared.protocol.same_answers import answer_key, same_as
 from shared.protocol.sharded import filter_on_shard, raw_scores_on_shard
 from shared.scheduler.schedule_one import ScheduleAlgorithm
 
+from .settings import DEFAULT_WATERMARK_WAIT_S
+
 log = logging.getLogger(__name__)
 KEPT_BATCHES = 8
 
@@ -75,7 +77,7 @@ class ShardIndex:
 class FilterHandler(Handler):
     def __init__(self, view: ClusterView, profiles: Mapping[str, Framework],
                  wait_reached: Callable[[Mapping[str, list[int]], float], Awaitable[bool]],
-                 *, producer: str = "filter", watermark_wait_s: float = 10.0) -> None:
+                 *, producer: str = "filter", watermark_wait_s: float = DEFAULT_WATERMARK_WAIT_S) -> None:
         self.view, self.profiles = view, profiles
         self.wait_reached = wait_reached
         self.producer = producer

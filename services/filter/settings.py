@@ -14,12 +14,15 @@ SERVICE = "filter"
 GROUP = default_group(SERVICE)
 
 
+DEFAULT_WATERMARK_WAIT_S = 10.0
+
+
 @dataclass(frozen=True, slots=True)
 class FilterSettings:
     base: Settings
     config: KubeSchedulerConfiguration | None = None
     group_id: str = GROUP
-    watermark_wait_s: float = 10.0
+    watermark_wait_s: float = DEFAULT_WATERMARK_WAIT_S
     """How long a request waits for this replica's view to reach the queue's; past that it is
     answered from the view as it is (the binder still refuses anything that does not fit)."""
 

@@ -54,6 +54,8 @@ from shared.protocol.preemption_extenders import RecordingExtender
 from shared.protocol.preemption_in_flight import Effects, effects_of, offsets_as_runs, overlay
 from shared.protocol.preemption_request import decide_preemption
 
+from .settings import DEFAULT_WATERMARK_WAIT_S
+
 log = logging.getLogger(__name__)
 
 
@@ -90,7 +92,8 @@ def in_flight(request_id: uuid.UUID, decided: PreemptionDecided) -> InFlight | N
 class PreemptionHandler(Handler):
     def __init__(self, view: ClusterView, profiles: Mapping[str, Framework],
                  wait_reached: Callable[[Mapping[str, list[int]], float], Awaitable[bool]],
-                 metrics: PreemptionMetrics, *, producer: str = "preemption", watermark_wait_s: float = 10.0,
+                 metrics: PreemptionMetrics, *, producer: str = "preemption",
+                 watermark_wait_s: float = DEFAULT_WATERMARK_WAIT_S,
                  extenders: Sequence[PreemptionExtender] = ()) -> None:
         self.view, self.profiles, self.wait_reached = view, profiles, wait_reached
         self.extender_answers: list[ExtenderAnswer] = []

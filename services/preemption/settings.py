@@ -13,6 +13,7 @@ from shared.settings import Settings, env_int
 SERVICE = "preemption"
 GROUP = default_group(SERVICE)
 DEFAULT_BATCH = 64
+DEFAULT_WATERMARK_WAIT_S = 10.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,7 +21,7 @@ class PreemptionSettings:
     base: Settings
     config: KubeSchedulerConfiguration | None = None
     group_id: str = GROUP
-    watermark_wait_s: float = 10.0
+    watermark_wait_s: float = DEFAULT_WATERMARK_WAIT_S
     batch_size: int = DEFAULT_BATCH
     """Most requests handled per batch. A batch's evictions and nominations are published when it
     ends, and until this service has folded them back each later decision carries them as its

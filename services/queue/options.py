@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from shared.queue.scheduling_queue import DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION
+
 DEFAULT_BATCH = 256
 DEFAULT_GATHER_TIMEOUT_S = 30.0
-DEFAULT_UNSCHEDULABLE_TIMEOUT_S = 300.0
+DEFAULT_UNSCHEDULABLE_TIMEOUT_S = DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION
 DEFAULT_PREEMPTION_TIMEOUT_S = 300.0
 DEFAULT_PROPOSE_ABOVE_MS = 1.0
 """BERTH_QUEUE_PROPOSE=auto: propose once the queue's ranking costs more than this a pod. Measured
