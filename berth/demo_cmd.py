@@ -55,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"applied {args.filename}: {len(result['items'])} objects")
             expected = {f"{item.get('namespace') or 'default'}/{item['name']}"
                         for item in result["items"] if item["kind"] == "Pod"}
-            pods = _watch(gateway, expected, args.timeout)
+            pods = watch_pods(gateway, expected, args.timeout)
             print()
             sys.stdout.write(table(pod_rows(pods)))
             phases = Counter(p.get("status", {}).get("phase", "") for p in pods)
@@ -87,8 +87,8 @@ def _wait_ready(up: subprocess.Popen[str]) -> None:
     raise CliError(f"berth up exited ({up.wait()}) before it was ready")
 
 
-def _watch(gateway: Gateway, expected: set[str], timeout: float, *, poll_s: float = 0.3, quiet_s: float = 3.0,
-           unseen_s: float = 10.0) -> list[dict[str, Any]]:
+def watch_pods(gateway: Gateway, expected: set[str], timeout: float, *, poll_s: float = 0.3,
+               quiet_s: float = 3.0, unseen_s: float = 10.0) -> list[dict[str, Any]]:
     """Print pods as their scheduling outcome appears, and those that leave the cluster (a preemption's
     victims); return the pods once every listed one has an outcome and nothing has changed for
     `quiet_s`. A pod of `expected` (namespace/name) never listed may have been evicted before the

@@ -95,11 +95,12 @@ def instrument(profiles: Iterable[Framework], metrics: FrameworkMetrics) -> None
             setattr(fwk, method, _timed_point(getattr(fwk, method), metrics, point, fwk.profile_name, status_of))
         for plugin in fwk.plugins.values():
             for method, (point, status_of) in _PLUGIN_POINTS.items():
-                if callable(getattr(type(plugin), method, None)) and not _wrapped(getattr(plugin, method)):
+                if callable(getattr(type(plugin), method, None)) and not is_timed(getattr(plugin, method)):
                     setattr(plugin, method, _sampled(getattr(plugin, method), metrics, plugin.name, point, status_of))
 
 
-def _wrapped(fn: object) -> bool:
+def is_timed(fn: object) -> bool:
+    """Whether `fn` is already one of this module's timing wrappers."""
     return getattr(fn, "_berth_timed", False)
 
 
@@ -114,7 +115,7 @@ def _timed_point(fn: Callable[..., Any], metrics: FrameworkMetrics, point: str, 
         metrics.observe(histogram, (point, code_name(status_of(result)), profile), time.perf_counter() - started)
         return result
 
-    timed._berth_timed = True  # type: ignore[attr-defined]  # the mark `_wrapped` reads
+    timed._berth_timed = True  # type: ignore[attr-defined]  # the mark `is_timed` reads
     return timed
 
 
@@ -132,5 +133,5 @@ def _sampled(fn: Callable[..., Any], metrics: FrameworkMetrics, plugin: str, poi
         metrics.observe(histogram, (plugin, point, code_name(status_of(result))), time.perf_counter() - started)
         return result
 
-    sampled._berth_timed = True  # type: ignore[attr-defined]  # the mark `_wrapped` reads
+    sampled._berth_timed = True  # type: ignore[attr-defined]  # the mark `is_timed` reads
     return sampled

@@ -63,7 +63,9 @@ COPY_BYTES = 4096
 arrive on several partitions (a request broadcast to every shard)."""
 
 
-def _decoded(copies: dict[tuple[str, bytes], Envelope], topic: str, value: bytes) -> Envelope:
+def decoded_once(copies: dict[tuple[str, bytes], Envelope], topic: str, value: bytes) -> Envelope:
+    """`value` decoded; a large one kept in `copies` (one fetched batch's), so its copies are not
+    decoded again."""
     if len(value) < COPY_BYTES:
         return decode(value, topic=topic)
     env = copies.get((topic, value))
@@ -105,7 +107,7 @@ class BatchPipeline:
                 try:
                     if message.value is None:
                         raise DecodeError("message has no value", topic=topic)
-                    env = _decoded(copies, topic, message.value)
+                    env = decoded_once(copies, topic, message.value)
                 except GapRecord:
                     continue  # an offset filler of a restored log: nothing to handle
                 except DecodeError as exc:

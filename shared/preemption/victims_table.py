@@ -136,7 +136,7 @@ class VictimsTable:
         at = scanned[picked]
         candidates = ScannedCandidates(_at(self._candidates, at.tolist()))
         if not self._inexact[at].any():
-            candidates.first_best = _first_greatest(self._ranks[at])
+            candidates.first_best = first_greatest(self._ranks[at])
         others = [(nodes[i], answers[i]) for i in scanned[~picked].tolist()]
         return DryRun(candidates, others)
 
@@ -177,7 +177,7 @@ def _exact(value: float) -> bool:
 _FLOAT_EXACT = 2**53
 
 
-def _first_greatest(ranks: npt.NDArray[np.float64]) -> int:
+def first_greatest(ranks: npt.NDArray[np.float64]) -> int:
     """The first row of the lexicographically greatest (as `max` over the rank tuples, then
     `index`)."""
     rows = np.arange(len(ranks))

@@ -11,7 +11,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from shared.adapters.postgres import PostgresEventStore, PostgresProjectionStore, make_engine
-from shared.adapters.postgres.projection_store import _load_rows
+from shared.adapters.postgres.projection_store import load_rows
 from shared.events import (
     AnyEvent,
     BindRejected,
@@ -56,7 +56,7 @@ async def test_rows_read_back_in_utc_where_the_database_keeps_another_zone(
         assert await store.load() == fold(e.envelope for e in events)
         async with local.connect() as pooled:
             raw = await pooled.get_raw_connection()
-            model = await _load_rows(raw.driver_connection, {k for e in events for k in keys_for(e.envelope)})
+            model = await load_rows(raw.driver_connection, {k for e in events for k in keys_for(e.envelope)})
         stamps = [getattr(row, f) for table in ("nodes", "pods", "attempts", "bindings", "preemptions")
                   for row in model.table(table).values()
                   for f in row.__struct_fields__ if f.endswith("_at") and getattr(row, f) is not None]

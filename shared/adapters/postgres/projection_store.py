@@ -54,7 +54,7 @@ _ROW_TYPES: dict[str, type[Row]] = {
 }
 
 
-def _check_columns(columns: Iterable[str], fields: Iterable[str], what: str) -> None:
+def check_columns(columns: Iterable[str], fields: Iterable[str], what: str) -> None:
     """`json(b)_populate_recordset` drops keys that are not columns: a field added without its
     migration would be lost without a word, so the two must match."""
     if set(fields) != set(columns):
@@ -62,7 +62,7 @@ def _check_columns(columns: Iterable[str], fields: Iterable[str], what: str) -> 
 
 
 for _name, _row_type in _ROW_TYPES.items():
-    _check_columns(sql.TABLES[_name].columns, _row_type.__struct_fields__, _row_type.__name__)
+    check_columns(sql.TABLES[_name].columns, _row_type.__struct_fields__, _row_type.__name__)
 
 _ROW_DECODERS: dict[str, msgspec.json.Decoder[list[Row]]] = {
     name: msgspec.json.Decoder(list[row_type])  # type: ignore[valid-type]  # list of each table's row type
@@ -183,7 +183,7 @@ async def _apply(conn: asyncpg.Connection, group: str, batch: Sequence[ReceivedE
     inserted = await _append_events(conn, unique)
     new = [e for e in unique if e.envelope.event_id in inserted]
 
-    model = await _load_rows(conn, {k for e in new for k in keys_for(e.envelope)})
+    model = await load_rows(conn, {k for e in new for k in keys_for(e.envelope)})
     changed: set[RowKey] = set()
     for event in new:
         changed |= apply(model, event.envelope)
@@ -215,7 +215,7 @@ class _EventRecord(msgspec.Struct):
     payload: Any
 
 
-_check_columns(sql.EVENT_COLUMNS, _EventRecord.__struct_fields__, "_EventRecord")
+check_columns(sql.EVENT_COLUMNS, _EventRecord.__struct_fields__, "_EventRecord")
 
 
 def _event_record(event: ReceivedEvent) -> _EventRecord:
@@ -259,7 +259,7 @@ def _key_arrays(name: str, keys: Sequence[object]) -> list[list[Any]]:
     return [[k[i] for k in keys] for i in range(width)]  # type: ignore[index]  # a wider key is a tuple
 
 
-async def _load_rows(conn: asyncpg.Connection, keys: set[RowKey]) -> ReadModel:
+async def load_rows(conn: asyncpg.Connection, keys: set[RowKey]) -> ReadModel:
     model = ReadModel()
     for name, wanted in _by_table(keys).items():
         statements = sql.TABLES[name]

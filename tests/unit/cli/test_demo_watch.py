@@ -8,7 +8,7 @@ from typing import Any, cast
 import pytest
 
 from berth.client import Gateway
-from berth.demo_cmd import _watch
+from berth.demo_cmd import watch_pods
 
 
 class Pods:
@@ -25,7 +25,7 @@ class Pods:
 
 
 def _as_gateway(pods: Pods) -> Gateway:
-    return cast(Gateway, pods)  # a stand-in: _watch calls only its get()
+    return cast(Gateway, pods)  # a stand-in: watch_pods calls only its get()
 
 
 def pod(name: str, node: str = "", message: str = "") -> dict[str, Any]:
@@ -36,7 +36,7 @@ def pod(name: str, node: str = "", message: str = "") -> dict[str, Any]:
 def test_a_victim_that_leaves_is_shown_and_not_waited_for(capsys: pytest.CaptureFixture[str]) -> None:
     gateway = Pods([pod("victim", "n1"), pod("big", message="0/1 nodes are available: 1 Insufficient cpu.")],
                    [pod("big", "n1")])
-    pods = _watch(_as_gateway(gateway), {"default/victim", "default/big"},
+    pods = watch_pods(_as_gateway(gateway), {"default/victim", "default/big"},
                   timeout=30, poll_s=0.01, quiet_s=0.05, unseen_s=5)
     out = capsys.readouterr().out
     assert [p["metadata"]["name"] for p in pods] == ["big"]
@@ -46,7 +46,7 @@ def test_a_victim_that_leaves_is_shown_and_not_waited_for(capsys: pytest.Capture
 
 def test_a_pod_never_listed_is_waited_for_only_a_while(capsys: pytest.CaptureFixture[str]) -> None:
     gateway = Pods([pod("big", "n1")])
-    pods = _watch(_as_gateway(gateway), {"default/victim", "default/big"},
+    pods = watch_pods(_as_gateway(gateway), {"default/victim", "default/big"},
                   timeout=30, poll_s=0.01, quiet_s=0.02, unseen_s=0.2)
     assert [p["metadata"]["name"] for p in pods] == ["big"]
     assert gateway.asked < 100
@@ -55,5 +55,5 @@ def test_a_pod_never_listed_is_waited_for_only_a_while(capsys: pytest.CaptureFix
 
 def test_a_pod_without_an_outcome_is_waited_for_until_the_timeout() -> None:
     gateway = Pods([pod("big")])
-    _watch(_as_gateway(gateway), {"default/big"}, timeout=0.3, poll_s=0.01, quiet_s=0.02, unseen_s=0.05)
+    watch_pods(_as_gateway(gateway), {"default/big"}, timeout=0.3, poll_s=0.01, quiet_s=0.02, unseen_s=0.05)
     assert gateway.asked >= 10

@@ -11,7 +11,7 @@ from asyncpg.exceptions import _base as driver
 
 from shared.adapters.postgres.batch_sql import TABLES
 from shared.adapters.postgres.engine import is_retriable_db_error, translated_errors
-from shared.adapters.postgres.projection_store import _check_columns
+from shared.adapters.postgres.projection_store import check_columns
 from shared.errors import DatabaseUnavailable
 
 
@@ -40,5 +40,5 @@ def test_a_row_field_without_its_column_is_refused_at_import() -> None:
         added: int
 
     with pytest.raises(RuntimeError, match="added"):
-        _check_columns(TABLES["nodes"].columns, Widened.__struct_fields__, "Widened")
-    _check_columns(TABLES["nodes"].columns, ("name", "node", "updated_at"), "NodeRow")
+        check_columns(TABLES["nodes"].columns, Widened.__struct_fields__, "Widened")
+    check_columns(TABLES["nodes"].columns, ("name", "node", "updated_at"), "NodeRow")

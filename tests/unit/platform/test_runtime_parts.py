@@ -115,7 +115,7 @@ def test_a_process_gone_since_it_was_listed_is_not_a_group_member(monkeypatch: p
 
 
 def test_copies_of_a_broadcast_request_are_decoded_once_per_batch() -> None:
-    from services.runtime.loop import COPY_BYTES, _decoded
+    from services.runtime.loop import COPY_BYTES, decoded_once
     from shared.errors import DecodeError
     from shared.events import FILTER_REQUESTS, PODS, FilterBatchRequested, PodDeleted, encode, envelope
     from tests.builders import MakePod
@@ -125,8 +125,8 @@ def test_copies_of_a_broadcast_request_are_decoded_once_per_batch() -> None:
     small = encode(envelope(PodDeleted(uid="u", namespace="default", name="p"), producer="gateway"))
     assert len(big) >= COPY_BYTES > len(small)
     copies: dict[tuple[str, bytes], Envelope] = {}
-    first = _decoded(copies, FILTER_REQUESTS, big)
-    assert _decoded(copies, FILTER_REQUESTS, bytes(big)) is first  # an equal copy, another bytes object
-    assert _decoded(copies, PODS, small) is not _decoded(copies, PODS, small)  # small ones are not kept
+    first = decoded_once(copies, FILTER_REQUESTS, big)
+    assert decoded_once(copies, FILTER_REQUESTS, bytes(big)) is first  # an equal copy, another bytes object
+    assert decoded_once(copies, PODS, small) is not decoded_once(copies, PODS, small)  # small ones are not kept
     with pytest.raises(DecodeError):  # the topic is part of the check, and of the key
-        _decoded(copies, PODS, big)
+        decoded_once(copies, PODS, big)

@@ -9,7 +9,7 @@ from shared.framework.node_info import NodeInfo
 from shared.framework.snapshot import Snapshot
 from shared.framework.status import Code, Status
 from shared.preemption import Candidate, Victims
-from shared.preemption.victims_table import Answer, VictimsTable, _first_greatest
+from shared.preemption.victims_table import Answer, VictimsTable, first_greatest
 from shared.queue import Nominator
 from tests.builders import MakeNode, MakePod
 
@@ -134,4 +134,4 @@ def test_the_first_greatest_rank_row_is_the_first_of_the_greatest_tuples() -> No
         ranks = rng.integers(-2, 1, size=(rows, 5)).astype(float)
         ranks[rng.random((rows, 5)) < 0.2] = -np.inf
         tuples = [tuple(r) for r in ranks.tolist()]
-        assert _first_greatest(ranks) == tuples.index(max(tuples))
+        assert first_greatest(ranks) == tuples.index(max(tuples))

@@ -7,7 +7,7 @@ import random
 
 from prometheus_client import CollectorRegistry
 
-from services.runtime.framework_metrics import PLUGIN_SAMPLE_EVERY
+from services.runtime.framework_metrics import PLUGIN_SAMPLE_EVERY, is_timed
 from services.runtime.scheduler_config import profiles_from
 from shared.framework.cycle_state import CycleState
 from shared.framework.snapshot import Snapshot
@@ -60,4 +60,4 @@ def test_plugins_are_timed_one_run_in_ten() -> None:
 
 def test_profiles_built_without_a_registry_are_not_wrapped() -> None:
     fwk = profiles_from(None)[PROFILE]
-    assert not getattr(fwk.run_pre_filter_plugins, "_berth_timed", False)
+    assert not is_timed(fwk.run_pre_filter_plugins)
