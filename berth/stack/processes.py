@@ -144,16 +144,9 @@ class ManagedProcess:
                 except subprocess.TimeoutExpired:
                     log.warning("%s (pid %d) did not stop in %.0fs; killing it", self.name, proc.pid, timeout)
             # The leader may be gone while its children linger; the group id outlives it.
-            _signal_group(proc.pid, signal.SIGKILL)
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                proc.wait(5)
-            _wait_group_gone(proc.pid, 5.0)
+            _kill_group(proc)
         finally:
-            with _live_lock:
-                _live.pop(proc.pid, None)
-            if self.pid_path is not None:
-                self.pid_path.unlink(missing_ok=True)
-            log.info("stopped %s (pid %d)", self.name, proc.pid)
+            self._forget(proc, "stopped")
 
 
     def kill(self) -> None:
@@ -161,15 +154,24 @@ class ManagedProcess:
         proc = self._proc
         if proc is None:
             return
-        _signal_group(proc.pid, signal.SIGKILL)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.wait(5)
-        _wait_group_gone(proc.pid, 5.0)
+        _kill_group(proc)
+        self._forget(proc, "killed")
+
+    def _forget(self, proc: subprocess.Popen[bytes], how: str) -> None:
+        """The process is gone: no longer live, its pid file removed."""
         with _live_lock:
             _live.pop(proc.pid, None)
         if self.pid_path is not None:
             self.pid_path.unlink(missing_ok=True)
-        log.info("killed %s (pid %d)", self.name, proc.pid)
+        log.info("%s %s (pid %d)", how, self.name, proc.pid)
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    """SIGKILL the process's whole group and wait for every member to be gone."""
+    _signal_group(proc.pid, signal.SIGKILL)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(5)
+    _wait_group_gone(proc.pid, 5.0)
 
 
 def _signal_group(pgid: int, sig: int) -> None:
