@@ -6,6 +6,8 @@ count as a duplicate) until the projector has applied its event.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -293,6 +295,10 @@ class Routes:
         self.own_writes = OwnWrites(store.holds)
         self.intents = intents
         self.registry, self.metrics = registry, metrics
+        self.pod_creations = asyncio.Lock()
+        """Held from a create's existence check until its intent is recorded: two creates of one
+        pod at once would otherwise both find it absent (the intent is recorded only once the
+        broker has the event) and both submit it."""
 
     def install(self, app: web.Application) -> None:
         app.middlewares.append(self._middleware)
@@ -600,9 +606,10 @@ class Routes:
         meta["namespace"] = ns
         v = await self.validate(request, docs)
         pod = v.pods[0]
-        if await pod_exists(self.queries, self.intents, ns, pod.metadata.name):
-            raise AlreadyExists("pods", pod.metadata.name)
-        await self.publish(request, objects.events_of(v))
+        async with self.pod_creations:
+            if await pod_exists(self.queries, self.intents, ns, pod.metadata.name):
+                raise AlreadyExists("pods", pod.metadata.name)
+            await self.publish(request, objects.events_of(v))
         return web.json_response(objects.render_pod(pod), status=201)
 
     async def delete_pod(self, request: web.Request) -> web.Response:
@@ -624,6 +631,19 @@ class Routes:
         """
         dry = dry_run(request)
         v = await self.validate(request, await self.read_docs(request))
+        creates_pods = bool(v.pods) and not dry
+        async with self.pod_creations if creates_pods else contextlib.nullcontext():
+            results, events = await self._apply_validated(request, v, dry)
+        counts: dict[str, int] = {}
+        for r in results:
+            counts[r["action"]] = counts.get(r["action"], 0) + 1
+        body = {"apiVersion": "berth.dev/v1", "kind": "ApplyResult", "published": len(events), "counts": counts,
+                "items": results, "dryRun": dry}
+        return web.Response(body=msgspec.json.encode(body), content_type="application/json")
+
+    async def _apply_validated(self, request: web.Request, v: objects.Validated,
+                               dry: bool) -> tuple[list[dict[str, str]], list[AnyEvent]]:
+        """What applying `v` does to each object, and the events published (none when `dry`)."""
         # Accepted and not in the read model yet; read before it, as `pod_exists` says why.
         pending = await self.intents.pending_pods() if v.pods else set()
         rows = {(p.namespace, p.name): p for p in await self.queries.pods()} if v.pods else {}
@@ -655,9 +675,4 @@ class Routes:
             events = []
         else:
             await self.publish(request, events)
-        counts: dict[str, int] = {}
-        for r in results:
-            counts[r["action"]] = counts.get(r["action"], 0) + 1
-        body = {"apiVersion": "berth.dev/v1", "kind": "ApplyResult", "published": len(events), "counts": counts,
-                "items": results, "dryRun": dry}
-        return web.Response(body=msgspec.json.encode(body), content_type="application/json")
+        return results, events

@@ -269,6 +269,28 @@ async def test_a_pod_created_again_before_projection_already_exists(berth_env: B
     assert len(await AcceptedIntents(engine).unstored()) == 2
 
 
+async def test_concurrent_creates_of_one_pod_accept_it_once(berth_env: BerthTestEnv, engine: AsyncEngine,
+                                                            publisher: KafkaPublisher) -> None:
+    """Creates and applies of one pod sent at once (clients retrying, two users): one is accepted,
+    the other creates are 409s and the applies leave it unchanged; the pod is submitted once."""
+    settings = GatewaySettings(base=berth_env.settings.for_service("gateway"), api_token=TOKEN)
+    client = TestClient(TestServer(build_app(settings, publisher, engine, registry=berth_env.registry)))
+    await client.start_server()
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "racer", "namespace": "default"},
+           "spec": {"containers": [{"name": "c"}]}}
+    try:
+        creates = [client.post("/api/v1/namespaces/default/pods", json=pod, headers=AUTH) for _ in range(4)]
+        applies = [client.post("/apis/berth.dev/v1/apply", json=pod, headers=AUTH) for _ in range(2)]
+        replies = await asyncio.gather(*creates, *applies)
+        statuses = sorted(r.status for r in replies[:4])
+        actions = [(await r.json())["items"][0]["action"] for r in replies[4:]]
+        assert statuses.count(201) + actions.count("created") == 1, (statuses, actions)
+        assert statuses.count(409) + actions.count("unchanged") == 5, (statuses, actions)
+    finally:
+        await client.close()
+    assert len(await AcceptedIntents(engine).unstored()) == 1, "the pod was submitted once"
+
+
 async def test_a_pod_spec_cannot_change_on_reapply(api: Api) -> None:
     assert (await api.client.post("/apis/berth.dev/v1/apply", data=CLUSTER, headers=AUTH)).status == 200
 
