@@ -21,7 +21,6 @@ import asyncio
 import logging
 import random
 import time
-import uuid
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -62,6 +61,7 @@ from shared.events import (
     SchedulingAttempted,
     envelope,
 )
+from shared.events.ids import random_id
 from shared.framework import events as cluster_events
 from shared.framework.pod_info import PodInfo
 from shared.framework.runtime import Framework
@@ -475,7 +475,7 @@ class Scheduler:
                 self._unschedulable(a, NO_NODES_AVAILABLE, set(), "")
             await self.flush()
             return None
-        batch_id = str(uuid.uuid4())
+        batch_id = str(random_id())
         cycle = self.cycle
         # Extenders filter and prioritize the merged feasible nodes: such pods are never proposed.
         propose = (not (self.extenders and any(wants(self.extenders, a.info) for a in attempts))
@@ -495,7 +495,7 @@ class Scheduler:
         self.starts.advance([m.processed for m in merged if m.advance], snapshot.num_nodes())
         if second:
             scored = await self._scatter(FilterBatchRequested(
-                batch_id=str(uuid.uuid4()), cycle=cycle, phase="score",
+                batch_id=str(random_id()), cycle=cycle, phase="score",
                 pods=[attempts[i].info.pod for i in second], feasible=[merged[i].feasible for i in second],
                 watermark=watermark, assumed=assumed, whole=True), stopping)
             for i in second:
@@ -603,7 +603,7 @@ class Scheduler:
         if isinstance(self.clock, FakeClock):  # lockstep
             self.clock.advance(CYCLE_SECONDS)
         return Attempt(qpi, info, self.profiles[info.pod.spec.scheduler_name], number,
-                        attempt_seed(self.seed, info.key, number), str(uuid.uuid4()), time.perf_counter(),
+                        attempt_seed(self.seed, info.key, number), str(random_id()), time.perf_counter(),
                         self.queue.scheduling_cycle)
 
     async def _scatter(self, request: FilterBatchRequested, stopping: asyncio.Event) -> dict[str, list[Answer]]:
@@ -762,16 +762,12 @@ class Scheduler:
     # --- metrics ------------------------------------------------------------------------------
 
     def _observe(self, a: Attempt, result: str) -> None:
-        profile = a.fwk.profile_name
-        self.metrics.attempts.labels(result, profile).inc()
-        elapsed = time.perf_counter() - a.started
-        self.metrics.attempt_seconds.labels(result, profile).observe(elapsed)
-        self.metrics.algorithm_seconds.observe(elapsed)
+        self.metrics.attempted(result, a.fwk.profile_name, time.perf_counter() - a.started)
 
     def _observe_bound(self, uid: str) -> None:
         entered = self.entered.pop(uid, None)
         if entered is not None:
-            self.metrics.sli_seconds.labels(str(min(self.attempts.get(uid, 1), 15))).observe(time.monotonic() - entered)
+            self.metrics.scheduled(self.attempts.get(uid, 1), time.monotonic() - entered)
 
     def _update_pending(self) -> None:
         now = time.monotonic()

@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 import msgspec
 
 from .catalogue import AnyEvent
+from .ids import random_id
 
 SCHEMA_VERSION = 2
 """The envelope/payload schema this build writes; readers accept this version and older.
@@ -67,7 +68,7 @@ def envelope(
     elif timestamp.tzinfo is None:
         raise ValueError("envelope timestamps must be timezone-aware")
     return Envelope(
-        event_id=event_id or uuid.uuid4(),
+        event_id=event_id or random_id(),
         type=type(payload).__name__,
         key=payload.partition_key() if key is None else key,
         timestamp=timestamp,
