@@ -33,6 +33,8 @@ class SchedulerMetrics:
             "scheduler_queue_incoming_pods", "Number of pods added to scheduling queues by event and queue type.",
             ["queue", "event"], registry=registry)
         self._incoming: dict[tuple[str, str], Any] = {}
+        self._attempted: dict[tuple[str, str], tuple[Any, Any]] = {}
+        self._sli: dict[str, Any] = {}
         self.unschedulable = Gauge(
             "scheduler_unschedulable_pods", "The number of unschedulable pods broken down by plugin name. A pod "
             "will increment the gauge for all plugins that caused it to not schedule.",
@@ -43,6 +45,24 @@ class SchedulerMetrics:
         self.proposed_pods = Counter(
             "berth_queue_proposed_pods", "Pods sent to the filter workers in batches they decide (propose).",
             registry=registry)
+
+    def attempted(self, result: str, profile: str, seconds: float) -> None:
+        """One attempt ended with `result` after `seconds` (for every pod the queue decides)."""
+        children = self._attempted.get((result, profile))
+        if children is None:
+            children = self._attempted[(result, profile)] = (
+                self.attempts.labels(result, profile), self.attempt_seconds.labels(result, profile))
+        children[0].inc()
+        children[1].observe(seconds)
+        self.algorithm_seconds.observe(seconds)
+
+    def scheduled(self, attempts: int, seconds: float) -> None:
+        """A pod bound `seconds` after it entered the queue, at its `attempts`th attempt."""
+        label = str(min(attempts, 15))
+        child = self._sli.get(label)
+        if child is None:
+            child = self._sli[label] = self.sli_seconds.labels(label)
+        child.observe(seconds)
 
     def count_incoming(self, queue: str, event: str) -> None:
         """One pod into `queue` on `event`; the labelled child is looked up once per pair (this
