@@ -128,6 +128,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"  end-to-end      p50 {result.e2e_latency_p50_ms:.1f} ms, p99 {result.e2e_latency_p99_ms:.1f} ms")
         if result.sent_per_pod:
             print(f"  sent to workers {result.sent_per_pod:.2f} pods per pod (above 1: tried again)")
+        if result.walked_again_per_pod:
+            print(f"  walked again    {result.walked_again_per_pod:.1%} of pods, in the queue (their candidates taken)")
         if result.churn_submitted:
             print(f"  churn           {result.churn_submitted} pods submitted while measuring (not measured)")
         per_service = ", ".join(f"{k} {v:.1f}" for k, v in sorted(result.cpu_seconds.items()))
@@ -172,7 +174,7 @@ def _sweep(args: argparse.Namespace, workload: Any, progress: bool, config_path:
         problems += [f"{k} workers: {p}" for p in result.problems]
         points.append({"filter_workers": k, "propose": result.propose, "proposed_share": result.proposed_share,
                        "pipeline_most": result.pipeline_most, "workers_most": result.workers_most,
-                       "sent_per_pod": result.sent_per_pod,
+                       "sent_per_pod": result.sent_per_pod, "walked_again_per_pod": result.walked_again_per_pod,
                        "pods_per_second": result.pods_per_second,
                        "e2e_latency_p99_ms": result.e2e_latency_p99_ms,
                        "cpu_seconds": sum(result.cpu_seconds.values()),

@@ -124,6 +124,7 @@ async def _measure(workload: Workload, settings: Settings, fleet: Fleet, progres
         cpu_before = sampler.cpu()
         metrics = _queue_metrics(fleet)
         sent_before, proposed_before = sent_pods(metrics), proposed_pods(metrics)
+        walked_before = walked_again_pods(metrics)
         want = {p.metadata.uid for p in measured}
         bar = Progress(len(want), progress, unit="pods bound")
         started = time.monotonic()
@@ -148,6 +149,7 @@ async def _measure(workload: Workload, settings: Settings, fleet: Fleet, progres
         attempts = attempt_latency(metrics)
         sent = sent_pods(metrics) - sent_before
         proposed = proposed_pods(metrics) - proposed_before
+        walked = walked_again_pods(metrics) - walked_before
         ledger = await _answered_ledger(settings, registry)
     finally:
         sampler_task.cancel()
@@ -173,6 +175,7 @@ async def _measure(workload: Workload, settings: Settings, fleet: Fleet, progres
         pipeline_most=env_int(queue, "BERTH_QUEUE_PIPELINE_MOST", 0),
         workers_most=env_int(queue, "BERTH_QUEUE_WORKERS_MOST", 0),
         sent_per_pod=sent / workload.measured if workload.measured else 0.0,
+        walked_again_per_pod=walked / workload.measured if workload.measured else 0.0,
     )
 
 
@@ -340,6 +343,7 @@ _BUCKET = re.compile(r'^scheduler_scheduling_attempt_duration_seconds_bucket\{(?
 
 _SENT = re.compile(r"^berth_queue_batch_pods_sum (?P<value>\S+)$", re.MULTILINE)
 _PROPOSED = re.compile(r"^berth_queue_proposed_pods_total (?P<value>\S+)$", re.MULTILINE)
+_WALKED_AGAIN = re.compile(r"^berth_queue_walked_again_pods_total (?P<value>\S+)$", re.MULTILINE)
 
 
 def _queue_metrics(fleet: Fleet) -> str:
@@ -364,6 +368,12 @@ def sent_pods(metrics: str) -> float:
 def proposed_pods(metrics: str) -> float:
     """Pods the queue has sent to the filter workers in batches they propose, so far."""
     m = _PROPOSED.search(metrics)
+    return float(m.group("value")) if m else 0.0
+
+
+def walked_again_pods(metrics: str) -> float:
+    """Pods the queue has walked again itself so far (their ranked candidates all taken)."""
+    m = _WALKED_AGAIN.search(metrics)
     return float(m.group("value")) if m else 0.0
 
 

@@ -56,6 +56,9 @@ class BenchResult:
     """Pods the queue sent to the filter workers per measured pod (cluster mode): above one where
     pods went again (a proposal the queue's view refused, a failed attempt retried), and the
     churn's pods count too."""
+    walked_again_per_pod: float = 0.0
+    """Pods the queue walked again itself per measured pod (cluster mode): each is a whole attempt
+    in the queue, where pods of a batch ranked the same few nodes first."""
     churn_submitted: int = 0
     """How many of the workload's churn pods were submitted during the measurement."""
     cpu_ms_per_pod: dict[str, float] = field(default_factory=dict)

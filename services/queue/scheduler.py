@@ -523,6 +523,7 @@ class Scheduler:
                                  may_walk=lambda item: self._may_walk(item, by_uid[item.info.uid].qpi))
         if ranking:
             self.proposals.ranked(len(items), time.thread_time() - started)
+        self.metrics.walked_again_pods.inc(sum(d.walked_again for d in decisions))
         # The node order at `watermark`, which a preemption request's node positions refer to.
         order = evaluated.snapshot if watermark is evaluated.watermark else self.view.snapshot()
         for a, d in zip(attempts, decisions):

@@ -57,6 +57,8 @@ class Decision:
     fit: FitError | None = None
     scores: list[NodePluginScores] = field(default_factory=list)
     ranked: list[str] = field(default_factory=list)
+    walked_again: bool = False
+    """The pod walked again on the view (`walk_again`): its ranked candidates were all taken."""
 
 
 def rank(item: BatchItem, snapshot: Snapshot, *, record: bool = False,
@@ -163,17 +165,19 @@ def decide_batch(items: Sequence[BatchItem], snapshot: Callable[[], Snapshot],
             out.append(Decision("error", error=error))
             continue
         host = ranked[0]
+        walked_again = False
         if placed_before:
             host = first_still_fitting(item.fwk, item.info, snapshot(), ranked)
             if not host and walker is not None and not item.extenders and may_walk is not None and may_walk(item):
                 host, walked = walk_again(walker, item, snapshot(), record=record)
+                walked_again = True
                 if host:
                     ranked, scores = [host], walked
             if not host:
                 # Every candidate was taken by pods decided earlier in this batch: try again at once.
-                out.append(Decision("retry", scores=scores, ranked=ranked))
+                out.append(Decision("retry", scores=scores, ranked=ranked, walked_again=walked_again))
                 continue
         assume(item.info.uid, host)
         placed_before = True
-        out.append(Decision("bind", host=host, scores=scores, ranked=ranked))
+        out.append(Decision("bind", host=host, scores=scores, ranked=ranked, walked_again=walked_again))
     return out

@@ -47,6 +47,7 @@ def test_a_pod_whose_candidates_were_taken_walks_again_where_allowed() -> None:
     fwk, snapshot, infos = _cluster(nodes=6, pods=3)
     decisions = _decide(fwk, snapshot, infos, walker=ScheduleAlgorithm(random.Random(0)), may_walk=lambda _: True)
     assert [d.verdict for d in decisions] == ["bind", "bind", "bind"]
+    assert [d.walked_again for d in decisions] == [False, False, True]
     first_two = {decisions[0].host, decisions[1].host}
     assert first_two == {"n0", "n1"}
     third = decisions[2].host
@@ -72,6 +73,7 @@ def test_a_pod_not_allowed_to_walk_or_with_no_room_left_is_retried() -> None:
     refused = _decide(fwk, snapshot, infos, walker=ScheduleAlgorithm(random.Random(0)), may_walk=refuse)
     assert [d.verdict for d in refused] == ["bind", "bind", "retry"]
     assert asked == ["uid-p2"]  # asked only for the pod whose candidates were taken
+    assert not any(d.walked_again for d in refused)
 
     fwk, snapshot, infos = _cluster(nodes=6, pods=3)
     assert [d.verdict for d in _decide(fwk, snapshot, infos)] == ["bind", "bind", "retry"]  # no walker
@@ -79,6 +81,7 @@ def test_a_pod_not_allowed_to_walk_or_with_no_room_left_is_retried() -> None:
     fwk, snapshot, infos = _cluster(nodes=2, pods=3)
     full = _decide(fwk, snapshot, infos, walker=ScheduleAlgorithm(random.Random(0)), may_walk=lambda _: True)
     assert [d.verdict for d in full] == ["bind", "bind", "retry"]  # the walk finds no node either
+    assert full[2].walked_again
 
 
 BALANCE_WEIGHS_40 = {
