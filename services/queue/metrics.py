@@ -32,9 +32,7 @@ class SchedulerMetrics:
         self.incoming = Counter(
             "scheduler_queue_incoming_pods", "Number of pods added to scheduling queues by event and queue type.",
             ["queue", "event"], registry=registry)
-        self._incoming: dict[tuple[str, str], Any] = {}
-        self._attempted: dict[tuple[str, str], tuple[Any, Any]] = {}
-        self._sli: dict[str, Any] = {}
+        self._children: dict[tuple[object, tuple[str, ...]], Any] = {}
         self.unschedulable = Gauge(
             "scheduler_unschedulable_pods", "The number of unschedulable pods broken down by plugin name. A pod "
             "will increment the gauge for all plugins that caused it to not schedule.",
@@ -50,28 +48,25 @@ class SchedulerMetrics:
             "berth_queue_proposed_pods", "Pods sent to the filter workers in batches they decide (propose).",
             registry=registry)
 
+    def _child(self, metric: Counter | Histogram, *labels: str) -> Any:
+        """`metric.labels(*labels)`, looked up once per label set: the methods below run for every
+        pod, and `labels()` takes a lock and builds a key each call."""
+        key = (metric, labels)
+        child = self._children.get(key)
+        if child is None:
+            child = self._children[key] = metric.labels(*labels)
+        return child
+
     def attempted(self, result: str, profile: str, seconds: float) -> None:
         """One attempt ended with `result` after `seconds` (for every pod the queue decides)."""
-        children = self._attempted.get((result, profile))
-        if children is None:
-            children = self._attempted[(result, profile)] = (
-                self.attempts.labels(result, profile), self.attempt_seconds.labels(result, profile))
-        children[0].inc()
-        children[1].observe(seconds)
+        self._child(self.attempts, result, profile).inc()
+        self._child(self.attempt_seconds, result, profile).observe(seconds)
         self.algorithm_seconds.observe(seconds)
 
     def scheduled(self, attempts: int, seconds: float) -> None:
         """A pod bound `seconds` after it entered the queue, at its `attempts`th attempt."""
-        label = str(min(attempts, 15))
-        child = self._sli.get(label)
-        if child is None:
-            child = self._sli[label] = self.sli_seconds.labels(label)
-        child.observe(seconds)
+        self._child(self.sli_seconds, str(min(attempts, 15))).observe(seconds)
 
     def count_incoming(self, queue: str, event: str) -> None:
-        """One pod into `queue` on `event`; the labelled child is looked up once per pair (this
-        runs for every pod the queue takes in)."""
-        child = self._incoming.get((queue, event))
-        if child is None:
-            child = self._incoming[(queue, event)] = self.incoming.labels(queue, event)
-        child.inc()
+        """One pod into `queue` on `event`."""
+        self._child(self.incoming, queue, event).inc()
