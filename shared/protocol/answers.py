@@ -12,7 +12,7 @@ statuses made `Status` objects. No reader past the edge tests a mode flag or rea
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from operator import itemgetter
 
 import numpy as np
@@ -79,9 +79,7 @@ class Walk:
         request's watermark); its failures stay as they are."""
         if self.feasible_at is None:
             return self
-        return Walk(names_of(names, self.feasible_at), None, self.columns, self.scored, self.score_error,
-                    self.failures, self.prefilter, self.prefilter_nodes, self.rejectors, self.nominated,
-                    self.error, self.on_view)
+        return replace(self, feasible=names_of(names, self.feasible_at), feasible_at=None)
 
 
 Answer = Decided | Walk

@@ -88,8 +88,9 @@ def ranked_merge(decided: Decided) -> MergedFilter:
 
 def _named(walk: Walk, snapshot: Snapshot, done: dict[int, tuple[Walk, Walk]]) -> Walk:
     """The walk with its feasible nodes named (its failures stay packed: `merge_filter` reads
-    them); a walk that identical pods share is named once (kept with the walk, whose id keys it)."""
+    them); a walk that identical pods share is named once. Each entry holds its walk, so no other
+    walk made during the merge can reuse the id that keys it."""
     kept = done.get(id(walk))
-    if kept is None or kept[0] is not walk:
+    if kept is None:
         kept = done[id(walk)] = (walk, walk.named(snapshot.names))
     return kept[1]
