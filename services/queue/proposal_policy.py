@@ -39,8 +39,8 @@ class ProposalPolicy:
     samples: deque[tuple[float, int]] = field(default_factory=deque)
     """The queue's CPU seconds a pod, and the pods, in the latest slices of batches it ranked itself
     (the fewest that hold `WINDOW_PODS` pods)."""
-    _pods: int = 0
-    """The pods of `samples`."""
+    _pods: int = field(default=0, init=False)
+    """The pods of `samples`, kept as they come and go."""
     proposing: bool = False
     """Whether batches are proposed now (one in `PROBE_EVERY` ranked all the same)."""
     _proposed_since_probe: int = 0
