@@ -37,7 +37,7 @@ class QueueApp:
         self.producer = make_producer(settings.base, client_id=settings.base.service_name)
         self.publisher = KafkaPublisher(self.producer, self.registry)
         self.view = ClusterView()
-        self.gatherer = Gatherer(most_workers=settings.options.workers_most)
+        self.gatherer = Gatherer(workers_most=settings.options.workers_most)
         config = ServiceConfig(name=settings.base.service_name, group_id=settings.group_id,
                                topics=[SHARD_RESULTS, PREEMPTION], serve_http=serve_http, fetch_timeout_ms=20)
         self.service = Service(settings.base, config, Handler(), registry=self.registry, publisher=self.publisher)

@@ -20,10 +20,10 @@ class _Pending:
 
 
 class Gatherer:
-    def __init__(self, shards: int = NODE_SHARDS, *, most_workers: int = 0) -> None:
+    def __init__(self, shards: int = NODE_SHARDS, *, workers_most: int = 0) -> None:
         self.shards = shards
         self._pending: dict[tuple[str, str], _Pending] = {}
-        self.dispatcher = Dispatcher(shards, most=most_workers)
+        self.dispatcher = Dispatcher(shards, most=workers_most)
 
     def expect(self, batch_id: str, phase: str) -> None:
         self._pending[(batch_id, phase)] = _Pending()
