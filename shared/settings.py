@@ -142,11 +142,11 @@ AUTO = "auto"
 """The word a flag read by `env_flag_or_auto` may also be."""
 
 
-def env_flag_or_auto(env: Mapping[str, str], name: str, default: bool = False) -> bool | None:
-    """A flag that may also say `auto` (None): the reader decides as it runs."""
+def env_flag_or_auto(env: Mapping[str, str], name: str) -> bool | None:
+    """A flag that may also say `auto` (None): the reader decides as it runs; unset is off."""
     if env.get(name, "").strip().lower() == AUTO:
         return None
-    return env_flag(env, name, default)
+    return env_flag(env, name)
 
 
 def env_flag(env: Mapping[str, str], name: str, default: bool = False) -> bool:

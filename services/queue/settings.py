@@ -37,7 +37,7 @@ def load(env: Mapping[str, str] | None = None) -> QueueSettings:
         batch_size=env_int(env, "BERTH_QUEUE_BATCH", DEFAULT_BATCH, minimum=1),
         pipeline_depth=env_int(env, "BERTH_QUEUE_PIPELINE", 0),
         pipeline_most=env_int(env, "BERTH_QUEUE_PIPELINE_MOST", 0),
-        workers_most=env_int(env, "BERTH_QUEUE_WORKERS_MOST", 0, minimum=0),
+        workers_most=env_int(env, "BERTH_QUEUE_WORKERS_MOST", 0),
         lockstep=env_flag(env, "BERTH_QUEUE_LOCKSTEP"),
         seed=env_int(env, "BERTH_SEED", 0),
         propose=propose is True,
