@@ -38,7 +38,7 @@ class Ranking:
     ties: npt.NDArray[np.intp]
     """Positions of the best total, in walk order."""
     best_first: list[int]
-    """The MAX_FALLBACKS + 1 best positions; equal totals in walk order."""
+    """The MAX_FALLBACKS + 1 best positions; equal totals in walk order (the best ones first)."""
 
     @classmethod
     def of(cls, names: list[str], totals: Column) -> Ranking:
@@ -47,10 +47,20 @@ class Ranking:
         return cls(names, np.flatnonzero(totals == totals[best_first[0]]), best_first.tolist())
 
     def pick(self, seed: int) -> list[str]:
-        """The seeded pick among the best totals, then up to MAX_FALLBACKS more, best first."""
+        """The seeded pick among the best totals, then up to MAX_FALLBACKS more, best first.
+        Fallbacks among the best totals are drawn on with the pick's generator, as the pick would
+        be drawn were the nodes before them gone: pods of one batch that share a ranking then fall
+        back to different nodes, not all to the first ones in walk order."""
         ties = self.ties
-        host = int(ties[0] if len(ties) == 1 else ties[random.Random(seed).randrange(len(ties))])
-        rest = [i for i in self.best_first if i != host][:MAX_FALLBACKS]
+        if len(ties) == 1:
+            host, drawn = int(ties[0]), []
+        else:
+            rng = random.Random(seed)
+            at = rng.randrange(len(ties))
+            host = int(ties[at])
+            others = rng.sample(range(len(ties) - 1), min(MAX_FALLBACKS, len(ties) - 1))
+            drawn = [int(ties[i + (i >= at)]) for i in others]
+        rest = (drawn + self.best_first[len(ties):])[:MAX_FALLBACKS]
         return [self.names[host], *(self.names[i] for i in rest)]
 
 

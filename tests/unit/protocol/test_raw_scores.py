@@ -1,5 +1,5 @@
 """The shards' raw scores as columns read exactly as the plugin → node → score mapping they stand
-for, and the array pick among totals is the sorted-order pick it replaced."""
+for, and the array pick among totals is the list-order pick it stands for."""
 
 from __future__ import annotations
 
@@ -28,8 +28,15 @@ def _reference_merge(results: list[PodShardResult]) -> dict[str, dict[str, int]]
 def _reference_pick(names: list[str], totals: list[int], seed: int) -> list[str]:
     best = max(totals)
     ties = [i for i, t in enumerate(totals) if t == best]
-    host = ties[0] if len(ties) == 1 else ties[random.Random(seed).randrange(len(ties))]
-    rest = heapq.nsmallest(MAX_FALLBACKS, (i for i in range(len(names)) if i != host), key=lambda i: -totals[i])
+    if len(ties) == 1:
+        host, drawn = ties[0], []
+    else:
+        rng = random.Random(seed)
+        host = ties[rng.randrange(len(ties))]
+        others = [i for i in ties if i != host]
+        drawn = rng.sample(others, min(MAX_FALLBACKS, len(others)))
+    below = (i for i in range(len(names)) if totals[i] != best)
+    rest = drawn + heapq.nsmallest(MAX_FALLBACKS - len(drawn), below, key=lambda i: -totals[i])
     return [names[host], *(names[i] for i in rest)]
 
 
@@ -83,3 +90,24 @@ def test_a_scoring_error_is_the_first_shards() -> None:
 def test_array_pick_is_the_sorted_order_pick(totals: list[int], seed: int) -> None:
     names = [f"n{i}" for i in range(len(totals))]
     assert Ranking.of(names, np.array(totals, dtype=np.int64)).pick(seed) == _reference_pick(names, totals, seed)
+
+
+@settings(max_examples=200, deadline=None)
+@given(totals=st.lists(st.integers(0, 4), min_size=1, max_size=40), seed=st.integers(0, 2**32))
+def test_fallbacks_are_the_next_best_totals(totals: list[int], seed: int) -> None:
+    names = [f"n{i}" for i in range(len(totals))]
+    picked = Ranking.of(names, np.array(totals, dtype=np.int64)).pick(seed)
+    got = [totals[names.index(n)] for n in picked]
+    assert len(set(picked)) == len(picked) == min(len(totals), MAX_FALLBACKS + 1)
+    assert got == sorted(got, reverse=True) and got[0] == max(totals)
+    left = [t for n, t in zip(names, totals) if n not in picked]
+    assert not left or min(got) >= max(left)
+
+
+def test_pods_sharing_equal_totals_fall_back_to_different_nodes() -> None:
+    # 500 equally good nodes, 100 pods with their own seeds: the fallbacks spread as the picks do,
+    # so pods of one batch that share a ranking do not all fall back to the first nodes walked.
+    names = [f"n{i}" for i in range(500)]
+    ranking = Ranking.of(names, np.zeros(500, dtype=np.int64))
+    fallbacks = [n for seed in range(100) for n in ranking.pick(seed)[1:]]
+    assert len(fallbacks) == 300 and len(set(fallbacks)) > 200
