@@ -28,18 +28,20 @@ from .settings import BinderSettings, load
 
 
 class KafkaShardLog:
-    """Reads partitions of a topic from the beginning to their current end (a shard rebuild)."""
+    """Reads partitions of a topic to their current end: from the beginning for a shard rebuild,
+    from where the shard's state stopped for a bind whose node is not folded yet."""
 
     def __init__(self, settings: Settings, registry: TopicRegistry) -> None:
         self.settings, self.registry = settings, registry
 
-    async def read(self, topic: str, partitions: Sequence[int]) -> dict[int, tuple[list[Envelope], int]]:
-        """Each partition's decodable events and the offset after the last one read (an event that
-        does not decode was dead-lettered when it was consumed live)."""
+    async def read(self, topic: str, partitions: Sequence[int],
+                   start: int = 0) -> dict[int, tuple[list[Envelope], int]]:
+        """Each partition's decodable events from offset `start` and the offset after the last one
+        read (an event that does not decode was dead-lettered when it was consumed live)."""
         consumer = make_consumer(self.settings, group_id=None, client_id=f"{self.settings.service_name}-rebuild")
         try:
             await consumer.start()
-            tail = Tail(consumer, self.registry, [topic], partitions=partitions)
+            tail = Tail(consumer, self.registry, [topic], lambda _topic, _partition: start, partitions=partitions)
             events: dict[int, list[Envelope]] = {p: [] for p in partitions}
             found: dict[int, tuple[list[Envelope], int]] = {}
             while not tail.at_end:

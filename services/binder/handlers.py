@@ -18,6 +18,9 @@ State per node shard lives in `shared.binding.BinderState`. How a shard's state 
    all of it with a reader of its own (`app.PodDeletions`, no group) and calls `pod_gone`. The first
    assignment waits until that reader has caught up with the end it saw at start.
 
+4. A bind whose node the shard has not folded yet reads that shard's `nodes` partition to its end
+   first (`_read_nodes_to_end`): the two topics are fetched in no order relative to each other.
+
 `placements` is not consumed live: the binder is its only writer, and it folds each outcome into the
 state as it decides it.
 """
@@ -56,9 +59,10 @@ log = logging.getLogger(__name__)
 
 
 class ShardLog(Protocol):
-    async def read(self, topic: str, partitions: Sequence[int]) -> dict[int, tuple[list[Envelope], int]]:
-        """Every decodable event of these partitions from the beginning, in order, and each
-        partition's end offset at the time of reading."""
+    async def read(self, topic: str, partitions: Sequence[int],
+                   start: int = 0) -> dict[int, tuple[list[Envelope], int]]:
+        """Every decodable event of these partitions from offset `start` (the beginning by default),
+        in order, and each partition's end offset at the time of reading."""
         ...
 
 
@@ -137,6 +141,8 @@ class BinderHandler(Handler):
         if pos.topic == BINDS and isinstance(payload, BindRequested):
             if self.state.answered_in_log(pos.partition, env.event_id):
                 return []
+            if payload.node_name not in self.state.shards[pos.partition].nodes:
+                await self._read_nodes_to_end(pos.partition)
             pod = PodInfo(payload.pod) if self.binders else None
             if pod is not None and any(b.is_interested(pod) for b in self.binders):
                 # The extender's HTTP call blocks: the decision (fit check, call, record) runs on a
@@ -151,6 +157,25 @@ class BinderHandler(Handler):
             return [OutgoingEvent(PLACEMENTS, outcome)]
         log.warning("binder: ignoring %s on %s", env.type, pos.topic)
         return []
+
+    async def _read_nodes_to_end(self, shard: int) -> None:
+        """Fold the shard's node events up to its `nodes` partition's end now. `binds` and `nodes`
+        are fetched with no order between them, so a bind can come before the NodeUpserted that the
+        queue's decision saw (a node and its pods applied together). That event was in the log
+        before the bind was, so a node still missing after this read is gone (or never was), and
+        only then is the bind rejected as "node not found". The live consumer skips what this read
+        folded, as it does after a rebuild."""
+        start = self.node_positions.get(shard, 0)
+        try:
+            found = await asyncio.wait_for(self.shard_log.read(NODES, [shard], start), self._catch_up_timeout_s)
+        except TimeoutError:
+            log.warning("binder: reading nodes partition %d to its end timed out; deciding on what is folded", shard)
+            return
+        events, end = found[shard]
+        for e in events:
+            if isinstance(e.payload, NodeUpserted | NodeDeleted):
+                self.state.shards[shard].apply_node(e.payload)
+        self.node_positions[shard] = max(start, end)
 
     def pod_gone(self, env: Envelope) -> None:
         """A PodDeleted or PodEvicted read from `pods`: the pod's room is free again."""

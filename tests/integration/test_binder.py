@@ -1,5 +1,6 @@
 """The binder on the real broker: a burst of conflicting binds for one node binds only what fits,
-every request gets one outcome, no pod is bound twice, and a deleted pod frees its room."""
+every request gets one outcome, no pod is bound twice, a deleted pod frees its room, and a bind
+handled before its node's event was fetched reads the node from the log."""
 
 from __future__ import annotations
 
@@ -8,17 +9,22 @@ from collections import defaultdict
 
 import pytest
 
-from services.binder.app import build, run
+from services.binder.app import KafkaShardLog, build, run
+from services.binder.handlers import BinderHandler
 from services.binder.settings import BinderSettings
 from shared.adapters.kafka import KafkaPublisher
 from shared.events import (
     BINDS,
+    NODES,
     BindRejected,
     NodeUpserted,
     PodBound,
     PodDeleted,
+    Position,
+    ReceivedEvent,
     envelope,
 )
+from shared.events.partitioning import partition_for
 
 from .binder_runs import bind_request, check_invariants, node, out, outcomes_of, pod, running_binder
 from .fixtures import BerthTestEnv
@@ -91,3 +97,23 @@ async def test_shards_move_between_members_without_over_commit(berth_env: BerthT
         if isinstance(e.payload, PodBound):
             per_node[e.payload.node_name].add(e.payload.pod_uid)
     assert {n: len(u) for n, u in per_node.items()} == dict.fromkeys(names, 3)
+
+
+async def test_a_bind_before_its_node_event_reads_the_node(berth_env: BerthTestEnv,
+                                                           publisher: KafkaPublisher) -> None:
+    """`binds` and `nodes` are fetched in no order: a bind the queue decided on a view holding the
+    node can be handled before the node's event is fetched. The binder reads the partition on."""
+    env = berth_env
+    shard = partition_for("n1", env.registry.spec(NODES).partitions)
+    handler = BinderHandler(KafkaShardLog(env.settings.for_service("binder"), env.registry))
+    await handler.positions([(BINDS, shard), (NODES, shard)])  # rebuilt: no node yet
+    assert handler.node_positions[shard] == 0
+    await publisher.publish([out(env, envelope(NodeUpserted(node=node(cpu="1")), producer="test"))])
+    request = bind_request(pod("p1"))
+    outcome = await handler.handle(ReceivedEvent(request, Position(BINDS, shard, 0)))
+    assert isinstance(outcome[0].envelope.payload, PodBound)
+    assert handler.node_positions[shard] == 1
+    missing = bind_request(pod("p2"), node_name="gone")
+    outcome = await handler.handle(ReceivedEvent(missing, Position(BINDS, shard, 1)))
+    payload = outcome[0].envelope.payload
+    assert isinstance(payload, BindRejected) and payload.reason == "node not found"

@@ -1,5 +1,6 @@
 """The binder's handler without a broker: a gained shard is rebuilt from its log before any bind is
-answered, node events the rebuild folded are not folded again, lost shards are dropped."""
+answered, node events the rebuild folded are not folded again, lost shards are dropped, and a bind
+fetched before its node's event reads the node from the log instead of being rejected."""
 
 from __future__ import annotations
 
@@ -33,10 +34,14 @@ class FakeLog:
     def __init__(self, logs: dict[tuple[str, int], list[Envelope]]) -> None:
         self.logs = logs
         self.reads: list[tuple[str, tuple[int, ...]]] = []
+        self.starts: list[int] = []
 
-    async def read(self, topic: str, partitions: Sequence[int]) -> dict[int, tuple[list[Envelope], int]]:
+    async def read(self, topic: str, partitions: Sequence[int],
+                   start: int = 0) -> dict[int, tuple[list[Envelope], int]]:
         self.reads.append((topic, tuple(partitions)))
-        return {p: (list(self.logs.get((topic, p), [])), len(self.logs.get((topic, p), []))) for p in partitions}
+        self.starts.append(start)
+        logs = {p: self.logs.get((topic, p), []) for p in partitions}
+        return {p: (list(events[start:]), len(events)) for p, events in logs.items()}
 
 
 def received(env: Envelope, topic: str, partition: int, offset: int) -> ReceivedEvent:
@@ -103,3 +108,36 @@ async def test_deletion_frees_room() -> None:
     handler.pod_gone(envelope(PodDeleted(uid="p1", namespace="default", name="p1"), producer="t"))
     second = await handler.handle(received(bind(pod("p2")), BINDS, 0, 1))
     assert isinstance(second[0].envelope.payload, PodBound)
+
+
+async def test_a_bind_fetched_before_its_node_reads_the_node_from_the_log() -> None:
+    # n1 (cpu 1) was upserted at offset 1 of nodes partition 0, after the rebuild; the bind, which a
+    # queue decided on a view holding n1, is fetched before that node event.
+    other = envelope(NodeUpserted(node=node("n0")), producer="t")
+    log = FakeLog({(NODES, 0): [other]})
+    handler = BinderHandler(log, clock=lambda: NOW)
+    await handler.positions(assignment(0))
+    upsert = envelope(NodeUpserted(node=node(cpu="1")), producer="t")
+    log.logs[(NODES, 0)].append(upsert)
+    out = await handler.handle(received(bind(pod("p1")), BINDS, 0, 0))
+    assert isinstance(out[0].envelope.payload, PodBound)
+    assert log.reads[-1] == (NODES, (0,)) and log.starts[-1] == 1  # from where the state stopped
+    assert handler.node_positions[0] == 2
+    # The node event comes live afterwards: folded already, it is skipped (p1 still counts).
+    await handler.handle(received(upsert, NODES, 0, 1))
+    out = await handler.handle(received(bind(pod("p2")), BINDS, 0, 1))
+    assert isinstance(out[0].envelope.payload, BindRejected) and out[0].envelope.payload.reason == "Insufficient cpu"
+
+
+async def test_a_bind_for_a_node_the_log_does_not_hold_is_rejected_after_reading_it() -> None:
+    log = FakeLog({(NODES, 0): [envelope(NodeUpserted(node=node("n0")), producer="t")]})
+    handler = BinderHandler(log, clock=lambda: NOW)
+    await handler.positions(assignment(0))
+    out = await handler.handle(received(bind(pod("p1")), BINDS, 0, 0))
+    payload = out[0].envelope.payload
+    assert isinstance(payload, BindRejected) and payload.reason == "node not found"
+    assert log.starts[-1] == 1 and handler.node_positions[0] == 1
+    # A node the shard holds needs no read.
+    reads = len(log.reads)
+    await handler.handle(received(bind(pod("p2"), "n0"), BINDS, 0, 1))
+    assert len(log.reads) == reads

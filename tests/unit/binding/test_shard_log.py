@@ -71,3 +71,13 @@ async def test_a_record_after_a_partitions_end_is_left_to_the_live_consumer(monk
     uids = {p: [b.pod_uid for b in bs if isinstance(b, BindRequested)] for p, bs in payloads.items()}
     assert uids == {0: ["uid-a"], 1: ["uid-b", "uid-c"]}
     assert {p: end for p, (_, end) in found.items()} == {0: 1, 1: 2}
+
+
+async def test_a_read_from_an_offset_starts_there(monkeypatch: pytest.MonkeyPatch) -> None:
+    consumer = ScriptedConsumer([{0: [_record("c")]}], ends={0: 3, 1: 0})
+    monkeypatch.setattr(app, "make_consumer", lambda *args, **kwargs: consumer)
+    log = app.KafkaShardLog(load_service_settings("binder", {}), REGISTRY)
+    found = await log.read(BINDS, [0], 2)
+    events, end = found[0]
+    assert [e.payload.pod_uid for e in events if isinstance(e.payload, BindRequested)] == ["uid-c"]
+    assert end == 3 and consumer.next[0] == 3
