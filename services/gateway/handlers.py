@@ -382,12 +382,12 @@ class Routes:
     async def answer(self, request: web.Request, kind: str, page: Page, resource_version: int = 0,
                      found: versions.Versions | None = None) -> web.Response:
         """A page of a list, each object with its own resourceVersion from `found` (versions.py)."""
-        items = versions.stamp(kind, page.items, found or {})
+        items = await versions.stamped(self.store, kind, page.items, found or {})
         return _answer(request, kind, Page(items, page.continue_token, page.remaining), resource_version)
 
     async def answer_one(self, request: web.Request, kind: str, item: dict[str, Any],
                          found: versions.Versions | None = None) -> web.Response:
-        [stamped] = versions.stamp(kind, [item], found or {})
+        [stamped] = await versions.stamped(self.store, kind, [item], found or {})
         return _answer_one(request, kind, stamped)
 
     async def _created(self, docs: list[dict[str, Any]]) -> objects.Created:
@@ -476,7 +476,7 @@ class Routes:
         row = await self.queries.node(name)
         if row is None:
             raise NotFound("nodes", name)
-        [live] = versions.stamp("Node", [objects.render_node_row(row)], found)
+        [live] = await versions.stamped(self.store, "Node", [objects.render_node_row(row)], found)
         versions.check("Node", live, docs[0])
         await self.publish(request, objects.events_of(v))
         return web.json_response(objects.render_node(node))

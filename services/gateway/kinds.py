@@ -102,7 +102,7 @@ class KindRoutes:
         found = await self.stored(kind, ns, name)
         if found is None:
             raise NotFound(kind.resource, name)
-        [stamped] = versions.stamp(kind.kind, [found], known)
+        [stamped] = await versions.stamped(self.routes.store, kind.kind, [found], known)
         return ns, name, stamped
 
     async def get(self, request: web.Request, kind: Kind) -> web.Response:

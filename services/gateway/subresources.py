@@ -91,7 +91,7 @@ class SubresourceRoutes:
         row = await self.queries.node(name)
         if row is None:
             raise NotFound("nodes", name)
-        [live] = versions.stamp("Node", [objects.render_node_row(row)], known)
+        [live] = await versions.stamped(self.routes.store, "Node", [objects.render_node_row(row)], known)
         patched = apply_patch(live, await request.read(), request.content_type, f"Node {name}")
         versions.check("Node", live, patched)
         live["metadata"].pop("resourceVersion", None)

@@ -60,6 +60,19 @@ async def read(store: EventStoreReader, kind: str, names: Iterable[tuple[str, st
     return await store.versions(keys, CHANGES[kind])
 
 
+async def stamped(store: EventStoreReader, kind: str, items: Iterable[dict[str, Any]],
+                  found: Versions) -> list[dict[str, Any]]:
+    """`items` with their resourceVersion, `found` read before them. An object stored between the
+    two reads has no version in `found` (its event and its row are committed together, after the
+    versions were read): its version is read again, so a stored object never shows version 0."""
+    items = list(items)
+    if kind in CHANGES:
+        missing = [c for c in map(_coordinates, items) if event_key(kind, *c) not in found]
+        if missing:
+            found = {**found, **await read(store, kind, missing)}
+    return stamp(kind, items, found)
+
+
 def stamp(kind: str, items: Iterable[dict[str, Any]], found: Versions) -> list[dict[str, Any]]:
     """`items` with their resourceVersion from `found` (kinds without versions pass unchanged)."""
     if kind not in CHANGES:
