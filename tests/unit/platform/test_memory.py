@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import gc
 
+import pytest
+
 from shared.memory import THRESHOLDS, HeapKeeper, settle_heap
 
 
@@ -27,5 +29,23 @@ def test_the_keeper_settles_at_its_minimum_and_then_each_time_the_state_doubles(
             False, False, True, False, False, True, False, True]
         assert keeper.settled_at == 400
     finally:
+        gc.unfreeze()
+        gc.set_threshold(*before)
+
+
+def test_settling_again_freezes_what_is_new_without_thawing_the_rest(monkeypatch: pytest.MonkeyPatch) -> None:
+    before = gc.get_threshold()
+    thawed: list[None] = []
+    try:
+        keeper = HeapKeeper(minimum=100)
+        keeper.grown(100)  # the first settle is a whole one
+        frozen = gc.get_freeze_count()
+        monkeypatch.setattr(gc, "unfreeze", lambda: thawed.append(None))
+        held: list[list[int]] = [[] for _ in range(1000)]
+        assert keeper.grown(200)
+        assert gc.get_freeze_count() >= frozen + len(held)
+        assert thawed == []
+    finally:
+        monkeypatch.undo()
         gc.unfreeze()
         gc.set_threshold(*before)
