@@ -488,6 +488,9 @@ class Scheduler:
                 batch_id=batch_id, cycle=cycle, phase="filter", pods=[a.info.pod for a in attempts],
                 starts=[start] * len(attempts), watermark=watermark, assumed=assumed, whole=True,
                 propose=propose, seeds=[a.seed for a in attempts] if propose else []), stopping)
+        except BaseException:
+            self.starts.decided(batch_id)  # given up: no decision will come
+            raise
         finally:
             self.starts.release(batch_id)
         batch = merge_batch([(a.fwk, a.info) for a in attempts], filtered, snapshot, start)
@@ -528,6 +531,7 @@ class Scheduler:
         order = evaluated.snapshot if watermark is evaluated.watermark else self.view.snapshot()
         for a, d in zip(attempts, decisions):
             self._decided(a, d, batch_id, watermark, assumed, order)
+        self.starts.decided(batch_id)
         return decisions
 
     # --- cycles waiting for extenders -----------------------------------------------------------

@@ -7,6 +7,13 @@ same windows of nodes, on the same view, give the same picks, and where pods exc
 (anti-affinity, one pod per node) one of each pair is refused and tried again. So a batch sent
 while others are out starts where they are expected to end: the nodes a pod has walked lately,
 times the pods out. Nothing changes when no other batch is out (always so in lockstep).
+
+That estimate is a sum of thousands of nodes taken modulo the node count, so it lands anywhere
+relative to the windows the batches not yet decided walk (those out, and the one being decided as
+the next is sent): where it lands in one, the pods of both pick among the same nodes on views that
+lack each other's picks. So a batch whose start falls in such a window starts just past it
+instead. All of its pods' walks start at the one start (pods of a batch share it), so a window is a
+pod's walk: the nodes a pod has walked lately. Where the windows leave no room, the estimate stands.
 """
 
 from __future__ import annotations
@@ -18,6 +25,9 @@ from .moving_average import moving_average
 SMOOTHING = 0.25
 """Weight of the latest batch in the nodes-walked-per-pod estimate."""
 
+MOST_UNDECIDED = 64
+"""Windows kept at most: a batch given up without a decision is forgotten after this many more."""
+
 
 @dataclass
 class StartRing:
@@ -27,16 +37,39 @@ class StartRing:
     """Nodes a pod's walk advanced the start by, on average over the recent batches."""
     _out: dict[str, int] = field(default_factory=dict)
     """Nodes each batch out is expected to walk, by batch id."""
+    _undecided: dict[str, tuple[int, int]] = field(default_factory=dict)
+    """The window (start, nodes) of each batch sent and not yet decided, by batch id."""
 
     def reserve(self, batch_id: str, pods: int, num_nodes: int) -> int:
         """The start for a batch being sent, reserving the walks it is expected to take."""
         start = (self.next + sum(self._out.values())) % num_nodes if self._out and num_nodes else self.next
         self._out[batch_id] = round(pods * self.walked_per_pod)
+        width = round(self.walked_per_pod)
+        start = self._clear(start, width, num_nodes)
+        self._undecided[batch_id] = (start, width)
+        while len(self._undecided) > MOST_UNDECIDED:
+            del self._undecided[next(iter(self._undecided))]
+        return start
+
+    def _clear(self, start: int, width: int, num_nodes: int) -> int:
+        """`start`, or just past the undecided windows it overlaps; `start` if they leave no room."""
+        if not num_nodes or width <= 0:
+            return start
+        moved = start
+        for _ in range(len(self._undecided) + 1):
+            blocking = next((w for w in self._undecided.values() if _overlap((moved, width), w, num_nodes)), None)
+            if blocking is None:
+                return moved
+            moved = (blocking[0] + blocking[1]) % num_nodes
         return start
 
     def release(self, batch_id: str) -> None:
         """The batch is back (or was given up): its reservation ends."""
         self._out.pop(batch_id, None)
+
+    def decided(self, batch_id: str) -> None:
+        """The batch's pods are decided (or it was given up): views from now on hold its picks."""
+        self._undecided.pop(batch_id, None)
 
     def advance(self, walked: list[int], num_nodes: int) -> None:
         """A batch's answers are merged: each pod's walk that moves the start moves it by the nodes
@@ -45,3 +78,10 @@ class StartRing:
             self.next = (self.next + n) % num_nodes
         if walked:
             self.walked_per_pod = moving_average(self.walked_per_pod, sum(walked) / len(walked), SMOOTHING)
+
+
+def _overlap(a: tuple[int, int], b: tuple[int, int], num_nodes: int) -> bool:
+    """Whether two windows (start, nodes) of a ring of `num_nodes` nodes share a node."""
+    if not a[1] or not b[1]:
+        return False
+    return (b[0] - a[0]) % num_nodes < a[1] or (a[0] - b[0]) % num_nodes < b[1]

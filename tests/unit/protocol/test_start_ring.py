@@ -1,4 +1,4 @@
-from shared.protocol.start_ring import StartRing
+from shared.protocol.start_ring import MOST_UNDECIDED, StartRing
 
 
 def test_one_batch_at_a_time_starts_where_the_walks_before_it_ended() -> None:
@@ -6,9 +6,11 @@ def test_one_batch_at_a_time_starts_where_the_walks_before_it_ended() -> None:
     assert ring.reserve("a", 3, 100) == 0
     ring.release("a")
     ring.advance([40, 40, 30], 100)
+    ring.decided("a")
     assert ring.reserve("b", 3, 100) == 10  # 110 walked, modulo 100 nodes
     ring.release("b")
     ring.advance([], 100)
+    ring.decided("b")
     assert ring.reserve("c", 1, 100) == 10
 
 
@@ -25,7 +27,9 @@ def test_a_batch_sent_while_another_is_out_starts_where_that_one_is_expected_to_
     assert ring.next == 340
     ring.release("b")
     ring.release("c")
-    assert ring.reserve("d", 1, 1000) == 340  # nothing out: exactly the walks' sum
+    for batch in ("first", "a", "b", "c"):
+        ring.decided(batch)
+    assert ring.reserve("d", 1, 1000) == 340  # nothing out or undecided: exactly the walks' sum
 
 
 def test_the_estimate_follows_recent_batches_and_a_walkless_batch_leaves_it() -> None:
@@ -48,3 +52,50 @@ def test_with_nothing_out_the_start_is_the_sum_as_it_stands() -> None:
     ring.release("a")  # twice is harmless
     ring.release("b")
     assert ring.reserve("c", 1, 0) == 27
+
+
+def test_a_start_in_the_window_of_a_batch_not_yet_decided_moves_past_it() -> None:
+    ring = StartRing(walked_per_pod=100)
+    assert ring.reserve("a", 10, 1000) == 0  # a's pods walk nodes 0-99
+    ring.release("a")
+    ring.advance([105] * 10, 1000)  # the sum of the walks: 1,050, so 50, inside a's window
+    assert ring.reserve("b", 10, 1000) == 100  # a is not decided yet: b starts past its window
+    ring.release("b")
+    ring.decided("a")
+    ring.decided("b")
+    ring.advance([100] * 10, 1000)
+    assert ring.reserve("c", 10, 1000) == 50  # everything decided: exactly the walks' sum
+
+
+def _undecided(ring: StartRing, *starts: int, name: str = "w") -> None:
+    """Batches sent one at a time from `starts` and answered, none decided yet."""
+    for k, start in enumerate(starts):
+        ring.next = start
+        assert ring.reserve(f"{name}{k}", 1, 1000) == start
+        ring.release(f"{name}{k}")
+
+
+def test_the_start_moves_past_every_window_it_would_share_and_wraps_the_ring() -> None:
+    ring = StartRing(walked_per_pod=100)
+    _undecided(ring, 20, 120)
+    ring.next = 950
+    assert ring.reserve("z", 1, 1000) == 220  # 950-49 overlaps 20-119, then 120-219
+
+
+def test_windows_that_leave_no_room_keep_the_estimate() -> None:
+    ring = StartRing(walked_per_pod=100)
+    _undecided(ring, *range(0, 1000, 100))
+    ring.next = 5
+    assert ring.reserve("z", 1, 1000) == 5
+
+
+def test_a_batch_given_up_undecided_is_forgotten_in_time() -> None:
+    ring = StartRing(walked_per_pod=1)
+    _undecided(ring, 0)
+    ring.next = 0
+    assert ring.reserve("probe", 1, 1000) == 1  # past the window of the batch at 0
+    ring.release("probe")
+    ring.decided("probe")
+    _undecided(ring, *range(10, 10 + 2 * MOST_UNDECIDED, 2), name="later")
+    ring.next = 0
+    assert ring.reserve("again", 1, 1000) == 0  # the batch at 0 was forgotten
