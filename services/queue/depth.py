@@ -35,10 +35,10 @@ class DepthGauge:
         self.decide_s = moving_average(self.decide_s, seconds, SMOOTHING)
 
     def depth(self, workers: int) -> int:
-        """Batches to keep out, at most one per worker and `most`; all of those until both times
-        are known, and never fewer than two where two may be out (one answered while one is
-        decided)."""
-        most = min(workers, self.most) if self.most else workers
+        """Batches to keep out, at most one per worker (two with one: the next request is then at
+        the worker as it answers, not a fetch later) and `most`; all of those until both times are
+        known, and never fewer than two where two may be out (one answered while one is decided)."""
+        most = min(max(2, workers), self.most) if self.most else max(2, workers)
         if most <= 2 or not self.out_s or not self.decide_s:
             return most
         return max(2, min(most, math.ceil(self.out_s / self.decide_s) + 1))

@@ -141,7 +141,7 @@ class Pipelined:
 
     def depth(self) -> int:
         """Batches kept at the workers: the setting, or (0) as many as keep the queue busy, at most
-        one per worker known and `pipeline_most` (`DepthGauge`)."""
+        one per worker known (two with one) and `pipeline_most` (`DepthGauge`)."""
         return self.s.pipeline_depth or self.gauge.depth(self.s.gatherer.dispatcher.workers())
 
     async def run(self, batch: list[QueuedPodInfo], stopping: asyncio.Event) -> None:

@@ -22,11 +22,12 @@ def test_as_many_batches_out_as_keep_the_queue_deciding() -> None:
     assert slow_queue.depth(8) == 2  # one answered while one is decided
 
 
-def test_one_or_two_workers_keep_their_depth() -> None:
+def test_one_or_two_workers_keep_two_batches_out() -> None:
     gauge = DepthGauge()
+    assert gauge.depth(1) == 2  # one worker: the next request waits at it as it answers one
     gauge.answered(0.01)
     gauge.decided(1.0)
-    assert gauge.depth(1) == 1
+    assert gauge.depth(1) == 2
     assert gauge.depth(2) == 2
 
 
@@ -45,5 +46,6 @@ def test_never_more_batches_out_than_the_bound() -> None:
     gauge.answered(0.3)
     gauge.decided(0.1)
     assert gauge.depth(8) == 2
-    assert gauge.depth(1) == 1
+    assert gauge.depth(1) == 2
+    assert DepthGauge(most=1).depth(1) == 1
     assert DepthGauge(most=6).depth(8) == 6
