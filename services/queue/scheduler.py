@@ -495,7 +495,7 @@ class Scheduler:
             self.starts.release(batch_id)
         batch = merge_batch([(a.fwk, a.info) for a in attempts], filtered, snapshot, start)
         merged, raw, second = batch.merged, batch.raw, batch.to_score
-        self.starts.advance([m.processed for m in merged if m.advance], snapshot.num_nodes())
+        self.starts.advance([m.processed for m in merged if m.advance], snapshot.num_nodes(), batch_id)
         if second:
             scored = await self._scatter(FilterBatchRequested(
                 batch_id=str(random_id()), cycle=cycle, phase="score",

@@ -13,7 +13,8 @@ relative to the windows the batches not yet decided walk (those out, and the one
 the next is sent): where it lands in one, the pods of both pick among the same nodes on views that
 lack each other's picks. So a batch whose start falls in such a window starts just past it
 instead. All of its pods' walks start at the one start (pods of a batch share it), so a window is a
-pod's walk: the nodes a pod has walked lately. Where the windows leave no room, the estimate stands.
+pod's walk: its longest once the batch is answered, the nodes a pod has walked lately until then
+(walks grow where nodes are full). Where the windows leave no room, the estimate stands.
 """
 
 from __future__ import annotations
@@ -71,11 +72,14 @@ class StartRing:
         """The batch's pods are decided (or it was given up): views from now on hold its picks."""
         self._undecided.pop(batch_id, None)
 
-    def advance(self, walked: list[int], num_nodes: int) -> None:
+    def advance(self, walked: list[int], num_nodes: int, batch_id: str = "") -> None:
         """A batch's answers are merged: each pod's walk that moves the start moves it by the nodes
-        it processed."""
+        it processed. `batch_id`'s window, while it is not decided, is then its longest walk."""
         for n in walked:
             self.next = (self.next + n) % num_nodes
+        window = self._undecided.get(batch_id)
+        if window is not None and walked:
+            self._undecided[batch_id] = (window[0], max(walked))
         if walked:
             self.walked_per_pod = moving_average(self.walked_per_pod, sum(walked) / len(walked), SMOOTHING)
 

@@ -99,3 +99,12 @@ def test_a_batch_given_up_undecided_is_forgotten_in_time() -> None:
     _undecided(ring, *range(10, 10 + 2 * MOST_UNDECIDED, 2), name="later")
     ring.next = 0
     assert ring.reserve("again", 1, 1000) == 0  # the batch at 0 was forgotten
+
+
+def test_an_answered_batch_s_window_is_its_longest_walk() -> None:
+    ring = StartRing(walked_per_pod=100)
+    assert ring.reserve("a", 2, 1000) == 0
+    ring.release("a")
+    ring.advance([300, 250], 1000, "a")  # full nodes made a's walks longer than the estimate
+    ring.next = 150
+    assert ring.reserve("b", 1, 1000) == 300  # past 0-299, not past the estimated 0-99
