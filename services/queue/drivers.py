@@ -4,8 +4,8 @@
   nomination) awaited before the next pod is popped, on the simulator's logical clock; when the
   queue runs dry, waiting pods are brought back as the simulator brings them back. Its decisions
   equal `berth simulate`'s on the same input.
-- `Pipelined`: batches of pods at the workers (at most one per known filter worker, as many as
-  keep the queue busy) while the batch before them is merged and decided; a batch whose view
+- `Pipelined`: batches of pods at the workers (at most one per known filter worker, two with one, as
+  many as keep the queue busy) while the batch before them is merged and decided; a batch whose view
   moved on since its request is decided on the view as it is then (LateBatchDecided), every pod
   re-checked where it goes.
 """
@@ -112,11 +112,14 @@ class Lockstep:
         evaluated = await s.evaluate(attempts, stopping)
         if evaluated is None:
             return
-        answers = await s.ask_extenders(attempts, evaluated.merged, evaluated.snapshot, evaluated.batch_id)
         try:
-            s.decide(attempts, evaluated.merged, evaluated, answers, evaluated.watermark, evaluated.assumed)
+            answers = await s.ask_extenders(attempts, evaluated.merged, evaluated.snapshot, evaluated.batch_id)
+            try:
+                s.decide(attempts, evaluated.merged, evaluated, answers, evaluated.watermark, evaluated.assumed)
+            finally:
+                await s.flush()
         finally:
-            await s.flush()
+            s.starts.decided(evaluated.batch_id)
         log.debug("queue: cycle %d, %d pods in %.1f ms", s.cycle, len(attempts), (time.perf_counter() - started) * 1000)
 
 
@@ -176,6 +179,9 @@ class Pipelined:
         finally:
             for attempts, task in ahead:
                 task.cancel()
+                answered = task.result() if task.done() and not task.cancelled() and task.exception() is None else None
+                if answered is not None:
+                    s.starts.decided(answered.batch_id)  # answered, never decided
                 s.requeue(attempts)
 
     def _top_up(self, ahead: Ahead, stopping: asyncio.Event) -> bool:
@@ -230,6 +236,7 @@ class Pipelined:
             log.exception("queue: deciding cycle %s failed; its undecided pods go back", evaluated.batch_id)
             s.requeue(attempts)
         finally:
+            s.starts.decided(evaluated.batch_id)
             if s.gate is not None:
                 s.gate.resume()
             await s.flush()

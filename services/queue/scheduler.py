@@ -484,26 +484,27 @@ class Scheduler:
             self.metrics.proposed_pods.inc(len(attempts))
         start = self.starts.reserve(batch_id, len(attempts), snapshot.num_nodes())
         try:
-            filtered = await self._scatter(FilterBatchRequested(
-                batch_id=batch_id, cycle=cycle, phase="filter", pods=[a.info.pod for a in attempts],
-                starts=[start] * len(attempts), watermark=watermark, assumed=assumed, whole=True,
-                propose=propose, seeds=[a.seed for a in attempts] if propose else []), stopping)
+            try:
+                filtered = await self._scatter(FilterBatchRequested(
+                    batch_id=batch_id, cycle=cycle, phase="filter", pods=[a.info.pod for a in attempts],
+                    starts=[start] * len(attempts), watermark=watermark, assumed=assumed, whole=True,
+                    propose=propose, seeds=[a.seed for a in attempts] if propose else []), stopping)
+            finally:
+                self.starts.release(batch_id)
+            batch = merge_batch([(a.fwk, a.info) for a in attempts], filtered, snapshot, start)
+            merged, raw, second = batch.merged, batch.raw, batch.to_score
+            self.starts.advance([m.processed for m in merged if m.advance], snapshot.num_nodes(), batch_id)
+            if second:
+                scored = await self._scatter(FilterBatchRequested(
+                    batch_id=str(random_id()), cycle=cycle, phase="score",
+                    pods=[attempts[i].info.pod for i in second], feasible=[merged[i].feasible for i in second],
+                    watermark=watermark, assumed=assumed, whole=True), stopping)
+                for i in second:
+                    uid = attempts[i].info.uid
+                    raw[uid], merged[i].error = raw_by_plugin(walks(scored.get(uid, [])))
         except BaseException:
             self.starts.decided(batch_id)  # given up: no decision will come
             raise
-        finally:
-            self.starts.release(batch_id)
-        batch = merge_batch([(a.fwk, a.info) for a in attempts], filtered, snapshot, start)
-        merged, raw, second = batch.merged, batch.raw, batch.to_score
-        self.starts.advance([m.processed for m in merged if m.advance], snapshot.num_nodes(), batch_id)
-        if second:
-            scored = await self._scatter(FilterBatchRequested(
-                batch_id=str(random_id()), cycle=cycle, phase="score",
-                pods=[attempts[i].info.pod for i in second], feasible=[merged[i].feasible for i in second],
-                watermark=watermark, assumed=assumed, whole=True), stopping)
-            for i in second:
-                uid = attempts[i].info.uid
-                raw[uid], merged[i].error = raw_by_plugin(walks(scored.get(uid, [])))
         return Evaluated(batch_id, snapshot, watermark, assumed, merged, raw, start, proposed=propose)
 
     def decide(self, attempts: list[Attempt], merged: list[MergedFilter], evaluated: Evaluated,
@@ -531,7 +532,6 @@ class Scheduler:
         order = evaluated.snapshot if watermark is evaluated.watermark else self.view.snapshot()
         for a, d in zip(attempts, decisions):
             self._decided(a, d, batch_id, watermark, assumed, order)
-        self.starts.decided(batch_id)
         return decisions
 
     # --- cycles waiting for extenders -----------------------------------------------------------
@@ -545,14 +545,17 @@ class Scheduler:
     async def _late_cycle(self, attempts: list[Attempt], stopping: asyncio.Event) -> None:
         """Filter the pods now and ask their extenders; they are decided by the loop, between two
         cycles, once every answer is in (`_decide_late`)."""
+        evaluated: Evaluated | None = None
         try:
             evaluated = await self.evaluate(attempts, stopping)
             if evaluated is None:
                 return
             answers = await self.ask_extenders(attempts, evaluated.merged, evaluated.snapshot, evaluated.batch_id)
-        except asyncio.CancelledError:
-            raise
-        except Exception:
+        except BaseException as exc:
+            if evaluated is not None:
+                self.starts.decided(evaluated.batch_id)  # given up: no decision will come
+            if isinstance(exc, asyncio.CancelledError):
+                raise
             log.exception("queue: a cycle waiting for extenders failed; its pods go back to the queue")
             self.waiting.difference_update(a.info.uid for a in attempts)
             self.requeue(attempts)
@@ -575,6 +578,8 @@ class Scheduler:
             except Exception:
                 log.exception("queue: deciding a cycle that waited for extenders failed; its undecided pods go back")
                 self.requeue(attempts)
+            finally:
+                self.starts.decided(evaluated.batch_id)
         await self.flush()
 
     async def ask_extenders(self, attempts: list[Attempt], merged: list[MergedFilter], snapshot: Snapshot,

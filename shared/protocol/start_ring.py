@@ -6,7 +6,7 @@ scheduler's pods do. A batch sent while others are still out would start where t
 same windows of nodes, on the same view, give the same picks, and where pods exclude one another
 (anti-affinity, one pod per node) one of each pair is refused and tried again. So a batch sent
 while others are out starts where they are expected to end: the nodes a pod has walked lately,
-times the pods out. Nothing changes when no other batch is out (always so in lockstep).
+times the pods out. Nothing changes when every batch sent is decided (always so in lockstep).
 
 That estimate is a sum of thousands of nodes taken modulo the node count, so it lands anywhere
 relative to the windows the batches not yet decided walk (those out, and the one being decided as
@@ -26,8 +26,9 @@ from .moving_average import moving_average
 SMOOTHING = 0.25
 """Weight of the latest batch in the nodes-walked-per-pod estimate."""
 
-MOST_UNDECIDED = 64
-"""Windows kept at most: a batch given up without a decision is forgotten after this many more."""
+FORGET_AFTER = 64
+"""A window still undecided after this many later batches is forgotten: its batch was given up
+(the queue says so on every path it knows of; this bounds any it does not)."""
 
 
 @dataclass
@@ -38,18 +39,22 @@ class StartRing:
     """Nodes a pod's walk advanced the start by, on average over the recent batches."""
     _out: dict[str, int] = field(default_factory=dict)
     """Nodes each batch out is expected to walk, by batch id."""
-    _undecided: dict[str, tuple[int, int]] = field(default_factory=dict)
-    """The window (start, nodes) of each batch sent and not yet decided, by batch id."""
+    _undecided: dict[str, tuple[int, int, int]] = field(default_factory=dict)
+    """The window (start, nodes) of each batch sent and not yet decided, and the number of the
+    reservation that sent it, by batch id."""
+    _reserved: int = 0
+    """Reservations so far."""
 
     def reserve(self, batch_id: str, pods: int, num_nodes: int) -> int:
         """The start for a batch being sent, reserving the walks it is expected to take."""
         start = (self.next + sum(self._out.values())) % num_nodes if self._out and num_nodes else self.next
         self._out[batch_id] = round(pods * self.walked_per_pod)
+        self._reserved += 1
+        for old in [b for b, (_, _, n) in self._undecided.items() if n <= self._reserved - FORGET_AFTER]:
+            del self._undecided[old]
         width = round(self.walked_per_pod)
         start = self._clear(start, width, num_nodes)
-        self._undecided[batch_id] = (start, width)
-        while len(self._undecided) > MOST_UNDECIDED:
-            del self._undecided[next(iter(self._undecided))]
+        self._undecided[batch_id] = (start, width, self._reserved)
         return start
 
     def _clear(self, start: int, width: int, num_nodes: int) -> int:
@@ -58,7 +63,8 @@ class StartRing:
             return start
         moved = start
         for _ in range(len(self._undecided) + 1):
-            blocking = next((w for w in self._undecided.values() if _overlap((moved, width), w, num_nodes)), None)
+            blocking = next((w[:2] for w in self._undecided.values() if _overlap((moved, width), w[:2], num_nodes)),
+                            None)
             if blocking is None:
                 return moved
             moved = (blocking[0] + blocking[1]) % num_nodes
@@ -79,7 +85,7 @@ class StartRing:
             self.next = (self.next + n) % num_nodes
         window = self._undecided.get(batch_id)
         if window is not None and walked:
-            self._undecided[batch_id] = (window[0], max(walked))
+            self._undecided[batch_id] = (window[0], max(walked), window[2])
         if walked:
             self.walked_per_pod = moving_average(self.walked_per_pod, sum(walked) / len(walked), SMOOTHING)
 

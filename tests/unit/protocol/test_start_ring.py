@@ -1,4 +1,4 @@
-from shared.protocol.start_ring import MOST_UNDECIDED, StartRing
+from shared.protocol.start_ring import FORGET_AFTER, StartRing
 
 
 def test_one_batch_at_a_time_starts_where_the_walks_before_it_ended() -> None:
@@ -96,9 +96,13 @@ def test_a_batch_given_up_undecided_is_forgotten_in_time() -> None:
     assert ring.reserve("probe", 1, 1000) == 1  # past the window of the batch at 0
     ring.release("probe")
     ring.decided("probe")
-    _undecided(ring, *range(10, 10 + 2 * MOST_UNDECIDED, 2), name="later")
+    for k in range(FORGET_AFTER - 2):  # later batches, each decided
+        ring.next = 10 + 2 * k
+        ring.reserve(f"later{k}", 1, 1000)
+        ring.release(f"later{k}")
+        ring.decided(f"later{k}")
     ring.next = 0
-    assert ring.reserve("again", 1, 1000) == 0  # the batch at 0 was forgotten
+    assert ring.reserve("again", 1, 1000) == 0  # the batch at 0, never decided, is forgotten
 
 
 def test_an_answered_batch_s_window_is_its_longest_walk() -> None:
