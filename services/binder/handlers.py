@@ -57,6 +57,9 @@ from .settings import DEFAULT_DELETIONS_CATCH_UP_S
 
 log = logging.getLogger(__name__)
 
+NODES_READ_TIMEOUT_S = 5.0
+"""The most a bind waits for its shard's `nodes` partition to be read to its end."""
+
 
 class ShardLog(Protocol):
     async def read(self, topic: str, partitions: Sequence[int],
@@ -141,8 +144,11 @@ class BinderHandler(Handler):
         if pos.topic == BINDS and isinstance(payload, BindRequested):
             if self.state.answered_in_log(pos.partition, env.event_id):
                 return []
-            if payload.node_name not in self.state.shards[pos.partition].nodes:
+            shard = self.state.shards[pos.partition]
+            if payload.node_name not in shard.nodes and payload.node_name not in shard.deleted_nodes:
                 await self._read_nodes_to_end(pos.partition)
+                if pos.partition not in self.state.shards:
+                    return []  # a rebalance took the shard away meanwhile: its new owner answers
             pod = PodInfo(payload.pod) if self.binders else None
             if pod is not None and any(b.is_interested(pod) for b in self.binders):
                 # The extender's HTTP call blocks: the decision (fit check, call, record) runs on a
@@ -164,17 +170,20 @@ class BinderHandler(Handler):
         queue's decision saw (a node and its pods applied together). That event was in the log
         before the bind was, so a node still missing after this read is gone (or never was), and
         only then is the bind rejected as "node not found". The live consumer skips what this read
-        folded, as it does after a rebuild."""
-        start = self.node_positions.get(shard, 0)
+        folded, as it does after a rebuild. A node the shard saw deleted is not read for: the binds
+        a batch aimed at it before it went are rejected at once, not one read each."""
+        state, start = self.state.shards[shard], self.node_positions.get(shard, 0)
         try:
-            found = await asyncio.wait_for(self.shard_log.read(NODES, [shard], start), self._catch_up_timeout_s)
+            found = await asyncio.wait_for(self.shard_log.read(NODES, [shard], start), NODES_READ_TIMEOUT_S)
         except TimeoutError:
             log.warning("binder: reading nodes partition %d to its end timed out; deciding on what is folded", shard)
             return
+        if self.state.shards.get(shard) is not state:
+            return  # the shard was taken away (and maybe rebuilt) meanwhile: what was read is stale
         events, end = found[shard]
         for e in events:
             if isinstance(e.payload, NodeUpserted | NodeDeleted):
-                self.state.shards[shard].apply_node(e.payload)
+                state.apply_node(e.payload)
         self.node_positions[shard] = max(start, end)
 
     def pod_gone(self, env: Envelope) -> None:

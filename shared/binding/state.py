@@ -66,11 +66,15 @@ class NodeShard:
     """Bind request event id → its outcome: a redelivered request gets the very same answer."""
     logged: set[uuid.UUID] = field(default_factory=set)
     """Bind request event ids whose outcome was read back from the log: answered for good."""
+    deleted_nodes: set[str] = field(default_factory=set)
+    """Nodes whose latest event folded is a deletion."""
 
     def apply_node(self, event: NodeUpserted | NodeDeleted) -> None:
         if isinstance(event, NodeDeleted):
             self.nodes.pop(event.node_name, None)
+            self.deleted_nodes.add(event.node_name)
             return
+        self.deleted_nodes.discard(event.node.metadata.name)
         info = NodeInfo(event.node)
         for node_name, pod in self.pods.values():
             if node_name == info.name:
