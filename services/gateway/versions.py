@@ -64,12 +64,15 @@ async def stamped(store: EventStoreReader, kind: str, items: Iterable[dict[str, 
                   found: Versions) -> list[dict[str, Any]]:
     """`items` with their resourceVersion, `found` read before them. An object stored between the
     two reads has no version in `found` (its event and its row are committed together, after the
-    versions were read): its version is read again, so a stored object never shows version 0."""
+    versions were read): it gets the version of its creation, which its row is at least as new as
+    (a later version read now could be newer than the row), so a stored object never shows
+    version 0 and a write from it is at worst refused."""
     items = list(items)
     if kind in CHANGES:
-        missing = [c for c in map(_coordinates, items) if event_key(kind, *c) not in found]
+        missing = [event_key(kind, *c) for c in map(_coordinates, items)]
+        missing = [k for k in missing if k not in found]
         if missing:
-            found = {**found, **await read(store, kind, missing)}
+            found = {**found, **await store.created_at(missing, CHANGES[kind][:1])}
     return stamp(kind, items, found)
 
 
