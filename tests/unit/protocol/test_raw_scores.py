@@ -111,3 +111,13 @@ def test_pods_sharing_equal_totals_fall_back_to_different_nodes() -> None:
     ranking = Ranking.of(names, np.zeros(500, dtype=np.int64))
     fallbacks = [n for seed in range(100) for n in ranking.pick(seed)[1:]]
     assert len(fallbacks) == 300 and len(set(fallbacks)) > 200
+
+
+@settings(max_examples=200, deadline=None)
+@given(totals=st.lists(st.integers(0, 4), min_size=1, max_size=40), seed=st.integers(0, 2**32))
+def test_the_pick_is_the_seeded_draw_among_the_best_totals(totals: list[int], seed: int) -> None:
+    # The first node is what the in-process scheduler picks: one draw of the seed's generator.
+    names = [f"n{i}" for i in range(len(totals))]
+    ties = [i for i, t in enumerate(totals) if t == max(totals)]
+    first = ties[0] if len(ties) == 1 else ties[random.Random(seed).randrange(len(ties))]
+    assert Ranking.of(names, np.array(totals, dtype=np.int64)).pick(seed)[0] == names[first]
