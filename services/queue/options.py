@@ -24,7 +24,8 @@ class SchedulerOptions:
     """Pods evaluated per scatter/gather round trip (one in lockstep)."""
     pipeline_depth: int = 0
     """Batches at the filter workers while the one before them is merged and decided; 0: as many as
-    keep the queue busy (`DepthGauge`), at most one per filter worker known and `pipeline_most`."""
+    keep the queue busy (`DepthGauge`), at most one per filter worker known (two with one) and
+    `pipeline_most`."""
     pipeline_most: int = 0
     """With `pipeline_depth` 0, the most batches at the filter workers at once (0: no bound but the
     workers known). Where every process shares one machine, more than its cores beside the queue's
