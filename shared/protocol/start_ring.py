@@ -20,6 +20,7 @@ pod's walk: its longest once the batch is answered, the nodes a pod has walked l
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from .moving_average import moving_average
 
@@ -31,6 +32,13 @@ FORGET_AFTER = 64
 (the queue says so on every path it knows of; this bounds any it does not)."""
 
 
+class _Window(NamedTuple):
+    start: int
+    nodes: int
+    sent: int
+    """The number of the reservation that sent its batch."""
+
+
 @dataclass
 class StartRing:
     next: int = 0
@@ -39,9 +47,8 @@ class StartRing:
     """Nodes a pod's walk advanced the start by, on average over the recent batches."""
     _out: dict[str, int] = field(default_factory=dict)
     """Nodes each batch out is expected to walk, by batch id."""
-    _undecided: dict[str, tuple[int, int, int]] = field(default_factory=dict)
-    """The window (start, nodes) of each batch sent and not yet decided, and the number of the
-    reservation that sent it, by batch id."""
+    _undecided: dict[str, _Window] = field(default_factory=dict)
+    """The window of each batch sent and not yet decided, by batch id."""
     _reserved: int = 0
     """Reservations so far."""
 
@@ -50,11 +57,11 @@ class StartRing:
         start = (self.next + sum(self._out.values())) % num_nodes if self._out and num_nodes else self.next
         self._out[batch_id] = round(pods * self.walked_per_pod)
         self._reserved += 1
-        for old in [b for b, (_, _, n) in self._undecided.items() if n <= self._reserved - FORGET_AFTER]:
+        for old in [b for b, w in self._undecided.items() if w.sent <= self._reserved - FORGET_AFTER]:
             del self._undecided[old]
         width = round(self.walked_per_pod)
         start = self._clear(start, width, num_nodes)
-        self._undecided[batch_id] = (start, width, self._reserved)
+        self._undecided[batch_id] = _Window(start, width, self._reserved)
         return start
 
     def _clear(self, start: int, width: int, num_nodes: int) -> int:
@@ -63,11 +70,10 @@ class StartRing:
             return start
         moved = start
         for _ in range(len(self._undecided) + 1):
-            blocking = next((w[:2] for w in self._undecided.values() if _overlap((moved, width), w[:2], num_nodes)),
-                            None)
+            blocking = next((w for w in self._undecided.values() if _overlap(moved, width, w, num_nodes)), None)
             if blocking is None:
                 return moved
-            moved = (blocking[0] + blocking[1]) % num_nodes
+            moved = (blocking.start + blocking.nodes) % num_nodes
         return start
 
     def release(self, batch_id: str) -> None:
@@ -85,13 +91,13 @@ class StartRing:
             self.next = (self.next + n) % num_nodes
         window = self._undecided.get(batch_id)
         if window is not None and walked:
-            self._undecided[batch_id] = (window[0], max(walked), window[2])
+            self._undecided[batch_id] = window._replace(nodes=max(walked))
         if walked:
             self.walked_per_pod = moving_average(self.walked_per_pod, sum(walked) / len(walked), SMOOTHING)
 
 
-def _overlap(a: tuple[int, int], b: tuple[int, int], num_nodes: int) -> bool:
-    """Whether two windows (start, nodes) of a ring of `num_nodes` nodes share a node."""
-    if not a[1] or not b[1]:
+def _overlap(start: int, nodes: int, w: _Window, num_nodes: int) -> bool:
+    """Whether `nodes` nodes from `start` share one with `w` on a ring of `num_nodes` nodes."""
+    if not nodes or not w.nodes:
         return False
-    return (b[0] - a[0]) % num_nodes < a[1] or (a[0] - b[0]) % num_nodes < b[1]
+    return (w.start - start) % num_nodes < nodes or (start - w.start) % num_nodes < w.nodes
