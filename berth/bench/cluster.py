@@ -359,22 +359,25 @@ def _queue_metrics(fleet: Fleet) -> str:
         return ""
 
 
+def _value(pattern: re.Pattern[str], metrics: str) -> float:
+    """The one sample `pattern` finds in the queue's metrics text, 0 where there is none."""
+    m = pattern.search(metrics)
+    return float(m.group("value")) if m else 0.0
+
+
 def sent_pods(metrics: str) -> float:
     """Pods the queue has sent to the filter workers so far (the batch-size histogram's sum)."""
-    m = _SENT.search(metrics)
-    return float(m.group("value")) if m else 0.0
+    return _value(_SENT, metrics)
 
 
 def proposed_pods(metrics: str) -> float:
     """Pods the queue has sent to the filter workers in batches they propose, so far."""
-    m = _PROPOSED.search(metrics)
-    return float(m.group("value")) if m else 0.0
+    return _value(_PROPOSED, metrics)
 
 
 def walked_again_pods(metrics: str) -> float:
     """Pods the queue has walked again itself so far (their ranked candidates all taken)."""
-    m = _WALKED_AGAIN.search(metrics)
-    return float(m.group("value")) if m else 0.0
+    return _value(_WALKED_AGAIN, metrics)
 
 
 def propose_policy(queue_env: Mapping[str, str]) -> str:
