@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
-from aiokafka import AIOKafkaConsumer
-
 from shared.errors import DecodeError
 from shared.events import Envelope, Position, TopicRegistry
 from shared.settings import Settings
 
+from .clients import make_consumer
 from .tail import Tail
 
 
@@ -25,10 +24,7 @@ async def read_topic(
     decodes (else the DecodeError). Without `follow` it ends once the partitions' ends are reached."""
     registry = registry or TopicRegistry(settings.topic_prefix)
     registry.spec(topic)  # an unknown topic fails before anything connects
-    consumer = AIOKafkaConsumer(bootstrap_servers=settings.kafka_bootstrap_servers, group_id=None,
-                                enable_auto_commit=False, auto_offset_reset="earliest",
-                                client_id=f"{settings.service_name}-reader",
-                                max_partition_fetch_bytes=settings.kafka_max_message_bytes)
+    consumer = make_consumer(settings, group_id=None, client_id=f"{settings.service_name}-reader")
     await consumer.start()
     try:
         tail = Tail(consumer, registry, [topic])
