@@ -243,13 +243,19 @@ async def _publish_pods(publisher: KafkaPublisher, clock: _Stamps, pods: list[Po
 
 
 class _BoundWatcher:
-    """Follows `placements` from the beginning (`read_topic`): when each pod's PodBound arrived (monotonic)."""
+    """Follows `placements` from the beginning (`read_topic`): when each pod was bound (monotonic).
+
+    That is the binder's stamp on the pod's PodBound, not when this reader fetched it: a follower
+    fetches in rounds (the broker holds a fetch up to the fetch wait), which had added up to a
+    round's length to the end of every run. Every service runs on this machine, so the stamps and
+    this clock agree."""
 
     def __init__(self, settings: Settings, registry: TopicRegistry) -> None:
         self.settings, self.registry = settings, registry
         self.bound: dict[str, float] = {}
         self._changed = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        self._wall_minus_monotonic = time.time() - time.monotonic()
 
     async def start(self) -> None:
         self._task = asyncio.ensure_future(self._follow())
@@ -258,7 +264,7 @@ class _BoundWatcher:
         async for _, env, _ in read_topic(self.settings, PLACEMENTS, registry=self.registry, follow=True,
                                           idle_timeout_ms=200):
             if isinstance(env, Envelope) and isinstance(env.payload, PodBound):
-                self.bound.setdefault(env.payload.pod_uid, time.monotonic())
+                self.bound.setdefault(env.payload.pod_uid, env.timestamp.timestamp() - self._wall_minus_monotonic)
                 self._changed.set()
 
     async def wait_for(self, uids: set[str], timeout_s: float, *, stall_s: float | None = None,
