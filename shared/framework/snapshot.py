@@ -122,6 +122,15 @@ class Snapshot:
             self._with_required_anti_affinity = [i for i in self.node_info_list if i.pods_with_required_anti_affinity]
             self._version = version
 
+    def surely_without_affinity(self) -> bool:
+        """True when no node has a pod with (anti-)affinity, as far as known without walking the
+        nodes again: the lists, built on first use, hold while no such pod came or went anywhere
+        (False, not a walk, once one did: where such pods keep coming, a walk per call would cost
+        more than it saves)."""
+        if self._version == -1:
+            self._refresh()
+        return self._version == affinity_generation() and not self._with_affinity
+
     def have_pods_with_affinity_list(self) -> list[NodeInfo]:
         self._refresh()
         return self._with_affinity

@@ -86,6 +86,8 @@ def test_journaled_counts_equal_fresh_counts(steps: list[tuple[bool, int, PodInf
         else:
             node, gone = placed.pop(host % len(placed))
             node.remove_pod(gone)
+        if snapshot.surely_without_affinity():  # what lets InterPodAffinity skip without counting
+            assert not any(n.pods_with_affinity for n in nodes)
         if k % check_every == 0:
             _check(memo, scores, incoming, snapshot)
     _check(memo, scores, incoming, snapshot)
@@ -114,3 +116,16 @@ def test_the_memo_hands_out_copies_and_stays_off_clones_and_partial_lists() -> N
     assert memo.counts(web, snapshot, snapshot.node_info_list[:2]) is None
     clones = Snapshot([n.clone() for n in nodes])
     assert memo.counts(web, clones, clones.node_info_list) is None
+
+
+def test_a_snapshot_is_surely_without_affinity_only_while_no_such_pod_came() -> None:
+    nodes = [NodeInfo(MakeNode().name(f"h{i}").label("kubernetes.io/hostname", f"h{i}").obj()) for i in range(2)]
+    nodes[0].add_pod(_pod("plain", "web", "default", 0, "kubernetes.io/hostname"))
+    snapshot = Snapshot(nodes)
+    assert snapshot.surely_without_affinity()
+    anti = _pod("anti", "web", "default", 1, "kubernetes.io/hostname")
+    nodes[1].add_pod(anti)
+    assert not snapshot.surely_without_affinity()
+    nodes[1].remove_pod(anti)
+    assert not snapshot.surely_without_affinity()  # not known without a walk, so not claimed
+    assert Snapshot(nodes).surely_without_affinity()

@@ -121,7 +121,7 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
                    nodes: Sequence[NodeInfo]) -> tuple[PreFilterResult | None, Status | None]:
         snapshot = self.handle.snapshot()
         if (not pod.required_affinity_terms and not pod.required_anti_affinity_terms and snapshot is not None
-                and nodes is snapshot.node_info_list and not snapshot.have_pods_with_required_anti_affinity_list()):
+                and nodes is snapshot.node_info_list and snapshot.surely_without_affinity()):
             return None, Status(Code.SKIP)  # no terms of its own, and no pod's anti-affinity to respect
         kept = self._counts.counts(pod, snapshot, nodes)
         if kept is not None:
@@ -153,7 +153,7 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         if self.args.ignore_preferred_terms_of_existing_pods and not has_preferred:
             return Status(Code.SKIP)
         snapshot = self.handle.snapshot()
-        if not has_preferred and snapshot is not None and not snapshot.have_pods_with_affinity_list():
+        if not has_preferred and snapshot is not None and snapshot.surely_without_affinity():
             return Status(Code.SKIP)  # no preferred terms of its own, and no pod's terms to score by
         weight = self.args.hard_pod_affinity_weight
         kept = self._scores.scores(pod, snapshot, has_preferred, weight)
