@@ -113,7 +113,8 @@ async def main(settings: GatewaySettings | None = None) -> None:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    runner = web.AppRunner(build_app(settings, KafkaPublisher(producer, TopicRegistry(settings.base.topic_prefix)),
+    runner = web.AppRunner(build_app(settings, KafkaPublisher(producer, TopicRegistry(settings.base.topic_prefix),
+                                                    max_record_bytes=settings.base.kafka_max_message_bytes),
                                      engine), access_log=None,
                             # Watches and waiting overview requests are cut after this on a stop.
                             shutdown_timeout=SHUTDOWN_GRACE_S, keepalive_timeout=KEEPALIVE_S)

@@ -35,7 +35,8 @@ class QueueApp:
         self.settings = settings
         self.registry = registry or TopicRegistry(settings.base.topic_prefix)
         self.producer = make_producer(settings.base, client_id=settings.base.service_name)
-        self.publisher = KafkaPublisher(self.producer, self.registry)
+        self.publisher = KafkaPublisher(self.producer, self.registry,
+                                        max_record_bytes=settings.base.kafka_max_message_bytes)
         self.view = ClusterView()
         self.gatherer = Gatherer(workers_most=settings.options.workers_most)
         config = ServiceConfig(name=settings.base.service_name, group_id=settings.group_id,

@@ -122,7 +122,8 @@ class Service:
             if self._publisher is None:
                 self._producer = make_producer(self.settings, client_id=self.config.name)
                 await self._producer.start()
-                self._publisher = KafkaPublisher(self._producer, self.registry)
+                self._publisher = KafkaPublisher(self._producer, self.registry,
+                                                 max_record_bytes=self.settings.kafka_max_message_bytes)
             await evict_predecessor(self.settings, physical_group(self.settings, self.config.group_id))
             self._consumer = make_consumer(self.settings, group_id=self.config.group_id, client_id=self.config.name,
                                            fetch_min_bytes=self.config.fetch_min_bytes)

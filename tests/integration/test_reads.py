@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
+from aiokafka import AIOKafkaProducer
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from shared.adapters.kafka import KafkaPublisher, read_topic
+from shared.adapters.kafka import KafkaPublisher, make_producer, read_topic
 from shared.adapters.postgres import PostgresEventStore, ReadModelQueries
-from shared.errors import DecodeError
+from shared.errors import BrokerUnavailable, DecodeError
 from shared.events import PODS, Envelope, OutgoingEvent, envelope, render_json
 from tests.unit.events.samples import lifecycle
 
@@ -60,3 +63,29 @@ async def test_read_topic_reads_a_whole_batch(berth_env: BerthTestEnv, publisher
     await publisher.publish([OutgoingEvent(PODS, envelope(p, producer="t"), partition=0) for p in pods])
     seen = [item async for item in read_topic(berth_env.settings, PODS, registry=berth_env.registry)]
     assert [pos.offset for pos, _, _ in seen] == list(range(len(pods)))
+
+
+async def test_a_publish_keeps_each_partitions_order_across_batches(berth_env: BerthTestEnv) -> None:
+    # Events of one call to several partitions, interleaved, more than one record batch holds.
+    settings = dataclasses.replace(berth_env.settings, kafka_max_batch_bytes=1024)
+    producer = make_producer(settings, client_id="test-small-batches")
+    await producer.start()
+    try:
+        publisher = KafkaPublisher(producer, berth_env.registry)
+        pods = [p for p in lifecycle(n_pods=12) if berth_env.registry.topic_of(p) == PODS]
+        sent = [OutgoingEvent(PODS, envelope(p, producer="t"), partition=i % 2) for i, p in enumerate(pods * 4)]
+        await publisher.publish(sent)
+    finally:
+        await producer.stop()
+    seen = [item async for item in read_topic(berth_env.settings, PODS, registry=berth_env.registry)]
+    for partition in (0, 1):
+        got = [(pos.offset, env.event_id) for pos, env, _ in seen if pos.partition == partition]  # type: ignore[union-attr]  # all decode
+        want = [e.envelope.event_id for e in sent if e.partition == partition]
+        assert got == list(enumerate(want))
+
+
+async def test_a_record_above_the_limit_is_refused(berth_env: BerthTestEnv, producer: AIOKafkaProducer) -> None:
+    publisher = KafkaPublisher(producer, berth_env.registry, max_record_bytes=64)
+    pod = next(p for p in lifecycle(n_pods=1) if berth_env.registry.topic_of(p) == PODS)
+    with pytest.raises(BrokerUnavailable, match="MessageSizeTooLargeError"):
+        await publisher.publish([OutgoingEvent(PODS, envelope(pod, producer="t"), partition=0)])
