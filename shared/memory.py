@@ -5,6 +5,11 @@ cluster view and the event history hold millions of long-lived ones. With CPytho
 thresholds, gen-0 collections run every 700 allocations and full collections keep re-walking
 that long-lived heap: measured on a 5,000-node replay, about half the time went to the
 collector. The objects are rarely cyclic, so collecting less often costs little memory.
+
+A state that keeps growing after the settle (the queue's view as pods arrive) needs no settling
+again: with these thresholds a full collection comes after about a hundred million allocations,
+and only once the objects kept since the last one are a quarter of those it kept (CPython's rule),
+so the growing state is walked a few times in all, not at every collection.
 """
 
 from __future__ import annotations
@@ -21,34 +26,3 @@ def settle_heap() -> None:
     gc.collect()
     gc.freeze()
     gc.set_threshold(*THRESHOLDS)
-
-
-def freeze_new() -> None:
-    """Collect what is not frozen, then freeze what of it lives. Unlike `settle_heap`, what was
-    frozen before is neither thawed nor walked again: settling as the state grows costs the objects
-    made since the last time, not the whole heap each time. What was frozen and has died since is
-    freed by reference counting; only cycles among it stay, at most what was frozen."""
-    gc.collect()
-    gc.freeze()
-
-
-class HeapKeeper:
-    """Settles the heap again each time the long-lived state has doubled since the last time: a
-    service's state grows after it starts (pods and nodes keep arriving), and what is not frozen
-    is walked by every full collection. Doubling keeps the collections' total cost linear, and the
-    objects frozen at all the settles together at about twice the state's size at the last one."""
-
-    def __init__(self, minimum: int = 5_000) -> None:
-        self.minimum = minimum
-        self.settled_at = 0
-
-    def grown(self, size: int) -> bool:
-        """`size`: a measure of the long-lived state (objects held, pods known); True when settled now."""
-        if size < max(self.minimum, 2 * self.settled_at):
-            return False
-        if self.settled_at:
-            freeze_new()
-        else:
-            settle_heap()
-        self.settled_at = size
-        return True

@@ -106,5 +106,5 @@ async def main(settings: QueueSettings | None = None) -> None:
 
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, app.request_stop)
-    settle_heap()  # the collector's thresholds for an allocation-heavy loop; the scheduler re-settles as it grows
+    settle_heap()  # the collector's thresholds for an allocation-heavy loop
     await app.run()

@@ -66,7 +66,6 @@ from shared.framework import events as cluster_events
 from shared.framework.pod_info import PodInfo
 from shared.framework.runtime import Framework
 from shared.framework.snapshot import Snapshot
-from shared.memory import HeapKeeper
 from shared.model.config import KubeSchedulerConfiguration
 from shared.protocol.answers import Answer, walks
 from shared.protocol.batch import BatchItem, Decision, decide_batch
@@ -196,7 +195,6 @@ class Scheduler:
         self._pending_updated = 0.0
         self._unschedulable_labels: set[tuple[str, str]] = set()
         self._outbox: list[OutgoingEvent] = []
-        self._heap = HeapKeeper()
         self.waiting: set[str] = set()
         """Pods whose cycle waits for their extenders' answers, by uid."""
         self._late: set[asyncio.Future[None]] = set()
@@ -385,8 +383,6 @@ class Scheduler:
         if self._answered:
             await self._decide_late()
         self.driver.upkeep()
-        # The view's nodes and pods are the long-lived heap; keep the collector off them.
-        self._heap.grown(len(self.view.specs) + len(self.view.nodes))
         self._update_pending()
 
     async def _loop(self, stopping: asyncio.Event) -> None:
