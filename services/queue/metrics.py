@@ -6,30 +6,33 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
+from services.runtime.loop_metrics import LoopCounter, LoopHistogram
+
 _ATTEMPT_BUCKETS = (0.001, 0.002, 0.004, 0.008, 0.016, 0.032, 0.064, 0.128, 0.256, 0.512, 1.024, 2.048, 4.096, 8.192)
 _SLI_BUCKETS = (0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92, 163.84)
 
 
 class SchedulerMetrics:
     def __init__(self, registry: CollectorRegistry) -> None:
-        self.attempts = Counter(
+        # Those updated for every pod are loop metrics (`services.runtime.loop_metrics`).
+        self.attempts = LoopCounter(
             "scheduler_schedule_attempts", "Number of attempts to schedule pods, by the result.",
             ["result", "profile"], registry=registry)
         self.pending = Gauge(
             "scheduler_pending_pods", "Number of pending pods, by the queue type.", ["queue"], registry=registry)
-        self.attempt_seconds = Histogram(
+        self.attempt_seconds = LoopHistogram(
             "scheduler_scheduling_attempt_duration_seconds",
             "Scheduling attempt latency in seconds (scheduling algorithm + binding request).",
             ["result", "profile"], buckets=_ATTEMPT_BUCKETS, registry=registry)
-        self.sli_seconds = Histogram(
+        self.sli_seconds = LoopHistogram(
             "scheduler_pod_scheduling_sli_duration_seconds",
             "E2e latency for a pod being scheduled, from the time the pod enters the scheduling queue.",
             ["attempts"], buckets=_SLI_BUCKETS, registry=registry)
-        self.algorithm_seconds = Histogram(
+        self.algorithm_seconds = LoopHistogram(
             "scheduler_scheduling_algorithm_duration_seconds",
             "Scheduling algorithm latency in seconds: from a pod's pop until its decision (Berth filters and "
             "scores a batch of pods together).", buckets=_ATTEMPT_BUCKETS, registry=registry)
-        self.incoming = Counter(
+        self.incoming = LoopCounter(
             "scheduler_queue_incoming_pods", "Number of pods added to scheduling queues by event and queue type.",
             ["queue", "event"], registry=registry)
         self._children: dict[tuple[object, tuple[str, ...]], Any] = {}
@@ -48,9 +51,8 @@ class SchedulerMetrics:
             "berth_queue_proposed_pods", "Pods sent to the filter workers in batches they decide (propose).",
             registry=registry)
 
-    def _child(self, metric: Counter | Histogram, *labels: str) -> Any:
-        """`metric.labels(*labels)`, looked up once per label set: the methods below run for every
-        pod, and `labels()` takes a lock and builds a key each call."""
+    def _child(self, metric: LoopCounter | LoopHistogram, *labels: str) -> Any:
+        """`metric.labels(*labels)`, looked up once per label set: the methods below run for every pod."""
         key = (metric, labels)
         child = self._children.get(key)
         if child is None:

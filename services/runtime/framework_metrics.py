@@ -20,10 +20,12 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from prometheus_client import CollectorRegistry, Histogram
+from prometheus_client import CollectorRegistry
 
 from shared.framework.runtime import Framework
 from shared.framework.status import Code, Status
+
+from .loop_metrics import LoopHistogram
 
 _POINT_BUCKETS = tuple(0.0001 * 2**i for i in range(12))
 _PLUGIN_BUCKETS = tuple(0.00001 * 1.5**i for i in range(20))
@@ -70,17 +72,17 @@ def code_name(status: object) -> str:
 
 class FrameworkMetrics:
     def __init__(self, registry: CollectorRegistry) -> None:
-        self.extension_point = Histogram(
+        self.extension_point = LoopHistogram(
             "scheduler_framework_extension_point_duration_seconds",
             "Latency for running all plugins of a specific extension point.",
             ["extension_point", "status", "profile"], buckets=_POINT_BUCKETS, registry=registry)
-        self.plugin = Histogram(
+        self.plugin = LoopHistogram(
             "scheduler_plugin_execution_duration_seconds",
             "Duration for running a plugin at a specific extension point.",
             ["plugin", "extension_point", "status"], buckets=_PLUGIN_BUCKETS, registry=registry)
-        self._children: dict[tuple[Histogram, tuple[str, ...]], Any] = {}
+        self._children: dict[tuple[LoopHistogram, tuple[str, ...]], Any] = {}
 
-    def observe(self, histogram: Histogram, labels: tuple[str, ...], seconds: float) -> None:
+    def observe(self, histogram: LoopHistogram, labels: tuple[str, ...], seconds: float) -> None:
         child = self._children.get((histogram, labels))
         if child is None:
             child = self._children[(histogram, labels)] = histogram.labels(*labels)
