@@ -9,6 +9,7 @@ from aiokafka import AIOKafkaProducer
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from shared.adapters.kafka import KafkaPublisher, make_producer, read_topic
+from shared.adapters.kafka.publisher import BATCHED_FROM
 from shared.adapters.postgres import PostgresEventStore, ReadModelQueries
 from shared.errors import BrokerUnavailable, DecodeError
 from shared.events import PODS, Envelope, OutgoingEvent, envelope, render_json
@@ -66,14 +67,17 @@ async def test_read_topic_reads_a_whole_batch(berth_env: BerthTestEnv, publisher
 
 
 async def test_a_publish_keeps_each_partitions_order_across_batches(berth_env: BerthTestEnv) -> None:
-    # Events of one call to several partitions, interleaved, more than one record batch holds.
+    # Events of one call to two partitions, interleaved: one given more than a record batch holds
+    # (sent as batches), the other a few (sent record by record).
     settings = dataclasses.replace(berth_env.settings, kafka_max_batch_bytes=1024)
     producer = make_producer(settings, client_id="test-small-batches")
     await producer.start()
     try:
         publisher = KafkaPublisher(producer, berth_env.registry)
         pods = [p for p in lifecycle(n_pods=12) if berth_env.registry.topic_of(p) == PODS]
-        sent = [OutgoingEvent(PODS, envelope(p, producer="t"), partition=i % 2) for i, p in enumerate(pods * 4)]
+        sent = [OutgoingEvent(PODS, envelope(p, producer="t"), partition=int(i % 10 == 0))
+                for i, p in enumerate(pods * 4)]
+        assert 1 < sum(e.partition == 1 for e in sent) < BATCHED_FROM
         await publisher.publish(sent)
     finally:
         await producer.stop()
@@ -87,5 +91,5 @@ async def test_a_publish_keeps_each_partitions_order_across_batches(berth_env: B
 async def test_a_record_above_the_limit_is_refused(berth_env: BerthTestEnv, producer: AIOKafkaProducer) -> None:
     publisher = KafkaPublisher(producer, berth_env.registry, max_record_bytes=64)
     pod = next(p for p in lifecycle(n_pods=1) if berth_env.registry.topic_of(p) == PODS)
-    with pytest.raises(BrokerUnavailable, match="MessageSizeTooLargeError"):
+    with pytest.raises(BrokerUnavailable, match="PodSubmitted .* bytes, above 64"):
         await publisher.publish([OutgoingEvent(PODS, envelope(pod, producer="t"), partition=0)])
