@@ -15,6 +15,7 @@ from shared.workloads import WORKLOADS, generate
 
 from .bench.inprocess import run_inprocess
 from .bench.plot import NO_PLOT, plot_scaling, plot_throughput
+from .bench.stats import median_run
 from .client import CliError, run_guarded
 from .machine import summary
 from .services import check_filter_workers, filter_workers_problem, up_options
@@ -36,6 +37,9 @@ def register(sub: Any) -> None:
     p.add_argument("--scale-sweep", metavar="K,K,...", type=_worker_counts,
                    help="cluster mode once per filter-worker count (e.g. 1,2,4,8): pods/s, parallel efficiency "
                         "against the first count, a JSON result and a scaling-curve PNG")
+    p.add_argument("--rounds", type=_positive, default=1, metavar="N",
+                   help="with --scale-sweep: run the counts in turn N times (1,2,4,8,1,2,4,8,...) and report, "
+                        "per count, the run of median pods/s, with the range of all (default 1)")
     p.add_argument("--logs", metavar="DIR", help="keep each service's log in DIR (cluster mode)")
     p.add_argument("--record", metavar="FILE", help="write the run's event log to FILE as JSON Lines, for "
                    "`berth replay --source FILE` (cluster mode)")
@@ -61,6 +65,16 @@ def add_workload_args(p: argparse.ArgumentParser, *, pods_help: str) -> None:
                    help="the scheduler_perf workload (default SchedulingBasic)")
     p.add_argument("--nodes", type=int, default=5000, help="nodes (default 5000)")
     p.add_argument("--pods", type=int, default=10000, help=f"{pods_help} (default 10000)")
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
+    return value
 
 
 def _worker_counts(text: str) -> list[int]:
@@ -89,6 +103,8 @@ def run(args: argparse.Namespace) -> int:
             raise CliError(f"--churn-interval must be above 0 seconds, got {args.churn_interval}", 2)
         workload = replace(workload, churn_interval_s=args.churn_interval)
     progress = sys.stderr.isatty() if args.progress is None else args.progress
+    if args.rounds > 1 and not args.scale_sweep:
+        raise CliError("--rounds repeats a --scale-sweep: give one", 2)
     if args.scale_sweep:
         if args.record:
             raise CliError("--record records one run: it cannot be combined with --scale-sweep", 2)
@@ -159,26 +175,31 @@ def with_config(workload: Any, path: Path) -> Any:
 
 
 def _sweep(args: argparse.Namespace, workload: Any, progress: bool, config_path: Path | None) -> int:
-    """The cluster bench at each worker count, in turn (each on a fresh stack)."""
+    """The cluster bench at each worker count, in turn (each on a fresh stack), `--rounds` times."""
     from .bench.cluster import run_cluster
 
     out_dir = Path(args.out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    points: list[dict[str, Any]] = []
+    runs: dict[int, list[dict[str, Any]]] = {k: [] for k in args.scale_sweep}
     problems: list[str] = []
-    for k in args.scale_sweep:
-        if progress:
-            print(f"scale sweep: {k} filter worker(s)", file=sys.stderr)
-        result = run_cluster(workload, options=up_options(k), progress=progress, timeout_s=args.timeout,
-                             logs=Path(args.logs) / f"{k}w" if args.logs else None, config=config_path)
-        problems += [f"{k} workers: {p}" for p in result.problems]
-        points.append({"filter_workers": k, "propose": result.propose, "proposed_share": result.proposed_share,
-                       "pipeline_most": result.pipeline_most, "workers_most": result.workers_most,
-                       "sent_per_pod": result.sent_per_pod, "walked_again_per_pod": result.walked_again_per_pod,
-                       "pods_per_second": result.pods_per_second,
-                       "e2e_latency_p99_ms": result.e2e_latency_p99_ms,
-                       "cpu_seconds": sum(result.cpu_seconds.values()),
-                       "cpu_ms_per_pod": result.cpu_ms_per_pod})
+    for round_ in range(1, args.rounds + 1):
+        for k in args.scale_sweep:
+            if progress:
+                print(f"scale sweep: {k} filter worker(s)" + (f", round {round_} of {args.rounds}"
+                                                              if args.rounds > 1 else ""), file=sys.stderr)
+            logs = Path(args.logs) / (f"{k}w" if args.rounds == 1 else f"{k}w-{round_}") if args.logs else None
+            result = run_cluster(workload, options=up_options(k), progress=progress, timeout_s=args.timeout,
+                                 logs=logs, config=config_path)
+            problems += [f"{k} workers: {p}" for p in result.problems]
+            runs[k].append({"filter_workers": k, "propose": result.propose,
+                            "proposed_share": result.proposed_share, "pipeline_most": result.pipeline_most,
+                            "workers_most": result.workers_most, "sent_per_pod": result.sent_per_pod,
+                            "walked_again_per_pod": result.walked_again_per_pod,
+                            "pods_per_second": result.pods_per_second,
+                            "e2e_latency_p99_ms": result.e2e_latency_p99_ms,
+                            "cpu_seconds": sum(result.cpu_seconds.values()),
+                            "cpu_ms_per_pod": result.cpu_ms_per_pod})
+    points = [median_run(runs[k]) for k in args.scale_sweep]
     base = points[0]
     for point in points:
         speedup = point["pods_per_second"] / base["pods_per_second"] if base["pods_per_second"] else 0.0
@@ -187,7 +208,7 @@ def _sweep(args: argparse.Namespace, workload: Any, progress: bool, config_path:
     stem = f"{workload.name}-cluster-sweep-{args.nodes}n-{args.pods}p"
     machine = result.machine  # every count ran on this machine: the last run's description
     swept = {"workload": workload.name, "mode": "cluster", "nodes": args.nodes, "pods": args.pods,
-             "machine": machine, "sweep": points, "problems": problems}
+             "machine": machine, "rounds": args.rounds, "sweep": points, "problems": problems}
     (out_dir / f"{stem}.json").write_text(json.dumps(swept, indent=2) + "\n")
     title = f"{workload.name}, {args.nodes} nodes: filter-worker scaling"
     proposing = [str(p["filter_workers"]) for p in points if p["proposed_share"]]
@@ -200,12 +221,17 @@ def _sweep(args: argparse.Namespace, workload: Any, progress: bool, config_path:
     else:
         print(f"{workload.name} cluster scale sweep: {args.nodes} nodes, {args.pods} pods")
         print(f"  machine  {summary(machine)}")
-        print(f"  {'workers':>7}  {'propose':>12}  {'pods/s':>9}  {'speedup':>7}  {'efficiency':>10}  {'e2e p99':>9}  "
-              f"{'cpu ms/pod':>10}  {'queue':>6}  {'filter':>6}  {'sent/pod':>8}")
+        if args.rounds > 1:
+            print(f"  each count's run of median pods/s of {args.rounds} rounds; range: all its runs' pods/s")
+        ranges = f"  {'range':>13}" if args.rounds > 1 else ""
+        print(f"  {'workers':>7}  {'propose':>12}  {'pods/s':>9}{ranges}  {'speedup':>7}  {'efficiency':>10}  "
+              f"{'e2e p99':>9}  {'cpu ms/pod':>10}  {'queue':>6}  {'filter':>6}  {'sent/pod':>8}")
         for p in points:
             ms = p["cpu_ms_per_pod"]
             proposed = f"{p['propose']} {p['proposed_share'] or 0:.0%}"
-            print(f"  {p['filter_workers']:>7}  {proposed:>12}  {p['pods_per_second']:>9.1f}  "
+            rounds = p["rounds_pods_per_second"]
+            spread = f"  {f'{min(rounds):.0f}-{max(rounds):.0f}':>13}" if args.rounds > 1 else ""
+            print(f"  {p['filter_workers']:>7}  {proposed:>12}  {p['pods_per_second']:>9.1f}{spread}  "
                   f"{p['speedup']:>7.2f}  "
                   f"{p['efficiency']:>10.2f}  {p['e2e_latency_p99_ms'] / 1000:>8.1f}s  "
                   f"{ms.get('total', 0.0):>10.3f}  {ms.get('queue', 0.0):>6.3f}  {ms.get('filter', 0.0):>6.3f}  "

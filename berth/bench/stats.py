@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 
 def percentile(values: Sequence[float], q: float) -> float:
@@ -23,3 +24,13 @@ def throughput_series(done_at: Sequence[float], bucket: float) -> list[tuple[flo
     for t in done_at:
         buckets[int(t / bucket)] += 1
     return [((i + 1) * bucket, n / bucket) for i, n in enumerate(buckets)]
+
+
+def median_run(runs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Of one worker count's runs (in the order they ran), the run of median pods/s (the lower of
+    the middle two for an even number), whole: its CPU and latencies are that run's, not medians
+    of other runs. With every run's pods/s and total CPU per pod, in run order."""
+    ranked = sorted(runs, key=lambda r: r["pods_per_second"])
+    return {**ranked[(len(ranked) - 1) // 2],
+            "rounds_pods_per_second": [r["pods_per_second"] for r in runs],
+            "rounds_cpu_ms_per_pod": [r["cpu_ms_per_pod"].get("total", 0.0) for r in runs]}

@@ -51,6 +51,7 @@ BENCH_DECIDES = {"BERTH_QUEUE_PROPOSE", "BERTH_QUEUE_PIPELINE_MOST"}
 async def test_scale_sweep_smoke(berth_env: BerthTestEnv, tmp_path: Path) -> None:
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "berth", "bench", "--nodes", "12", "--pods", "30", "--scale-sweep", "1,2",
+        "--rounds", "2",
         "--config", str(ROOT / "examples" / "bench" / "score-all-nodes.yaml"),
         "--out-dir", str(tmp_path), "-o", "json", "--no-progress", "--timeout", "120",
         env={k: v for k, v in service_env(berth_env).items() if k not in BENCH_DECIDES}, cwd=ROOT,
@@ -62,6 +63,11 @@ async def test_scale_sweep_smoke(berth_env: BerthTestEnv, tmp_path: Path) -> Non
     assert summary["mode"] == "cluster" and summary["problems"] == []
     assert summary["machine"]["usable_cpus"] >= 1
     assert [p["filter_workers"] for p in summary["sweep"]] == [1, 2]
+    # Two rounds: each count's point is one of its two runs, the slower (the lower middle).
+    assert summary["rounds"] == 2
+    for point in summary["sweep"]:
+        assert len(point["rounds_pods_per_second"]) == 2
+        assert point["pods_per_second"] == min(point["rounds_pods_per_second"])
     # Each count runs as `berth up` would run it: one worker ranks in the queue, two propose
     # (on a machine of few cores, while the queue's ranking is dear).
     assert [p["propose"] for p in summary["sweep"]] == ["no", "auto" if default_propose(2) == "auto" else "yes"]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from berth.bench.stats import percentile, throughput_series
+from berth.bench.stats import median_run, percentile, throughput_series
 from berth.bench_cmd import with_config
 from berth.cli import main
 from shared.events import NODE_SHARDS
@@ -158,3 +158,26 @@ def test_cluster_sampler_counts_the_embedded_stack_and_its_children(tmp_path: Pa
         for p in (database, service):
             p.kill()
             p.wait()
+
+
+def test_a_sweep_point_is_its_counts_run_of_median_pods_per_second() -> None:
+    runs = [{"pods_per_second": pods, "cpu_ms_per_pod": {"total": cpu}, "queue_ms": cpu / 3}
+            for pods, cpu in [(2_600.0, 0.60), (2_200.0, 0.70), (2_500.0, 0.65), (2_700.0, 0.62)]]
+    point = median_run(runs)
+    assert point["pods_per_second"] == 2_500.0 and point["queue_ms"] == 0.65 / 3  # one run, whole
+    assert point["rounds_pods_per_second"] == [2_600.0, 2_200.0, 2_500.0, 2_700.0]
+    assert point["rounds_cpu_ms_per_pod"] == [0.60, 0.70, 0.65, 0.62]
+    assert median_run(runs[:3])["pods_per_second"] == 2_500.0
+
+
+@pytest.mark.parametrize(("argv", "says"), [
+    (["--rounds", "0", "--scale-sweep", "1,2"], "--rounds: expected a whole number of at least 1, got '0'"),
+    (["--rounds", "3"], "--rounds repeats a --scale-sweep"),
+])
+def test_rounds_are_positive_and_repeat_a_sweep(argv: list[str], says: str,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    try:
+        code = main(["bench", "--nodes", "4", "--pods", "4", *argv])
+    except SystemExit as exit_:
+        code = exit_.code  # type: ignore[assignment]  # argparse exits with 2
+    assert code == 2 and says in capsys.readouterr().err
