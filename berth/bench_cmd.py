@@ -215,7 +215,8 @@ def _sweep(args: argparse.Namespace, workload: Any, progress: bool, config_path:
     if 0 < len(proposing) < len(points):  # each count ran as `berth up` runs it
         title += f" (proposing: {', '.join(proposing)} workers)"
     plot = plot_scaling([(p["filter_workers"], p["pods_per_second"], p["cpu_ms_per_pod"]) for p in points],
-                        title, out_dir / f"{stem}.png")
+                        title, out_dir / f"{stem}.png",
+                        ranges=[p["rounds_pods_per_second"] for p in points] if args.rounds > 1 else ())
     if args.output == "json":
         print(json.dumps(swept))
     else:

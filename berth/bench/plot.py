@@ -49,16 +49,22 @@ def plot_throughput(series: Sequence[tuple[float, float]], title: str, path: Pat
     return _save(plt, fig, ax, title, path)
 
 
-def plot_scaling(points: Sequence[tuple[int, float, Mapping[str, float]]], title: str, path: Path) -> Path | None:
+def plot_scaling(points: Sequence[tuple[int, float, Mapping[str, float]]], title: str, path: Path, *,
+                 ranges: Sequence[Sequence[float]] = ()) -> Path | None:
     """Pods/s against filter workers, with linear scaling from the first point for reference, and
-    beside it each process's CPU milliseconds per pod, stacked."""
+    beside it each process's CPU milliseconds per pod, stacked. `ranges`: per point, the pods/s of
+    every round it was the median of (drawn as the span from the lowest to the highest)."""
     plt = _pyplot()
     if plt is None:
         return None
     workers = [k for k, _, _ in points]
     k0, r0, _ = points[0]
     fig, (ax, cpu) = plt.subplots(1, 2, figsize=(11, 4))
-    ax.plot(workers, [r for _, r, _ in points], marker="o", label="measured")
+    ax.plot(workers, [r for _, r, _ in points], marker="o",
+            label=f"median of {len(ranges[0])} rounds" if ranges else "measured")
+    if ranges:
+        ax.vlines(workers, [min(r) for r in ranges], [max(r) for r in ranges], color="tab:blue", alpha=0.4,
+                  linewidth=6, label="range of the rounds")
     ax.plot(workers, [r0 * k / k0 for k in workers], linestyle="--", color="grey", label="linear")
     ax.set_xlabel("filter workers")
     ax.set_ylabel("pods bound per second")
