@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 from services.runtime.loop_metrics import LoopCounter, LoopHistogram
@@ -35,7 +33,6 @@ class SchedulerMetrics:
         self.incoming = LoopCounter(
             "scheduler_queue_incoming_pods", "Number of pods added to scheduling queues by event and queue type.",
             ["queue", "event"], registry=registry)
-        self._children: dict[tuple[object, tuple[str, ...]], Any] = {}
         self.unschedulable = Gauge(
             "scheduler_unschedulable_pods", "The number of unschedulable pods broken down by plugin name. A pod "
             "will increment the gauge for all plugins that caused it to not schedule.",
@@ -51,24 +48,16 @@ class SchedulerMetrics:
             "berth_queue_proposed_pods", "Pods sent to the filter workers in batches they decide (propose).",
             registry=registry)
 
-    def _child(self, metric: LoopCounter | LoopHistogram, *labels: str) -> Any:
-        """`metric.labels(*labels)`, looked up once per label set: the methods below run for every pod."""
-        key = (metric, labels)
-        child = self._children.get(key)
-        if child is None:
-            child = self._children[key] = metric.labels(*labels)
-        return child
-
     def attempted(self, result: str, profile: str, seconds: float) -> None:
         """One attempt ended with `result` after `seconds` (for every pod the queue decides)."""
-        self._child(self.attempts, result, profile).inc()
-        self._child(self.attempt_seconds, result, profile).observe(seconds)
+        self.attempts.labels(result, profile).inc()
+        self.attempt_seconds.labels(result, profile).observe(seconds)
         self.algorithm_seconds.observe(seconds)
 
     def scheduled(self, attempts: int, seconds: float) -> None:
         """A pod bound `seconds` after it entered the queue, at its `attempts`th attempt."""
-        self._child(self.sli_seconds, str(min(attempts, 15))).observe(seconds)
+        self.sli_seconds.labels(str(min(attempts, 15))).observe(seconds)
 
     def count_incoming(self, queue: str, event: str) -> None:
         """One pod into `queue` on `event`."""
-        self._child(self.incoming, queue, event).inc()
+        self.incoming.labels(queue, event).inc()

@@ -80,13 +80,9 @@ class FrameworkMetrics:
             "scheduler_plugin_execution_duration_seconds",
             "Duration for running a plugin at a specific extension point.",
             ["plugin", "extension_point", "status"], buckets=_PLUGIN_BUCKETS, registry=registry)
-        self._children: dict[tuple[LoopHistogram, tuple[str, ...]], Any] = {}
 
     def observe(self, histogram: LoopHistogram, labels: tuple[str, ...], seconds: float) -> None:
-        child = self._children.get((histogram, labels))
-        if child is None:
-            child = self._children[(histogram, labels)] = histogram.labels(*labels)
-        child.observe(seconds)
+        histogram.labels(*labels).observe(seconds)
 
 
 def instrument(profiles: Iterable[Framework], metrics: FrameworkMetrics) -> None:

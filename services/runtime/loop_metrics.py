@@ -14,10 +14,13 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Iterator, Sequence
+from typing import Generic, TypeVar
 
 from prometheus_client import CollectorRegistry
 from prometheus_client.metrics_core import CounterMetricFamily, HistogramMetricFamily, Metric
 from prometheus_client.utils import floatToGoString
+
+Child = TypeVar("Child")
 
 
 class _CounterChild:
@@ -46,40 +49,49 @@ class _HistogramChild:
         self.sum += amount
 
 
-class _Family:
-    def __init__(self, name: str, documentation: str, labelnames: Sequence[str]) -> None:
+class _Family(Generic[Child]):
+    """A family's children by label values, made on first use: `labels()` is a dictionary lookup,
+    cheap enough to call for every observation (no cache of children is needed above it)."""
+
+    def __init__(self, name: str, documentation: str, labelnames: Sequence[str],
+                 registry: CollectorRegistry | None) -> None:
         self.name, self.documentation, self.labelnames = name, documentation, tuple(labelnames)
+        self._children: dict[tuple[str, ...], Child] = {}
+        if not self.labelnames:
+            self._children[()] = self._new_child()
+        if registry is not None:
+            registry.register(self)
 
-    def _label_values(self, values: tuple[str, ...]) -> tuple[str, ...]:
-        if len(values) != len(self.labelnames):
-            raise ValueError(f"{self.name}: {len(self.labelnames)} label values wanted, {len(values)} given")
-        return tuple(str(v) for v in values)
+    def _new_child(self) -> Child:
+        raise NotImplementedError
+
+    def labels(self, *values: str) -> Child:
+        child = self._children.get(values)
+        if child is None:
+            if len(values) != len(self.labelnames):
+                raise ValueError(f"{self.name}: {len(self.labelnames)} label values wanted, {len(values)} given")
+            child = self._children[values] = self._new_child()
+        return child
+
+    def describe(self) -> Iterator[Metric]:
+        yield from self.collect()
+
+    def collect(self) -> Iterator[Metric]:
+        raise NotImplementedError
 
 
-class LoopCounter(_Family):
+class LoopCounter(_Family[_CounterChild]):
     """A counter family (`name` without `_total`, as the client's `Counter`)."""
 
     def __init__(self, name: str, documentation: str, labelnames: Sequence[str] = (), *,
                  registry: CollectorRegistry | None) -> None:
-        super().__init__(name, documentation, labelnames)
-        self._children: dict[tuple[str, ...], _CounterChild] = {}
-        if not self.labelnames:
-            self._children[()] = _CounterChild()
-        if registry is not None:
-            registry.register(self)
+        super().__init__(name, documentation, labelnames, registry)
 
-    def labels(self, *values: str) -> _CounterChild:
-        key = self._label_values(values)
-        child = self._children.get(key)
-        if child is None:
-            child = self._children[key] = _CounterChild()
-        return child
+    def _new_child(self) -> _CounterChild:
+        return _CounterChild()
 
     def inc(self, amount: float = 1.0) -> None:
         self._children[()].inc(amount)
-
-    def describe(self) -> Iterator[Metric]:
-        yield CounterMetricFamily(self.name, self.documentation, labels=self.labelnames)
 
     def collect(self) -> Iterator[Metric]:
         family = CounterMetricFamily(self.name, self.documentation, labels=self.labelnames)
@@ -88,32 +100,20 @@ class LoopCounter(_Family):
         yield family
 
 
-class LoopHistogram(_Family):
+class LoopHistogram(_Family[_HistogramChild]):
     """A histogram family with the client's `Histogram` samples (`_bucket`, `_count`, `_sum`);
     `buckets` without +Inf, which is added."""
 
     def __init__(self, name: str, documentation: str, labelnames: Sequence[str] = (), *,
                  buckets: Sequence[float], registry: CollectorRegistry | None) -> None:
-        super().__init__(name, documentation, labelnames)
         self._bounds = sorted(float(b) for b in buckets if b != float("inf")) + [float("inf")]
-        self._children: dict[tuple[str, ...], _HistogramChild] = {}
-        if not self.labelnames:
-            self._children[()] = _HistogramChild(self._bounds)
-        if registry is not None:
-            registry.register(self)
+        super().__init__(name, documentation, labelnames, registry)
 
-    def labels(self, *values: str) -> _HistogramChild:
-        key = self._label_values(values)
-        child = self._children.get(key)
-        if child is None:
-            child = self._children[key] = _HistogramChild(self._bounds)
-        return child
+    def _new_child(self) -> _HistogramChild:
+        return _HistogramChild(self._bounds)
 
     def observe(self, amount: float) -> None:
         self._children[()].observe(amount)
-
-    def describe(self) -> Iterator[Metric]:
-        yield HistogramMetricFamily(self.name, self.documentation, labels=self.labelnames)
 
     def collect(self) -> Iterator[Metric]:
         family = HistogramMetricFamily(self.name, self.documentation, labels=self.labelnames)
