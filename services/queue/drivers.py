@@ -18,6 +18,7 @@ import time
 from collections import deque
 from typing import TYPE_CHECKING, Protocol
 
+from shared.protocol.shared_totals import SharedTotals
 from shared.queue import FakeClock, QueuedPodInfo
 from shared.scheduler.queue_rules import bring_back
 
@@ -226,10 +227,12 @@ class Pipelined:
             if moved:
                 s.record_late(evaluated.batch_id, watermark, assumed)
             placed_before = moved
+            # The follower is held back, so the view's nodes stay as they are across the slices.
+            shared = SharedTotals()
             for i in range(0, len(attempts), DECIDE_SLICE):
                 part = slice(i, i + DECIDE_SLICE)
                 decided = s.decide(attempts[part], evaluated.merged[part], evaluated, {}, watermark, assumed,
-                                   placed_before=placed_before)
+                                   placed_before=placed_before, shared=shared)
                 placed_before = placed_before or any(d.verdict == "bind" for d in decided)
                 await asyncio.sleep(0)
         except Exception:

@@ -74,6 +74,7 @@ from shared.protocol.merge_batch import merge_batch
 from shared.protocol.packed_failures import pack_failures
 from shared.protocol.raw_scores import NO_SCORES, RawScores
 from shared.protocol.sharded import MergedFilter, feasible_target, raw_by_plugin
+from shared.protocol.shared_totals import SharedTotals
 from shared.protocol.start_ring import StartRing
 from shared.queue import FakeClock, QueuedPodInfo
 from shared.queue.clock import MonotonicClock
@@ -505,7 +506,8 @@ class Scheduler:
 
     def decide(self, attempts: list[Attempt], merged: list[MergedFilter], evaluated: Evaluated,
                 answers: dict[str, list[ExtenderAnswer]], watermark: dict[str, list[int]], assumed: list[Assumed],
-                *, placed_before: bool = False, measured: bool = True) -> list[Decision]:
+                *, placed_before: bool = False, measured: bool = True,
+                shared: SharedTotals | None = None) -> list[Decision]:
         """Decide the pods (`merged[i]` is `attempts[i]`'s) in order on the view as it is now (binds
         happen inside); `watermark` and `assumed` name that view. `measured`: a batch the queue
         ranks itself that the proposal policy may time (not one waiting for extenders, which is
@@ -520,7 +522,8 @@ class Scheduler:
         started = time.thread_time() if ranking else 0.0
         decisions = decide_batch(items, self.view.snapshot, lambda uid, host: self._bind(by_uid[uid], host, batch_id),
                                  placed_before=placed_before, walker=self._walker,
-                                 may_walk=lambda item: self._may_walk(item, by_uid[item.info.uid].qpi))
+                                 may_walk=lambda item: self._may_walk(item, by_uid[item.info.uid].qpi),
+                                 shared=shared)
         if ranking:
             self.proposals.ranked(len(items), time.thread_time() - started)
         self.metrics.walked_again_pods.inc(sum(d.walked_again for d in decisions))

@@ -137,7 +137,8 @@ def walk_again(walker: ScheduleAlgorithm, item: BatchItem, snapshot: Snapshot, *
 def decide_batch(items: Sequence[BatchItem], snapshot: Callable[[], Snapshot],
                  assume: Callable[[str, str], None], *, placed_before: bool = False,
                  record: bool = False, walker: ScheduleAlgorithm | None = None,
-                 may_walk: Callable[[BatchItem], bool] | None = None) -> list[Decision]:
+                 may_walk: Callable[[BatchItem], bool] | None = None,
+                 shared: SharedTotals | None = None) -> list[Decision]:
     """One decision per item, in order; `assume(uid, node)` places a bound pod on the view before
     the next item is decided (`snapshot()` must then show it). `placed_before`: a pod of the batch
     was placed before the first item (explain decides one pod in the middle of a batch).
@@ -148,9 +149,15 @@ def decide_batch(items: Sequence[BatchItem], snapshot: Callable[[], Snapshot],
     for the next cycle, so the pods of a batch that all want the same few nodes (the least-loaded
     zone a spread constraint allows) are placed in one cycle. The queue allows it where no waiting
     pod would be scheduled first; replay where the queue recorded a decision. Such a decision
-    carries the walk's scores (when `record`), not the ranking's: the walk chose it."""
+    carries the walk's scores (when `record`), not the ranking's: the walk chose it.
+
+    `shared`: the rankings of a batch decided in parts (the view's nodes unchanged between them),
+    so that its later parts rank from the totals its first computed."""
     out: list[Decision] = []
-    shared = None if record else SharedTotals()
+    if record:
+        shared = None
+    elif shared is None:
+        shared = SharedTotals()
     for item in items:
         m = item.merged
         if m.error:

@@ -16,7 +16,7 @@ from shared.framework.pod_info import PodInfo
 from shared.framework.snapshot import Snapshot
 from shared.framework.status import Status
 from shared.profiles import build_profiles
-from shared.protocol.batch import BatchItem, first_still_fitting, rank
+from shared.protocol.batch import BatchItem, decide_batch, first_still_fitting, rank
 from shared.protocol.sharded import MergedFilter
 from shared.protocol.shared_totals import SharedTotals
 from tests.builders import MakeNode, MakePod
@@ -142,3 +142,43 @@ def test_a_shared_ranking_without_score_plugins_or_known_nodes_is_the_unshared_o
     unscored.score_plugins = []  # as a profile with every Score plugin disabled
     item = BatchItem(unscored, pod, MergedFilter(feasible=["n3", "gone", "n1"]), {}, 5)
     assert rank(item, snapshot, shared=SharedTotals()) == rank(item, snapshot)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_a_batch_decided_in_slices_sharing_its_rankings_decides_as_one_call(seed: int) -> None:
+    """The queue decides a batch a slice at a time, yielding to the loop between slices (its
+    follower held back), with one memo of the rankings for the whole batch."""
+
+    def decided(slices: list[int]) -> list[tuple[str, str]]:
+        profiles = build_profiles(None)
+        fwk = profiles["default-scheduler"]
+        view = ClusterView()
+        now = datetime.now(UTC)
+        for i in range(12):
+            node = MakeNode().name(f"n{i}").label("zone", f"z{i % 3}").capacity(cpu="1", memory="16Gi", pods="110")
+            view.apply_payload(NodeUpserted(node=node.obj()), now)
+        pods = [MakePod().name(f"p{k}").uid(f"uid-p{k}").req(cpu="600m").info() for k in range(16)]
+        for p in pods:
+            view.apply_payload(PodSubmitted(pod=p.pod), now)
+        point_at(profiles.values(), view)
+        feasible = list(view.snapshot().names)
+        raw = {pl.name: {n: (i * 37 + seed) % 3 * 50 for i, n in enumerate(feasible)} for pl in fwk.score_plugins}
+        items = [BatchItem(fwk, p, MergedFilter(feasible=list(feasible)), raw, seed * 100 + k)
+                 for k, p in enumerate(pods)]
+
+        def assume(uid: str, host: str) -> None:
+            view.assume(uid, host)
+            point_at(profiles.values(), view)
+
+        shared, at = SharedTotals(), 0
+        out: list[tuple[str, str]] = []
+        for size in slices:
+            part = decide_batch(items[at:at + size], view.snapshot, assume, placed_before=at > 0, shared=shared)
+            out += [(d.verdict, d.host) for d in part]
+            at += size
+        return out
+
+    whole = decided([16])
+    assert whole == decided([5, 7, 4]) == decided([1] * 16)
+    # One pod fits a node: later pods fall back down their rankings, and some find them all taken.
+    assert {verdict for verdict, _ in whole} == {"bind", "retry"}
