@@ -221,6 +221,8 @@ class Pipelined:
         s = self.s
         if s.gate is not None:
             s.gate.pause()
+        undecided = 0  # where the slice being decided starts
+        failed = False
         try:
             watermark, assumed = s.view_mark()
             moved = watermark != evaluated.watermark or assumed != evaluated.assumed
@@ -229,17 +231,24 @@ class Pipelined:
             placed_before = moved
             # The follower is held back, so the view's nodes stay as they are across the slices.
             shared = SharedTotals()
-            for i in range(0, len(attempts), DECIDE_SLICE):
-                part = slice(i, i + DECIDE_SLICE)
+            for undecided in range(0, len(attempts), DECIDE_SLICE):
+                part = slice(undecided, undecided + DECIDE_SLICE)
                 decided = s.decide(attempts[part], evaluated.merged[part], evaluated, {}, watermark, assumed,
                                    placed_before=placed_before, shared=shared)
                 placed_before = placed_before or any(d.verdict == "bind" for d in decided)
                 await asyncio.sleep(0)
         except Exception:
             log.exception("queue: deciding cycle %s failed; its undecided pods go back", evaluated.batch_id)
-            s.requeue(attempts)
+            # The slices before were decided: their pods are where their decisions put them (a
+            # pod found unschedulable waits for a cluster event or its backoff, not for this).
+            s.requeue(attempts[undecided:])
+            failed = True
         finally:
             s.starts.decided(evaluated.batch_id)
             if s.gate is not None:
                 s.gate.resume()
             await s.flush()
+        if failed:
+            # As after a failed cycle's request: a pod that fails its decision every time is not
+            # popped again at once, round after round.
+            await asyncio.sleep(FAILED_CYCLE_PAUSE_S)
