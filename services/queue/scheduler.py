@@ -372,7 +372,10 @@ class Scheduler:
                 self._extender_pool = None
 
     async def between_cycles(self) -> None:
-        """Upkeep after each cycle: cycles whose extenders answered are decided, the heap settled."""
+        """Upkeep after each cycle: decisions a failed publish left are published again, cycles
+        whose extenders answered are decided, the heap settled."""
+        if self._outbox:
+            await self.flush()
         if self._admission_retries:
             now = time.monotonic()
             for uid in [u for u, due in self._admission_retries.items() if due <= now]:
@@ -641,10 +644,18 @@ class Scheduler:
     # --- decisions ----------------------------------------------------------------------------
 
     async def flush(self) -> None:
-        """Publish the cycle's decisions at once: one produce round trip per batch, not per pod."""
+        """Publish the cycle's decisions at once: one produce round trip per batch, not per pod.
+        A publish that fails leaves them all in the outbox, ahead of any made since, for the next
+        flush (between cycles, at the latest): a placed pod waits for its bind request, which must
+        not be dropped; one delivered twice gets the same answer (the binder keeps each request's
+        outcome by its event id, and never binds a pod twice)."""
         out, self._outbox = self._outbox, []
         if out:
-            await self.publish(out)
+            try:
+                await self.publish(out)
+            except BaseException:
+                self._outbox[:0] = out
+                raise
 
     def _decided(self, a: Attempt, d: Decision, batch_id: str, watermark: dict[str, list[int]],
                  assumed: list[Assumed], order: Snapshot) -> None:

@@ -1,0 +1,60 @@
+"""Decisions a failed publish did not deliver stay in the queue's outbox and go out with the next
+publish: a pod placed in lockstep waits for its bind request's answer, so dropping that request
+would hold every later pod back for good."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+import pytest
+from prometheus_client import CollectorRegistry
+
+from services.queue import drivers
+from services.queue.gather import Gatherer
+from services.queue.metrics import SchedulerMetrics
+from services.queue.options import SchedulerOptions
+from services.queue.scheduler import Attempt, Evaluated, Scheduler
+from services.runtime.scheduler_config import profiles_from
+from shared.cluster import ClusterView
+from shared.errors import BrokerUnavailable
+from shared.events import BindRequested, NodeUpserted, OutgoingEvent, PodSubmitted, SchedulingAttempted, envelope
+from shared.protocol.sharded import MergedFilter
+from tests.unit.events.samples import make_node
+from tests.unit.preemption.support import make_pod
+
+
+async def test_a_bind_request_whose_publish_failed_goes_out_with_the_next(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(drivers, "FAILED_CYCLE_PAUSE_S", 0.0)
+    published: list[OutgoingEvent] = []
+    failures = [BrokerUnavailable("publishing 2 event(s): KafkaTimeoutError")]
+
+    async def publish(events: Sequence[OutgoingEvent]) -> None:
+        if failures and any(isinstance(e.envelope.payload, BindRequested) for e in events):
+            raise failures.pop()
+        published.extend(events)
+
+    view = ClusterView()
+    view.apply(envelope(NodeUpserted(node=make_node("node-a", cpu="4")), producer="t"))
+    view.apply(envelope(PodSubmitted(pod=make_pod("web", cpu="1", priority=0)), producer="t"))
+    s = Scheduler(view, profiles_from(None), Gatherer(), publish, SchedulerMetrics(CollectorRegistry()),
+                  SchedulerOptions(lockstep=True))
+    s.start_live()
+
+    async def answered(attempts: list[Attempt], stopping: asyncio.Event) -> Evaluated:
+        watermark, assumed = s.view_mark()
+        return Evaluated("batch-1", view.snapshot(), watermark, assumed,
+                         [MergedFilter(feasible=["node-a"]) for _ in attempts], {})
+
+    monkeypatch.setattr(s, "evaluate", answered)
+    batch = s.pop_batch()
+    assert batch is not None and len(batch) == 1
+    await s.driver.run(batch, asyncio.Event())  # the cycle places the pod; its publish fails
+    assert not failures and published == []
+    assert s.pop_batch() is None  # lockstep waits for the placed pod's bind to be answered
+
+    await s.between_cycles()
+    kinds = [type(e.envelope.payload) for e in published]
+    assert kinds == [SchedulingAttempted, BindRequested]
+    bind = published[1].envelope.payload
+    assert isinstance(bind, BindRequested) and (bind.pod_uid, bind.node_name) == (batch[0].pod_info.uid, "node-a")
