@@ -128,9 +128,15 @@ class FilterHandler(Handler):
         packed = reached and not folded
         # Proposals are made on the queue's view only: on another the queue ranks for itself.
         proposed = req.propose and req.whole and req.phase == "filter" and packed
+        results: list[PodShardResult] | None = None
         if proposed:
-            results = self._propose(req)
-        else:
+            try:
+                results = self._propose(req)
+            except Exception:
+                # The walks answer instead, each pod's failure its own (`_evaluate_all`).
+                log.exception("filter: proposing batch %s failed; answering with the walks", req.batch_id)
+                proposed = False
+        if results is None:
             results = self._evaluate_all(req, snapshot, mine, packed)
         answer = ShardFiltered(batch_id=req.batch_id, cycle=req.cycle, shard=shards[0], shards=shards,
                                phase=req.phase, node_count=len(mine), results=results, folded=folded,
@@ -152,16 +158,24 @@ class FilterHandler(Handler):
         results: list[PodShardResult] = []
         first: dict[bytes, str] = {}
         for i, pod in enumerate(req.pods):
-            key = None
-            if req.phase == "filter":
-                start = req.starts[i] if i < len(req.starts) else 0
-                uid = pod.metadata.uid
-                nominated = uid in self.view.nominated or uid in self.view.nominating
-                key = answer_key(pod, start, self._entry(req.batch_id, pod).info.signature(), nominated=nominated)
-                if key is not None and key in first:
-                    results.append(same_as(uid, first[key]))
-                    continue
-            results.append(self._evaluate(req, i, snapshot, mine, packed))
+            try:
+                key = None
+                if req.phase == "filter":
+                    start = req.starts[i] if i < len(req.starts) else 0
+                    uid = pod.metadata.uid
+                    nominated = uid in self.view.nominated or uid in self.view.nominating
+                    key = answer_key(pod, start, self._entry(req.batch_id, pod).info.signature(), nominated=nominated)
+                    if key is not None and key in first:
+                        results.append(same_as(uid, first[key]))
+                        continue
+                results.append(self._evaluate(req, i, snapshot, mine, packed))
+            except Exception as exc:
+                # The pod's attempt ends in an error (the queue backs it off); the batch's other pods
+                # are answered: a request without an answer would be sent again, and fail again.
+                log.exception("filter: evaluating pod %s of batch %s failed", pod.metadata.uid, req.batch_id)
+                results.append(PodShardResult(pod_uid=pod.metadata.uid,
+                                              error=f"evaluating the pod failed: {type(exc).__name__}: {exc}"))
+                continue
             self.evaluated += 1
             if key is not None:
                 first[key] = pod.metadata.uid
