@@ -194,6 +194,9 @@ class FilterHandler(Handler):
                 fwk.run_pre_filter_plugins(entry.state, entry.info)
             return raw_scores_on_shard(fwk, entry.state, entry.info, snapshot, req.feasible[i], mine)
         start = req.starts[i] if i < len(req.starts) else 0
+        # A cycle of its own each time: a batch evaluated again (sent again, or redelivered) on a
+        # view that moved must not reuse what PreFilter planned then (which filters run).
+        entry.state = CycleState()
         result = filter_on_shard(fwk, entry.state, entry.info, snapshot, start, mine, self.node_indexes,
                                  packed=packed, stop_at_nominated=packed, whole=req.whole)
         entry.prefiltered = True
