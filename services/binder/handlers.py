@@ -81,6 +81,9 @@ class BinderHandler(Handler):
         self.state = BinderState(producer=producer, ignored=ignored or {})
         self.node_positions: dict[int, int] = {}
         """nodes partition → the next offset its shard's state has not folded yet."""
+        self.placement_positions: dict[int, int] = {}
+        """placements partition → the offset up to which its outcomes are known to the shard's state
+        (read by its rebuild, or found to be this member's own)."""
         self.deletions_caught_up = deletions_caught_up
         """Awaited before a rebuild: the deletions reader reached the end of `pods` it saw at start."""
         self._catch_up_timeout_s = catch_up_timeout_s
@@ -101,11 +104,32 @@ class BinderHandler(Handler):
         for lost in set(self.state.shards) - set(shards):
             del self.state.shards[lost]
             self.node_positions.pop(lost, None)
+            self.placement_positions.pop(lost, None)
+        for k in await self._bound_by_others([k for k in shards if k in self.state.shards]):
+            del self.state.shards[k]  # rebuilt below, with what the other member bound
         gained = [k for k in shards if k not in self.state.shards]
         if gained:
             await self._rebuild(gained)
         self._settled.set()
         return {(NODES, k): self.node_positions[k] for k in shards}
+
+    async def _bound_by_others(self, kept: list[int]) -> list[int]:
+        """Of the shards this member held before the rebalance and holds again, those another
+        member answered requests of meanwhile: a member that dropped out of the group (its batch
+        outlasted the poll interval, or its session timed out) and rejoined is told nothing of the
+        generations it missed, in which another member may have held the shard and bound pods on
+        its nodes; kept as it was, the state would not count them."""
+        stale = []
+        for k in kept:
+            events, end = (await self.shard_log.read(PLACEMENTS, [k], self.placement_positions.get(k, 0)))[k]
+            own = {outcome.event_id for outcome in self.state.shards[k].outcomes.values()}
+            if all(e.event_id in own for e in events):
+                self.placement_positions[k] = end
+            else:
+                stale.append(k)
+        if stale:
+            log.warning("binder: shards %s were answered by another member meanwhile; rebuilding them", stale)
+        return stale
 
     async def _rebuild(self, shards: list[int]) -> None:
         # Binds are read before placements: a request answered between the two reads then has its
@@ -118,12 +142,14 @@ class BinderHandler(Handler):
             shard = rebuild_shard(node_events, binds[k][0], placements[k][0], self.state.deleted)
             self.state.install(k, shard)
             self.node_positions[k] = node_end
+            self.placement_positions[k] = placements[k][1]
             self.rebuilt += 1
         log.info("binder: rebuilt shards %s from the log", shards)
 
     async def on_revoked(self, partitions: Sequence[TopicPartition]) -> None:
         # The state is kept until the next assignment says which shards stay: aiokafka revokes
-        # everything on every rebalance, and a shard kept across it needs no rebuild.
+        # everything on every rebalance, and a shard kept across it needs no rebuild unless
+        # another member answered for it meanwhile (`_bound_by_others`).
         self._settled.clear()
 
     # --- live handling ----------------------------------------------------------------------

@@ -175,3 +175,36 @@ async def test_a_shard_taken_away_during_the_read_is_left_to_its_new_owner() -> 
     log.logs[(NODES, 0)].append(envelope(NodeUpserted(node=node()), producer="t"))
     assert await handler.handle(received(bind(pod("p1")), BINDS, 0, 0)) == []
     assert 0 not in handler.state.shards
+
+
+async def test_a_kept_shard_another_member_answered_meanwhile_is_rebuilt() -> None:
+    # Member A holds shard 2 (n1, 2 cpu) and binds p1. It drops out of the group; in a generation
+    # it takes no part in, member B holds the shard and binds p2. A rejoins and gets shard 2 back:
+    # told nothing of B's generation, it must not keep its state, which does not count p2.
+    logs: dict[tuple[str, int], list[Envelope]] = {(NODES, 2): [envelope(NodeUpserted(node=node(cpu="2")),
+                                                                         producer="t", timestamp=NOW)]}
+    shard_log = FakeLog(logs)
+
+    async def answer(member: BinderHandler, request: Envelope) -> Envelope:
+        offset = len(logs.setdefault((BINDS, 2), []))
+        logs[(BINDS, 2)].append(request)
+        [out] = await member.handle(received(request, BINDS, 2, offset))
+        logs.setdefault((PLACEMENTS, 2), []).append(out.envelope)
+        return out.envelope
+
+    a = BinderHandler(shard_log, clock=lambda: NOW)
+    await a.positions(assignment(2))
+    assert isinstance((await answer(a, bind(pod("p1")))).payload, PodBound)
+    await a.on_revoked(assignment(2))
+    await a.positions(assignment(2))  # a rebalance A took part in: nothing else was written
+    assert a.rebuilt == 1
+    await a.on_revoked(assignment(2))
+
+    b = BinderHandler(shard_log, clock=lambda: NOW)
+    await b.positions(assignment(2))
+    assert isinstance((await answer(b, bind(pod("p2")))).payload, PodBound)
+
+    await a.positions(assignment(2))
+    assert a.rebuilt == 2
+    rejected = (await answer(a, bind(pod("p3")))).payload
+    assert isinstance(rejected, BindRejected) and rejected.reason == "Insufficient cpu"
