@@ -90,6 +90,11 @@ class BinderHandler(Handler):
         self._clock = clock
         self.rebuilt = 0
         """Shards rebuilt from the log so far (tests, logs)."""
+        self._deciding = asyncio.Lock()
+        """Held while a decision runs on a thread (a binding extender's call), and by a rebalance:
+        the state is the thread's alone meanwhile; deletions read then wait in `_gone`."""
+        self._in_thread = False
+        self._gone: list[str] = []
         self._settled = asyncio.Event()
         """Set while the state matches the assignment. The runtime's fetches may hand over a batch
         while the rebalance callback (and so the rebuild) is still running: such a batch waits."""
@@ -97,6 +102,10 @@ class BinderHandler(Handler):
     # --- assignment: rebuild the shards gained ----------------------------------------------
 
     async def positions(self, partitions: Sequence[TopicPartition]) -> dict[TopicPartition, int]:
+        async with self._deciding:
+            return await self._positions(partitions)
+
+    async def _positions(self, partitions: Sequence[TopicPartition]) -> dict[TopicPartition, int]:
         shards = sorted({p for topic, p in partitions if topic in (BINDS, NODES)})
         if self.deletions_caught_up is not None:
             with contextlib.suppress(TimeoutError):
@@ -178,12 +187,24 @@ class BinderHandler(Handler):
             pod = PodInfo(payload.pod) if self.binders else None
             if pod is not None and any(b.is_interested(pod) for b in self.binders):
                 # The extender's HTTP call blocks: the decision (fit check, call, record) runs on a
-                # thread; requests are handled one at a time, so nothing else touches the state.
+                # thread; requests are handled one at a time, and `_deciding` keeps everything
+                # else off the state meanwhile.
                 def refused(bind: BindRequested) -> str:
                     """A binding extender binds the pod (upstream extendersBinding): its error, or ""."""
                     bound, error = extenders_binding(self.binders, pod, bind.node_name)
                     return error if bound else ""
-                outcome = await asyncio.to_thread(self.state.decide, pos.partition, env, self._clock(), refused)
+                async with self._deciding:
+                    if pos.partition not in self.state.shards:
+                        return []  # a rebalance took the shard away while this waited
+                    self._in_thread = True
+                    try:
+                        outcome = await asyncio.to_thread(self.state.decide, pos.partition, env, self._clock(),
+                                                          refused)
+                    finally:
+                        self._in_thread = False
+                        gone, self._gone = self._gone, []
+                        for uid in gone:
+                            self.state.forget(uid)
             else:
                 outcome = self.state.decide(pos.partition, env, self._clock())
             return [OutgoingEvent(PLACEMENTS, outcome)]
@@ -215,5 +236,8 @@ class BinderHandler(Handler):
     def pod_gone(self, env: Envelope) -> None:
         """A PodDeleted or PodEvicted read from `pods`: the pod's room is free again."""
         if isinstance(env.payload, PodDeleted | PodEvicted):
-            self.state.forget(env.payload.uid)
+            if self._in_thread:
+                self._gone.append(env.payload.uid)  # forgotten once the decision's thread is done
+            else:
+                self.state.forget(env.payload.uid)
 

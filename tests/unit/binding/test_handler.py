@@ -5,6 +5,7 @@ fetched before its node's event reads the node from the log instead of being rej
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
@@ -24,6 +25,7 @@ from shared.events import (
     ReceivedEvent,
     envelope,
 )
+from shared.framework.pod_info import PodInfo
 
 from .support import bind, node, pod
 
@@ -208,3 +210,47 @@ async def test_a_kept_shard_another_member_answered_meanwhile_is_rebuilt() -> No
     assert a.rebuilt == 2
     rejected = (await answer(a, bind(pod("p3")))).payload
     assert isinstance(rejected, BindRejected) and rejected.reason == "Insufficient cpu"
+
+
+class _SlowBinder:
+    """A binding extender whose bind call blocks until the test lets it go."""
+
+    def __init__(self) -> None:
+        self.entered, self.release = threading.Event(), threading.Event()
+
+    def is_binder(self) -> bool:
+        return True
+
+    def is_interested(self, pod: PodInfo) -> bool:
+        return True
+
+    def is_ignorable(self) -> bool:
+        return False
+
+    def bind(self, pod: PodInfo, node_name: str) -> None:
+        self.entered.set()
+        assert self.release.wait(5)
+
+
+async def test_nothing_touches_the_state_while_a_binding_extender_is_called() -> None:
+    binder = _SlowBinder()
+    handler = BinderHandler(FakeLog({(NODES, 0): [envelope(NodeUpserted(node=node(cpu="2")), producer="t")]}),
+                            clock=lambda: NOW, binders=[binder])
+    await handler.positions(assignment(0))
+    binder.release.set()
+    assert isinstance((await handler.handle(received(bind(pod("p0")), BINDS, 0, 0)))[0].envelope.payload, PodBound)
+    binder.release.clear()
+
+    deciding = asyncio.ensure_future(handler.handle(received(bind(pod("p1")), BINDS, 0, 1)))
+    assert await asyncio.to_thread(binder.entered.wait, 5)
+    # Read while the extender is called: p0's deletion waits, and so does a rebalance.
+    handler.pod_gone(envelope(PodDeleted(uid="p0", namespace="default", name="p0"), producer="t"))
+    rebalance = asyncio.ensure_future(handler.positions(assignment(0)))
+    await asyncio.sleep(0.05)
+    assert "p0" in handler.state.shards[0].pods and not rebalance.done()
+    binder.release.set()
+    assert isinstance((await deciding)[0].envelope.payload, PodBound)
+    await rebalance
+    assert "p0" not in handler.state.shards[0].pods and "p1" in handler.state.shards[0].pods
+    # p0's room is free again: a 1-cpu pod fits beside p1 on the 2-cpu node.
+    assert isinstance((await handler.handle(received(bind(pod("p2")), BINDS, 0, 2)))[0].envelope.payload, PodBound)
