@@ -52,7 +52,7 @@ from shared.preemption.evaluator import PreemptionExtender
 from shared.protocol.packed_failures import RejectionsMemo
 from shared.protocol.preemption_extenders import RecordingExtender
 from shared.protocol.preemption_in_flight import Effects, effects_of, offsets_as_runs, overlay
-from shared.protocol.preemption_request import decide_preemption
+from shared.protocol.preemption_request import PreemptionOutcome, decide_preemption
 
 from .settings import DEFAULT_WATERMARK_WAIT_S
 
@@ -179,14 +179,20 @@ class PreemptionHandler(Handler):
         moved = bool(self.view.past(req.watermark) or evicting or nominating)
         self.extender_answers.clear()
         fwk = self.profiles.get(req.pod.spec.scheduler_name)
-        if fwk is not None and fwk.extenders():
-            # An extender's HTTP call blocks: decide on a thread. Requests are decided one at a
-            # time, and the view's gated topics fold only when the next request's watermark is
-            # waited for, so the view holds still meanwhile.
-            outcome = await asyncio.to_thread(decide_preemption, fwk, self.view, req, moved=moved)
-        else:
-            outcome = decide_preemption(fwk, self.view, req, moved=moved, indexes=self.node_indexes,
-                                        memo=self.rejections)
+        try:
+            if fwk is not None and fwk.extenders():
+                # An extender's HTTP call blocks: decide on a thread. Requests are decided one at a
+                # time, and the view's gated topics fold only when the next request's watermark is
+                # waited for, so the view holds still meanwhile.
+                outcome = await asyncio.to_thread(decide_preemption, fwk, self.view, req, moved=moved)
+            else:
+                outcome = decide_preemption(fwk, self.view, req, moved=moved, indexes=self.node_indexes,
+                                            memo=self.rejections)
+        except Exception as exc:
+            # Answered all the same, evicting nobody: unanswered, the preemptor would wait out the
+            # queue's preemption timeout, and the request, dead-lettered, would say nothing to it.
+            log.exception("preemption: deciding %s failed", req.attempt_id)
+            outcome = PreemptionOutcome(nominated="", message=f"preemption failed: {type(exc).__name__}: {exc}")
         uid = req.pod.metadata.uid
         out: list[OutgoingEvent] = []
         if outcome.attempted:

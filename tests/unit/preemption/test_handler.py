@@ -363,3 +363,16 @@ async def test_a_decision_folded_before_an_earlier_one_stays_overlaid_after_it()
     handler.overlay()
     assert view.nominating.get("uid-hi-1") == "" and view.nominating.get("uid-top") == "node-a"
     assert [p.uid for p in view.nominator().nominated_pods_for_node("node-a")] == ["uid-top"]
+
+
+async def test_a_request_whose_decision_raises_is_answered_evicting_nobody(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Unanswered, the preemptor would wait out the queue's preemption timeout (300 s by default).
+    def broken(*args: object, **kwargs: object) -> None:
+        raise KeyError("node-z")
+
+    monkeypatch.setattr("services.preemption.handlers.decide_preemption", broken)
+    out = await _handler(_cluster()).handle(_request("high"))
+    assert [type(o.envelope.payload) for o in out] == [PreemptionDecided]
+    decided = _decided(out)
+    assert (decided.nominated_node, decided.victims, decided.attempt_id) == ("", [], "uid-high/1")
+    assert decided.message == "preemption failed: KeyError: 'node-z'"
