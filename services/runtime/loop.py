@@ -58,6 +58,13 @@ class RetryPolicy:
         return min(self.maximum, self.initial * 2 ** max(0, attempt - 1))
 
 
+DEAD_LETTER_RAW_BYTES = 512 << 10
+"""The most of a message's bytes its dead letter carries: the letter must fit a record whatever the
+message (base64 makes them a third larger, and a record is at least 1 MiB); a larger message is
+named by its topic, partition and offset, where it stays."""
+DEAD_LETTER_KEY_BYTES = 4096
+"""The most of a message's key a dead letter carries (each byte read as up to three), and of its
+reason: with the value's 683 KiB of base64, a letter stays well under 1 MiB."""
 COPY_BYTES = 4096
 """Messages at least this large are decoded once per fetched batch when byte-identical copies
 arrive on several partitions (a request broadcast to every shard)."""
@@ -213,14 +220,17 @@ class BatchPipeline:
         """The DeadLettered event for a message; its id is derived from the origin, so redoing the
         batch after a crash republishes the same event rather than a second one."""
         self.metrics.dead_lettered.labels(self.service, position.topic, cause).inc()
-        key = message.key.decode("utf-8", "replace") if message.key is not None else None
+        key = message.key[:DEAD_LETTER_KEY_BYTES].decode("utf-8", "replace") if message.key is not None else None
+        value = message.value or b""
+        if len(value) > DEAD_LETTER_RAW_BYTES:
+            reason += f" (the message is {len(value)} bytes; its first {DEAD_LETTER_RAW_BYTES} are kept here)"
         payload = DeadLettered(
             origin_topic=position.topic,
             partition=position.partition,
             offset=position.offset,
             key=key,
-            reason=reason,
-            raw=base64.b64encode(message.value or b"").decode(),
+            reason=reason[:DEAD_LETTER_KEY_BYTES],
+            raw=base64.b64encode(value[:DEAD_LETTER_RAW_BYTES]).decode(),
         )
         event_id = uuid.uuid5(_DEAD_LETTER_NS,
                               f"{self.group_id}/{position.topic}/{position.partition}/{position.offset}")

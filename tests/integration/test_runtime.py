@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import dataclasses
 from collections.abc import Sequence
 
 import aiohttp
@@ -11,6 +12,7 @@ import msgspec
 import pytest
 
 from services.runtime import Handler, RetryPolicy, Service, ServiceConfig
+from services.runtime.loop import DEAD_LETTER_KEY_BYTES, DEAD_LETTER_RAW_BYTES
 from shared.adapters.kafka import KafkaPublisher
 from shared.errors import DatabaseUnavailable, InvalidInput
 from shared.events import (
@@ -126,6 +128,34 @@ async def test_retriable_errors_are_retried_and_invalid_events_dead_lettered(
     assert handler.flaky["flaky"] == 0
     retries = service.metrics.retries.labels("decider", "handle")._value.get()
     assert retries >= 2
+
+
+async def test_a_message_too_large_to_carry_whole_is_dead_lettered_in_part(
+    berth_env: BerthTestEnv, publisher: KafkaPublisher
+) -> None:
+    # 1.5 MiB of garbage: whole, its dead letter (base64, a third larger) would exceed the 1 MiB
+    # records this service may publish, and the letter would be retried for good.
+    garbage = b"\xc1" + bytes(range(256)) * (6 << 10)
+    key = b"\xff" * (1 << 20)  # not UTF-8: each byte is read as U+FFFD, three bytes
+    await publisher.publish_raw(PODS, garbage, key=key, partition=0)
+    await publisher.publish([_pod_event("after")])
+    watched = Watched(Decider())
+    config = ServiceConfig(name="decider", group_id="berth-decider", topics=(PODS,), serve_http=False,
+                           retry=RetryPolicy(initial=0.01, maximum=0.05))
+    settings = dataclasses.replace(berth_env.settings.for_service("decider"), kafka_max_message_bytes=1 << 20)
+    service = Service(settings, config, watched, registry=berth_env.registry)
+    task = asyncio.create_task(service.run())
+    try:
+        await watched.wait_handled(1)
+        [dead] = await read_events(berth_env.settings, berth_env.registry, "dead-letters", count=1)
+    finally:
+        service.request_stop()
+        await asyncio.wait_for(task, 10)
+    letter = dead.payload
+    assert isinstance(letter, DeadLettered) and (letter.offset, letter.key) == (0, "\ufffd" * DEAD_LETTER_KEY_BYTES)
+    assert base64.b64decode(letter.raw) == garbage[:DEAD_LETTER_RAW_BYTES]
+    assert letter.reason.endswith(f"(the message is {len(garbage)} bytes; its first {DEAD_LETTER_RAW_BYTES} "
+                                  "are kept here)")
 
 
 class Recorder(Handler):
