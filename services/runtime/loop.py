@@ -196,15 +196,19 @@ class BatchPipeline:
 
     async def _with_retries(self, call: Callable[[], Awaitable[T]], stage: str) -> T:
         attempt = 0
+        unexpected_failures = 0  # retriable failures (a broker or database away) do not count here
         while True:
             if self.stopping.is_set():
                 raise Stopping
             try:
                 return await call()
             except Exception as exc:
-                unexpected = not isinstance(exc, BerthError)
-                if not (is_retriable(exc) or (unexpected and attempt + 1 < self.retry.unexpected_attempts)):
-                    raise
+                if not is_retriable(exc):
+                    if isinstance(exc, BerthError):
+                        raise
+                    unexpected_failures += 1
+                    if unexpected_failures >= self.retry.unexpected_attempts:
+                        raise
                 attempt += 1
                 self.metrics.retries.labels(self.service, stage).inc()
                 delay = self.retry.delay(attempt)

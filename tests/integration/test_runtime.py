@@ -158,6 +158,35 @@ async def test_a_message_too_large_to_carry_whole_is_dead_lettered_in_part(
                                   "are kept here)")
 
 
+class Stumbling(Decider):
+    """Fails with a retriable error three times, then once with an unexpected one, then handles."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.failures: list[Exception] = [RuntimeError("a bug that passes"), *[DatabaseUnavailable("reset")] * 3]
+
+    async def handle(self, event: ReceivedEvent) -> Sequence[OutgoingEvent]:
+        if self.failures:
+            raise self.failures.pop()
+        return await super().handle(event)
+
+
+async def test_retriable_failures_do_not_use_up_the_tries_of_an_unexpected_one(
+    berth_env: BerthTestEnv, publisher: KafkaPublisher
+) -> None:
+    await publisher.publish([_pod_event("stumbled")])
+    handler = Stumbling()
+    service = _service(berth_env, handler)
+    task = asyncio.create_task(service.run())
+    try:
+        [decided] = await read_events(berth_env.settings, berth_env.registry, DECISIONS, count=1)
+    finally:
+        service.request_stop()
+        await asyncio.wait_for(task, 10)
+    assert msgspec.structs.asdict(decided.payload)["pod_uid"] == "uid-stumbled"
+    assert not handler.failures
+
+
 class Recorder(Handler):
     def __init__(self) -> None:
         self.owned: list[TopicPartition] = []
