@@ -14,9 +14,11 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from shared.errors import ConfigurationError, DatabaseUnavailable
 
-# SQLSTATE classes worth retrying: connection exceptions, serialization failures and deadlocks,
-# insufficient resources, operator intervention (shutdown, crash recovery).
-_RETRIABLE_SQLSTATES = ("08", "40", "53", "57")
+# SQLSTATEs worth retrying: the classes of connection exceptions, serialization failures and
+# deadlocks, insufficient resources, operator intervention (shutdown, crash recovery) and system
+# errors (I/O); a server that is read-only for now (a standby, until a failover promotes it); a
+# lock not granted at once, or an object in use. Not retried, the input is dead-lettered.
+_RETRIABLE_SQLSTATES = ("08", "40", "53", "57", "58", "25006", "55P03", "55006")
 
 
 def async_url(url: str) -> str:
