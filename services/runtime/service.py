@@ -18,7 +18,7 @@ import contextlib
 import logging
 import signal
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -66,15 +66,20 @@ class ServiceConfig:
     """How often to call `Handler.tick` (None: never)."""
 
 
+class RebalanceFailed(Exception):
+    """A rebalance callback (the handler's positions, or its set-up of the partitions) failed: the
+    service stopped rather than consume partitions its handler is not ready for."""
+
+
 class _Listener(ConsumerRebalanceListener):
     def __init__(self, service: Service) -> None:
         self._service = service
 
     async def on_partitions_revoked(self, revoked: set[TopicPartition]) -> None:
-        await self._service._revoked(revoked)
+        await self._service._rebalance_step("revoking", self._service._revoked, revoked)
 
     async def on_partitions_assigned(self, assigned: set[TopicPartition]) -> None:
-        await self._service._assigned(assigned)
+        await self._service._rebalance_step("assigning", self._service._assigned, assigned)
 
 
 class Service:
@@ -102,6 +107,8 @@ class Service:
         self._processing = asyncio.Lock()
         self._running = False
         self._last_tick = 0.0
+        self._failed: BaseException | None = None
+        """A rebalance step that failed: the service stops, and `run` raises it."""
         self.http: HealthServer | None = None
 
     # --- lifecycle ----------------------------------------------------------------------------
@@ -116,6 +123,8 @@ class Service:
             await self._consume()
         finally:
             await self.shutdown()
+        if self._failed is not None:
+            raise RebalanceFailed(f"{self.config.name}: {self._failed}") from self._failed
 
     async def start(self) -> None:
         try:
@@ -228,6 +237,22 @@ class Service:
 
     def _logical(self, tps: set[TopicPartition]) -> list[LogicalTP]:
         return sorted((self.registry.logical(tp.topic), tp.partition) for tp in tps)
+
+    async def _rebalance_step(self, what: str, step: Callable[[set[TopicPartition]], Awaitable[None]],
+                              partitions: set[TopicPartition]) -> None:
+        """Run a rebalance callback; if it fails, consume nothing more and stop. The client logs a
+        callback's failure and consumes on: from the group's offsets, not the handler's own, with
+        the handler's state not set up for the partitions."""
+        try:
+            await step(partitions)
+        except Exception as exc:
+            if self._consumer is not None:
+                self._consumer.pause(*self._consumer.assignment())
+            if self._stop.is_set():
+                return  # stopping already (a step gives up its retries then): no failure of its own
+            log.exception("%s: %s partitions failed; stopping", self.config.name, what)
+            self._failed = exc
+            self._stop.set()
 
     async def _revoked(self, revoked: set[TopicPartition]) -> None:
         # Let a batch in flight finish (and commit) before the partitions move.

@@ -13,6 +13,7 @@ import pytest
 
 from services.runtime import Handler, RetryPolicy, Service, ServiceConfig
 from services.runtime.loop import DEAD_LETTER_KEY_BYTES, DEAD_LETTER_RAW_BYTES
+from services.runtime.service import RebalanceFailed
 from shared.adapters.kafka import KafkaPublisher
 from shared.errors import DatabaseUnavailable, InvalidInput
 from shared.events import (
@@ -185,6 +186,24 @@ async def test_retriable_failures_do_not_use_up_the_tries_of_an_unexpected_one(
         await asyncio.wait_for(task, 10)
     assert msgspec.structs.asdict(decided.payload)["pod_uid"] == "uid-stumbled"
     assert not handler.failures
+
+
+class Unpositioned(Decider):
+    """A handler whose own positions cannot be read (its store refuses, for a reason not retried)."""
+
+    async def positions(self, partitions: Sequence[TopicPartition]) -> dict[TopicPartition, int]:
+        raise InvalidInput("consumer_offsets", "offset", "expected an integer")
+
+
+async def test_a_failed_assignment_stops_the_service_before_it_consumes(
+    berth_env: BerthTestEnv, publisher: KafkaPublisher
+) -> None:
+    await publisher.publish([_pod_event("early")])
+    watched = Watched(Unpositioned())
+    service = _service(berth_env, watched)
+    with pytest.raises(RebalanceFailed, match="decider: consumer_offsets: offset: expected an integer"):
+        await asyncio.wait_for(service.run(), 20)
+    assert watched.handled == []
 
 
 class Recorder(Handler):
