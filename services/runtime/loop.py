@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import logging
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
@@ -65,6 +66,8 @@ named by its topic, partition and offset, where it stays."""
 DEAD_LETTER_KEY_BYTES = 4096
 """The most of a message's key a dead letter carries (each byte read as up to three), and of its
 reason: with the value's 683 KiB of base64, a letter stays well under 1 MiB."""
+STOPPING_COMMIT_WAIT_S = 2.0
+"""How long a commit under way may still take once the service is asked to stop."""
 COPY_BYTES = 4096
 """Messages at least this large are decoded once per fetched batch when byte-identical copies
 arrive on several partitions (a request broadcast to every shard)."""
@@ -187,12 +190,29 @@ class BatchPipeline:
         offsets = {tp: o for tp, o in offsets.items() if tp in owned}
         if not offsets:
             return
+        commit = asyncio.ensure_future(consumer.commit(offsets))
+        stopping = asyncio.ensure_future(self.stopping.wait())
         try:
-            await consumer.commit(offsets)
+            # The client retries a commit while the coordinator is away, for as long as that lasts:
+            # a service asked to stop gives it a moment, then leaves the batch uncommitted (it is
+            # consumed again) rather than wait on.
+            await asyncio.wait({commit, stopping}, return_when=asyncio.FIRST_COMPLETED)
+            if not commit.done():
+                await asyncio.wait({commit}, timeout=STOPPING_COMMIT_WAIT_S)
+            if not commit.done():
+                commit.cancel()
+                with contextlib.suppress(asyncio.CancelledError, KafkaError):
+                    await commit
+                raise Stopping
+            commit.result()
         except KafkaError as exc:
             # A rebalance took the partitions away: their new owner consumes the batch again and
             # deduplicates. Nothing is lost, so carry on.
             log.warning("%s: offset commit failed (%s); the batch will be redelivered", self.service, exc)
+        finally:
+            stopping.cancel()
+            if not commit.done():
+                commit.cancel()  # the batch was cancelled while it committed (the service stops)
 
     async def _with_retries(self, call: Callable[[], Awaitable[T]], stage: str) -> T:
         attempt = 0
