@@ -12,7 +12,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -146,10 +146,12 @@ class Fleet:
         port = member.port if member.spec.gateway else 0
         return self.start(member.spec.name, index=member.index, port=port, ready_timeout=self.ready_timeout)
 
-    def stop_all(self, timeout: float = 10.0) -> None:
-        """Newest first: the queue goes before the services it feeds."""
+    def stop_all(self, timeout: float = 10.0, *, keep: Collection[str] = ()) -> None:
+        """Newest first: the queue goes before the services it feeds. `keep`: services (by name)
+        left running."""
         for label in reversed(list(self.members)):
-            self.members.pop(label).process.stop(timeout)
+            if self.members[label].spec.name not in keep:
+                self.members.pop(label).process.stop(timeout)
 
     def kill_all(self) -> None:
         """SIGKILL every member at once and forget them (their broker is gone: nothing to finish)."""

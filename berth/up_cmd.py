@@ -9,12 +9,14 @@ broker or the database that exits is restarted with backoff (`berth.supervisor`,
 `berth.supervised_cluster`); one that keeps dying stops the cluster. The embedded broker keeps its
 log in memory: at every start its log is rebuilt from the event store.
 Restarts are served at the supervisor's `/metrics` (its URL is in berth.json). Ctrl-C or SIGTERM
-stops the services (newest first), then the stack; no process is left behind.
+stops the services (newest first), the projector once it has stored the log to its end, then the
+stack; no process is left behind.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import secrets
@@ -23,7 +25,7 @@ import sys
 import time
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .client import EXIT_ERROR, STATE_FILE, CliError, run_guarded
 from .files import write_atomically
@@ -33,6 +35,15 @@ from .kubeconfig import write_kubeconfig
 from .services import check_filter_workers, up_options
 from .supervised_cluster import SupervisedCluster
 from .supervisor import Supervisor, serve_metrics
+
+if TYPE_CHECKING:
+    from berth.stack.embedded import EmbeddedStack
+    from shared.settings import Settings
+
+
+PROJECTOR = "projector"
+DRAIN_TIMEOUT_S = 30.0
+"""The most a stopping cluster waits for the projector to store the events written last."""
 
 
 def register(sub: Any) -> None:
@@ -117,11 +128,35 @@ def run(args: argparse.Namespace) -> int:
     finally:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second SIGTERM must not cut the cleanup short
         if fleet is not None:
+            fleet.stop_all(timeout=10, keep=(PROJECTOR,))
+            _drain(fleet, stack, settings)
             fleet.stop_all(timeout=10)
         stack.stop()
         state_file.unlink(missing_ok=True)
         (state / KUBECONFIG_FILE).unlink(missing_ok=True)
         print("berth stopped", file=sys.stderr, flush=True)
+
+
+def _drain(fleet: Fleet, stack: EmbeddedStack, settings: Settings) -> None:
+    """Let the projector store what the services wrote last before the broker stops: the embedded
+    broker's log goes with it, and a restart rebuilds the log from the event store alone."""
+    projector = fleet.members.get(PROJECTOR)
+    endpoints = stack.endpoints
+    if projector is None or not projector.process.running() or endpoints is None:
+        return
+    from shared.adapters.log_restore import wait_stored
+    from shared.events import TopicRegistry
+
+    try:
+        left = asyncio.run(wait_stored(endpoints.settings(settings), TopicRegistry(settings.topic_prefix),
+                                       DRAIN_TIMEOUT_S))
+    except (Exception, KeyboardInterrupt) as exc:  # a second Ctrl-C: stop now
+        print(f"berth: not waiting for the projector to store the last events ({type(exc).__name__})",
+              file=sys.stderr, flush=True)
+        return
+    if left:
+        print(f"berth: {left} events were not stored in {DRAIN_TIMEOUT_S:.0f} s; the broker's log loses them",
+              file=sys.stderr, flush=True)
 
 
 def _write_state(path: Path, data: dict[str, Any]) -> None:

@@ -15,8 +15,10 @@ A broker that still has records on a kept topic is left alone.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
+import uuid
 from collections import Counter
 from dataclasses import dataclass
 
@@ -25,8 +27,8 @@ from aiokafka.errors import KafkaError
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from shared.errors import BrokerUnavailable, EmbeddedStackError
-from shared.events import GAP, Envelope, OutgoingEvent, ReceivedEvent, TopicRegistry, encode
+from shared.errors import BrokerUnavailable, DecodeError, EmbeddedStackError
+from shared.events import GAP, Envelope, OutgoingEvent, ReceivedEvent, TopicRegistry, decode, encode
 from shared.events.restoration import causally_complete, partition_logs
 from shared.projection import ReadModel, RowKey, apply, keys_for
 from shared.settings import Settings
@@ -36,6 +38,11 @@ from .postgres import AcceptedIntents, PostgresProjectionStore, engine_scope
 from .postgres.event_store import events_table, from_record
 
 log = logging.getLogger(__name__)
+
+DRAIN_FETCH_MS = 1000
+"""How long a look past the stored positions waits for records (they are in the log already; a
+first fetch after the consumer starts is the slow one)."""
+DRAIN_POLL_S = 0.1
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +87,58 @@ async def restore_log(settings: Settings, registry: TopicRegistry) -> RestoreRep
         await intents.forget_stored()
     return RestoreReport(events=len(kept), gaps=sum(log.count(None) for log in logs.values()), dropped=len(dropped),
                          intents=len(again), seconds=time.perf_counter() - started)
+
+
+async def wait_stored(settings: Settings, registry: TopicRegistry, timeout_s: float) -> int:
+    """Wait until the event store holds every event of the kept topics the broker has (the services
+    that write have stopped), for at most `timeout_s`; the events it lacked at the last look (0:
+    none). A cluster stopping on an embedded broker calls it before stopping the projector: the
+    broker's log goes with it, and only what the event store holds comes back.
+
+    Each look reads the records past the furthest positions a projector stored and asks the store
+    for their events: fillers, undecodable records and second copies of an event are skipped (the
+    projector stores no position past them at a partition's end), and the broker is not asked for
+    the log's ends (the embedded one answers a partition's end as its last record batch's first
+    offset plus one)."""
+    kept = [spec.name for spec in registry if spec.kept]
+    tps = {(t, p): TopicPartition(registry.physical(t), p) for t in kept for p in range(registry.spec(t).partitions)}
+    assert settings.database_url
+    deadline = time.monotonic() + timeout_s
+    consumer = make_consumer(settings, group_id=None, client_id="berth-drain")
+    try:
+        await consumer.start()
+        consumer.assign(list(tps.values()))
+        async with engine_scope(settings.database_url, pool_size=1) as engine:
+            projection = PostgresProjectionStore(engine)
+            while True:
+                stored = await projection.furthest_positions(kept)
+                for key, tp in tps.items():
+                    consumer.seek(tp, stored.get(key, 0))
+                beyond = await consumer.getmany(timeout_ms=DRAIN_FETCH_MS)
+                ids = {env.event_id for records in beyond.values() for r in records
+                       if (env := _event_of(r.value)) is not None}
+                left = len(ids - await _stored_ids(engine, ids)) if ids else 0
+                if not left or time.monotonic() >= deadline:
+                    return left
+                await asyncio.sleep(DRAIN_POLL_S)
+    except KafkaError as exc:
+        raise BrokerUnavailable(f"reading the broker's log: {type(exc).__name__}: {exc}") from exc
+    finally:
+        await stop_consumer(consumer)
+
+
+def _event_of(value: bytes | None) -> Envelope | None:
+    """The record's event; None for a filler or a record no reader can decode."""
+    try:
+        return decode(value or b"")
+    except DecodeError:  # a GapRecord too
+        return None
+
+
+async def _stored_ids(engine: AsyncEngine, ids: set[uuid.UUID]) -> set[uuid.UUID]:
+    stmt = select(events_table.c.event_id).where(events_table.c.event_id.in_(list(ids)))
+    async with engine.connect() as conn:
+        return set((await conn.execute(stmt)).scalars().all())
 
 
 async def _records_on(settings: Settings, registry: TopicRegistry, topics: list[str]) -> bool:
