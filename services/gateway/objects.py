@@ -67,10 +67,45 @@ Created = Mapping[tuple[str, str, str], str]
 """When each stored object was first created, by (kind, namespace, name)."""
 
 
+def _refuse_nul(doc: dict[str, Any]) -> None:
+    """No key or string of an object holds a NUL character: PostgreSQL's JSON and text refuse one,
+    so the event store and the read models could not hold the object that the scheduler had
+    accepted (a pod taking room that no read shows and no delete finds)."""
+    def path_of(value: Any, path: str) -> str | None:
+        if isinstance(value, str):
+            return path if "\x00" in value else None
+        if isinstance(value, dict):
+            for key, item in value.items():
+                inner = f"{path}.{key}" if path else str(key)
+                if "\x00" in str(key):
+                    return inner
+                found = path_of(item, inner)
+                if found is not None:
+                    return found
+        elif isinstance(value, list):
+            for i, item in enumerate(value):
+                found = path_of(item, f"{path}[{i}]")
+                if found is not None:
+                    return found
+        return None
+
+    field = path_of(doc, "")
+    if field is not None:
+        meta = doc.get("metadata")
+        if not isinstance(meta, dict):
+            meta = {}
+        name = "/".join(str(part) for part in (meta.get("namespace"), meta.get("name")) if part)
+        what = " ".join(str(part) for part in (doc.get("kind") or "object", name) if part)
+        raise InvalidInput(what.replace("\x00", "\\0"), field.replace("\x00", "\\0"),
+                           "must not contain the NUL character (\\u0000)")
+
+
 def validate(docs: list[dict[str, Any]], stored_classes: list[PriorityClass], *,
              field_validation: FieldValidation = "Strict", created: Created | None = None) -> Validated:
     """Validate `docs` as a whole (any error rejects all of them); pods get fresh uids, and every
     object the creation time the server gives it (kept from the stored object when it is one)."""
+    for doc in docs:
+        _refuse_nul(doc)
     own = {d.get("metadata", {}).get("name") for d in docs if d.get("kind") == "PriorityClass"}
     extra = [(_STORED, _class_doc(pc)) for pc in stored_classes if pc.metadata.name not in own]
     loaded: ClusterInput = load_objects([("request", d) for d in docs] + extra, field_validation=field_validation,
