@@ -14,7 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from shared.adapters.kafka import KafkaPublisher, make_consumer
 from shared.adapters.log_restore import restore_log, wait_stored
 from shared.adapters.postgres import AcceptedIntents, PostgresEventStore, PostgresProjectionStore
-from shared.adapters.postgres.models import ConsumerOffset
+from shared.adapters.postgres.models import AcceptedIntent, ConsumerOffset
 from shared.errors import GapRecord
 from shared.events import (
     BINDS,
@@ -158,3 +158,16 @@ async def test_a_stopping_cluster_waits_until_the_projector_stored_the_log(
         FilterBatchRequested(batch_id="b1", cycle=1, phase="filter", pods=[]), producer="queue"), partition=0)])
     await store.apply(GROUP, [_at(bind_a, BINDS, 1, 0)])
     assert await wait_stored(berth_env.settings, berth_env.registry, 5) == 0
+
+
+async def test_intents_the_store_holds_are_pruned_as_pods_are_created(engine: AsyncEngine) -> None:
+    # Every creation reads the pending pods: the table must hold what is in flight, not every pod
+    # ever created.
+    a, b, c = _submitted("a"), _submitted("b"), _submitted("c")
+    intents = AcceptedIntents(engine)
+    await intents.record([OutgoingEvent(PODS, e) for e in (a, b, c)])
+    await PostgresProjectionStore(engine).apply(GROUP, [_at(a, PODS, 0, 0), _at(b, PODS, 0, 1)])
+    assert await intents.pending_pods() == {("default", "c")}
+    async with engine.connect() as conn:
+        kept = (await conn.execute(select(AcceptedIntent.__table__.c.event_id))).scalars().all()
+    assert kept == [c.event_id]

@@ -3,6 +3,7 @@ lost log is rebuilt (`shared.adapters.log_restore`)."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 
 from sqlalchemy import Table, delete, select
@@ -18,9 +19,15 @@ _intents: Table = AcceptedIntent.__table__
 _events: Table = StoredEvent.__table__
 
 
+PRUNE_EVERY_S = 60.0
+"""How often `pending_pods` first drops the intents the event store holds: the table then holds
+about this long's intents, not every pod ever created (each creation reads it)."""
+
+
 class AcceptedIntents:
     def __init__(self, engine: AsyncEngine) -> None:
         self._engine = engine
+        self._pruned_at = float("-inf")
 
     async def record(self, events: Sequence[OutgoingEvent]) -> None:
         """Keep `events` (already acknowledged by the broker); one already kept is left as it is."""
@@ -49,6 +56,9 @@ class AcceptedIntents:
     async def pending_pods(self) -> set[tuple[str, str]]:
         """(namespace, name) of the pods accepted but not stored yet: a client that retries an
         apply whose reply it lost must not get the pod submitted a second time."""
+        if time.monotonic() - self._pruned_at >= PRUNE_EVERY_S:
+            await self.forget_stored()
+            self._pruned_at = time.monotonic()
         meta = _intents.c.payload["pod"]["metadata"]
         stmt = (select(meta["namespace"].astext, meta["name"].astext)
                 .where(_intents.c.type == "PodSubmitted",
