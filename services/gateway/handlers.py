@@ -454,9 +454,12 @@ class Routes:
     async def create_node(self, request: web.Request) -> web.Response:
         v = await self.validate(request, await self.read_docs(request, "Node"))
         node = v.nodes[0]
-        if await self.queries.node(node.metadata.name) is not None:
-            raise AlreadyExists("nodes", node.metadata.name)
-        await self.publish(request, objects.events_of(v))
+        # As for every kind (`KindRoutes.create`): a second create of the name is refused even
+        # before the first is in the read model.
+        async with self.own_writes.settled(node.metadata.name):
+            if await self.queries.node(node.metadata.name) is not None:
+                raise AlreadyExists("nodes", node.metadata.name)
+            await self.publish(request, objects.events_of(v))
         return web.json_response(objects.render_node(node), status=201)
 
     async def replace_node(self, request: web.Request) -> web.Response:

@@ -112,8 +112,18 @@ class KindRoutes:
     async def create(self, request: web.Request, kind: Kind) -> web.Response:
         docs = await self._body(request, kind)
         meta = docs[0]["metadata"]
-        if await self.stored(kind, str(meta.get("namespace", "")), str(meta.get("name", ""))) is not None:
-            raise AlreadyExists(kind.resource, str(meta.get("name", "")))
+        ns, name = str(meta.get("namespace", "")), str(meta.get("name", ""))
+        # Once this gateway's last write of the object is stored: a create right after another of
+        # the same name (the read model not there yet) is refused, not published over it.
+        async with self.routes.own_writes.settled(versions.event_key(kind.kind, ns, name)):
+            return await self._create(request, kind, docs)
+
+    async def _create(self, request: web.Request, kind: Kind, docs: list[dict[str, Any]]) -> web.Response:
+        """`create`, the object's key held already."""
+        meta = docs[0]["metadata"]
+        ns, name = str(meta.get("namespace", "")), str(meta.get("name", ""))
+        if await self.stored(kind, ns, name) is not None:
+            raise AlreadyExists(kind.resource, name)
         return await self._publish(request, kind, docs, status=201)
 
     async def _body(self, request: web.Request, kind: Kind) -> list[dict[str, Any]]:
@@ -153,7 +163,7 @@ class KindRoutes:
             ns, name, found = await self._existing(request, kind)
         except NotFound:
             if request.content_type == APPLY:  # server-side apply creates what does not exist yet
-                return await self.create(request, kind)
+                return await self._create(request, kind, await self._body(request, kind))
             raise
         where = f"{kind.kind} {ns + '/' if ns else ''}{name}"
         patched = apply_patch(found, await request.read(), request.content_type, where)

@@ -163,6 +163,21 @@ async def test_apply_then_pods_are_pending(api: Api) -> None:
     assert (await api.client.get("/readyz")).status == 200 and (await api.client.get("/healthz")).status == 200
 
 
+async def test_a_second_create_right_after_the_first_already_exists(api: Api) -> None:
+    """The read model follows the log: a create sent right after another of the same name (before
+    the projector stored the first) is a 409, not a second object published over the first."""
+    for path, doc in (("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "twice"}}),
+                      ("/api/v1/nodes", {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "twice"},
+                                         "status": {"allocatable": {"cpu": "1", "memory": "1Gi", "pods": "10"}}}),
+                      ("/apis/scheduling.k8s.io/v1/priorityclasses",
+                       {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "twice"},
+                        "value": 5})):
+        first = await api.client.post(path, json=doc, headers=AUTH)
+        again = await api.client.post(path, json=doc, headers=AUTH)
+        assert (first.status, again.status) == (201, 409), (path, await again.text())
+        assert (await again.json())["reason"] == "AlreadyExists"
+
+
 async def test_invalid_pod_is_422_and_nothing_is_published(api: Api) -> None:
     body = CLUSTER + "---\n" + BAD_POD
     resp = await api.client.post("/apis/berth.dev/v1/apply", data=body, headers=AUTH)
