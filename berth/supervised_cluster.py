@@ -36,6 +36,9 @@ class SupervisedCluster:
 
     def __init__(self, stack: EmbeddedStack, fleet: Fleet, *, say: Callable[[str], None]) -> None:
         self.stack, self.fleet, self.say = stack, fleet, say
+        self._gateway_port = 0
+        """The gateway's port, kept for a broker restart that fails after the services were stopped
+        (the next one brings the gateway back on it: clients hold its URL)."""
 
     @property
     def members(self) -> dict[str, Member | Component]:
@@ -52,6 +55,8 @@ class SupervisedCluster:
             return None
         if label == BROKER:
             gateway = next((m for m in self.fleet.members.values() if m.spec.gateway), None)
+            if gateway is not None:
+                self._gateway_port = gateway.port
             started = time.monotonic()
             # Nothing of theirs is worth a graceful stop: their broker and its log are gone.
             self.fleet.kill_all()
@@ -59,8 +64,7 @@ class SupervisedCluster:
             report = self.stack.restart_broker()
             self.say(f"berth: {report.summary()}")
             rebuilt = time.monotonic()
-            members = self.fleet.start_all(gateway_port=gateway.port if gateway else 0,
-                                           ready_timeout=self.fleet.ready_timeout)
+            members = self.fleet.start_all(gateway_port=self._gateway_port, ready_timeout=self.fleet.ready_timeout)
             self.say(f"berth: services stopped in {stopped - started:.1f} s, broker back with its log in "
                      f"{rebuilt - stopped:.1f} s, services ready in {time.monotonic() - rebuilt:.1f} s")
             return members

@@ -144,7 +144,13 @@ class EmbeddedStack:
             await ensure_topics(settings, self.registry)
             return await restore_log(settings, self.registry)
 
-        self.restored = run_coroutine_sync(prepare())
+        try:
+            self.restored = run_coroutine_sync(prepare())
+        except BaseException:
+            # Left running, a broker whose log was not rebuilt would pass for a live one and never
+            # be tried again: stopped, it is restarted (and rebuilt) on the supervisor's next round.
+            broker.stop()
+            raise
         self._note_pids()
         return self.restored
 
@@ -156,7 +162,11 @@ class EmbeddedStack:
         self.postgres = PostgresServer(self.state_dir, port=port, durable=self._durable,
                                        os_user=self.settings.pg_os_user)
         self.postgres.start()
-        run_coroutine_sync(self.postgres.wait_ready(self._timeout))
+        try:
+            run_coroutine_sync(self.postgres.wait_ready(self._timeout))
+        except BaseException:
+            self.postgres.stop()  # as for the broker: retried on the supervisor's next round
+            raise
         self._note_pids()
 
     def _note_pids(self) -> None:
