@@ -43,7 +43,7 @@ from .existence import pod_exists
 from .kinds import KindRoutes
 from .limits import LimitExceeded, StreamSlots, check_objects
 from .metrics import GatewayMetrics
-from .own_writes import OwnWrites
+from .own_writes import NotSettled, OwnWrites
 from .params import dry_run, whole_number
 from .patching import UnsupportedPatch
 from .pod_events import core_events, pod_events
@@ -86,6 +86,8 @@ def _error_response(exc: BaseException) -> web.Response:
         return status(409, "AlreadyExists", str(exc), {"kind": exc.kind, "name": exc.name})
     if isinstance(exc, StaleVersion):
         return status(409, "Conflict", str(exc), {"kind": exc.kind, "name": exc.name})
+    if isinstance(exc, NotSettled):
+        return status(409, "Conflict", str(exc))
     if isinstance(exc, RecursionError):
         return status(422, "Invalid", "the request body nests too deeply to read")
     if isinstance(exc, BerthError) and exc.retriable:

@@ -3,10 +3,10 @@
 The read model follows the log: an object patched twice in quick succession (`kubectl cordon`, then
 `kubectl label`) would have its second patch applied to the object as it was before the first, and
 publish that whole object, undoing the first. So the gateway remembers, per object key, the last
-event it published, and a read-modify-write of that object first waits (up to SETTLE_S) until the
-event store holds it; a lock per key keeps two such requests from reading the same state. This holds
-within one gateway; writes made through another gateway are still caught by resourceVersion
-preconditions (versions.py) when the client sends one.
+event it published, and a read-modify-write of that object first waits (up to SETTLE_S, then it is
+refused: `NotSettled`) until the event store holds it; a lock per key keeps two such requests from
+reading the same state. This holds within one gateway; writes made through another gateway are
+still caught by resourceVersion preconditions (versions.py) when the client sends one.
 """
 
 from __future__ import annotations
@@ -16,6 +16,18 @@ import contextlib
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
+
+from shared.errors import Conflict
+
+
+class NotSettled(Conflict):
+    """The gateway's last write of the object was not stored within SETTLE_S: a read-modify-write
+    on the state before it would undo it, so the request is refused (409) for the client to retry."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(f'Operation cannot be fulfilled on "{key}": its last change is not stored yet; '
+                         "please try again")
+
 
 SETTLE_S = 5.0
 POLL_S = 0.02
@@ -49,7 +61,9 @@ class OwnWrites:
             async with lock:
                 pending = self._last.get(key)
                 deadline = time.monotonic() + SETTLE_S
-                while pending is not None and not await self._stored(pending) and time.monotonic() < deadline:
+                while pending is not None and not await self._stored(pending):
+                    if time.monotonic() >= deadline:
+                        raise NotSettled(key)
                     await asyncio.sleep(POLL_S)
                 yield
         finally:

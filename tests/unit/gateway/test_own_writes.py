@@ -5,7 +5,10 @@ from __future__ import annotations
 import asyncio
 import uuid
 
-from services.gateway.own_writes import OwnWrites
+import pytest
+
+from services.gateway import own_writes
+from services.gateway.own_writes import NotSettled, OwnWrites
 
 
 async def test_a_second_write_waits_for_the_first_to_be_stored() -> None:
@@ -31,3 +34,20 @@ async def test_a_second_write_waits_for_the_first_to_be_stored() -> None:
     stored.add(first)
     await asyncio.wait_for(task, 1)
     assert entered.is_set() and writes.held() == 0
+
+
+async def test_a_write_whose_last_change_is_never_stored_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Going ahead would read the object as it was before that change, and publish it over it.
+    monkeypatch.setattr(own_writes, "SETTLE_S", 0.05)
+
+    async def never(event_id: uuid.UUID) -> bool:
+        return False
+
+    writes = OwnWrites(never)
+    writes.published("node-a", uuid.uuid4())
+    with pytest.raises(NotSettled, match='"node-a": its last change is not stored yet; please try again'):
+        async with writes.settled("node-a"):
+            raise AssertionError("the block must not run")
+    assert writes.held() == 0
+    async with writes.settled("node-b"):
+        pass  # an object this gateway did not write goes ahead at once
