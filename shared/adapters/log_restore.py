@@ -6,7 +6,8 @@ and every intent the gateway acknowledged. On a broker with empty topics, `resto
    whose ground is kept too (`shared.events.restoration.causally_complete`); the others are taken
    out of the event store, and the read-model rows they touched are folded again without them;
 2. writes each kept partition back, every event at its recorded offset, `GAP` fillers between
-   (a partition runs at least to the furthest position a projector stored for it);
+   (a partition runs at least to the furthest position a projector stored for it, and to every
+   position a stored event names: `referenced_ends`);
 3. forgets the projector's positions on the topics that start empty;
 4. publishes again the accepted intents the event store lacks, in the order they were accepted.
 The services then start on a log equal to the event store, and the read model equals its fold.
@@ -29,7 +30,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from shared.errors import BrokerUnavailable, DecodeError, EmbeddedStackError
 from shared.events import GAP, Envelope, OutgoingEvent, ReceivedEvent, TopicRegistry, decode, encode
-from shared.events.restoration import causally_complete, partition_logs
+from shared.events.restoration import causally_complete, partition_logs, referenced_ends
 from shared.projection import ReadModel, RowKey, apply, keys_for
 from shared.settings import Settings
 
@@ -79,6 +80,9 @@ async def restore_log(settings: Settings, registry: TopicRegistry) -> RestoreRep
         if dropped:
             await _forget(projection, kept, dropped)
         ends = await projection.furthest_positions(kept_topics)
+        for tp, end in referenced_ends(kept).items():
+            if tp[0] in kept_topics and end > ends.get(tp, 0):
+                ends[tp] = end
         logs = partition_logs(kept, ends)
         await projection.reset_positions(topics=[spec.name for spec in registry if not spec.kept])
         intents = AcceptedIntents(engine)

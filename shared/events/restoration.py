@@ -30,9 +30,11 @@ from .catalogue import (
     PodEvicted,
     PodNominated,
     PodSubmitted,
+    PreemptionDecided,
     SchedulingAttempted,
 )
 from .envelope import Envelope, ReceivedEvent
+from .topics import PREEMPTION_REQUESTS
 
 TopicPartition = tuple[str, int]
 
@@ -64,6 +66,39 @@ def causally_complete(events: Sequence[ReceivedEvent]) -> tuple[list[ReceivedEve
             grounded = env.causation_id in requests
         (kept if grounded else dropped).append(e)
     return kept, dropped
+
+
+def referenced_ends(kept: Iterable[ReceivedEvent]) -> dict[TopicPartition, int]:
+    """How far each partition must run for the positions stored events name to mean what they
+    meant: a watermark (`PreemptionRequested`, `LateBatchDecided`, a decision's `folded`) counts a
+    partition's records up to its offset, and a preemption decision's `request_at` and `in_flight`,
+    and its nominations' and evictions' `request_at`, name records of `preemption-requests`.
+
+    The records past the last stored one on a partition were lost with the broker (the projector
+    had not stored them): without fillers up to these ends, the next records written would take
+    their offsets, and a stored position naming one of the lost ones would name a new record (a new
+    request taken for an older one than a stored decision's, a watermark counting records it never
+    saw)."""
+    ends: dict[TopicPartition, int] = {}
+
+    def reach(topic: str, partition: int, end: int) -> None:
+        if end > ends.get((topic, partition), 0):
+            ends[(topic, partition)] = end
+
+    for e in kept:
+        p = e.envelope.payload
+        watermark = getattr(p, "watermark", None) or getattr(p, "folded", None) or {}
+        for topic, offsets in watermark.items():
+            for partition, offset in enumerate(offsets):
+                reach(topic, partition, offset)
+        request_at = getattr(p, "request_at", -1)
+        if isinstance(request_at, int) and request_at >= 0:
+            reach(PREEMPTION_REQUESTS, 0, request_at + 1)
+        if isinstance(p, PreemptionDecided):
+            # Runs of offsets: first, count, first, count...
+            for first, count in zip(p.in_flight[::2], p.in_flight[1::2], strict=False):
+                reach(PREEMPTION_REQUESTS, 0, first + count)
+    return ends
 
 
 def partition_logs(kept: Iterable[ReceivedEvent], ends: Mapping[TopicPartition, int]

@@ -11,16 +11,19 @@ from shared.events import (
     BindRejected,
     BindRequested,
     Envelope,
+    LateBatchDecided,
     PodBound,
     PodNominated,
     PodSubmitted,
     Position,
+    PreemptionDecided,
+    PreemptionRequested,
     ReceivedEvent,
     SchedulingAttempted,
     decode,
     envelope,
 )
-from shared.events.restoration import causally_complete, partition_logs
+from shared.events.restoration import causally_complete, partition_logs, referenced_ends
 from tests.builders import MakePod
 
 NOW = datetime(2026, 11, 26, tzinfo=UTC)
@@ -72,3 +75,18 @@ def test_partitions_are_filled_to_their_furthest_end() -> None:
 def test_a_gap_filler_is_not_an_event() -> None:
     with pytest.raises(GapRecord):
         decode(GAP, topic="pods")
+
+
+def test_partitions_run_to_every_position_a_stored_event_names() -> None:
+    # Records past the last stored one were lost with the broker: the next ones written must not
+    # take the offsets that stored watermarks and request offsets name.
+    request = _env(PreemptionRequested(pod=MakePod().name("p").uid("p").obj(), attempt_id="p/1",
+                                       watermark={"pods": [3, 0], "placements": [7]}))
+    late = _env(LateBatchDecided(batch_id="b", watermark={"pods": [5, 1]}))
+    decided = _env(PreemptionDecided(preemptor_uid="p", nominated_node="n1", attempt_id="p/1", request_at=8,
+                                     folded={"nodes": [4]}, in_flight=[2, 3, 11, 2]))
+    nominated = _env(PodNominated(uid="p", node_name="n1", request_at=9))
+    ends = referenced_ends([_at(request, "preemption-requests"), _at(late, "decisions"),
+                            _at(decided, "preemption"), _at(nominated)])
+    assert ends == {("pods", 0): 5, ("pods", 1): 1, ("placements", 0): 7, ("nodes", 0): 4,
+                    ("preemption-requests", 0): 13}
