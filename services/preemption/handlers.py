@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -57,6 +58,9 @@ from shared.protocol.preemption_request import PreemptionOutcome, decide_preempt
 from .settings import DEFAULT_WATERMARK_WAIT_S
 
 log = logging.getLogger(__name__)
+
+BEHIND_WAIT_S = 0.5
+"""How long a request waits for its watermark after the one before it waited in vain."""
 
 
 class PreemptionMetrics:
@@ -111,6 +115,11 @@ class PreemptionHandler(Handler):
         self.in_flight: dict[str, InFlight] = {}
         """Attempt id → a decision whose effects the view has not folded yet."""
         self.folded_effects: set[uuid.UUID] = set()
+        self._behind_until = 0.0
+        """Until when (monotonic) requests are waited for `BEHIND_WAIT_S` only: a wait for a
+        request's watermark ran out, and a batch of them would wait a whole `watermark_wait_s`
+        each. It ends once one is reached, or `watermark_wait_s` after the wait that ran out (a
+        view steadily slower than the brief wait is then waited for in full again)."""
 
     def on_event(self, env: Envelope) -> None:
         """An event the follower folded: a decision read back (after a restart, the only record of
@@ -159,7 +168,13 @@ class PreemptionHandler(Handler):
             return []  # `preemption-requests` carries nothing else
         if req.attempt_id in self.answered:
             return self.unpublished.get(req.attempt_id, [])
-        if not await self.wait_reached(req.watermark, self.watermark_wait_s):
+        behind = time.monotonic() < self._behind_until
+        reached = await self.wait_reached(req.watermark, BEHIND_WAIT_S if behind else self.watermark_wait_s)
+        if reached:
+            self._behind_until = 0.0
+        elif not behind:
+            self._behind_until = time.monotonic() + self.watermark_wait_s
+        if not reached:
             log.warning("preemption: %s decided before the view reached the queue's", req.attempt_id)
         if req.attempt_id in self.answered:
             # Its decision was read back just now: the follower fetches only while requests come.

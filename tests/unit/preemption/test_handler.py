@@ -9,7 +9,7 @@ import msgspec
 import pytest
 from prometheus_client import CollectorRegistry, Counter, Histogram
 
-from services.preemption.handlers import PreemptionHandler, PreemptionMetrics
+from services.preemption.handlers import BEHIND_WAIT_S, PreemptionHandler, PreemptionMetrics
 from services.runtime.scheduler_config import profiles_from
 from shared.cluster import ClusterView
 from shared.events import (
@@ -376,3 +376,38 @@ async def test_a_request_whose_decision_raises_is_answered_evicting_nobody(monke
     decided = _decided(out)
     assert (decided.nominated_node, decided.victims, decided.attempt_id) == ("", [], "uid-high/1")
     assert decided.message == "preemption failed: KeyError: 'node-z'"
+
+
+async def test_after_a_wait_in_vain_the_next_requests_wait_briefly_until_one_is_reached() -> None:
+    # A batch of requests on a stalled view would otherwise wait the whole watermark wait each.
+    waits: list[float] = []
+    reachable = [False, False, True, True]
+
+    async def reached(watermark: Mapping[str, list[int]], timeout: float) -> bool:
+        waits.append(timeout)
+        return reachable[len(waits) - 1]
+
+    handler = PreemptionHandler(_cluster(), profiles_from(None), reached, PreemptionMetrics(CollectorRegistry()),
+                                watermark_wait_s=10.0)
+    for i, name in enumerate(("one", "two", "three", "four")):
+        await handler.handle(_request(name, at=i))
+    assert waits == [10.0, BEHIND_WAIT_S, BEHIND_WAIT_S, 10.0]
+
+
+async def test_a_view_steadily_behind_is_waited_for_in_full_again_after_a_while(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    now = [1000.0]
+    monkeypatch.setattr("services.preemption.handlers.time.monotonic", lambda: now[0])
+    waits: list[float] = []
+
+    async def never(watermark: Mapping[str, list[int]], timeout: float) -> bool:
+        waits.append(timeout)
+        return False
+
+    handler = PreemptionHandler(_cluster(), profiles_from(None), never, PreemptionMetrics(CollectorRegistry()),
+                                watermark_wait_s=10.0)
+    await handler.handle(_request("one", at=0))
+    await handler.handle(_request("two", at=1))
+    now[0] += 11.0
+    await handler.handle(_request("three", at=2))
+    assert waits == [10.0, BEHIND_WAIT_S, 10.0]
