@@ -117,7 +117,7 @@ class FilterHandler(Handler):
         reached = await self.wait_reached(req.watermark, self.watermark_wait_s)
         if not reached:
             log.warning("filter: batch %s evaluated before the view reached the queue's", req.batch_id)
-        folded = self.view.past(req.watermark)
+        folded = self.view.off(req.watermark)  # past it, or short of it (the wait ran out)
         self.view.set_assumed((a.pod_uid, a.node_name) for a in req.assumed)
         point_at(self.profiles.values(), self.view)
         snapshot = self.view.snapshot()

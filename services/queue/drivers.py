@@ -116,7 +116,10 @@ class Lockstep:
         try:
             answers = await s.ask_extenders(attempts, evaluated.merged, evaluated.snapshot, evaluated.batch_id)
             try:
-                s.decide(attempts, evaluated.merged, evaluated, answers, evaluated.watermark, evaluated.assumed)
+                if evaluated.off_view:
+                    s.record_late(evaluated.batch_id, evaluated.watermark, evaluated.assumed)
+                s.decide(attempts, evaluated.merged, evaluated, answers, evaluated.watermark, evaluated.assumed,
+                         placed_before=evaluated.off_view)
             finally:
                 await s.flush()
         finally:
@@ -225,7 +228,7 @@ class Pipelined:
         failed = False
         try:
             watermark, assumed = s.view_mark()
-            moved = watermark != evaluated.watermark or assumed != evaluated.assumed
+            moved = watermark != evaluated.watermark or assumed != evaluated.assumed or evaluated.off_view
             if moved:
                 s.record_late(evaluated.batch_id, watermark, assumed)
             placed_before = moved

@@ -24,6 +24,8 @@ class Gatherer:
         self.shards = shards
         self._pending: dict[tuple[str, str], _Pending] = {}
         self.dispatcher = Dispatcher(shards, most=workers_most)
+        self._off_view: set[str] = set()
+        """Batches an answer of which was made on a view other than the request's watermark."""
 
     def expect(self, batch_id: str, phase: str) -> None:
         self._pending[(batch_id, phase)] = _Pending()
@@ -38,11 +40,21 @@ class Gatherer:
         if set(shards) <= pending.covered:
             return  # a duplicate (redelivery, or two owners during a rebalance)
         pending.covered.update(shards)
+        if answer.folded:
+            self._off_view.add(answer.batch_id)
         # Decoded here, once: an answer shared by identical pods is one object for all of them.
         for pod_uid, decoded in zip((r.pod_uid for r in answer.results), decode_all(answer.results)):
             pending.results.setdefault(pod_uid, []).append(decoded)
         if len(pending.covered) >= self.shards:
             pending.done.set()
+
+    def answered_off_view(self, batch_id: str) -> bool:
+        """Whether a worker answered the batch from a view other than its request's watermark (its
+        view short of it after the wait ran out, or past it); asked once, when the batch is merged."""
+        if batch_id in self._off_view:
+            self._off_view.discard(batch_id)
+            return True
+        return False
 
     async def wait(self, batch_id: str, phase: str, timeout: float) -> dict[str, list[Answer]] | None:
         """Every shard's answers by pod uid, or None after `timeout` (the caller sends again)."""

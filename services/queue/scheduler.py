@@ -135,6 +135,9 @@ class Evaluated:
     start: int = 0
     proposed: bool = False
     """The workers were asked to propose this batch."""
+    off_view: bool = False
+    """A worker answered from a view other than the request's watermark: every pod is re-checked
+    where it goes, as in a batch decided on a view that moved."""
 
 
 @dataclass
@@ -504,8 +507,10 @@ class Scheduler:
                     raw[uid], merged[i].error = raw_by_plugin(walks(scored.get(uid, [])))
         except BaseException:
             self.starts.decided(batch_id)  # given up: no decision will come
+            self.gatherer.answered_off_view(batch_id)  # nor a question about its answers
             raise
-        return Evaluated(batch_id, snapshot, watermark, assumed, merged, raw, start, proposed=propose)
+        return Evaluated(batch_id, snapshot, watermark, assumed, merged, raw, start, proposed=propose,
+                         off_view=self.gatherer.answered_off_view(batch_id))
 
     def decide(self, attempts: list[Attempt], merged: list[MergedFilter], evaluated: Evaluated,
                 answers: dict[str, list[ExtenderAnswer]], watermark: dict[str, list[int]], assumed: list[Assumed],

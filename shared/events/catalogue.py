@@ -289,8 +289,9 @@ class ShardFiltered(Event, frozen=True):
     """Every shard this answer covers (a worker evaluates the shards it fetched together as one
     walk); empty means just `shard`."""
     folded: dict[str, list[int]] = {}
-    """Set only when the worker's view had already folded past the request's watermark (it cannot
-    fold backwards): the positions it evaluated at instead. Replay reports such answers."""
+    """Set only when the worker's view was not at the request's watermark: past it (it cannot fold
+    backwards), or short of it (the wait for it ran out): the positions it evaluated at instead.
+    The queue re-checks such a batch's pods where they go; replay reports such answers."""
     owned: list[int] = []
     """The `filter-requests` partitions the answering worker owned when it answered: partitions
     one worker owns are one place to send a whole batch (the queue spreads batches over workers)."""

@@ -330,7 +330,7 @@ class Replayer:
                                               batch.request.starts[0] if batch.request.starts else 0,
                                               [pl.name for pl in e.fwk.score_plugins] if e.fwk else [])
             if any(a.folded for a in batch.answers):
-                detail = (detail + "; " if detail else "") + "a shard evaluated a view past the watermark"
+                detail = (detail + "; " if detail else "") + "a shard evaluated a view other than the watermark's"
             self.divergences.append(self._divergence("decision", batch, e, recorded, expected or "no decision recorded",
                                                      replayed, plugin, detail))
         changed = self._what_if_batch(batch, view, evaluations, decided, seeds,

@@ -72,3 +72,16 @@ async def test_a_worker_past_the_watermark_answers_with_the_walks() -> None:
     assert not answer.proposed and answer.folded
     assert all(not r.ranked for r in answer.results)
     assert {n for r in answer.results for n in r.feasible} == {"node-a", "node-b", "node-c"}
+
+
+async def test_a_worker_short_of_the_watermark_says_where_it_is() -> None:
+    # Its wait for the queue's events ran out: the answer names the positions it evaluated at.
+    view = _view()
+    watermark = view.watermark(PARTITIONS)
+    watermark[PODS] = [watermark[PODS][0] + 2]  # two submissions it has not received
+
+    async def stalled(watermark: Mapping[str, list[int]], timeout: float) -> bool:
+        return False
+
+    answer = await _answer(FilterHandler(view, profiles_from(None), stalled), view, watermark)
+    assert not answer.proposed and answer.folded == view.watermark(PARTITIONS)
