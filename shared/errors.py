@@ -37,6 +37,7 @@ __all__ = [
     "InfrastructureError",
     "InvalidInput",
     "NotFound",
+    "RecordTooLarge",
     "is_retriable",
 ]
 
@@ -107,6 +108,11 @@ class AlreadyExists(Conflict):
         self.kind = kind
         self.name = name
         super().__init__(f'{kind} "{name}" already exists')
+
+
+class RecordTooLarge(DomainError):
+    """An event is larger than the largest record the services may publish: publishing it again
+    fails again (the broker is not at fault)."""
 
 
 # --- infrastructure ----------------------------------------------------------------------------

@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 import msgspec
 from aiohttp import web
 
-from shared.errors import AlreadyExists, BerthError, InvalidInput, NotFound
+from shared.errors import AlreadyExists, BerthError, InvalidInput, NotFound, RecordTooLarge
 from shared.events import (
     AnyEvent,
     NodeDeleted,
@@ -75,6 +75,8 @@ def _error_response(exc: BaseException) -> web.Response:
         return refused
     if isinstance(exc, UnsupportedPatch):
         return status(415, "UnsupportedMediaType", str(exc))
+    if isinstance(exc, RecordTooLarge):  # one object larger than the largest record published
+        return status(413, "RequestEntityTooLarge", str(exc))
     if isinstance(exc, InvalidInput):
         # `causes` as the API server words field errors (kubectl prints them); the rest for Berth's CLI.
         cause = {"reason": "FieldValueInvalid", "message": exc.reason, "field": exc.field}

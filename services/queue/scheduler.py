@@ -29,6 +29,7 @@ from typing import Protocol
 
 from shared.binding.admission import admission_request, is_admission, tries_of
 from shared.cluster import ClusterView, point_at, with_nomination
+from shared.errors import RecordTooLarge
 from shared.events import (
     BINDS,
     DECISIONS,
@@ -655,11 +656,34 @@ class Scheduler:
         not be dropped; one delivered twice gets the same answer (the binder keeps each request's
         outcome by its event id, and never binds a pod twice)."""
         out, self._outbox = self._outbox, []
-        if out:
+        if not out:
+            return
+        try:
+            await self.publish(out)
+        except RecordTooLarge:
+            await self._publish_each(out)
+        except BaseException:
+            self._outbox[:0] = out
+            raise
+
+    async def _publish_each(self, out: list[OutgoingEvent]) -> None:
+        """`out` one event at a time, leaving out those no record can hold (published again, they
+        would be refused again, and every decision after them with them). A bind request left out
+        is taken back as its binder's refusal would be (the pod backs off and is tried again); a
+        preemption request left out is released after the preemption timeout."""
+        for i, event in enumerate(out):
             try:
-                await self.publish(out)
+                await self.publish([event])
+            except RecordTooLarge as exc:
+                log.error("queue: %s %s left out: %s", event.envelope.type, event.envelope.key, exc)
+                p = event.envelope.payload
+                if isinstance(p, BindRequested):
+                    self.view.forget(p.pod_uid)
+                    point_at(self.profiles.values(), self.view)
+                    self._bind_rejected(BindRejected(pod_uid=p.pod_uid, node_name=p.node_name,
+                                                     attempt_id=p.attempt_id, reason=str(exc)))
             except BaseException:
-                self._outbox[:0] = out
+                self._outbox[:0] = out[i:]
                 raise
 
     def _decided(self, a: Attempt, d: Decision, batch_id: str, watermark: dict[str, list[int]],

@@ -21,7 +21,7 @@ from typing import TypeVar
 from aiokafka import AIOKafkaConsumer, ConsumerRecord, TopicPartition
 from aiokafka.errors import KafkaError
 
-from shared.errors import BerthError, DecodeError, GapRecord, is_retriable
+from shared.errors import BerthError, DecodeError, GapRecord, RecordTooLarge, is_retriable
 from shared.events import (
     DEAD_LETTERS,
     DeadLettered,
@@ -136,7 +136,20 @@ class BatchPipeline:
 
         outputs, failed = await self._handle(received)
         dead += [self.dead_letter(raw[e.position], e.position, reason, cause="handler") for e, reason in failed]
-        await self._publish([*outputs, *dead])
+        try:
+            await self._publish([*outputs, *dead])
+        except RecordTooLarge:
+            # An output no record can hold: the events are handled and published one at a time,
+            # and one whose output is refused is dead-lettered (retried, it would be refused again).
+            unhandled = {e.position for e, _ in failed}
+            for event in [e for e in received if e.position not in unhandled]:
+                out, bad = await self._handle([event])
+                try:
+                    await self._publish(out)
+                except RecordTooLarge as exc:
+                    bad = [(event, f"its output cannot be published: {exc}")]
+                dead += [self.dead_letter(raw[e.position], e.position, reason, cause="output") for e, reason in bad]
+            await self._publish(dead)
         await self._commit(consumer, next_offsets)
         for event in received:
             self.recent.remember(event.position.topic, event.position.partition, event.envelope.event_id)

@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from shared.adapters.kafka import KafkaPublisher, make_producer, read_topic
 from shared.adapters.kafka.publisher import BATCHED_FROM
 from shared.adapters.postgres import PostgresEventStore, ReadModelQueries
-from shared.errors import BrokerUnavailable, DecodeError
+from shared.errors import DecodeError, RecordTooLarge, is_retriable
 from shared.events import PODS, Envelope, OutgoingEvent, envelope, render_json
 from tests.unit.events.samples import lifecycle
 
@@ -91,5 +91,6 @@ async def test_a_publish_keeps_each_partitions_order_across_batches(berth_env: B
 async def test_a_record_above_the_limit_is_refused(berth_env: BerthTestEnv, producer: AIOKafkaProducer) -> None:
     publisher = KafkaPublisher(producer, berth_env.registry, max_record_bytes=64)
     pod = next(p for p in lifecycle(n_pods=1) if berth_env.registry.topic_of(p) == PODS)
-    with pytest.raises(BrokerUnavailable, match="PodSubmitted .* bytes, above 64"):
+    with pytest.raises(RecordTooLarge, match="PodSubmitted .* bytes, above 64") as refused:
         await publisher.publish([OutgoingEvent(PODS, envelope(pod, producer="t"), partition=0)])
+    assert not is_retriable(refused.value), "the same record is refused again: the broker is not at fault"

@@ -159,6 +159,40 @@ async def test_a_message_too_large_to_carry_whole_is_dead_lettered_in_part(
                                   "are kept here)")
 
 
+class Verbose(Decider):
+    """Answers the pod named "verbose" with a decision too large for any record."""
+
+    async def handle(self, event: ReceivedEvent) -> Sequence[OutgoingEvent]:
+        [out] = await super().handle(event)
+        payload = event.payload
+        assert isinstance(payload, PodSubmitted) and isinstance(out.envelope.payload, SchedulingAttempted)
+        if payload.pod.metadata.name != "verbose":
+            return [out]
+        huge = msgspec.structs.replace(out.envelope.payload, message="x" * (2 << 20))
+        return [OutgoingEvent(DECISIONS, msgspec.structs.replace(out.envelope, payload=huge))]
+
+
+async def test_an_input_whose_output_no_record_can_hold_is_dead_lettered(
+    berth_env: BerthTestEnv, publisher: KafkaPublisher
+) -> None:
+    await publisher.publish([_pod_event("before"), _pod_event("verbose"), _pod_event("after")])
+    config = ServiceConfig(name="decider", group_id="berth-decider", topics=(PODS,), serve_http=False,
+                           retry=RetryPolicy(initial=0.01, maximum=0.05))
+    settings = dataclasses.replace(berth_env.settings.for_service("decider"), kafka_max_message_bytes=1 << 20)
+    service = Service(settings, config, Verbose(), registry=berth_env.registry)
+    task = asyncio.create_task(service.run())
+    try:
+        decisions = await read_events(berth_env.settings, berth_env.registry, DECISIONS, count=2)
+        [dead] = await read_events(berth_env.settings, berth_env.registry, "dead-letters", count=1)
+    finally:
+        service.request_stop()
+        await asyncio.wait_for(task, 10)
+    assert sorted(msgspec.structs.asdict(d.payload)["pod_uid"] for d in decisions) == ["uid-after", "uid-before"]
+    letter = dead.payload
+    assert isinstance(letter, DeadLettered) and (letter.offset, letter.key) == (1, "uid-verbose")
+    assert letter.reason.startswith("its output cannot be published: ")
+
+
 class Stumbling(Decider):
     """Fails with a retriable error three times, then once with an unexpected one, then handles."""
 

@@ -7,9 +7,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from aiokafka import AIOKafkaProducer
-from aiokafka.errors import KafkaError
+from aiokafka.errors import KafkaError, MessageSizeTooLargeError
 
-from shared.errors import BrokerUnavailable
+from shared.errors import BrokerUnavailable, RecordTooLarge
 from shared.events import OutgoingEvent, TopicRegistry, encode
 from shared.events.partitioning import partition_for
 
@@ -34,8 +34,8 @@ class KafkaPublisher:
         self._producer = producer
         self._max_record_bytes = max_record_bytes
         """A publish with a record (key and value) above this many bytes is refused before anything
-        is sent (None: the client refuses those of a partition's few records above its request
-        size, the broker the others)."""
+        is sent, with RecordTooLarge (None: the client refuses those of a partition's few records
+        above its request size, the broker the others)."""
         self._registry = registry
 
     async def publish(self, events: Sequence[OutgoingEvent]) -> None:
@@ -53,7 +53,7 @@ class KafkaPublisher:
                 partition = partition_for(env.key, self._registry.spec(event.topic).partitions)
             key, value = env.key.encode(), encode(env)
             if self._max_record_bytes is not None and len(key) + len(value) > self._max_record_bytes:
-                raise BrokerUnavailable(f"publishing {len(events)} event(s): {env.type} {env.key!r} is "
+                raise RecordTooLarge(f"publishing {len(events)} event(s): {env.type} {env.key!r} is "
                                         f"{len(key) + len(value)} bytes, above {self._max_record_bytes}")
             records.setdefault((self._registry.physical(event.topic), partition), []).append((key, value))
         try:
@@ -65,6 +65,8 @@ class KafkaPublisher:
                 else:
                     delivered += await self._send_batches(topic, partition, those)
             await asyncio.gather(*delivered)
+        except MessageSizeTooLargeError as exc:
+            raise RecordTooLarge(f"publishing {len(events)} event(s): {type(exc).__name__}: {exc}") from exc
         except KafkaError as exc:
             raise BrokerUnavailable(f"publishing {len(events)} event(s): {type(exc).__name__}: {exc}") from exc
 

@@ -11,13 +11,14 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from services.queue import drivers
+from services.queue.drivers import Pipelined
 from services.queue.gather import Gatherer
 from services.queue.metrics import SchedulerMetrics
 from services.queue.options import SchedulerOptions
 from services.queue.scheduler import Attempt, Evaluated, Scheduler
 from services.runtime.scheduler_config import profiles_from
 from shared.cluster import ClusterView
-from shared.errors import BrokerUnavailable
+from shared.errors import BrokerUnavailable, RecordTooLarge
 from shared.events import BindRequested, NodeUpserted, OutgoingEvent, PodSubmitted, SchedulingAttempted, envelope
 from shared.protocol.sharded import MergedFilter
 from tests.unit.events.samples import make_node
@@ -58,3 +59,36 @@ async def test_a_bind_request_whose_publish_failed_goes_out_with_the_next(monkey
     assert kinds == [SchedulingAttempted, BindRequested]
     bind = published[1].envelope.payload
     assert isinstance(bind, BindRequested) and (bind.pod_uid, bind.node_name) == (batch[0].pod_info.uid, "node-a")
+
+
+async def test_a_bind_request_no_record_can_hold_is_taken_back_and_the_rest_published(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    published: list[OutgoingEvent] = []
+
+    async def publish(events: Sequence[OutgoingEvent]) -> None:
+        if any(isinstance(e.envelope.payload, BindRequested) and e.envelope.payload.pod_uid == "uid-big"
+               for e in events):
+            raise RecordTooLarge("publishing: BindRequested 'node-a' is 17000000 bytes, above 16777216")
+        published.extend(events)
+
+    view = ClusterView()
+    view.apply(envelope(NodeUpserted(node=make_node("node-a", cpu="4")), producer="t"))
+    for name in ("big", "small"):
+        view.apply(envelope(PodSubmitted(pod=make_pod(name, cpu="1", priority=0)), producer="t"))
+    s = Scheduler(view, profiles_from(None), Gatherer(), publish, SchedulerMetrics(CollectorRegistry()))
+    s.start_live()
+
+    async def answered(attempts: list[Attempt], stopping: asyncio.Event) -> Evaluated:
+        watermark, assumed = s.view_mark()
+        return Evaluated("batch-1", view.snapshot(), watermark, assumed,
+                         [MergedFilter(feasible=["node-a"]) for _ in attempts], {})
+
+    monkeypatch.setattr(s, "evaluate", answered)
+    batch = s.pop_batch()
+    assert batch is not None and len(batch) == 2
+    await Pipelined(s).run(batch, asyncio.Event())
+    binds = [e.envelope.payload.pod_uid for e in published if isinstance(e.envelope.payload, BindRequested)]
+    assert binds == ["uid-small"]
+    assert "uid-big" not in view.assumed and "uid-small" in view.assumed
+    pending = s.queue.pending_pods()
+    assert [q.pod_info.name for q in [*pending.backoff, *pending.unschedulable]] == ["big"]
