@@ -4,7 +4,6 @@ queue, to fail again, and hold its whole batch back for good."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 import pytest
@@ -12,27 +11,12 @@ import pytest
 from services.filter.handlers import FilterHandler
 from services.runtime.scheduler_config import profiles_from
 from shared.cluster import ClusterView
-from shared.events import (
-    FILTER_REQUESTS,
-    NODES,
-    PODS,
-    FilterBatchRequested,
-    NodeUpserted,
-    PodSubmitted,
-    Position,
-    ReceivedEvent,
-    ShardFiltered,
-    envelope,
-)
+from shared.events import NODES, PODS, FilterBatchRequested, NodeUpserted, PodSubmitted, Position, envelope
 from shared.framework.cycle_state import CycleState
 from shared.framework.pod_info import PodInfo
 from tests.unit.events.samples import make_node, make_pod
 
-PARTITIONS = {NODES: 1, PODS: 1}
-
-
-async def _reached(watermark: Mapping[str, list[int]], timeout: float) -> bool:
-    return True
+from .support import PARTITIONS, answer, reached
 
 
 @pytest.mark.parametrize("propose", [False, True], ids=["walks", "proposals"])
@@ -52,14 +36,12 @@ async def test_a_pod_whose_evaluation_raises_is_answered_with_an_error(propose: 
         return pre_filter(state, pod, nodes)
 
     fit.pre_filter = broken_for_web_1  # type: ignore[attr-defined]  # a plugin with a bug
-    handler = FilterHandler(view, profiles, _reached)
+    handler = FilterHandler(view, profiles, reached)
     request = FilterBatchRequested(batch_id="batch-1", cycle=1, phase="filter", pods=pods, starts=[0, 1, 2],
                                    watermark=view.watermark(PARTITIONS), whole=True, propose=propose,
                                    seeds=[1, 2, 3] if propose else [])
-    [out] = await handler.handle_batch([ReceivedEvent(envelope(request, producer="queue"),
-                                                      Position(FILTER_REQUESTS, 0, 0))])
-    answer = out.envelope.payload
-    assert isinstance(answer, ShardFiltered) and not answer.proposed
-    by_pod = {r.pod_uid: r for r in answer.results}
+    answered = await answer(handler, request)
+    assert not answered.proposed
+    by_pod = {r.pod_uid: r for r in answered.results}
     assert by_pod["uid-web-1"].error == "evaluating the pod failed: ZeroDivisionError: division by zero"
     assert not by_pod["uid-web-0"].error and not by_pod["uid-web-2"].error

@@ -9,24 +9,18 @@ from services.filter.handlers import FilterHandler
 from services.runtime.scheduler_config import profiles_from
 from shared.cluster import ClusterView
 from shared.events import (
-    FILTER_REQUESTS,
     NODES,
     PODS,
     FilterBatchRequested,
     NodeUpserted,
     PodSubmitted,
     Position,
-    ReceivedEvent,
     ShardFiltered,
     envelope,
 )
 from tests.unit.events.samples import make_node, make_pod
 
-PARTITIONS = {NODES: 1, PODS: 1}
-
-
-async def _reached(watermark: Mapping[str, list[int]], timeout: float) -> bool:
-    return True
+from .support import PARTITIONS, answer, reached
 
 
 def _view() -> ClusterView:
@@ -43,18 +37,14 @@ def _view() -> ClusterView:
 
 async def _answer(handler: FilterHandler, view: ClusterView, watermark: dict[str, list[int]]) -> ShardFiltered:
     pods = [view.specs[f"uid-web-{i}"] for i in range(3)]
-    request = FilterBatchRequested(batch_id="batch-1", cycle=1, phase="filter", pods=pods, starts=[0, 0, 0],
-                                   watermark=watermark, whole=True, propose=True, seeds=[1, 2, 3])
-    [out] = await handler.handle_batch([ReceivedEvent(envelope(request, producer="queue"),
-                                                      Position(FILTER_REQUESTS, 0, 0))])
-    answer = out.envelope.payload
-    assert isinstance(answer, ShardFiltered)
-    return answer
+    return await answer(handler, FilterBatchRequested(batch_id="batch-1", cycle=1, phase="filter", pods=pods,
+                                                      starts=[0, 0, 0], watermark=watermark, whole=True,
+                                                      propose=True, seeds=[1, 2, 3]))
 
 
 async def test_a_worker_at_the_watermark_answers_with_each_pods_placement() -> None:
     view = _view()
-    handler = FilterHandler(view, profiles_from(None), _reached)
+    handler = FilterHandler(view, profiles_from(None), reached)
     answer = await _answer(handler, view, view.watermark(PARTITIONS))
     assert answer.proposed
     placed = [r.ranked[0] for r in answer.results]
@@ -65,7 +55,7 @@ async def test_a_worker_at_the_watermark_answers_with_each_pods_placement() -> N
 
 async def test_a_worker_past_the_watermark_answers_with_the_walks() -> None:
     view = _view()
-    handler = FilterHandler(view, profiles_from(None), _reached)
+    handler = FilterHandler(view, profiles_from(None), reached)
     watermark = view.watermark(PARTITIONS)
     view.apply(envelope(NodeUpserted(node=make_node("node-c")), producer="t"), Position(NODES, 0, 2))
     answer = await _answer(handler, view, watermark)

@@ -4,41 +4,14 @@ would answer: nothing of the first evaluation's cycle state is carried into the 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 from services.filter.handlers import FilterHandler
 from services.runtime.scheduler_config import profiles_from
 from shared.cluster import ClusterView
-from shared.events import (
-    FILTER_REQUESTS,
-    NODES,
-    PODS,
-    FilterBatchRequested,
-    NodeUpserted,
-    PodBound,
-    PodSubmitted,
-    Position,
-    ReceivedEvent,
-    ShardFiltered,
-    envelope,
-)
+from shared.events import NODES, PODS, FilterBatchRequested, NodeUpserted, PodBound, PodSubmitted, Position, envelope
 from tests.builders import MakePod
 from tests.unit.events.samples import make_node, make_pod
 
-PARTITIONS = {NODES: 1, PODS: 1}
-
-
-async def _reached(watermark: Mapping[str, list[int]], timeout: float) -> bool:
-    return True
-
-
-async def _answer(handler: FilterHandler, request: FilterBatchRequested, offset: int) -> ShardFiltered:
-    # Sent again, a request is a new envelope (a new event id) naming the same batch.
-    [out] = await handler.handle_batch([ReceivedEvent(envelope(request, producer="queue"),
-                                                      Position(FILTER_REQUESTS, 0, offset))])
-    answer = out.envelope.payload
-    assert isinstance(answer, ShardFiltered)
-    return answer
+from .support import PARTITIONS, answer, reached
 
 
 async def test_a_batch_evaluated_again_on_a_moved_view_is_answered_afresh() -> None:
@@ -47,10 +20,10 @@ async def test_a_batch_evaluated_again_on_a_moved_view_is_answered_afresh() -> N
         view.apply(envelope(NodeUpserted(node=make_node(name, zone=zone)), producer="t"), Position(NODES, 0, i))
     web = make_pod("web-0", cpu="1", scheduler_name="default-scheduler")
     view.apply(envelope(PodSubmitted(pod=web), producer="t"), Position(PODS, 0, 0))
-    handler = FilterHandler(view, profiles_from(None), _reached)
+    handler = FilterHandler(view, profiles_from(None), reached)
     request = FilterBatchRequested(batch_id="batch-1", cycle=1, phase="filter", pods=[web], starts=[0],
                                    watermark=view.watermark(PARTITIONS), whole=True)
-    first = await _answer(handler, request, 0)
+    first = await answer(handler, request, 0)
 
     # A pod that keeps pods labelled app=web out of its zone starts running on node-a: InterPodAffinity,
     # which had nothing to check for web-0 before, now rules node-a out.
@@ -60,7 +33,7 @@ async def test_a_batch_evaluated_again_on_a_moved_view_is_answered_afresh() -> N
     view.apply(envelope(PodBound(pod_uid="uid-guard", node_name="node-a", attempt_id="a-1"), producer="t"))
     again = FilterBatchRequested(batch_id="batch-1", cycle=1, phase="filter", pods=[web], starts=[0],
                                  watermark=view.watermark(PARTITIONS), whole=True)
-    second = await _answer(handler, again, 1)
-    fresh = await _answer(FilterHandler(view, profiles_from(None), _reached), again, 1)
+    second = await answer(handler, again, 1)
+    fresh = await answer(FilterHandler(view, profiles_from(None), reached), again, 1)
     assert second.results == fresh.results
     assert first.results != fresh.results

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import asyncio
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 
 import pytest
 
+from services.queue.scheduler import Attempt, Evaluated, Scheduler
 from shared.framework import events
 from shared.framework.events import ActionType, ClusterEvent
 from shared.framework.interfaces import PreEnqueuePlugin
 from shared.framework.pod_info import PodInfo
 from shared.framework.status import Code, Status
+from shared.protocol.sharded import MergedFilter
 from shared.queue import FakeClock, SchedulingQueue
 from tests.builders import MakePod
 
@@ -70,3 +73,14 @@ def where(q: SchedulingQueue, name: str, namespace: str = "default") -> str:
         if any(e.pod_info.key == f"{namespace}/{name}" for e in entries):
             return label
     return "none"
+
+
+def answering(s: Scheduler, merged: Callable[[], MergedFilter], *,
+              off_view: bool = False) -> Callable[[list[Attempt], asyncio.Event], Awaitable[Evaluated]]:
+    """A stand-in for `s.evaluate` (the workers' answers, without a broker): every pod of a batch
+    answered with `merged()`, on the queue's view as it is."""
+    async def evaluate(attempts: list[Attempt], stopping: asyncio.Event) -> Evaluated:
+        watermark, assumed = s.view_mark()
+        return Evaluated("batch-1", s.view.snapshot(), watermark, assumed, [merged() for _ in attempts], {},
+                         off_view=off_view)
+    return evaluate

@@ -15,7 +15,7 @@ from services.queue import drivers
 from services.queue.drivers import DECIDE_SLICE, Pipelined
 from services.queue.gather import Gatherer
 from services.queue.metrics import SchedulerMetrics
-from services.queue.scheduler import Attempt, Evaluated, Scheduler
+from services.queue.scheduler import Attempt, Scheduler
 from services.runtime.scheduler_config import profiles_from
 from shared.cluster import ClusterView
 from shared.events import NodeUpserted, OutgoingEvent, PodSubmitted, envelope
@@ -23,6 +23,7 @@ from shared.protocol.batch import Decision
 from shared.protocol.sharded import MergedFilter
 from tests.unit.events.samples import make_node
 from tests.unit.preemption.support import make_pod
+from tests.unit.queue.support import answering
 
 PAUSE_S = 0.2
 
@@ -44,11 +45,8 @@ async def test_a_failed_slice_requeues_only_the_undecided_pods_then_pauses(monke
     assert batch is not None and len(batch) == len(names)
     stopping = asyncio.Event()
 
-    async def answered(attempts: list[Attempt], stopping: asyncio.Event) -> Evaluated:
-        # Every pod's walk failed with an error: deciding it parks it as unschedulable.
-        watermark, assumed = s.view_mark()
-        return Evaluated("batch-1", view.snapshot(), watermark, assumed,
-                         [MergedFilter(error="walk failed") for _ in attempts], {})
+    # Every pod's walk failed with an error: deciding it parks it as unschedulable.
+    answered = answering(s, lambda: MergedFilter(error="walk failed"))
 
     decide, calls = s.decide, []
 

@@ -15,7 +15,7 @@ from services.queue.drivers import Pipelined
 from services.queue.gather import Gatherer
 from services.queue.metrics import SchedulerMetrics
 from services.queue.options import SchedulerOptions
-from services.queue.scheduler import Attempt, Evaluated, Scheduler
+from services.queue.scheduler import Scheduler
 from services.runtime.scheduler_config import profiles_from
 from shared.cluster import ClusterView
 from shared.errors import BrokerUnavailable, RecordTooLarge
@@ -23,6 +23,7 @@ from shared.events import BindRequested, NodeUpserted, OutgoingEvent, PodSubmitt
 from shared.protocol.sharded import MergedFilter
 from tests.unit.events.samples import make_node
 from tests.unit.preemption.support import make_pod
+from tests.unit.queue.support import answering
 
 
 async def test_a_bind_request_whose_publish_failed_goes_out_with_the_next(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -42,12 +43,7 @@ async def test_a_bind_request_whose_publish_failed_goes_out_with_the_next(monkey
                   SchedulerOptions(lockstep=True))
     s.start_live()
 
-    async def answered(attempts: list[Attempt], stopping: asyncio.Event) -> Evaluated:
-        watermark, assumed = s.view_mark()
-        return Evaluated("batch-1", view.snapshot(), watermark, assumed,
-                         [MergedFilter(feasible=["node-a"]) for _ in attempts], {})
-
-    monkeypatch.setattr(s, "evaluate", answered)
+    monkeypatch.setattr(s, "evaluate", answering(s, lambda: MergedFilter(feasible=["node-a"])))
     batch = s.pop_batch()
     assert batch is not None and len(batch) == 1
     await s.driver.run(batch, asyncio.Event())  # the cycle places the pod; its publish fails
@@ -78,12 +74,7 @@ async def test_a_bind_request_no_record_can_hold_is_taken_back_and_the_rest_publ
     s = Scheduler(view, profiles_from(None), Gatherer(), publish, SchedulerMetrics(CollectorRegistry()))
     s.start_live()
 
-    async def answered(attempts: list[Attempt], stopping: asyncio.Event) -> Evaluated:
-        watermark, assumed = s.view_mark()
-        return Evaluated("batch-1", view.snapshot(), watermark, assumed,
-                         [MergedFilter(feasible=["node-a"]) for _ in attempts], {})
-
-    monkeypatch.setattr(s, "evaluate", answered)
+    monkeypatch.setattr(s, "evaluate", answering(s, lambda: MergedFilter(feasible=["node-a"])))
     batch = s.pop_batch()
     assert batch is not None and len(batch) == 2
     await Pipelined(s).run(batch, asyncio.Event())

@@ -7,12 +7,13 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
+import pytest
 from prometheus_client import CollectorRegistry
 
 from services.queue.drivers import Pipelined
 from services.queue.gather import Gatherer
 from services.queue.metrics import SchedulerMetrics
-from services.queue.scheduler import Attempt, Evaluated, Scheduler
+from services.queue.scheduler import Scheduler
 from services.runtime.scheduler_config import profiles_from
 from shared.cluster import ClusterView
 from shared.events import (
@@ -28,6 +29,7 @@ from shared.events import (
 from shared.protocol.sharded import MergedFilter
 from tests.unit.events.samples import make_node
 from tests.unit.preemption.support import make_pod
+from tests.unit.queue.support import answering
 
 
 def test_the_gatherer_tells_a_batch_answered_off_its_watermark_once() -> None:
@@ -42,7 +44,7 @@ def test_the_gatherer_tells_a_batch_answered_off_its_watermark_once() -> None:
     assert gatherer.answered_off_view("off") and not gatherer.answered_off_view("off")
 
 
-async def test_a_batch_answered_off_its_watermark_is_decided_late() -> None:
+async def test_a_batch_answered_off_its_watermark_is_decided_late(monkeypatch: pytest.MonkeyPatch) -> None:
     published: list[OutgoingEvent] = []
 
     async def publish(events: Sequence[OutgoingEvent]) -> None:
@@ -54,12 +56,7 @@ async def test_a_batch_answered_off_its_watermark_is_decided_late() -> None:
     s = Scheduler(view, profiles_from(None), Gatherer(), publish, SchedulerMetrics(CollectorRegistry()))
     s.start_live()
 
-    async def answered(attempts: list[Attempt], stopping: asyncio.Event) -> Evaluated:
-        watermark, assumed = s.view_mark()
-        return Evaluated("batch-1", view.snapshot(), watermark, assumed,
-                         [MergedFilter(feasible=["node-a"]) for _ in attempts], {}, off_view=True)
-
-    s.evaluate = answered  # type: ignore[method-assign]  # the workers' answer, without a broker
+    monkeypatch.setattr(s, "evaluate", answering(s, lambda: MergedFilter(feasible=["node-a"]), off_view=True))
     batch = s.pop_batch()
     assert batch is not None
     await Pipelined(s).run(batch, asyncio.Event())
