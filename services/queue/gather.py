@@ -17,6 +17,8 @@ class _Pending:
     covered: set[int] = field(default_factory=set)
     results: dict[str, list[Answer]] = field(default_factory=dict)
     done: asyncio.Event = field(default_factory=asyncio.Event)
+    off_view: bool = False
+    """An answer was made on a view other than the request's watermark."""
 
 
 class Gatherer:
@@ -25,7 +27,8 @@ class Gatherer:
         self._pending: dict[tuple[str, str], _Pending] = {}
         self.dispatcher = Dispatcher(shards, most=workers_most)
         self._off_view: set[str] = set()
-        """Batches an answer of which was made on a view other than the request's watermark."""
+        """Filter phases answered, an answer of which was made off the request's watermark: kept
+        until the queue asks (`answered_off_view`), right after it gathered them."""
 
     def expect(self, batch_id: str, phase: str) -> None:
         self._pending[(batch_id, phase)] = _Pending()
@@ -40,8 +43,7 @@ class Gatherer:
         if set(shards) <= pending.covered:
             return  # a duplicate (redelivery, or two owners during a rebalance)
         pending.covered.update(shards)
-        if answer.folded:
-            self._off_view.add(answer.batch_id)
+        pending.off_view |= bool(answer.folded)
         # Decoded here, once: an answer shared by identical pods is one object for all of them.
         for pod_uid, decoded in zip((r.pod_uid for r in answer.results), decode_all(answer.results)):
             pending.results.setdefault(pod_uid, []).append(decoded)
@@ -64,4 +66,6 @@ class Gatherer:
         except TimeoutError:
             return None
         del self._pending[(batch_id, phase)]
+        if pending.off_view and phase == "filter":
+            self._off_view.add(batch_id)
         return pending.results

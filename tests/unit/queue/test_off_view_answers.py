@@ -32,7 +32,7 @@ from tests.unit.preemption.support import make_pod
 from tests.unit.queue.support import answering
 
 
-def test_the_gatherer_tells_a_batch_answered_off_its_watermark_once() -> None:
+async def test_the_gatherer_tells_a_batch_answered_off_its_watermark_once() -> None:
     gatherer = Gatherer(shards=1)
     gatherer.expect("on", "filter")
     gatherer.expect("off", "filter")
@@ -40,6 +40,8 @@ def test_the_gatherer_tells_a_batch_answered_off_its_watermark_once() -> None:
                                  results=[PodShardResult(pod_uid="a")]))
     gatherer.offer(ShardFiltered(batch_id="off", cycle=1, shard=0, phase="filter", node_count=1,
                                  results=[PodShardResult(pod_uid="b")], folded={"pods": [3]}))
+    for batch_id in ("on", "off"):
+        assert await gatherer.wait(batch_id, "filter", 1.0) is not None
     assert not gatherer.answered_off_view("on")
     assert gatherer.answered_off_view("off") and not gatherer.answered_off_view("off")
 
