@@ -172,10 +172,10 @@ class PreemptionHandler(Handler):
         reached = await self.wait_reached(req.watermark, BEHIND_WAIT_S if behind else self.watermark_wait_s)
         if reached:
             self._behind_until = 0.0
-        elif not behind:
-            self._behind_until = time.monotonic() + self.watermark_wait_s
-        if not reached:
+        else:
             log.warning("preemption: %s decided before the view reached the queue's", req.attempt_id)
+            if not behind:
+                self._behind_until = time.monotonic() + self.watermark_wait_s
         if req.attempt_id in self.answered:
             # Its decision was read back just now: the follower fetches only while requests come.
             return self.unpublished.get(req.attempt_id, [])
