@@ -94,10 +94,9 @@ def referenced_ends(kept: Iterable[ReceivedEvent]) -> dict[TopicPartition, int]:
         request_at = getattr(p, "request_at", -1)
         if isinstance(request_at, int) and request_at >= 0:
             reach(PREEMPTION_REQUESTS, 0, request_at + 1)
-        if isinstance(p, PreemptionDecided):
-            # Runs of offsets: first, count, first, count...
-            for first, count in zip(p.in_flight[::2], p.in_flight[1::2], strict=False):
-                reach(PREEMPTION_REQUESTS, 0, first + count)
+        if isinstance(p, PreemptionDecided) and len(p.in_flight) >= 2:
+            # Ascending runs of offsets (first, count, ...): the last one ends furthest.
+            reach(PREEMPTION_REQUESTS, 0, p.in_flight[-2] + p.in_flight[-1])
     return ends
 
 
