@@ -28,13 +28,14 @@ from aiokafka.errors import KafkaError
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from shared.errors import BrokerUnavailable, DecodeError, EmbeddedStackError
-from shared.events import GAP, Envelope, OutgoingEvent, ReceivedEvent, TopicRegistry, decode, encode
+from shared.errors import BrokerUnavailable, EmbeddedStackError
+from shared.events import GAP, Envelope, OutgoingEvent, ReceivedEvent, TopicRegistry, encode
 from shared.events.restoration import causally_complete, partition_logs, referenced_ends
 from shared.projection import ReadModel, RowKey, apply, keys_for
 from shared.settings import Settings
 
 from .kafka import KafkaPublisher, make_consumer, make_producer, stop_consumer
+from .kafka.tail import Tail
 from .postgres import AcceptedIntents, PostgresProjectionStore, engine_scope
 from .postgres.event_store import events_table, from_record
 
@@ -102,25 +103,19 @@ async def wait_stored(settings: Settings, registry: TopicRegistry, timeout_s: fl
     Each look reads the records past the furthest positions a projector stored and asks the store
     for their events: fillers, undecodable records and second copies of an event are skipped (the
     projector stores no position past them at a partition's end), and the broker is not asked for
-    the log's ends (the embedded one answers a partition's end as its last record batch's first
-    offset plus one)."""
+    the log's ends (`Tail` says why)."""
     kept = [spec.name for spec in registry if spec.kept]
-    tps = {(t, p): TopicPartition(registry.physical(t), p) for t in kept for p in range(registry.spec(t).partitions)}
     assert settings.database_url
     deadline = time.monotonic() + timeout_s
     consumer = make_consumer(settings, group_id=None, client_id="berth-drain")
     try:
         await consumer.start()
-        consumer.assign(list(tps.values()))
         async with engine_scope(settings.database_url, pool_size=1) as engine:
             projection = PostgresProjectionStore(engine)
             while True:
                 stored = await projection.furthest_positions(kept)
-                for key, tp in tps.items():
-                    consumer.seek(tp, stored.get(key, 0))
-                beyond = await consumer.getmany(timeout_ms=DRAIN_FETCH_MS)
-                ids = {env.event_id for records in beyond.values() for r in records
-                       if (env := _event_of(r.value)) is not None}
+                tail = Tail(consumer, registry, kept, lambda topic, partition: stored.get((topic, partition), 0))
+                ids = {r.event.event_id for r in await tail.fetch(DRAIN_FETCH_MS) if isinstance(r.event, Envelope)}
                 left = len(ids - await _stored_ids(engine, ids)) if ids else 0
                 if not left or time.monotonic() >= deadline:
                     return left
@@ -129,14 +124,6 @@ async def wait_stored(settings: Settings, registry: TopicRegistry, timeout_s: fl
         raise BrokerUnavailable(f"reading the broker's log: {type(exc).__name__}: {exc}") from exc
     finally:
         await stop_consumer(consumer)
-
-
-def _event_of(value: bytes | None) -> Envelope | None:
-    """The record's event; None for a filler or a record no reader can decode."""
-    try:
-        return decode(value or b"")
-    except DecodeError:  # a GapRecord too
-        return None
 
 
 async def _stored_ids(engine: AsyncEngine, ids: set[uuid.UUID]) -> set[uuid.UUID]:
