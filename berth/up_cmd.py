@@ -38,7 +38,6 @@ from .supervisor import Supervisor, serve_metrics
 
 if TYPE_CHECKING:
     from berth.stack.embedded import EmbeddedStack
-    from shared.settings import Settings
 
 
 PROJECTOR = "projector"
@@ -129,7 +128,7 @@ def run(args: argparse.Namespace) -> int:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second SIGTERM must not cut the cleanup short
         if fleet is not None:
             fleet.stop_all(timeout=10, keep=(PROJECTOR,))
-            _drain(fleet, stack, settings)
+            _drain(fleet, stack)
             fleet.stop_all(timeout=10)
         stack.stop()
         state_file.unlink(missing_ok=True)
@@ -137,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
         print("berth stopped", file=sys.stderr, flush=True)
 
 
-def _drain(fleet: Fleet, stack: EmbeddedStack, settings: Settings) -> None:
+def _drain(fleet: Fleet, stack: EmbeddedStack) -> None:
     """Let the projector store what the services wrote last before the broker stops: the embedded
     broker's log goes with it, and a restart rebuilds the log from the event store alone."""
     projector = fleet.members.get(PROJECTOR)
@@ -145,11 +144,9 @@ def _drain(fleet: Fleet, stack: EmbeddedStack, settings: Settings) -> None:
     if projector is None or not projector.process.running() or endpoints is None:
         return
     from shared.adapters.log_restore import wait_stored
-    from shared.events import TopicRegistry
 
     try:
-        left = asyncio.run(wait_stored(endpoints.settings(settings), TopicRegistry(settings.topic_prefix),
-                                       DRAIN_TIMEOUT_S))
+        left = asyncio.run(wait_stored(endpoints.settings(stack.settings), stack.registry, DRAIN_TIMEOUT_S))
     except (Exception, KeyboardInterrupt) as exc:  # a second Ctrl-C: stop now
         print(f"berth: not waiting for the projector to store the last events ({type(exc).__name__})",
               file=sys.stderr, flush=True)
