@@ -57,8 +57,8 @@ class AcceptedIntents:
         """(namespace, name) of the pods accepted but not stored yet: a client that retries an
         apply whose reply it lost must not get the pod submitted a second time."""
         if time.monotonic() - self._pruned_at >= PRUNE_EVERY_S:
+            self._pruned_at = time.monotonic()  # first: creations meanwhile do not prune too
             await self.forget_stored()
-            self._pruned_at = time.monotonic()
         meta = _intents.c.payload["pod"]["metadata"]
         stmt = (select(meta["namespace"].astext, meta["name"].astext)
                 .where(_intents.c.type == "PodSubmitted",
