@@ -89,6 +89,11 @@ def _refuse_nul(doc: dict[str, Any]) -> None:
                     return found
         return None
 
+    try:
+        if b"\\u0000" not in msgspec.json.encode(doc):
+            return  # one pass in C; the walk below only to name the field
+    except (TypeError, msgspec.EncodeError):
+        pass  # a value JSON cannot hold (validation names it): the walk decides
     field = path_of(doc, "")
     if field is not None:
         meta = doc.get("metadata")
