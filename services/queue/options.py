@@ -11,6 +11,10 @@ DEFAULT_BATCH = 256
 DEFAULT_GATHER_TIMEOUT_S = 30.0
 DEFAULT_UNSCHEDULABLE_TIMEOUT_S = DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION
 DEFAULT_PREEMPTION_TIMEOUT_S = 300.0
+DEFAULT_FEASIBLE_BUDGET = 200_000
+"""Distinct walks × feasible nodes sought per batch: a walk's answer carries the names and raw
+scores of the feasible nodes it found (about 20 bytes a node on the wire), once for all the pods
+of the batch that only their names tell apart (`same_answers`), so a batch's answers stay a few MB."""
 DEFAULT_PROPOSE_ABOVE_MS = 1.0
 """BERTH_QUEUE_PROPOSE=auto: propose once the queue's ranking costs more than this a pod. Measured
 on two cores (`proposal_policy`): TopologySpreading's 0.30, faster ranked; PodAntiAffinity's
@@ -22,6 +26,9 @@ on two cores (`proposal_policy`): TopologySpreading's 0.30, faster ranked; PodAn
 class SchedulerOptions:
     batch_size: int = DEFAULT_BATCH
     """Pods evaluated per scatter/gather round trip (one in lockstep)."""
+    feasible_budget: int = DEFAULT_FEASIBLE_BUDGET
+    """A batch holds at most this many feasible nodes sought over its distinct walks: on a large
+    cluster, fewer pods than `batch_size` where they differ."""
     pipeline_depth: int = 0
     """Batches at the filter workers while the one before them is merged and decided; 0: as many as
     keep the queue busy (`DepthGauge`), at most one per filter worker known (two with one) and

@@ -74,6 +74,7 @@ from shared.protocol.extending import apply_filters, ask, wants
 from shared.protocol.merge_batch import merge_batch
 from shared.protocol.packed_failures import pack_failures
 from shared.protocol.raw_scores import NO_SCORES, RawScores
+from shared.protocol.same_answers import WalkBudget
 from shared.protocol.sharded import MergedFilter, feasible_target, raw_by_plugin
 from shared.protocol.shared_totals import SharedTotals
 from shared.protocol.start_ring import StartRing
@@ -106,9 +107,6 @@ WATERMARK_TOPICS = {spec.name: spec.partitions for spec in TOPICS if spec.name i
 FOLLOWED = (NODES, PODS, PLACEMENTS, BINDS, DECISIONS)
 ADMISSION_RETRY_S = 0.5
 """How long a pod created on a node its binder did not know yet waits before it is asked about again."""
-FEASIBLE_BUDGET = 200_000
-"""Pods × feasible nodes sought per batch: an answer carries, per pod, the names and raw scores of
-the feasible nodes it found (about 20 bytes a node on the wire), so a batch's answers stay a few MB."""
 EXTENDER_CALLS = 64
 """Extender calls in flight at once (threads: the HTTP client blocks)."""
 
@@ -167,6 +165,7 @@ class Scheduler:
         self.metrics = metrics
         lockstep = options.lockstep
         self.batch_size = 1 if lockstep else options.batch_size
+        self.feasible_budget = options.feasible_budget
         self.pipeline_depth = max(0, options.pipeline_depth)
         self.pipeline_most = max(0, options.pipeline_most)
         self.lockstep, self.seed, self.producer = lockstep, options.seed, producer
@@ -413,13 +412,18 @@ class Scheduler:
             w.cancel()
 
     def pop_batch(self) -> list[QueuedPodInfo] | None:
-        """Up to `batch_size` pods; None while lockstep waits for the last attempt's outcome."""
+        """Up to `batch_size` pods, as many as `feasible_budget` allows their walks on a large
+        cluster; None while lockstep waits for the last attempt's outcome."""
         if not self.live or not self.driver.ready():
             return None
         batch: list[QueuedPodInfo] = []
-        limit = max(1, min(self.batch_size, FEASIBLE_BUDGET // self._feasible_target()))
-        while len(batch) < limit:
-            qpi = self.queue.pop()
+        walks_most = self.feasible_budget // self._feasible_target()
+        budget = WalkBudget(walks_most) if walks_most < self.batch_size else None
+        while len(batch) < self.batch_size:
+            head = self.queue.active_head()
+            if head is None or (budget is not None and not budget.admit(head.pod_info)):
+                break
+            qpi = self.queue.pop()  # the head just admitted
             if qpi is None:
                 break
             batch.append(qpi)

@@ -11,6 +11,7 @@ from collections.abc import Iterable
 import msgspec
 
 from shared.events import PodShardResult
+from shared.framework.pod_info import PodInfo
 from shared.model import Pod
 
 _encoder = msgspec.json.Encoder()
@@ -27,6 +28,30 @@ def answer_key(pod: Pod, start: int, signature: bytes, *, nominated: bool) -> by
     meta = pod.metadata
     return _encoder.encode((start, meta.namespace, meta.labels, meta.annotations, meta.deletion_timestamp,
                             meta.owner_references, pod.status)) + signature
+
+
+class WalkBudget:
+    """Admits the pods of one batch while it needs at most `most` distinct walks: pods that only
+    their names tell apart share one (`answer_key`, the batch's pods sharing one start), a pod
+    whose status names a node walks alone."""
+
+    def __init__(self, most: int) -> None:
+        self.most = max(1, most)
+        self._keys: set[bytes] = set()
+        self._alone = 0
+
+    def admit(self, info: PodInfo) -> bool:
+        """Whether `info` joins the batch (its walk counted if it needs one of its own)."""
+        key = answer_key(info.pod, 0, info.signature(), nominated=False)
+        if key is not None and key in self._keys:
+            return True
+        if len(self._keys) + self._alone >= self.most:
+            return False
+        if key is None:
+            self._alone += 1
+        else:
+            self._keys.add(key)
+        return True
 
 
 def same_as(pod_uid: str, first: str) -> PodShardResult:

@@ -1,0 +1,88 @@
+"""On a large cluster the queue sizes a batch by its distinct walks, not its pods: pods that only
+their names tell apart share one walk's answer, so a ReplicaSet's pods fill a whole batch where
+pods that differ are cut at the feasible-node budget."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import msgspec
+from prometheus_client import CollectorRegistry
+
+from services.queue.gather import Gatherer
+from services.queue.metrics import SchedulerMetrics
+from services.queue.options import SchedulerOptions
+from services.queue.scheduler import Scheduler
+from services.runtime.scheduler_config import profiles_from
+from shared.cluster import ClusterView
+from shared.events import NodeUpserted, OutgoingEvent, PodSubmitted, envelope
+from shared.framework.pod_info import PodInfo
+from shared.model import Pod
+from shared.protocol.same_answers import WalkBudget
+from tests.unit.events.samples import make_node
+from tests.unit.preemption.support import make_pod
+
+NODES = 10  # under 100 nodes every node is sought: 10 feasible nodes a walk
+
+
+async def _publish(events: Sequence[OutgoingEvent]) -> None:
+    return None
+
+
+def _live(pods: Sequence[Pod], *, budget: int, batch: int = 256) -> Scheduler:
+    view = ClusterView()
+    for i in range(NODES):
+        view.apply(envelope(NodeUpserted(node=make_node(f"node-{i}", cpu="4")), producer="t"))
+    for p in pods:
+        view.apply(envelope(PodSubmitted(pod=p), producer="t"))
+    s = Scheduler(view, profiles_from(None), Gatherer(), _publish, SchedulerMetrics(CollectorRegistry()),
+                  SchedulerOptions(batch_size=batch, feasible_budget=budget))
+    s.start_live()
+    return s
+
+
+def _replicas(n: int) -> list[Pod]:
+    return [make_pod(f"web-{i}", cpu="1", priority=0) for i in range(n)]
+
+
+def _sizes(s: Scheduler) -> list[int]:
+    sizes = []
+    while (batch := s.pop_batch()):
+        sizes.append(len(batch))
+    return sizes
+
+
+def test_pods_that_share_a_walk_fill_the_batch_whatever_the_budget() -> None:
+    s = _live(_replicas(40), budget=2 * NODES, batch=16)
+    assert _sizes(s) == [16, 16, 8]
+
+
+def test_pods_that_differ_are_cut_at_the_budget() -> None:
+    pods = [make_pod(f"p-{i}", cpu=f"{i + 1}00m", priority=0) for i in range(7)]
+    s = _live(pods, budget=3 * NODES)
+    assert _sizes(s) == [3, 3, 1]
+
+
+def test_a_budget_of_less_than_one_walk_still_takes_a_pod() -> None:
+    pods = [make_pod(f"p-{i}", cpu=f"{i + 1}00m", priority=0) for i in range(2)]
+    s = _live(pods, budget=1)
+    assert _sizes(s) == [1, 1]
+
+
+def _nominated(pod: Pod) -> Pod:
+    return msgspec.structs.replace(pod, status=msgspec.structs.replace(pod.status, nominated_node_name="node-1"))
+
+
+def test_a_pod_whose_status_names_a_node_walks_alone() -> None:
+    budget = WalkBudget(2)
+    nominated, again = (_nominated(make_pod(name, cpu="1", priority=0)) for name in ("nominated", "again"))
+    assert budget.admit(PodInfo(nominated))
+    assert budget.admit(PodInfo(again))  # the second and last walk
+    assert not budget.admit(PodInfo(make_pod("web-0", cpu="1", priority=0)))
+
+
+def test_replicas_join_the_walk_they_share_once_the_budget_is_spent() -> None:
+    budget = WalkBudget(1)
+    assert budget.admit(PodInfo(make_pod("web-0", cpu="1", priority=0)))
+    assert not budget.admit(PodInfo(make_pod("db-0", cpu="2", priority=0)))
+    assert budget.admit(PodInfo(make_pod("web-1", cpu="1", priority=0)))
