@@ -85,7 +85,7 @@ class SharedTotals:
         """The pod's ranking (PreScore run on `state`), or PreScore's or scoring's error message;
         `fwk` has score plugins (without, every node scores alike and PreScore does not run)."""
         walk = self._walks.get(id(raw))
-        if walk is None or walk.feasible != feasible:
+        if walk is None or (walk.feasible is not feasible and walk.feasible != feasible):
             walk = self._walks[id(raw)] = _Walk(raw, feasible, known_names(snapshot, feasible))
         names = walk.names
         if not names:
