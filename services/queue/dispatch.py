@@ -23,6 +23,8 @@ against 0.908 / 0.970 / 0.978 / 1.063.
 
 from __future__ import annotations
 
+import math
+import time
 from collections.abc import Callable, Iterable, Sequence
 
 SPREAD = (0, 4, 2, 6, 1, 5, 3, 7)
@@ -33,11 +35,21 @@ belong to as many different workers when 1, 2, 4 and 8 run."""
 UNNAMED: frozenset[int] = frozenset()
 """The destination of every partition no answer has named."""
 
+PRIME_AFTER_S = 1.0
+"""A destination the queue may send batches to that was sent nothing for this long is sent an empty
+request (`primes`) as a batch goes out: its worker folds the log up to the queue's watermark
+meanwhile, so the first batch it gets does not wait while it folds all the log since (on 50,000
+nodes, seconds for a worker sent nothing yet, and every later batch waits behind that one's
+decision)."""
+
 
 class Dispatcher:
-    def __init__(self, partitions: int, most: int = 0) -> None:
+    def __init__(self, partitions: int, most: int = 0, clock: Callable[[], float] = time.monotonic) -> None:
         self.partitions = partitions
         self.most = most
+        self._clock = clock
+        self._last: dict[frozenset[int], float] = {}
+        """Destination (`_one`) → when it was last sent a batch or a primer."""
         """The most destinations batches go to at once (0: every one known)."""
         self._order = [p for p in SPREAD if p < partitions] + [p for p in range(partitions) if p not in SPREAD]
         self._owner: dict[int, frozenset[int]] = {}
@@ -87,7 +99,33 @@ class Dispatcher:
         if chosen not in self._owner:
             chosen = least([kp for kp in candidates if kp[1] not in self._owner], lambda p: each.get(p, 0))
         self._sent[batch_id] = chosen
+        self._last[self._one(chosen)] = self._clock()
         return chosen
+
+    def primes(self) -> list[int]:
+        """The partitions to send an empty request to now, one per destination among the first
+        `most` in order (each unnamed partition one, its owner unknown) that has no batch in hand
+        and was sent nothing for `PRIME_AFTER_S`; suspect ones are passed over. Each counts as sent
+        to now."""
+        now = self._clock()
+        in_hand = {self._one(p) for p in self._sent.values()}
+        seen: set[frozenset[int]] = set()
+        out: list[int] = []
+        for p in self._order:
+            one = self._one(p)
+            if one in seen or p in self._suspect:
+                continue
+            if self.most and len(seen) == self.most:
+                break
+            seen.add(one)
+            if one not in in_hand and now - self._last.get(one, -math.inf) >= PRIME_AFTER_S:
+                self._last[one] = now
+                out.append(p)
+        return out
+
+    def _one(self, partition: int) -> frozenset[int]:
+        """The destination `partition` stands for when priming: its owner's partitions, or itself."""
+        return self._owner.get(partition) or frozenset((partition,))
 
     def _first_destinations(self, candidates: list[tuple[int, int]]) -> list[tuple[int, int]]:
         """The candidates of the first `most` destinations in order, suspect ones passed over

@@ -634,8 +634,9 @@ class Scheduler:
         self.gatherer.expect(request.batch_id, request.phase)
         dispatcher = self.gatherer.dispatcher
         partition = dispatcher.choose(request.batch_id)
+        primers = [self._primer(request, p) for p in dispatcher.primes()] if request.phase == "filter" else []
         await self.publish([OutgoingEvent(FILTER_REQUESTS, envelope(request, producer=self.producer),
-                                          partition=partition)])
+                                          partition=partition), *primers])
         try:
             while True:
                 results = await self.gatherer.wait(request.batch_id, request.phase, self.gather_timeout_s)
@@ -650,6 +651,13 @@ class Scheduler:
                                                   partition=partition)])
         finally:
             dispatcher.answered(request.batch_id)
+
+    def _primer(self, request: FilterBatchRequested, partition: int) -> OutgoingEvent:
+        """An empty request at `request`'s watermark for an idle worker (`Dispatcher.primes`): it
+        folds the log that far and answers with nothing, naming the partitions it owns."""
+        primer = FilterBatchRequested(batch_id=str(random_id()), cycle=request.cycle, phase="filter", pods=[],
+                                      watermark=request.watermark, whole=True)
+        return OutgoingEvent(FILTER_REQUESTS, envelope(primer, producer=self.producer), partition=partition)
 
     # --- decisions ----------------------------------------------------------------------------
 

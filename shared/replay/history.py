@@ -176,7 +176,7 @@ class History:
                asked: list[ExtendersAnswered], decided: list[PreemptionDecided]) -> None:
         env, p = event.envelope, event.envelope.payload
         match p:
-            case FilterBatchRequested(phase="filter"):
+            case FilterBatchRequested(phase="filter") if p.pods:  # an empty one only primes a worker
                 self.batches.setdefault(p.batch_id, Batch(seq, env.timestamp, p))
             case ShardFiltered():
                 answers.append((event.position.offset, p))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from services.queue.dispatch import SPREAD, Dispatcher
+from services.queue.dispatch import PRIME_AFTER_S, SPREAD, Dispatcher
 
 
 def _owners(assignment: list[list[int]]) -> Dispatcher:
@@ -140,3 +140,59 @@ def test_with_most_one_a_silent_worker_is_passed_over_for_the_next() -> None:
     assert again // 4 == 1
     d.answered("a")
     assert d.choose("b") // 4 == 1  # the silent worker's partitions are suspect until named again
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _primed(assignment: list[list[int]], most: int = 0) -> tuple[Dispatcher, _Clock]:
+    clock = _Clock()
+    d = Dispatcher(8, most=most, clock=clock)
+    for owned in assignment:
+        d.owned(owned)
+    return d, clock
+
+
+def test_a_batch_primes_every_other_idle_worker_once() -> None:
+    d, clock = _primed([[0, 1], [2, 3], [4, 5], [6, 7]])
+    sent = d.choose("b0")
+    primed = d.primes()
+    assert sorted(p // 2 for p in primed) == sorted({0, 1, 2, 3} - {sent // 2})  # one partition per worker
+    assert d.primes() == []  # primed just now
+    clock.now += PRIME_AFTER_S
+    assert sorted(p // 2 for p in d.primes()) == sorted({0, 1, 2, 3} - {sent // 2})  # b0 still in hand
+
+
+def test_a_worker_sent_a_batch_lately_is_not_primed() -> None:
+    d, clock = _primed([[0, 1, 2, 3], [4, 5, 6, 7]])
+    first = d.choose("b0")
+    d.answered("b0")
+    clock.now += PRIME_AFTER_S / 2
+    assert {p // 4 for p in d.primes()} == {1 - first // 4}
+    clock.now += PRIME_AFTER_S / 2
+    assert {p // 4 for p in d.primes()} == {first // 4}
+
+
+def test_before_any_answer_each_partition_is_primed_its_owner_unknown() -> None:
+    d, _ = _primed([])
+    sent = d.choose("b0")
+    assert sorted(d.primes()) == sorted(set(range(8)) - {sent})
+
+
+@pytest.mark.parametrize("most", [1, 2])
+def test_only_the_destinations_batches_may_go_to_are_primed(most: int) -> None:
+    d, _ = _primed([[k] for k in range(8)], most=most)
+    assert d.choose("b0") == SPREAD[0]
+    assert d.primes() == list(SPREAD[1:most])
+
+
+def test_a_suspect_worker_is_not_primed() -> None:
+    d, _ = _primed([[0, 1, 2, 3], [4, 5, 6, 7]])
+    d.forget(4)
+    assert d.choose("b0") // 4 == 0
+    assert d.primes() == []

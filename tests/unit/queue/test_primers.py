@@ -1,0 +1,86 @@
+"""As a batch goes out, the queue sends an empty request at the batch's watermark to each worker it
+may send batches to that has none in hand and was sent nothing lately: the worker folds the log
+meanwhile, so a batch it gets later does not wait while it folds everything since. Replay reads
+such a request as no cycle."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+from prometheus_client import CollectorRegistry
+
+from services.queue.drivers import Pipelined
+from services.queue.gather import Gatherer
+from services.queue.metrics import SchedulerMetrics
+from services.queue.scheduler import Scheduler
+from services.runtime.scheduler_config import profiles_from
+from shared.cluster import ClusterView
+from shared.events import (
+    NODE_SHARDS,
+    FilterBatchRequested,
+    NodeUpserted,
+    OutgoingEvent,
+    PodShardResult,
+    PodSubmitted,
+    Position,
+    ReceivedEvent,
+    ShardFiltered,
+    envelope,
+)
+from shared.replay.history import History
+from tests.unit.events.samples import make_node
+from tests.unit.preemption.support import make_pod
+
+
+def _requests(published: Sequence[OutgoingEvent]) -> list[tuple[FilterBatchRequested, int | None]]:
+    return [(e.envelope.payload, e.partition) for e in published
+            if isinstance(e.envelope.payload, FilterBatchRequested)]
+
+
+async def _one_batch(workers_most: int) -> list[OutgoingEvent]:
+    """The events a live queue publishes for one pod's batch, its worker answering at once."""
+    published: list[OutgoingEvent] = []
+    gatherer = Gatherer(workers_most=workers_most)
+
+    async def publish(events: Sequence[OutgoingEvent]) -> None:
+        published.extend(events)
+        for request, _ in _requests(events):
+            if request.pods:
+                gatherer.offer(ShardFiltered(
+                    batch_id=request.batch_id, cycle=request.cycle, shard=0, shards=list(range(NODE_SHARDS)),
+                    phase=request.phase, node_count=1,
+                    results=[PodShardResult(pod_uid=p.metadata.uid, feasible=["node-a"]) for p in request.pods]))
+
+    view = ClusterView()
+    view.apply(envelope(NodeUpserted(node=make_node("node-a", cpu="4")), producer="t"))
+    view.apply(envelope(PodSubmitted(pod=make_pod("web", cpu="1", priority=0)), producer="t"))
+    s = Scheduler(view, profiles_from(None), gatherer, publish, SchedulerMetrics(CollectorRegistry()))
+    s.start_live()
+    batch = s.pop_batch()
+    assert batch is not None
+    await Pipelined(s).run(batch, asyncio.Event())
+    return published
+
+
+async def test_a_batch_primes_the_partitions_of_workers_not_known_yet() -> None:
+    requests = _requests(await _one_batch(workers_most=0))
+    (batch, sent), *primers = requests
+    assert len(batch.pods) == 1
+    assert sorted(p or 0 for _, p in primers) == sorted(set(range(NODE_SHARDS)) - {sent or 0})
+    assert all(p is not None for _, p in requests)
+    for primer, _ in primers:
+        assert primer.pods == [] and primer.phase == "filter" and primer.whole
+        assert primer.watermark == batch.watermark and primer.batch_id != batch.batch_id
+
+
+async def test_where_one_worker_is_kept_busy_nothing_is_primed() -> None:
+    requests = _requests(await _one_batch(workers_most=1))
+    assert [len(r.pods) for r, _ in requests] == [1]
+
+
+async def test_replay_reads_a_primer_as_no_cycle() -> None:
+    published = await _one_batch(workers_most=0)
+    received = [ReceivedEvent(e.envelope, Position(e.topic, e.partition or 0, i)) for i, e in enumerate(published)]
+    history = History(received)
+    assert [len(b.request.pods) for b in history.ordered_batches()] == [1]
