@@ -52,9 +52,12 @@ from .ledger import Ledger, read_ledger
 from .stats import percentile, throughput_series
 
 PUBLISH_CHUNK = 500
-WARMUP_PROBES_PER_WORKER = 2
-"""Probes sent one after another before measuring: the queue sends consecutive batches to different
-workers, so twice the worker count reaches each of them."""
+WARMUP_S = 60.0
+"""At most this long sending probes before measuring, until every filter worker the queue keeps
+busy has answered a request: a worker folds the log only as far as its requests ask, so one
+measured while it folds all the log at its first request (the queue primes idle workers as
+batches go out) would count seconds of that in the run on 50,000 nodes."""
+WARMUP_GAP_S = 0.25
 STALL_S = 60.0
 """No pod bound for this long ends the run (the rest count as pending)."""
 
@@ -116,11 +119,7 @@ async def _measure(workload: Workload, settings: Settings, fleet: Fleet, progres
         await publisher.publish([OutgoingEvent("nodes", clock.envelope(NodeUpserted(node=n))) for n in cluster.nodes])
         await _publish_pods(publisher, clock, [*setup, probe])
         await watcher.wait_for({probe.metadata.uid}, timeout_s)
-        workers = fleet.options.filter_workers
-        for k in range(1, WARMUP_PROBES_PER_WORKER * workers if workers > 1 else 1):
-            again = _probe(measured[0], k)
-            await _publish_pods(publisher, clock, [again])
-            await watcher.wait_for({again.metadata.uid}, timeout_s)
+        await _warm_up(fleet, publisher, clock, watcher, measured[0], timeout_s)
         cpu_before = sampler.cpu()
         metrics = _queue_metrics(fleet)
         sent_before, proposed_before = sent_pods(metrics), proposed_pods(metrics)
@@ -190,6 +189,42 @@ async def _answered_ledger(settings: Settings, registry: TopicRegistry, wait_s: 
         if ledger.settled() or time.monotonic() > deadline:
             return ledger
         await asyncio.sleep(0.5)
+
+
+async def _warm_up(fleet: Fleet, publisher: KafkaPublisher, clock: _Stamps, watcher: _BoundWatcher,
+                   template: Pod, timeout_s: float) -> None:
+    """Probes one after another (each a batch that primes the idle workers) until every worker the
+    queue keeps busy has answered a request, read from the workers' metrics; `WARMUP_S` at most."""
+    queue = {**fleet.env, **queue_env(fleet.options)}
+    workers = fleet.options.filter_workers
+    busy = min(workers, env_int(queue, "BERTH_QUEUE_WORKERS_MOST", 0) or workers)
+    deadline = time.monotonic() + min(WARMUP_S, timeout_s)
+    k = 1
+    while _workers_answering(fleet) < busy and time.monotonic() < deadline:
+        await asyncio.sleep(WARMUP_GAP_S)
+        probe = _probe(template, k)
+        k += 1
+        await _publish_pods(publisher, clock, [probe])
+        await watcher.wait_for({probe.metadata.uid}, timeout_s)
+
+
+_ANSWERED = re.compile(r'^berth_events_published_total\{[^}]*topic="[^"]*shard-results"[^}]*\} (?P<value>\S+)$',
+                       re.MULTILINE)
+
+
+def _workers_answering(fleet: Fleet) -> int:
+    """Filter workers that have answered a request (their metrics count the answers published)."""
+    answering = 0
+    for member in fleet.members.values():
+        if member.spec.name != "filter":
+            continue
+        try:
+            with urllib.request.urlopen(member.url + "/metrics", timeout=5) as resp:
+                text = resp.read().decode()
+        except OSError:
+            continue
+        answering += any(float(m.group("value")) > 0 for m in _ANSWERED.finditer(text))
+    return answering
 
 
 def _probe(template: Pod, k: int = 0) -> Pod:
