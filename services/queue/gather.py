@@ -50,6 +50,10 @@ class Gatherer:
         if len(pending.covered) >= self.shards:
             pending.done.set()
 
+    def forget(self, batch_id: str, phase: str) -> None:
+        """Nobody waits for the phase's answers any more (gathered, or given up)."""
+        self._pending.pop((batch_id, phase), None)
+
     def answered_off_view(self, batch_id: str) -> bool:
         """Whether a worker answered the batch from a view other than its request's watermark (its
         view short of it after the wait ran out, or past it); asked once, when the batch is merged."""

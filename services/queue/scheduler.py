@@ -635,9 +635,9 @@ class Scheduler:
         dispatcher = self.gatherer.dispatcher
         partition = dispatcher.choose(request.batch_id)
         primers = [self._primer(request, p) for p in dispatcher.primes()] if request.phase == "filter" else []
-        await self.publish([OutgoingEvent(FILTER_REQUESTS, envelope(request, producer=self.producer),
-                                          partition=partition), *primers])
         try:
+            await self.publish([OutgoingEvent(FILTER_REQUESTS, envelope(request, producer=self.producer),
+                                              partition=partition), *primers])
             while True:
                 results = await self.gatherer.wait(request.batch_id, request.phase, self.gather_timeout_s)
                 if results is not None:
@@ -651,6 +651,7 @@ class Scheduler:
                                                   partition=partition)])
         finally:
             dispatcher.answered(request.batch_id)
+            self.gatherer.forget(request.batch_id, request.phase)
 
     def _primer(self, request: FilterBatchRequested, partition: int) -> OutgoingEvent:
         """An empty request at `request`'s watermark for an idle worker (`Dispatcher.primes`): it

@@ -6,16 +6,19 @@ such a request as no cycle."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
+import pytest
 from prometheus_client import CollectorRegistry
 
+from services.queue import drivers
 from services.queue.drivers import Pipelined
 from services.queue.gather import Gatherer
 from services.queue.metrics import SchedulerMetrics
 from services.queue.scheduler import Scheduler
 from services.runtime.scheduler_config import profiles_from
 from shared.cluster import ClusterView
+from shared.errors import BrokerUnavailable
 from shared.events import (
     NODE_SHARDS,
     FilterBatchRequested,
@@ -38,12 +41,16 @@ def _requests(published: Sequence[OutgoingEvent]) -> list[tuple[FilterBatchReque
             if isinstance(e.envelope.payload, FilterBatchRequested)]
 
 
-async def _one_batch(workers_most: int) -> list[OutgoingEvent]:
-    """The events a live queue publishes for one pod's batch, its worker answering at once."""
+async def _one_batch(workers_most: int, *, refuse: Callable[[FilterBatchRequested], bool] = lambda r: False,
+                     gatherer: Gatherer | None = None) -> list[OutgoingEvent]:
+    """The events a live queue publishes for one pod's batch, its worker answering at once;
+    a publish holding a request `refuse` names fails."""
     published: list[OutgoingEvent] = []
-    gatherer = Gatherer(workers_most=workers_most)
+    gatherer = gatherer or Gatherer(workers_most=workers_most)
 
     async def publish(events: Sequence[OutgoingEvent]) -> None:
+        if any(refuse(r) for r, _ in _requests(events)):
+            raise BrokerUnavailable("publishing: KafkaTimeoutError")
         published.extend(events)
         for request, _ in _requests(events):
             if request.pods:
@@ -84,3 +91,12 @@ async def test_replay_reads_a_primer_as_no_cycle() -> None:
     received = [ReceivedEvent(e.envelope, Position(e.topic, e.partition or 0, i)) for i, e in enumerate(published)]
     history = History(received)
     assert [len(b.request.pods) for b in history.ordered_batches()] == [1]
+
+
+async def test_a_batch_whose_request_is_not_published_is_not_left_in_hand(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(drivers, "FAILED_CYCLE_PAUSE_S", 0.0)
+    gatherer = Gatherer()
+    for owned in ([0, 1, 2, 3], [4, 5, 6, 7]):
+        gatherer.dispatcher.owned(owned)
+    assert await _one_batch(0, refuse=lambda r: bool(r.pods), gatherer=gatherer) == []
+    assert gatherer.dispatcher.choose("next") // 4 == 0  # the first worker has nothing in hand
