@@ -115,7 +115,7 @@ class FilterHandler(Handler):
         req = event.payload
         assert isinstance(req, FilterBatchRequested)
         reached = await self.wait_reached(req.watermark, self.watermark_wait_s)
-        if not reached:
+        if not reached and req.pods:  # an empty request only primes this worker's view
             log.warning("filter: batch %s evaluated before the view reached the queue's", req.batch_id)
         folded = self.view.off(req.watermark)  # past it, or short of it (the wait ran out)
         self.view.set_assumed((a.pod_uid, a.node_name) for a in req.assumed)

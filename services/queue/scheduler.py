@@ -634,10 +634,11 @@ class Scheduler:
         self.gatherer.expect(request.batch_id, request.phase)
         dispatcher = self.gatherer.dispatcher
         partition = dispatcher.choose(request.batch_id)
-        primers = [self._primer(request, p) for p in dispatcher.primes()] if request.phase == "filter" else []
         try:
             await self.publish([OutgoingEvent(FILTER_REQUESTS, envelope(request, producer=self.producer),
-                                              partition=partition), *primers])
+                                              partition=partition)])
+            if request.phase == "filter":
+                await self._prime(request)
             while True:
                 results = await self.gatherer.wait(request.batch_id, request.phase, self.gather_timeout_s)
                 if results is not None:
@@ -653,12 +654,21 @@ class Scheduler:
             dispatcher.answered(request.batch_id)
             self.gatherer.forget(request.batch_id, request.phase)
 
-    def _primer(self, request: FilterBatchRequested, partition: int) -> OutgoingEvent:
-        """An empty request at `request`'s watermark for an idle worker (`Dispatcher.primes`): it
-        folds the log that far and answers with nothing, naming the partitions it owns."""
-        primer = FilterBatchRequested(batch_id=str(random_id()), cycle=request.cycle, phase="filter", pods=[],
-                                      watermark=request.watermark, whole=True)
-        return OutgoingEvent(FILTER_REQUESTS, envelope(primer, producer=self.producer), partition=partition)
+    async def _prime(self, request: FilterBatchRequested) -> None:
+        """An empty request at `request`'s watermark (with its assumptions, which the worker
+        overlays) to each idle worker `Dispatcher.primes` names: it folds the log that far and
+        answers with nothing, naming the partitions it owns. Best effort: a worker not primed folds
+        at its first batch."""
+        primers = [OutgoingEvent(FILTER_REQUESTS, envelope(FilterBatchRequested(
+            batch_id=str(random_id()), cycle=request.cycle, phase="filter", pods=[], watermark=request.watermark,
+            assumed=request.assumed, whole=True), producer=self.producer), partition=p)
+            for p in self.gatherer.dispatcher.primes()]
+        if not primers:
+            return
+        try:
+            await self.publish(primers)
+        except Exception:
+            log.warning("queue: priming %d idle filter workers failed", len(primers), exc_info=True)
 
     # --- decisions ----------------------------------------------------------------------------
 

@@ -21,6 +21,7 @@ from shared.cluster import ClusterView
 from shared.errors import BrokerUnavailable
 from shared.events import (
     NODE_SHARDS,
+    BindRequested,
     FilterBatchRequested,
     NodeUpserted,
     OutgoingEvent,
@@ -78,7 +79,8 @@ async def test_a_batch_primes_the_partitions_of_workers_not_known_yet() -> None:
     assert all(p is not None for _, p in requests)
     for primer, _ in primers:
         assert primer.pods == [] and primer.phase == "filter" and primer.whole
-        assert primer.watermark == batch.watermark and primer.batch_id != batch.batch_id
+        assert primer.watermark == batch.watermark and primer.assumed == batch.assumed
+        assert primer.batch_id != batch.batch_id
 
 
 async def test_where_one_worker_is_kept_busy_nothing_is_primed() -> None:
@@ -91,6 +93,12 @@ async def test_replay_reads_a_primer_as_no_cycle() -> None:
     received = [ReceivedEvent(e.envelope, Position(e.topic, e.partition or 0, i)) for i, e in enumerate(published)]
     history = History(received)
     assert [len(b.request.pods) for b in history.ordered_batches()] == [1]
+
+
+async def test_a_primer_that_cannot_be_published_leaves_the_batch_decided() -> None:
+    published = await _one_batch(workers_most=0, refuse=lambda r: not r.pods)
+    assert [len(r.pods) for r, _ in _requests(published)] == [1]
+    assert any(isinstance(e.envelope.payload, BindRequested) for e in published)
 
 
 async def test_a_batch_whose_request_is_not_published_is_not_left_in_hand(monkeypatch: pytest.MonkeyPatch) -> None:
