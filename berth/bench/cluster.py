@@ -57,7 +57,10 @@ WARMUP_S = 60.0
 busy has answered a request: a worker folds the log only as far as its requests ask, so one
 measured while it folds all the log at its first request (the queue primes idle workers as
 batches go out) would count seconds of that in the run on 50,000 nodes."""
-WARMUP_GAP_S = 0.25
+WARMUP_POLL_S = 0.25
+"""How often the warm-up reads the workers' metrics."""
+WARMUP_PROBE_S = 1.0
+"""How often it sends a probe meanwhile: the queue primes a worker at most once a second."""
 STALL_S = 60.0
 """No pod bound for this long ends the run (the rest count as pending)."""
 
@@ -193,19 +196,23 @@ async def _answered_ledger(settings: Settings, registry: TopicRegistry, wait_s: 
 
 async def _warm_up(fleet: Fleet, publisher: KafkaPublisher, clock: _Stamps, watcher: _BoundWatcher,
                    template: Pod, timeout_s: float) -> None:
-    """Probes one after another (each a batch that primes the idle workers) until every worker the
-    queue keeps busy has answered a request, read from the workers' metrics; `WARMUP_S` at most."""
+    """Probes a second apart (each a batch that primes the idle workers) until every worker the
+    queue keeps busy has answered a request, read from the workers' metrics (off the loop: a
+    worker folding the log answers late); `WARMUP_S` at most."""
     queue = {**fleet.env, **queue_env(fleet.options)}
     workers = fleet.options.filter_workers
     busy = min(workers, env_int(queue, "BERTH_QUEUE_WORKERS_MOST", 0) or workers)
     deadline = time.monotonic() + min(WARMUP_S, timeout_s)
-    k = 1
-    while _workers_answering(fleet) < busy and time.monotonic() < deadline:
-        await asyncio.sleep(WARMUP_GAP_S)
+    k, last = 1, time.monotonic()
+    while await asyncio.to_thread(_workers_answering, fleet) < busy and time.monotonic() < deadline:
+        await asyncio.sleep(WARMUP_POLL_S)
+        if time.monotonic() - last < WARMUP_PROBE_S:
+            continue
         probe = _probe(template, k)
         k += 1
         await _publish_pods(publisher, clock, [probe])
         await watcher.wait_for({probe.metadata.uid}, timeout_s)
+        last = time.monotonic()
 
 
 _ANSWERED = re.compile(r'^berth_events_published_total\{[^}]*topic="[^"]*shard-results"[^}]*\} (?P<value>\S+)$',
