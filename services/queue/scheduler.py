@@ -421,7 +421,11 @@ class Scheduler:
         budget = WalkBudget(walks_most) if walks_most < self.batch_size else None
         while len(batch) < self.batch_size:
             head = self.queue.active_head()
-            if head is None or (budget is not None and not budget.admit(head.pod_info)):
+            if head is None:
+                break
+            uid = head.pod_info.uid
+            if budget is not None and not budget.admit(
+                    head.pod_info, nominated=uid in self.view.nominated or uid in self.view.nominating):
                 break
             qpi = self.queue.pop()  # the head just admitted
             if qpi is None:

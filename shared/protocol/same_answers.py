@@ -33,16 +33,17 @@ def answer_key(pod: Pod, start: int, signature: bytes, *, nominated: bool) -> by
 class WalkBudget:
     """Admits the pods of one batch while it needs at most `most` distinct walks: pods that only
     their names tell apart share one (`answer_key`, the batch's pods sharing one start), a pod
-    whose status names a node walks alone."""
+    whose status names a node, or that the view's nominator holds, walks alone."""
 
     def __init__(self, most: int) -> None:
         self.most = max(1, most)
         self._keys: set[bytes] = set()
         self._alone = 0
 
-    def admit(self, info: PodInfo) -> bool:
-        """Whether `info` joins the batch (its walk counted if it needs one of its own)."""
-        key = answer_key(info.pod, 0, info.signature(), nominated=False)
+    def admit(self, info: PodInfo, *, nominated: bool = False) -> bool:
+        """Whether `info` joins the batch (its walk counted if it needs one of its own);
+        `nominated`: the view's nominator holds it."""
+        key = answer_key(info.pod, 0, info.signature(), nominated=nominated)
         if key is not None and key in self._keys:
             return True
         if len(self._keys) + self._alone >= self.most:

@@ -86,3 +86,11 @@ def test_replicas_join_the_walk_they_share_once_the_budget_is_spent() -> None:
     assert budget.admit(PodInfo(make_pod("web-0", cpu="1", priority=0)))
     assert not budget.admit(PodInfo(make_pod("db-0", cpu="2", priority=0)))
     assert budget.admit(PodInfo(make_pod("web-1", cpu="1", priority=0)))
+
+
+def test_a_pod_the_nominator_holds_walks_alone() -> None:
+    budget = WalkBudget(2)
+    assert budget.admit(PodInfo(make_pod("web-0", cpu="1", priority=0)), nominated=True)
+    assert budget.admit(PodInfo(make_pod("web-1", cpu="1", priority=0)))  # the second and last walk
+    assert not budget.admit(PodInfo(make_pod("web-2", cpu="1", priority=0)), nominated=True)
+    assert budget.admit(PodInfo(make_pod("web-3", cpu="1", priority=0)))
