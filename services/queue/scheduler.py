@@ -29,7 +29,7 @@ from typing import Protocol
 
 from shared.binding.admission import admission_request, is_admission, tries_of
 from shared.cluster import ClusterView, point_at, with_nomination
-from shared.errors import RecordTooLarge
+from shared.errors import BrokerUnavailable, RecordTooLarge
 from shared.events import (
     BINDS,
     DECISIONS,
@@ -166,6 +166,8 @@ class Scheduler:
         lockstep = options.lockstep
         self.batch_size = 1 if lockstep else options.batch_size
         self.feasible_budget = options.feasible_budget
+        self._priming: asyncio.Future[None] | None = None
+        """The primers' publish in flight (`_prime`)."""
         self.pipeline_depth = max(0, options.pipeline_depth)
         self.pipeline_most = max(0, options.pipeline_most)
         self.lockstep, self.seed, self.producer = lockstep, options.seed, producer
@@ -642,7 +644,7 @@ class Scheduler:
             await self.publish([OutgoingEvent(FILTER_REQUESTS, envelope(request, producer=self.producer),
                                               partition=partition)])
             if request.phase == "filter":
-                await self._prime(request)
+                self._prime(request)
             while True:
                 results = await self.gatherer.wait(request.batch_id, request.phase, self.gather_timeout_s)
                 if results is not None:
@@ -658,20 +660,25 @@ class Scheduler:
             dispatcher.answered(request.batch_id)
             self.gatherer.forget(request.batch_id, request.phase)
 
-    async def _prime(self, request: FilterBatchRequested) -> None:
+    def _prime(self, request: FilterBatchRequested) -> None:
         """An empty request at `request`'s watermark (with its assumptions, which the worker
         overlays) to each idle worker `Dispatcher.primes` names: it folds the log that far and
-        answers with nothing, naming the partitions it owns. Best effort: a worker not primed folds
-        at its first batch."""
+        answers with nothing, naming the partitions it owns. Best effort, published beside the
+        batch's wait (a partition without a leader must not hold the batch up), one publish at a
+        time: a worker not primed folds at its first batch."""
+        if self._priming is not None and not self._priming.done():
+            return
         primers = [OutgoingEvent(FILTER_REQUESTS, envelope(FilterBatchRequested(
             batch_id=str(random_id()), cycle=request.cycle, phase="filter", pods=[], watermark=request.watermark,
             assumed=request.assumed, whole=True), producer=self.producer), partition=p)
             for p in self.gatherer.dispatcher.primes()]
-        if not primers:
-            return
+        if primers:
+            self._priming = asyncio.ensure_future(self._publish_primers(primers))
+
+    async def _publish_primers(self, primers: list[OutgoingEvent]) -> None:
         try:
             await self.publish(primers)
-        except Exception:
+        except (BrokerUnavailable, RecordTooLarge):
             log.warning("queue: priming %d idle filter workers failed", len(primers), exc_info=True)
 
     # --- decisions ----------------------------------------------------------------------------

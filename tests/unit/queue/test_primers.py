@@ -43,15 +43,17 @@ def _requests(published: Sequence[OutgoingEvent]) -> list[tuple[FilterBatchReque
 
 
 async def _one_batch(workers_most: int, *, refuse: Callable[[FilterBatchRequested], bool] = lambda r: False,
-                     gatherer: Gatherer | None = None) -> list[OutgoingEvent]:
+                     gatherer: Gatherer | None = None, hold: asyncio.Event | None = None) -> list[OutgoingEvent]:
     """The events a live queue publishes for one pod's batch, its worker answering at once;
-    a publish holding a request `refuse` names fails."""
+    a publish holding a request `refuse` names fails, or, given `hold`, waits until it is set."""
     published: list[OutgoingEvent] = []
     gatherer = gatherer or Gatherer(workers_most=workers_most)
 
     async def publish(events: Sequence[OutgoingEvent]) -> None:
         if any(refuse(r) for r, _ in _requests(events)):
-            raise BrokerUnavailable("publishing: KafkaTimeoutError")
+            if hold is None:
+                raise BrokerUnavailable("publishing: KafkaTimeoutError")
+            await hold.wait()
         published.extend(events)
         for request, _ in _requests(events):
             if request.pods:
@@ -99,6 +101,16 @@ async def test_a_primer_that_cannot_be_published_leaves_the_batch_decided() -> N
     published = await _one_batch(workers_most=0, refuse=lambda r: not r.pods)
     assert [len(r.pods) for r, _ in _requests(published)] == [1]
     assert any(isinstance(e.envelope.payload, BindRequested) for e in published)
+
+
+async def test_a_primer_whose_publish_hangs_does_not_hold_the_batch_up() -> None:
+    hold = asyncio.Event()
+    published = await asyncio.wait_for(_one_batch(workers_most=0, refuse=lambda r: not r.pods, hold=hold), 5)
+    assert [len(r.pods) for r, _ in _requests(published)] == [1]
+    assert any(isinstance(e.envelope.payload, BindRequested) for e in published)
+    hold.set()
+    await asyncio.sleep(0)
+    assert len(_requests(published)) > 1  # the primers, once the broker took them
 
 
 async def test_a_batch_whose_request_is_not_published_is_not_left_in_hand(monkeypatch: pytest.MonkeyPatch) -> None:
