@@ -204,7 +204,11 @@ async def _warm_up(fleet: Fleet, publisher: KafkaPublisher, clock: _Stamps, watc
     busy = min(workers, env_int(queue, "BERTH_QUEUE_WORKERS_MOST", 0) or workers)
     deadline = time.monotonic() + min(WARMUP_S, timeout_s)
     k, last = 1, time.monotonic()
-    while await asyncio.to_thread(_workers_answering, fleet) < busy and time.monotonic() < deadline:
+    while (answering := await asyncio.to_thread(_workers_answering, fleet)) < busy:
+        if time.monotonic() >= deadline:
+            print(f"warning: {answering} of {busy} filter workers answered in the warm-up; measuring anyway",
+                  file=sys.stderr)
+            return
         await asyncio.sleep(WARMUP_POLL_S)
         if time.monotonic() - last < WARMUP_PROBE_S:
             continue
