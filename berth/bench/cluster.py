@@ -45,7 +45,7 @@ from shared.model import Pod
 from shared.settings import AUTO, Settings, env_flag_or_auto, env_int, load_settings
 from shared.workloads import Workload
 
-from ..fleet import Fleet, service_env
+from ..fleet import Fleet, Member, service_env
 from ..services import UpOptions, queue_env
 from .inprocess import BenchResult, Progress
 from .ledger import Ledger, read_ledger
@@ -229,11 +229,7 @@ def _workers_answering(fleet: Fleet) -> int:
     for member in fleet.members.values():
         if member.spec.name != "filter":
             continue
-        try:
-            with urllib.request.urlopen(member.url + "/metrics", timeout=5) as resp:
-                text = resp.read().decode()
-        except OSError:
-            continue
+        text = _metrics_of(member, warn=False)
         answering += any(float(m.group("value")) > 0 for m in _ANSWERED.finditer(text))
     return answering
 
@@ -401,13 +397,17 @@ _WALKED_AGAIN = re.compile(r"^berth_queue_walked_again_pods_total (?P<value>\S+)
 def _queue_metrics(fleet: Fleet) -> str:
     """The queue's Prometheus text ("" when it cannot be read)."""
     queue = fleet.members.get("queue")
-    if queue is None:
-        return ""
+    return "" if queue is None else _metrics_of(queue)
+
+
+def _metrics_of(member: Member, *, warn: bool = True) -> str:
+    """A member's Prometheus text ("" when it cannot be read; `warn`: say so on stderr)."""
     try:
-        with urllib.request.urlopen(queue.url + "/metrics", timeout=5) as resp:
+        with urllib.request.urlopen(member.url + "/metrics", timeout=5) as resp:
             return resp.read().decode()
     except OSError as e:
-        print(f"warning: the queue's metrics could not be read: {e}", file=sys.stderr)
+        if warn:
+            print(f"warning: {member.label}'s metrics could not be read: {e}", file=sys.stderr)
         return ""
 
 
