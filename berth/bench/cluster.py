@@ -109,6 +109,7 @@ async def _measure(workload: Workload, settings: Settings, fleet: Fleet, progres
     cluster = workload.cluster
     split = len(cluster.pods) - workload.measured
     setup, measured = cluster.pods[:split], cluster.pods[split:]
+    queue = {**fleet.env, **queue_env(fleet.options)}  # what the fleet's queue runs with
     probe = _probe(measured[0])
     watcher = _BoundWatcher(settings, registry)
     await watcher.start()
@@ -122,7 +123,8 @@ async def _measure(workload: Workload, settings: Settings, fleet: Fleet, progres
         await publisher.publish([OutgoingEvent("nodes", clock.envelope(NodeUpserted(node=n))) for n in cluster.nodes])
         await _publish_pods(publisher, clock, [*setup, probe])
         await watcher.wait_for({probe.metadata.uid}, timeout_s)
-        await _warm_up(fleet, publisher, clock, watcher, measured[0], timeout_s)
+        await _warm_up(fleet, publisher, clock, watcher, measured[0], timeout_s,
+                       env_int(queue, "BERTH_QUEUE_WORKERS_MOST", 0))
         cpu_before = sampler.cpu()
         metrics = _queue_metrics(fleet)
         sent_before, proposed_before = sent_pods(metrics), proposed_pods(metrics)
@@ -161,7 +163,6 @@ async def _measure(workload: Workload, settings: Settings, fleet: Fleet, progres
         await watcher.stop()
     problems = ledger.problems()
     pending = ledger.pending
-    queue = {**fleet.env, **queue_env(fleet.options)}  # what the fleet's queue runs with
     problems += [f"{uid} is neither bound nor pending with a reason" for uid in want - done.keys()
                  if pending.get(uid) is None]
     return BenchResult(
@@ -195,13 +196,12 @@ async def _answered_ledger(settings: Settings, registry: TopicRegistry, wait_s: 
 
 
 async def _warm_up(fleet: Fleet, publisher: KafkaPublisher, clock: _Stamps, watcher: _BoundWatcher,
-                   template: Pod, timeout_s: float) -> None:
+                   template: Pod, timeout_s: float, workers_most: int) -> None:
     """Probes a second apart (each a batch that primes the idle workers) until every worker the
     queue keeps busy has answered a request, read from the workers' metrics (off the loop: a
     worker folding the log answers late); `WARMUP_S` at most."""
-    queue = {**fleet.env, **queue_env(fleet.options)}
     workers = fleet.options.filter_workers
-    busy = min(workers, env_int(queue, "BERTH_QUEUE_WORKERS_MOST", 0) or workers)
+    busy = min(workers, workers_most or workers)
     deadline = time.monotonic() + min(WARMUP_S, timeout_s)
     k, last = 1, time.monotonic()
     while (answering := await asyncio.to_thread(_workers_answering, fleet)) < busy:
