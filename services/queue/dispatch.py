@@ -47,10 +47,10 @@ class Dispatcher:
     def __init__(self, partitions: int, most: int = 0, clock: Callable[[], float] = time.monotonic) -> None:
         self.partitions = partitions
         self.most = most
+        """The most destinations batches go to at once (0: every one known)."""
         self._clock = clock
         self._last: dict[frozenset[int], float] = {}
         """Destination (`_one`) → when it was last sent a batch or a primer."""
-        """The most destinations batches go to at once (0: every one known)."""
         self._order = [p for p in SPREAD if p < partitions] + [p for p in range(partitions) if p not in SPREAD]
         self._owner: dict[int, frozenset[int]] = {}
         """Partition → the partitions its owner named in its latest answer."""
