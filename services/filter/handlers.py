@@ -163,8 +163,8 @@ class FilterHandler(Handler):
                 if req.phase == "filter":
                     start = req.starts[i] if i < len(req.starts) else 0
                     uid = pod.metadata.uid
-                    nominated = uid in self.view.nominated or uid in self.view.nominating
-                    key = answer_key(pod, start, self._entry(req.batch_id, pod).info.signature(), nominated=nominated)
+                    key = answer_key(pod, start, self._entry(req.batch_id, pod).info.signature(),
+                                     nominated=self.view.holds_nomination(uid))
                     if key is not None and key in first:
                         results.append(same_as(uid, first[key]))
                         continue

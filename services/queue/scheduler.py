@@ -425,9 +425,8 @@ class Scheduler:
             head = self.queue.active_head()
             if head is None:
                 break
-            uid = head.pod_info.uid
             if budget is not None and not budget.admit(
-                    head.pod_info, nominated=uid in self.view.nominated or uid in self.view.nominating):
+                    head.pod_info, nominated=self.view.holds_nomination(head.pod_info.uid)):
                 break
             qpi = self.queue.pop()  # the head just admitted
             if qpi is None:

@@ -139,6 +139,11 @@ class ClusterView:
             self._snapshot = Snapshot(infos, self.namespaces)
         return self._snapshot
 
+    def holds_nomination(self, uid: str) -> bool:
+        """Whether the pod is nominated a node (`nominated`) or by a preemption being decided
+        (`nominating`): the nominator holds it."""
+        return uid in self.nominated or uid in self.nominating
+
     def node_of(self, uid: str) -> str | None:
         """Where the pod counts now (placed or assumed), None when it is pending or gone."""
         entry = self._on_node.get(uid)
@@ -409,7 +414,7 @@ class ClusterView:
             node = self.nodes.get(target)
             if node is not None:
                 self._add_in_order(node, info)
-        if uid in self.nominated or uid in self.nominating:
+        if self.holds_nomination(uid):
             self._renominate.add(uid)  # a nominated pod counts as nominated only while on no node
         self._changed()
 

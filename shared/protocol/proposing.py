@@ -102,10 +102,9 @@ def propose_on_view(request: FilterBatchRequested, view: ClusterView, profiles: 
         point_at(profiles.values(), view)
 
     point_at(profiles.values(), view)
-    nominated = set(view.nominated) | set(view.nominating)
     try:
         return propose_batch(profiles, request.pods, request.seeds, request.starts[0] if request.starts else 0,
-                             view.snapshot, assume, walker, indexes=indexes, nominated=nominated.__contains__,
+                             view.snapshot, assume, walker, indexes=indexes, nominated=view.holds_nomination,
                              record=record)
     finally:
         view.set_assumed((a.pod_uid, a.node_name) for a in request.assumed)
