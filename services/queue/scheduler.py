@@ -428,10 +428,8 @@ class Scheduler:
             if budget is not None and not budget.admit(
                     head.pod_info, nominated=self.view.holds_nomination(head.pod_info.uid)):
                 break
-            qpi = self.queue.pop()  # the head just admitted
-            if qpi is None:
-                break
-            batch.append(qpi)
+            self.queue.pop()  # the head just admitted: its scheduling cycle starts
+            batch.append(head)
         return batch
 
     def _feasible_target(self) -> int:
