@@ -37,8 +37,8 @@ class WalkBudget:
 
     def __init__(self, most: int) -> None:
         self.most = max(1, most)
+        self.walks = 0
         self._keys: set[bytes] = set()
-        self._alone = 0
 
     def admit(self, info: PodInfo, *, nominated: bool = False) -> bool:
         """Whether `info` joins the batch (its walk counted if it needs one of its own);
@@ -46,11 +46,10 @@ class WalkBudget:
         key = answer_key(info.pod, 0, info.signature(), nominated=nominated)
         if key is not None and key in self._keys:
             return True
-        if len(self._keys) + self._alone >= self.most:
+        if self.walks >= self.most:
             return False
-        if key is None:
-            self._alone += 1
-        else:
+        self.walks += 1
+        if key is not None:
             self._keys.add(key)
         return True
 
