@@ -116,10 +116,9 @@ class Lockstep:
         try:
             answers = await s.ask_extenders(attempts, evaluated.merged, evaluated.snapshot, evaluated.batch_id)
             try:
-                if evaluated.off_view:
-                    s.record_late(evaluated.batch_id, evaluated.watermark, evaluated.assumed)
+                late = s.mark_late(evaluated, evaluated.watermark, evaluated.assumed)
                 s.decide(attempts, evaluated.merged, evaluated, answers, evaluated.watermark, evaluated.assumed,
-                         placed_before=evaluated.off_view)
+                         placed_before=late)
             finally:
                 await s.flush()
         finally:
@@ -228,10 +227,7 @@ class Pipelined:
         failed = False
         try:
             watermark, assumed = s.view_mark()
-            moved = watermark != evaluated.watermark or assumed != evaluated.assumed or evaluated.off_view
-            if moved:
-                s.record_late(evaluated.batch_id, watermark, assumed)
-            placed_before = moved
+            placed_before = s.mark_late(evaluated, watermark, assumed)
             # The follower is held back, so the view's nodes stay as they are across the slices.
             shared = SharedTotals()
             for undecided in range(0, len(attempts), DECIDE_SLICE):

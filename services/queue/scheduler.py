@@ -471,6 +471,15 @@ class Scheduler:
         return (self.view.watermark(WATERMARK_TOPICS),
                 [Assumed(pod_uid=u, node_name=n) for u, n in self.view.assumed.items()])
 
+    def mark_late(self, evaluated: Evaluated, watermark: dict[str, list[int]], assumed: list[Assumed]) -> bool:
+        """Whether the batch is decided on a view other than the one its answers were made on (the
+        view moved since the request, or a worker answered off its watermark); such a decision is
+        recorded as late, on the view `watermark` and `assumed` name."""
+        moved = evaluated.off_view or watermark != evaluated.watermark or assumed != evaluated.assumed
+        if moved:
+            self.record_late(evaluated.batch_id, watermark, assumed)
+        return moved
+
     def record_late(self, batch_id: str, watermark: dict[str, list[int]], assumed: list[Assumed]) -> None:
         late = LateBatchDecided(batch_id=batch_id, watermark=watermark, assumed=assumed)
         self._outbox.append(OutgoingEvent(DECISIONS, envelope(late, producer=self.producer)))
