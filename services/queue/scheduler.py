@@ -415,18 +415,19 @@ class Scheduler:
 
     def pop_batch(self) -> list[QueuedPodInfo] | None:
         """Up to `batch_size` pods, as many as `feasible_budget` allows their walks on a large
-        cluster; None while lockstep waits for the last attempt's outcome."""
+        cluster, and pods with required anti-affinity at most half a walk's feasible nodes to a
+        walk (`WalkBudget`); None while lockstep waits for the last attempt's outcome."""
         if not self.live or not self.driver.ready():
             return None
         batch: list[QueuedPodInfo] = []
-        walks_most = self.feasible_budget // self._feasible_target()
-        budget = WalkBudget(walks_most) if walks_most < self.batch_size else None
+        target = self._feasible_target()
+        walks_most = self.feasible_budget // target
+        budget = WalkBudget(walks_most if walks_most < self.batch_size else None, repelling_most=target // 2)
         while len(batch) < self.batch_size:
             head = self.queue.active_head()
             if head is None:
                 break
-            if budget is not None and not budget.admit(
-                    head.pod_info, nominated=self.view.holds_nomination(head.pod_info.uid)):
+            if not budget.admit(head.pod_info, nominated=self.view.holds_nomination(head.pod_info.uid)):
                 break
             self.queue.pop()  # the head just admitted: its scheduling cycle starts
             batch.append(head)

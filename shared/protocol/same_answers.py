@@ -31,26 +31,42 @@ def answer_key(pod: Pod, start: int, signature: bytes, *, nominated: bool) -> by
 
 
 class WalkBudget:
-    """Admits the pods of one batch while it needs at most `most` distinct walks: pods that only
-    their names tell apart share one (`answer_key`, the batch's pods sharing one start), a pod
-    whose status names a node, or that the view's nominator holds, walks alone."""
+    """Admits the pods of one batch while it needs at most `most` distinct walks (None: any
+    number): pods that only their names tell apart share one (`answer_key`, the batch's pods
+    sharing one start), a pod whose status names a node, or that the view's nominator holds, walks
+    alone. Pods with required pod anti-affinity join a shared walk while at most `repelling_most`
+    of them share it: each node one of them takes may be ruled out for the next, so a walk of n
+    feasible nodes places at most about n such pods, and those decided after the walk's nodes are
+    gone are scheduled again in the queue, each a whole attempt."""
 
-    def __init__(self, most: int) -> None:
-        self.most = max(1, most)
+    def __init__(self, most: int | None, *, repelling_most: int | None = None) -> None:
+        self.most = None if most is None else max(1, most)
+        self.repelling_most = None if repelling_most is None else max(1, repelling_most)
         self.walks = 0
         self._keys: set[bytes] = set()
+        self._repelling: dict[bytes, int] = {}
 
     def admit(self, info: PodInfo, *, nominated: bool = False) -> bool:
         """Whether `info` joins the batch (its walk counted if it needs one of its own);
         `nominated`: the view's nominator holds it."""
+        repelling = self.repelling_most is not None and info.has_required_anti_affinity
+        if self.most is None and not repelling:
+            return True  # nothing to count
         key = answer_key(info.pod, 0, info.signature(), nominated=nominated)
         if key is not None and key in self._keys:
+            if repelling:
+                shared = self._repelling.get(key, 0)
+                if self.repelling_most is not None and shared >= self.repelling_most:
+                    return False
+                self._repelling[key] = shared + 1
             return True
-        if self.walks >= self.most:
+        if self.most is not None and self.walks >= self.most:
             return False
         self.walks += 1
         if key is not None:
             self._keys.add(key)
+            if repelling:
+                self._repelling[key] = 1
         return True
 
 

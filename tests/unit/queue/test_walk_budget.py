@@ -19,6 +19,7 @@ from shared.events import NodeUpserted, OutgoingEvent, PodSubmitted, envelope
 from shared.framework.pod_info import PodInfo
 from shared.model import Pod
 from shared.protocol.same_answers import WalkBudget
+from tests.builders import MakePod
 from tests.unit.events.samples import make_node
 from tests.unit.preemption.support import make_pod
 
@@ -29,7 +30,7 @@ async def _publish(events: Sequence[OutgoingEvent]) -> None:
     return None
 
 
-def _live(pods: Sequence[Pod], *, budget: int, batch: int = 256) -> Scheduler:
+def _live(pods: Sequence[Pod], *, budget: int = 10**6, batch: int = 256) -> Scheduler:
     view = ClusterView()
     for i in range(NODES):
         view.apply(envelope(NodeUpserted(node=make_node(f"node-{i}", cpu="4")), producer="t"))
@@ -94,3 +95,31 @@ def test_a_pod_the_nominator_holds_walks_alone() -> None:
     assert budget.admit(PodInfo(make_pod("web-1", cpu="1", priority=0)))  # the second and last walk
     assert not budget.admit(PodInfo(make_pod("web-2", cpu="1", priority=0)), nominated=True)
     assert budget.admit(PodInfo(make_pod("web-3", cpu="1", priority=0)))
+
+
+def _apart(name: str, app: str = "web") -> Pod:
+    """A replica that keeps off every node another of its app runs on."""
+    term = MakePod.term("kubernetes.io/hostname", match_labels={"app": app})
+    return MakePod().name(name).label("app", app).req(cpu="100m").pod_anti_affinity(term).obj()
+
+
+def test_replicas_with_required_anti_affinity_share_a_walk_half_its_nodes_at_most() -> None:
+    # Ten nodes, all sought: five such replicas to a walk, so the later ones of a batch still
+    # have nodes to fall back on instead of being scheduled again in the queue one by one.
+    s = _live([_apart(f"web-{i}") for i in range(12)])
+    assert _sizes(s) == [NODES // 2, NODES // 2, 2]
+
+
+def test_replicas_without_anti_affinity_fill_the_batch_beside_them() -> None:
+    budget = WalkBudget(None, repelling_most=2)
+    assert all(budget.admit(PodInfo(make_pod(f"web-{i}", cpu="1", priority=0))) for i in range(50))
+    assert budget.admit(PodInfo(_apart("a-0")))
+    assert budget.admit(PodInfo(_apart("a-1")))
+    assert not budget.admit(PodInfo(_apart("a-2")))
+
+
+def test_each_walk_of_repelling_pods_is_counted_on_its_own() -> None:
+    budget = WalkBudget(None, repelling_most=1)
+    assert budget.admit(PodInfo(_apart("web-0")))
+    assert budget.admit(PodInfo(_apart("db-0", app="db")))  # another walk
+    assert not budget.admit(PodInfo(_apart("web-1")))
