@@ -49,7 +49,7 @@ def test_services_keep_their_defaults_when_nothing_is_set() -> None:
     settings = load_queue({})
     options = settings.options
     assert (settings.group_id, options.batch_size, options.lockstep, options.unschedulable_timeout_s,
-            options.preemption_timeout_s) == ("berth-queue", 256, False, 300.0, 300.0)
+            options.preemption_timeout_s) == ("berth-queue", 1024, False, 300.0, 300.0)
 
 
 @pytest.mark.parametrize(("service", "load"), [
