@@ -10,8 +10,8 @@ objects, so by default no selector is found and, as upstream then, no default co
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
 
 import msgspec
 
@@ -47,7 +47,7 @@ from .common import (
     pod_constraints,
 )
 from .filtering import NodeCounts, PreFilterState, cal_pre_filter_state, update_with_pod
-from .scoring import PreScoreState, count_all_nodes, init_pre_score_state, node_score, normalize_scores
+from .scoring import DomainTotals, PreScoreState, count_all_nodes, init_pre_score_state, node_score, normalize_scores
 
 COUNTS_MEMO_SIZE = 4  # distinct pod shapes whose per-node counts are kept
 PRE_FILTER_STATE_KEY = "PreFilter" + names.POD_TOPOLOGY_SPREAD
@@ -106,7 +106,8 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
                         PreFilterExtensions, ScoreExtensions):
     NAME = names.POD_TOPOLOGY_SPREAD
 
-    __slots__ = ("_handle", "default_constraints", "system_defaulted", "_default_selector", "_counts_memo")
+    __slots__ = ("_handle", "default_constraints", "system_defaulted", "_default_selector", "_counts_memo",
+                 "_totals_memo")
 
     def __init__(self, handle: Handle | None = None, default_constraints: Sequence[TopologySpreadConstraint] = (),
                  system_defaulted: bool = False, default_selector: DefaultSelectorFn | None = None) -> None:
@@ -114,22 +115,16 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
         self.default_constraints = list(default_constraints)
         self.system_defaulted = system_defaulted
         self._default_selector = default_selector or no_default_selector
-        self._counts_memo: OrderedDict[tuple[str, bytes, tuple[tuple[str, str], ...]], NodeCounts] = OrderedDict()
+        self._counts_memo: OrderedDict[_PodShape, NodeCounts] = OrderedDict()
+        self._totals_memo: OrderedDict[_PodShape, DomainTotals] = OrderedDict()
 
     def _memo_for(self, pod: PodInfo) -> NodeCounts | None:
-        """Per-node counts shared by pods that count alike: same namespace, spec and labels (labels
-        enter the selectors through matchLabelKeys)."""
-        if not getattr(self._handle, "memoize", False):
-            return None
-        key = (pod.namespace, pod.signature(), tuple(sorted(pod.labels.items())))
-        memo = self._counts_memo.get(key)
-        if memo is None:
-            memo = self._counts_memo[key] = NodeCounts()
-            if len(self._counts_memo) > COUNTS_MEMO_SIZE:
-                self._counts_memo.popitem(last=False)
-        else:
-            self._counts_memo.move_to_end(key)
-        return memo
+        """Per-node counts for the hard constraints, shared by pods that count alike."""
+        return _kept(self._handle, self._counts_memo, pod, NodeCounts)
+
+    def _totals_for(self, pod: PodInfo) -> DomainTotals | None:
+        """Domain sums for the soft constraints, shared by pods that count alike."""
+        return _kept(self._handle, self._totals_memo, pod, DomainTotals)
 
     @classmethod
     def new(cls, args: Mapping[str, Any] | None, handle: Handle,
@@ -210,7 +205,7 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
         if not constraints:
             return SKIP
         s = init_pre_score_state(constraints, nodes, require_all)
-        count_all_nodes(s, pod, all_nodes, require_all)
+        count_all_nodes(s, pod, all_nodes, require_all, self._totals_for(pod))
         state.write(PRE_SCORE_STATE_KEY, s)
         return None
 
@@ -232,6 +227,27 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
 
 
 _UNDECIDED = object()
+
+_PodShape = tuple[str, bytes, tuple[tuple[str, str], ...]]
+_Memo = TypeVar("_Memo")
+
+
+def _kept(handle: Handle | None, memos: OrderedDict[_PodShape, _Memo], pod: PodInfo,
+          make: Callable[[], _Memo]) -> _Memo | None:
+    """The memo of pods that count alike: same namespace, spec and labels (labels enter the
+    selectors through matchLabelKeys); None where the framework keeps no memos (over the clones
+    preemption's dry runs change, which the NodeInfo journal does not record)."""
+    if not getattr(handle, "memoize", False):
+        return None
+    key = (pod.namespace, pod.signature(), tuple(sorted(pod.labels.items())))
+    memo = memos.get(key)
+    if memo is None:
+        memo = memos[key] = make()
+        if len(memos) > COUNTS_MEMO_SIZE:
+            memos.popitem(last=False)
+    else:
+        memos.move_to_end(key)
+    return memo
 
 
 def _verdict(s: PreFilterState, labels: Mapping[str, str]) -> Status | None:

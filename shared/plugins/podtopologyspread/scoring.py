@@ -8,10 +8,10 @@ scale to 0..100. Hostname domains are counted per node in Score instead of in Pr
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from shared.framework.interfaces import MAX_NODE_SCORE, NodeScore
-from shared.framework.node_info import NodeInfo
+from shared.framework.node_info import NodeInfo, changed_since, journal_end
 from shared.framework.pod_info import PodInfo
 
 from .common import (
@@ -93,9 +93,14 @@ def init_pre_score_state(constraints: list[Constraint], filtered_nodes: Sequence
 
 
 def count_all_nodes(s: PreScoreState, pod: PodInfo, all_nodes: Sequence[NodeInfo],
-                    require_all_topologies: bool) -> None:
-    """Sum matching pods over every node of the cluster into the domains of the filtered nodes."""
+                    require_all_topologies: bool, memo: DomainTotals | None = None) -> None:
+    """Sum matching pods over every node of the cluster into the domains of the filtered nodes;
+    `memo` keeps the sums for pods that count alike, brought up to date from the nodes changed
+    since (`DomainTotals`)."""
     required = RequiredNodeAffinity(pod.pod)
+    if memo is not None:
+        _count_from_totals(s, pod, all_nodes, require_all_topologies, required, memo)
+        return
     namespace = pod.namespace
     constraints = s.constraints
     keys = [selector_key(c.selector) for c in constraints]
@@ -127,6 +132,118 @@ def count_all_nodes(s: PreScoreState, pod: PodInfo, all_nodes: Sequence[NodeInfo
             if value not in counts:  # no candidate node in that domain
                 continue
             counts[value] += count(i, c)
+
+
+Contributions = list[tuple[int, str, int]]
+"""A node's share of the domain sums: (constraint index, topology value, matching pods)."""
+
+
+class DomainTotals:
+    """What pods that count alike (same spec, labels, namespace) share between cycles for their
+    soft constraints: each node's share of the domain sums as of its NodeInfo generation, and the
+    sums over one node list as of a position in the NodeInfo change journal. The next cycle takes
+    back the old share of each node changed since and adds its new one: counting every pod of the
+    cluster for each such pod had been three quarters of a Mixed workload's attempt."""
+
+    __slots__ = ("per_node", "nodes", "members", "position", "totals")
+
+    def __init__(self) -> None:
+        self.per_node: dict[str, tuple[int, Contributions]] = {}
+        self.nodes: Sequence[NodeInfo] | None = None
+        self.members: dict[str, NodeInfo] = {}
+        self.position = 0
+        self.totals: list[dict[str, int]] = []
+
+    def share(self, node: NodeInfo, make: Callable[[NodeInfo], Contributions]) -> Contributions:
+        hit = self.per_node.get(node.name)
+        if hit is not None and hit[0] == node.generation:
+            return hit[1]
+        out = make(node)
+        self.per_node[node.name] = (node.generation, out)
+        return out
+
+    def catch_up(self, nodes: Sequence[NodeInfo], make: Callable[[NodeInfo], Contributions]) -> bool:
+        """Fold the nodes changed since the sums were taken into them; False when they cannot be
+        (another node list, or the journal moved on past what it keeps)."""
+        if self.nodes is not nodes:
+            return False
+        changed = changed_since(self.position)
+        if changed is None:
+            return False
+        end = journal_end()
+        for node in changed:
+            name = node.name
+            if self.members.get(name) is not node:
+                continue  # not one of these nodes (an older NodeInfo)
+            old = self.per_node.get(name)
+            if old is None:
+                return False
+            if old[0] == node.generation:
+                continue  # counted already
+            new = make(node)
+            for i, value, n in old[1]:
+                self.totals[i][value] -= n
+            for i, value, n in new:
+                self.totals[i][value] = self.totals[i].get(value, 0) + n
+            self.per_node[name] = (node.generation, new)
+        self.position = end
+        return True
+
+    def recount(self, nodes: Sequence[NodeInfo], width: int, make: Callable[[NodeInfo], Contributions]) -> None:
+        position = journal_end()
+        totals: list[dict[str, int]] = [{} for _ in range(width)]
+        for node in nodes:
+            for i, value, n in self.share(node, make):
+                totals[i][value] = totals[i].get(value, 0) + n
+        self.nodes, self.members, self.position, self.totals = nodes, {n.name: n for n in nodes}, position, totals
+
+
+def _count_from_totals(s: PreScoreState, pod: PodInfo, all_nodes: Sequence[NodeInfo], require_all_topologies: bool,
+                       required: RequiredNodeAffinity, memo: DomainTotals) -> None:
+    """`count_all_nodes` from the memo's sums: the same counts for the candidates' domains, and
+    each candidate's own count for hostname constraints."""
+    constraints = s.constraints
+    namespace = pod.namespace
+
+    def share(node: NodeInfo) -> Contributions:
+        labels = node.labels
+        if require_all_topologies and not node_labels_match_spread_constraints(labels, constraints):
+            return []
+        out: Contributions = []
+        per_selector: dict[tuple[str, bool], int] = {}
+        for i, c in enumerate(constraints):
+            if c.is_hostname or not match_node_inclusion_policies(c, pod, node, required):
+                continue
+            key = selector_key(c.selector)
+            n = per_selector.get(key, -1)
+            if n < 0:
+                n = count_pods_match_selector(node.pods, c.selector, namespace) if node.pods else 0
+                per_selector[key] = n
+            if n:
+                out.append((i, labels.get(c.topology_key, ""), n))
+        return out
+
+    if not memo.catch_up(all_nodes, share):
+        memo.recount(all_nodes, len(constraints), share)
+    for i, c in enumerate(constraints):
+        if c.is_hostname:
+            continue
+        totals = memo.totals[i]
+        counts = s.tp_value_to_pod_counts[i]
+        for value in counts:
+            counts[value] = totals.get(value, 0)
+    hostname = [(i, c) for i, c in enumerate(constraints) if c.is_hostname]
+    if not hostname:
+        return
+    by_name = memo.members
+    for name in s.candidates:
+        node = by_name.get(name)
+        if node is None:
+            continue
+        labels = node.labels
+        for i, c in hostname:
+            if c.topology_key in labels:
+                s.host_counts[i][name] = count_pods_match_selector(node.pods, c.selector, namespace) if node.pods else 0
 
 
 def node_score(s: PreScoreState, pod: PodInfo, node: NodeInfo) -> int:

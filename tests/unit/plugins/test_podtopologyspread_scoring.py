@@ -11,6 +11,7 @@ import pytest
 from shared.framework.cycle_state import CycleState
 from shared.framework.interfaces import NodeScore
 from shared.framework.node_info import NodeInfo
+from shared.framework.pod_info import PodInfo
 from shared.framework.snapshot import Snapshot
 from shared.framework.status import Code, Status
 from shared.model import Pod
@@ -28,8 +29,9 @@ LIST = {"defaultingType": "List"}
 
 
 class FakeHandle:
-    def __init__(self, infos: list[NodeInfo]) -> None:
+    def __init__(self, infos: list[NodeInfo], memoize: bool = False) -> None:
         self._snapshot = Snapshot(infos)
+        self.memoize = memoize
 
     def snapshot(self) -> Snapshot:
         return self._snapshot
@@ -70,12 +72,16 @@ def build(nodes: list[MakeNode], pods: list[Pod]) -> list[NodeInfo]:
 
 
 def run_scores(pod: MakePod, nodes: list[MakeNode], failed: list[MakeNode], pods: list[Pod],
-               args: dict[str, Any] | None = LIST, selector: Selector | None = None) -> dict[str, int]:
+               args: dict[str, Any] | None = LIST, selector: Selector | None = None,
+               memoize: bool = False) -> dict[str, int]:
     candidates = build(nodes, pods)
     all_nodes = candidates + build(failed, pods)
-    pl = PodTopologySpread.new(args, FakeHandle(all_nodes),  # type: ignore[arg-type]  # a stand-in: only its snapshot is read
+    pl = PodTopologySpread.new(args, FakeHandle(all_nodes, memoize),  # type: ignore[arg-type]  # a stand-in: only its snapshot is read
                                default_selector=(lambda p: selector) if selector is not None else None)
-    info = pod.info()
+    return _scores(pl, pod.info(), candidates)
+
+
+def _scores(pl: PodTopologySpread, info: PodInfo, candidates: list[NodeInfo]) -> dict[str, int]:
     state = CycleState()
     assert pl.pre_score(state, info, candidates) is None
     scores = []
@@ -175,10 +181,11 @@ CASES = [
 ]
 
 
+@pytest.mark.parametrize("memoize", [False, True], ids=["counted", "kept sums"])
 @pytest.mark.parametrize(("pod", "nodes", "failed", "pods", "want"), [pytest.param(*c[1:], id=c[0]) for c in CASES])
 def test_score(pod: MakePod, nodes: list[MakeNode], failed: list[MakeNode], pods: list[Pod],
-               want: dict[str, int]) -> None:
-    assert run_scores(pod, nodes, failed, pods) == want
+               want: dict[str, int], memoize: bool) -> None:
+    assert run_scores(pod, nodes, failed, pods, memoize=memoize) == want
 
 
 FOO_SERVICE = selector_from_set({"foo": ""})
@@ -193,9 +200,36 @@ FOO_SERVICE = selector_from_set({"foo": ""})
                  SPREAD_4321, {"node-a": 17, "node-b": 26, "node-c": 91, "node-d": 100},
                  id="zoneless nodes form the empty zone"),
 ])
-def test_system_default_constraints(nodes: list[MakeNode], pods: list[Pod], want: dict[str, int]) -> None:
-    got = run_scores(MakePod().name("p").label("foo", ""), nodes, [], pods, None, FOO_SERVICE)
+@pytest.mark.parametrize("memoize", [False, True], ids=["counted", "kept sums"])
+def test_system_default_constraints(nodes: list[MakeNode], pods: list[Pod], want: dict[str, int],
+                                    memoize: bool) -> None:
+    got = run_scores(MakePod().name("p").label("foo", ""), nodes, [], pods, None, FOO_SERVICE, memoize)
     assert got == want
+
+
+def test_kept_sums_follow_the_pods_that_come_and_go_on_the_nodes() -> None:
+    # One plugin keeps the domain sums between cycles; after each change to the nodes' pods its
+    # scores equal those of a plugin that counts every node afresh.
+    zones = [host(f"node-{i}", zone=f"zone{i % 3}") for i in range(9)]
+    infos = build(zones, foo_pods({"node-0": 2, "node-4": 1, "node-8": 3}))
+    pod = soft(1, "zone").spread(1, H, "ScheduleAnyway", FOO)
+    kept = PodTopologySpread.new(LIST, FakeHandle(infos, memoize=True))  # type: ignore[arg-type]  # a stand-in
+    afresh = PodTopologySpread.new(LIST, FakeHandle(infos))  # type: ignore[arg-type]  # a stand-in
+    candidates = infos[1:7]
+    placed: list[tuple[NodeInfo, PodInfo]] = []
+    for step in range(12):
+        want = _scores(afresh, pod.info(), candidates)
+        assert _scores(kept, pod.info(), candidates) == want, step
+        target = infos[(step * 4) % len(infos)]
+        if step % 3 == 2 and placed:
+            where, gone = placed.pop(0)
+            where.remove_pod(gone)
+        else:
+            name = f"new-{step}"  # matched, then not
+            pod_ = existing(name, target.name, foo="") if step % 2 == 0 else existing(name, target.name, bar="")
+            added = PodInfo(pod_)
+            target.add_pod(added)
+            placed.append((target, added))
 
 
 def test_system_default_pre_score_state() -> None:
