@@ -39,7 +39,7 @@ class SchedulerMetrics:
             ["plugin", "profile"], registry=registry)
         self.batch_pods = Histogram(
             "berth_queue_batch_pods", "Pods per scatter/gather cycle.",
-            buckets=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512), registry=registry)
+            buckets=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048), registry=registry)
         self.walked_again_pods = Counter(
             "berth_queue_walked_again_pods", "Pods the queue walked again itself: every candidate its ranking "
             "offered was taken by pods decided before it in the batch (a whole attempt in the queue).",
