@@ -415,14 +415,14 @@ class Scheduler:
 
     def pop_batch(self) -> list[QueuedPodInfo] | None:
         """Up to `batch_size` pods, as many as `feasible_budget` allows their walks on a large
-        cluster, and pods with required anti-affinity at most half a walk's feasible nodes to a
-        walk (`WalkBudget`); None while lockstep waits for the last attempt's outcome."""
+        cluster, and pods with required anti-affinity at most half the feasible nodes their walk
+        seeks (`WalkBudget`); None while lockstep waits for the last attempt's outcome."""
         if not self.live or not self.driver.ready():
             return None
         batch: list[QueuedPodInfo] = []
-        target = self._feasible_target()
-        walks_most = self.feasible_budget // target
-        budget = WalkBudget(walks_most if walks_most < self.batch_size else None, repelling_most=target // 2)
+        walks_most = self.feasible_budget // self._feasible_target()
+        budget = WalkBudget(walks_most if walks_most < self.batch_size else None,
+                            repelling_most=self._half_a_walk)
         while len(batch) < self.batch_size:
             head = self.queue.active_head()
             if head is None:
@@ -435,6 +435,12 @@ class Scheduler:
 
     def _feasible_target(self) -> int:
         return max(1, *(feasible_target(fwk, len(self.view.nodes)) for fwk in self.profiles.values()))
+
+    def _half_a_walk(self, info: PodInfo) -> int:
+        """Half the feasible nodes the pod's own profile looks for (the most pods with required
+        anti-affinity a batch holds, `WalkBudget`)."""
+        fwk = self.profiles.get(info.pod.spec.scheduler_name)
+        return (feasible_target(fwk, len(self.view.nodes)) if fwk is not None else self._feasible_target()) // 2
 
     def requeue(self, attempts: list[Attempt]) -> None:
         self.put_back(a.info for a in attempts)

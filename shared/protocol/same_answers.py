@@ -1,12 +1,12 @@
 """Pods that only their names tell apart get one shard answer: a ReplicaSet's pods in one batch,
 filtered on one view from one round-robin start, walk the same nodes to the same verdicts and raw
 scores. A filter worker evaluates the first and answers for the others with a reference to it
-(`PodShardResult.same_as`), which also spares the broker, the queue and the projector 255 copies of
-a 256-pod batch's answer."""
+(`PodShardResult.same_as`), which also spares the broker, the queue and the projector 1,023 copies
+of a 1,024-pod batch's answer."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import msgspec
 
@@ -34,39 +34,43 @@ class WalkBudget:
     """Admits the pods of one batch while it needs at most `most` distinct walks (None: any
     number): pods that only their names tell apart share one (`answer_key`, the batch's pods
     sharing one start), a pod whose status names a node, or that the view's nominator holds, walks
-    alone. Pods with required pod anti-affinity join a shared walk while at most `repelling_most`
-    of them share it: each node one of them takes may be ruled out for the next, so a walk of n
-    feasible nodes places at most about n such pods, and those decided after the walk's nodes are
-    gone are scheduled again in the queue, each a whole attempt."""
+    alone. Pods with required pod anti-affinity are admitted while the batch holds fewer than
+    `repelling_most(pod)` of them (the caller's bound: half the feasible nodes the pod's walk
+    seeks). Every walk of a batch starts at the same node, so they search the same nodes, and a
+    node one of them takes may be ruled out for the others: with a hostname term that selects the
+    pods themselves, a walk of n feasible nodes places at most n of them, and those decided after
+    every candidate is gone are scheduled again in the queue, each a whole attempt. (A zone term
+    places one pod a zone: such pods still walk again beyond the zones.)"""
 
-    def __init__(self, most: int | None, *, repelling_most: int | None = None) -> None:
+    def __init__(self, most: int | None, *, repelling_most: Callable[[PodInfo], int] | None = None) -> None:
         self.most = None if most is None else max(1, most)
-        self.repelling_most = None if repelling_most is None else max(1, repelling_most)
+        self.repelling_most = repelling_most
         self.walks = 0
+        """Distinct walks counted (only while `most` bounds them)."""
+        self.repelling = 0
+        """Pods with required anti-affinity admitted."""
         self._keys: set[bytes] = set()
-        self._repelling: dict[bytes, int] = {}
 
     def admit(self, info: PodInfo, *, nominated: bool = False) -> bool:
         """Whether `info` joins the batch (its walk counted if it needs one of its own);
         `nominated`: the view's nominator holds it."""
         repelling = self.repelling_most is not None and info.has_required_anti_affinity
-        if self.most is None and not repelling:
-            return True  # nothing to count
+        if repelling and self.repelling_most is not None and self.repelling >= max(1, self.repelling_most(info)):
+            return False
+        if self.most is not None and not self._walk_admitted(info, nominated):
+            return False
+        self.repelling += repelling
+        return True
+
+    def _walk_admitted(self, info: PodInfo, nominated: bool) -> bool:
         key = answer_key(info.pod, 0, info.signature(), nominated=nominated)
         if key is not None and key in self._keys:
-            if repelling:
-                shared = self._repelling.get(key, 0)
-                if self.repelling_most is not None and shared >= self.repelling_most:
-                    return False
-                self._repelling[key] = shared + 1
             return True
         if self.most is not None and self.walks >= self.most:
             return False
         self.walks += 1
         if key is not None:
             self._keys.add(key)
-            if repelling:
-                self._repelling[key] = 1
         return True
 
 

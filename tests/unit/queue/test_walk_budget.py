@@ -17,7 +17,7 @@ from services.runtime.scheduler_config import profiles_from
 from shared.cluster import ClusterView
 from shared.events import NodeUpserted, OutgoingEvent, PodSubmitted, envelope
 from shared.framework.pod_info import PodInfo
-from shared.model import Pod
+from shared.model import KubeSchedulerConfiguration, PluginRef, Plugins, PluginSet, Pod, Profile
 from shared.protocol.same_answers import WalkBudget
 from tests.builders import MakePod
 from tests.unit.events.samples import make_node
@@ -110,16 +110,47 @@ def test_replicas_with_required_anti_affinity_share_a_walk_half_its_nodes_at_mos
     assert _sizes(s) == [NODES // 2, NODES // 2, 2]
 
 
-def test_replicas_without_anti_affinity_fill_the_batch_beside_them() -> None:
-    budget = WalkBudget(None, repelling_most=2)
+def test_the_cap_counts_only_pods_with_required_anti_affinity() -> None:
+    budget = WalkBudget(None, repelling_most=lambda info: 2)
     assert all(budget.admit(PodInfo(make_pod(f"web-{i}", cpu="1", priority=0))) for i in range(50))
     assert budget.admit(PodInfo(_apart("a-0")))
     assert budget.admit(PodInfo(_apart("a-1")))
     assert not budget.admit(PodInfo(_apart("a-2")))
+    assert budget.admit(PodInfo(make_pod("web-50", cpu="1", priority=0)))
 
 
-def test_each_walk_of_repelling_pods_is_counted_on_its_own() -> None:
-    budget = WalkBudget(None, repelling_most=1)
+def test_repelling_pods_of_different_walks_count_together() -> None:
+    # Every walk of a batch starts at the same node: a StatefulSet's pods, each with labels of
+    # its own, search the same nodes as one ReplicaSet's would.
+    budget = WalkBudget(None, repelling_most=lambda info: 2)
     assert budget.admit(PodInfo(_apart("web-0")))
-    assert budget.admit(PodInfo(_apart("db-0", app="db")))  # another walk
-    assert not budget.admit(PodInfo(_apart("web-1")))
+    assert budget.admit(PodInfo(_apart("db-0", app="db")))
+    assert not budget.admit(PodInfo(_apart("cache-0", app="cache")))
+
+
+def test_a_pod_refused_by_the_walk_budget_is_not_counted_as_repelling() -> None:
+    budget = WalkBudget(1, repelling_most=lambda info: 2)
+    assert budget.admit(PodInfo(_apart("web-0")))
+    assert not budget.admit(PodInfo(_apart("db-0", app="db")))  # a second walk
+    assert budget.repelling == 1
+    assert budget.admit(PodInfo(_apart("web-1")))  # the walk it shares
+
+
+def test_each_pod_is_held_to_its_own_profile_s_walk() -> None:
+    # A profile that scores nothing looks for one feasible node: a batch holding one of its
+    # repelling pods takes no second one, where the default profile's fill half of a 10-node walk
+    # (the lone pod counted among them).
+    view = ClusterView()
+    for i in range(NODES):
+        view.apply(envelope(NodeUpserted(node=make_node(f"node-{i}", cpu="4")), producer="t"))
+    lone = [MakePod().name(f"lone-{i}").scheduler_name("no-scores").label("app", "lone").req(cpu="100m")
+            .pod_anti_affinity(MakePod.term("kubernetes.io/hostname", match_labels={"app": "lone"})).obj()
+            for i in range(2)]
+    for p in [*lone, *(_apart(f"web-{i}") for i in range(6))]:
+        view.apply(envelope(PodSubmitted(pod=p), producer="t"))
+    no_scores = Profile(scheduler_name="no-scores", plugins=Plugins(score=PluginSet(disabled=[PluginRef(name="*")])))
+    config = KubeSchedulerConfiguration(profiles=[Profile(scheduler_name="default-scheduler"), no_scores])
+    s = Scheduler(view, profiles_from(config), Gatherer(), _publish, SchedulerMetrics(CollectorRegistry()),
+                  SchedulerOptions(), config=config)
+    s.start_live()
+    assert _sizes(s) == [1, NODES // 2, 2]
