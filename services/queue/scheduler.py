@@ -106,6 +106,8 @@ WATERMARK_TOPICS = {spec.name: spec.partitions for spec in TOPICS if spec.name i
 """What filter workers and the preemption service fold; requests carry the queue's positions."""
 FOLLOWED = (NODES, PODS, PLACEMENTS, BINDS, DECISIONS)
 ADMISSION_RETRY_S = 0.5
+SMALLER_FOR_S = 60.0
+"""How long batches stay at most half the size of one whose filter request no record could hold."""
 """How long a pod created on a node its binder did not know yet waits before it is asked about again."""
 EXTENDER_CALLS = 64
 """Extender calls in flight at once (threads: the HTTP client blocks)."""
@@ -165,6 +167,8 @@ class Scheduler:
         self.metrics = metrics
         lockstep = options.lockstep
         self.batch_size = 1 if lockstep else options.batch_size
+        self._smaller: tuple[int, float] | None = None
+        """(most pods, until when): batches held smaller since a filter request was too large."""
         self.feasible_budget = options.feasible_budget
         self._priming: asyncio.Future[None] | None = None
         """The primers' publish in flight (`_prime`)."""
@@ -420,10 +424,10 @@ class Scheduler:
         if not self.live or not self.driver.ready():
             return None
         batch: list[QueuedPodInfo] = []
+        size = self._size_most()
         walks_most = self.feasible_budget // self._feasible_target()
-        budget = WalkBudget(walks_most if walks_most < self.batch_size else None,
-                            repelling_most=self._half_a_walk)
-        while len(batch) < self.batch_size:
+        budget = WalkBudget(walks_most if walks_most < size else None, repelling_most=self._half_a_walk)
+        while len(batch) < size:
             head = self.queue.active_head()
             if head is None:
                 break
@@ -432,6 +436,24 @@ class Scheduler:
             self.queue.pop()  # the head just admitted: its scheduling cycle starts
             batch.append(head)
         return batch
+
+    def _size_most(self) -> int:
+        """`batch_size`, or less for a while after a filter request no record could hold."""
+        if self._smaller is not None:
+            most, until = self._smaller
+            if time.monotonic() < until:
+                return most
+            self._smaller = None
+        return self.batch_size
+
+    def request_too_large(self, pods: int) -> None:
+        """A filter request of `pods` pods was refused as larger than a record may be (its pods'
+        specs are large): the batches of the next `SMALLER_FOR_S` hold at most half as many, so
+        the pods go out in smaller requests instead of the same one being refused again."""
+        most = max(1, pods // 2)
+        self._smaller = (most, time.monotonic() + SMALLER_FOR_S)
+        log.warning("queue: a filter request of %d pods is too large for a record; batches hold at most %d pods "
+                    "for %.0f s", pods, most, SMALLER_FOR_S)
 
     def _feasible_target(self) -> int:
         return max(1, *(feasible_target(fwk, len(self.view.nodes)) for fwk in self.profiles.values()))
@@ -654,8 +676,12 @@ class Scheduler:
         dispatcher = self.gatherer.dispatcher
         partition = dispatcher.choose(request.batch_id)
         try:
-            await self.publish([OutgoingEvent(FILTER_REQUESTS, envelope(request, producer=self.producer),
-                                              partition=partition)])
+            try:
+                await self.publish([OutgoingEvent(FILTER_REQUESTS, envelope(request, producer=self.producer),
+                                                  partition=partition)])
+            except RecordTooLarge:
+                self.request_too_large(len(request.pods))
+                raise  # the cycle fails: its pods go back to the queue, for smaller batches
             if request.phase == "filter":
                 self._prime(request)
             while True:

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import pytest
 from prometheus_client import CollectorRegistry
 
-from services.queue import drivers
+from services.queue import drivers, scheduler
 from services.queue.drivers import Pipelined
 from services.queue.gather import Gatherer
 from services.queue.metrics import SchedulerMetrics
@@ -19,7 +19,15 @@ from services.queue.scheduler import Scheduler
 from services.runtime.scheduler_config import profiles_from
 from shared.cluster import ClusterView
 from shared.errors import BrokerUnavailable, RecordTooLarge
-from shared.events import BindRequested, NodeUpserted, OutgoingEvent, PodSubmitted, SchedulingAttempted, envelope
+from shared.events import (
+    BindRequested,
+    FilterBatchRequested,
+    NodeUpserted,
+    OutgoingEvent,
+    PodSubmitted,
+    SchedulingAttempted,
+    envelope,
+)
 from shared.protocol.sharded import MergedFilter
 from tests.unit.events.samples import make_node
 from tests.unit.preemption.support import make_pod
@@ -83,3 +91,34 @@ async def test_a_bind_request_no_record_can_hold_is_taken_back_and_the_rest_publ
     assert "uid-big" not in view.assumed and "uid-small" in view.assumed
     pending = s.queue.pending_pods()
     assert [q.pod_info.name for q in [*pending.backoff, *pending.unschedulable]] == ["big"]
+
+
+async def test_a_filter_request_no_record_can_hold_makes_the_next_batches_smaller(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(drivers, "FAILED_CYCLE_PAUSE_S", 0.0)
+
+    async def publish(events: Sequence[OutgoingEvent]) -> None:
+        for e in events:
+            p = e.envelope.payload
+            if isinstance(p, FilterBatchRequested) and len(p.pods) > 4:
+                raise RecordTooLarge(f"publishing: FilterBatchRequested of {len(p.pods)} pods, above the limit")
+
+    view = ClusterView()
+    view.apply(envelope(NodeUpserted(node=make_node("node-a", cpu="64")), producer="t"))
+    for i in range(10):
+        view.apply(envelope(PodSubmitted(pod=make_pod(f"web-{i}", cpu="1", priority=0)), producer="t"))
+    s = Scheduler(view, profiles_from(None), Gatherer(), publish, SchedulerMetrics(CollectorRegistry()),
+                  SchedulerOptions(batch_size=8))
+    s.start_live()
+    batch = s.pop_batch()
+    assert batch is not None and len(batch) == 8
+    await Pipelined(s).run(batch, asyncio.Event())  # refused: the pods go back to the queue
+    assert len(s.queue) == 10
+    smaller = s.pop_batch()
+    assert smaller is not None and len(smaller) == 4
+    s.put_back(q.pod_info for q in smaller)
+
+    monkeypatch.setattr(scheduler, "SMALLER_FOR_S", 0.0)
+    s.request_too_large(8)  # and at once over
+    again = s.pop_batch()
+    assert again is not None and len(again) == 8
