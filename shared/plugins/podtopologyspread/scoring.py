@@ -98,7 +98,7 @@ def count_all_nodes(s: PreScoreState, pod: PodInfo, all_nodes: Sequence[NodeInfo
     `memo` keeps the sums for pods that count alike, brought up to date from the nodes changed
     since (`DomainTotals`)."""
     required = RequiredNodeAffinity(pod.pod)
-    if memo is not None:
+    if memo is not None and not (all_nodes and all_nodes[0].is_clone):  # clones' changes are not journaled
         _count_from_totals(s, pod, all_nodes, require_all_topologies, required, memo)
         return
     namespace = pod.namespace
@@ -190,6 +190,7 @@ class DomainTotals:
         return True
 
     def recount(self, nodes: Sequence[NodeInfo], width: int, make: Callable[[NodeInfo], Contributions]) -> None:
+        self.nodes = None  # until the new sums are whole: shares replaced meanwhile no longer add up
         position = journal_end()
         totals: list[dict[str, int]] = [{} for _ in range(width)]
         for node in nodes:

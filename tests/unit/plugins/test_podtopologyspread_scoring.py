@@ -304,3 +304,15 @@ def test_score_without_pre_score_state_is_an_error() -> None:
                          ids=["half up", "odd half", "even half away from zero", "below half", "zero", "negative"])
 def test_go_round(x: float, want: int) -> None:
     assert go_round(x) == want
+
+
+def test_kept_sums_are_not_used_over_cloned_nodes() -> None:
+    # A clone's changes are not in the NodeInfo journal: over clones the plugin counts afresh.
+    zones = [host(f"node-{i}", zone=f"zone{i % 2}") for i in range(4)]
+    clones = [info.clone() for info in build(zones, foo_pods({"node-0": 1}))]
+    pod = soft(1, "zone")
+    kept = PodTopologySpread.new(LIST, FakeHandle(clones, memoize=True))  # type: ignore[arg-type]  # a stand-in
+    afresh = PodTopologySpread.new(LIST, FakeHandle(clones))  # type: ignore[arg-type]  # a stand-in
+    assert _scores(kept, pod.info(), clones) == _scores(afresh, pod.info(), clones)
+    clones[1].add_pod(PodInfo(existing("late", "node-1", foo="")))
+    assert _scores(kept, pod.info(), clones) == _scores(afresh, pod.info(), clones)
