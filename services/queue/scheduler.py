@@ -106,9 +106,9 @@ WATERMARK_TOPICS = {spec.name: spec.partitions for spec in TOPICS if spec.name i
 """What filter workers and the preemption service fold; requests carry the queue's positions."""
 FOLLOWED = (NODES, PODS, PLACEMENTS, BINDS, DECISIONS)
 ADMISSION_RETRY_S = 0.5
+"""How long a pod created on a node its binder did not know yet waits before it is asked about again."""
 SMALLER_FOR_S = 60.0
 """How long batches stay at most half the size of one whose filter request no record could hold."""
-"""How long a pod created on a node its binder did not know yet waits before it is asked about again."""
 EXTENDER_CALLS = 64
 """Extender calls in flight at once (threads: the HTTP client blocks)."""
 
@@ -450,7 +450,7 @@ class Scheduler:
         """A filter request of `pods` pods was refused as larger than a record may be (its pods'
         specs are large): the batches of the next `SMALLER_FOR_S` hold at most half as many, so
         the pods go out in smaller requests instead of the same one being refused again."""
-        most = max(1, pods // 2)
+        most = min(max(1, pods // 2), self._size_most())  # a batch popped before a refusal lowers nothing
         self._smaller = (most, time.monotonic() + SMALLER_FOR_S)
         log.warning("queue: a filter request of %d pods is too large for a record; batches hold at most %d pods "
                     "for %.0f s", pods, most, SMALLER_FOR_S)
@@ -551,9 +551,16 @@ class Scheduler:
                 for i in second:
                     uid = attempts[i].info.uid
                     raw[uid], merged[i].error = raw_by_plugin(walks(scored.get(uid, [])))
-        except BaseException:
+        except BaseException as exc:
             self.starts.decided(batch_id)  # given up: no decision will come
             self.gatherer.answered_off_view(batch_id)  # nor a question about its answers
+            if isinstance(exc, RecordTooLarge) and len(attempts) == 1:
+                # A pod whose request alone no record holds: its own error, not a batch to make
+                # smaller (it backs off as after any error, and is tried again).
+                self._unschedulable(attempts[0], f"its filter request is too large to send: {exc}", set(),
+                                    batch_id, result="error")
+                await self.flush()
+                return None
             raise
         return Evaluated(batch_id, snapshot, watermark, assumed, merged, raw, start, proposed=propose,
                          off_view=self.gatherer.answered_off_view(batch_id))
@@ -680,7 +687,8 @@ class Scheduler:
                 await self.publish([OutgoingEvent(FILTER_REQUESTS, envelope(request, producer=self.producer),
                                                   partition=partition)])
             except RecordTooLarge:
-                self.request_too_large(len(request.pods))
+                if request.phase == "filter" and len(request.pods) > 1:
+                    self.request_too_large(len(request.pods))
                 raise  # the cycle fails: its pods go back to the queue, for smaller batches
             if request.phase == "filter":
                 self._prime(request)

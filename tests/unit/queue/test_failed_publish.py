@@ -122,3 +122,33 @@ async def test_a_filter_request_no_record_can_hold_makes_the_next_batches_smalle
     s.request_too_large(8)  # and at once over
     again = s.pop_batch()
     assert again is not None and len(again) == 8
+
+
+async def test_a_pod_whose_request_alone_no_record_holds_fails_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    published: list[OutgoingEvent] = []
+
+    async def publish(events: Sequence[OutgoingEvent]) -> None:
+        for e in events:
+            p = e.envelope.payload
+            if isinstance(p, FilterBatchRequested) and any(pod.metadata.name == "huge" for pod in p.pods):
+                raise RecordTooLarge("publishing: FilterBatchRequested is 17000000 bytes, above 16777216")
+        published.extend(events)
+
+    view = ClusterView()
+    view.apply(envelope(NodeUpserted(node=make_node("node-a", cpu="64")), producer="t"))
+    view.apply(envelope(PodSubmitted(pod=make_pod("huge", cpu="1", priority=0)), producer="t"))
+    s = Scheduler(view, profiles_from(None), Gatherer(), publish, SchedulerMetrics(CollectorRegistry()),
+                  SchedulerOptions(batch_size=8))
+    s.start_live()
+    batch = s.pop_batch()
+    assert batch is not None and len(batch) == 1
+    await Pipelined(s).run(batch, asyncio.Event())
+    failed = [e.envelope.payload for e in published if isinstance(e.envelope.payload, SchedulingAttempted)]
+    assert len(failed) == 1 and failed[0].node_name is None
+    assert "too large to send" in (failed[0].message or "")
+    for i in range(10):
+        env = envelope(PodSubmitted(pod=make_pod(f"web-{i}", cpu="1", priority=0)), producer="t")
+        view.apply(env)
+        s.on_event(env, None)  # type: ignore[arg-type]  # handed in, not read from the log
+    following = s.pop_batch()
+    assert following is not None and len(following) == 8  # the batches are not made smaller for it
