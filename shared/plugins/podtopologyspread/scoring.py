@@ -98,7 +98,8 @@ def count_all_nodes(s: PreScoreState, pod: PodInfo, all_nodes: Sequence[NodeInfo
     `memo` keeps the sums for pods that count alike, brought up to date from the nodes changed
     since (`DomainTotals`)."""
     required = RequiredNodeAffinity(pod.pod)
-    if memo is not None and not (all_nodes and all_nodes[0].is_clone):  # clones' changes are not journaled
+    # A clone's changes are not journaled; the lists of clones handed in are clones throughout.
+    if memo is not None and not (all_nodes and all_nodes[0].is_clone):
         _count_from_totals(s, pod, all_nodes, require_all_topologies, required, memo)
         return
     namespace = pod.namespace
