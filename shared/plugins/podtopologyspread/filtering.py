@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from shared.framework.node_info import NodeInfo, changed_since, journal_end
+from shared.framework.node_info import NodeInfo, journal_end
 from shared.framework.pod_info import PodInfo
 
 from .common import (
@@ -20,6 +20,7 @@ from .common import (
     node_labels_match_spread_constraints,
     selector_key,
 )
+from .node_shares import Contributions, NodeShares
 
 MAX_INT32 = 2**31 - 1
 
@@ -100,22 +101,15 @@ class PreFilterState:
         return copy
 
 
-Contributions = list[tuple[int, str, int]]
-"""A node's share of the counts: (constraint index, topology value, matching pods)."""
+class NodeCounts(NodeShares):
+    """What pods that count alike (same spec, labels, namespace) share between cycles for their
+    hard constraints: each node's share of the counts, and the counts over one node list. The next
+    cycle folds in only the nodes changed since."""
 
-
-class NodeCounts:
-    """What pods that count alike (same spec, labels, namespace) share between cycles: each node's
-    contribution as of its NodeInfo generation, and the sum over one node list as of a position in
-    the NodeInfo change journal. The next cycle folds in only the nodes changed since."""
-
-    __slots__ = ("per_node", "nodes", "members", "position", "counts")
+    __slots__ = ("counts",)
 
     def __init__(self) -> None:
-        self.per_node: dict[str, tuple[int, Contributions]] = {}
-        self.nodes: Sequence[NodeInfo] | None = None
-        self.members: dict[str, NodeInfo] = {}
-        self.position = 0
+        super().__init__()
         self.counts: list[dict[str, int]] = []
 
     def contributions(self, pod: PodInfo, constraints: list[Constraint], node: NodeInfo,
@@ -124,7 +118,7 @@ class NodeCounts:
         if hit is not None and hit[0] == node.generation:
             return hit[1]
         out = _node_contributions(pod, constraints, node, required)
-        self.per_node[node.name] = (node.generation, out)
+        self.keep(node, out)
         return out
 
     def catch_up(self, pod: PodInfo, constraints: list[Constraint], nodes: Sequence[NodeInfo],
@@ -132,29 +126,17 @@ class NodeCounts:
         """Fold the nodes changed since the sum was taken into it; False when it cannot be (another
         node list, the journal moved on, or a node's domains changed: the order of the domains
         then follows a full count)."""
-        if self.nodes is not nodes:
+        stale = self.stale(nodes)
+        if stale is None:
             return False
-        changed = changed_since(self.position)
-        if changed is None:
-            return False
-        end = journal_end()
-        seen: set[str] = set()
-        for node in changed:
-            name = node.name
-            if name in seen or self.members.get(name) is not node:
-                continue  # counted already, or not one of these nodes (an older NodeInfo)
-            seen.add(name)
-            old = self.per_node.get(name)
-            if old is None:
-                return False
-            if old[0] == node.generation:
-                continue
+        changed, end = stale
+        for node, old in changed:
             new = _node_contributions(pod, constraints, node, required)
-            if len(new) != len(old[1]) or any(a[:2] != b[:2] for a, b in zip(new, old[1])):
+            if len(new) != len(old) or any(a[:2] != b[:2] for a, b in zip(new, old)):
                 return False
-            for (i, value, n_new), (_, _, n_old) in zip(new, old[1]):
+            for (i, value, n_new), (_, _, n_old) in zip(new, old):
                 self.counts[i][value] += n_new - n_old
-            self.per_node[name] = (node.generation, new)
+            self.keep(node, new)
         self.position = end
         return True
 
@@ -181,7 +163,7 @@ def cal_pre_filter_state(pod: PodInfo, constraints: list[Constraint], nodes: Seq
                 tp_counts = counts[i]
                 tp_counts[value] = tp_counts.get(value, 0) + n
         if memo is not None:
-            memo.nodes, memo.members, memo.position = nodes, {n.name: n for n in nodes}, position
+            memo.settle(nodes, position)
             memo.counts = [dict(c) for c in counts]
     for i, tp_counts in enumerate(s.tp_value_to_match_num):
         paths = s.critical_paths[i]

@@ -11,7 +11,7 @@ import math
 from collections.abc import Callable, Sequence
 
 from shared.framework.interfaces import MAX_NODE_SCORE, NodeScore
-from shared.framework.node_info import NodeInfo, changed_since, journal_end
+from shared.framework.node_info import NodeInfo, journal_end
 from shared.framework.pod_info import PodInfo
 
 from .common import (
@@ -22,6 +22,7 @@ from .common import (
     node_labels_match_spread_constraints,
     selector_key,
 )
+from .node_shares import Contributions, NodeShares
 
 INVALID_SCORE = -1
 
@@ -135,58 +136,33 @@ def count_all_nodes(s: PreScoreState, pod: PodInfo, all_nodes: Sequence[NodeInfo
             counts[value] += count(i, c)
 
 
-Contributions = list[tuple[int, str, int]]
-"""A node's share of the domain sums: (constraint index, topology value, matching pods)."""
-
-
-class DomainTotals:
+class DomainTotals(NodeShares):
     """What pods that count alike (same spec, labels, namespace) share between cycles for their
-    soft constraints: each node's share of the domain sums as of its NodeInfo generation, and the
-    sums over one node list as of a position in the NodeInfo change journal. The next cycle takes
-    back the old share of each node changed since and adds its new one: counting every pod of the
-    cluster for each such pod had been three quarters of a Mixed workload's attempt."""
+    soft constraints: each node's share of the domain sums, and the sums over one node list. The
+    next cycle takes back the old share of each node changed since and adds its new one: counting
+    every pod of the cluster for each such pod had been three quarters of a Mixed workload's
+    attempt."""
 
-    __slots__ = ("per_node", "nodes", "members", "position", "totals")
+    __slots__ = ("totals",)
 
     def __init__(self) -> None:
-        self.per_node: dict[str, tuple[int, Contributions]] = {}
-        self.nodes: Sequence[NodeInfo] | None = None
-        self.members: dict[str, NodeInfo] = {}
-        self.position = 0
+        super().__init__()
         self.totals: list[dict[str, int]] = []
-
-    def share(self, node: NodeInfo, make: Callable[[NodeInfo], Contributions]) -> Contributions:
-        hit = self.per_node.get(node.name)
-        if hit is not None and hit[0] == node.generation:
-            return hit[1]
-        out = make(node)
-        self.per_node[node.name] = (node.generation, out)
-        return out
 
     def catch_up(self, nodes: Sequence[NodeInfo], make: Callable[[NodeInfo], Contributions]) -> bool:
         """Fold the nodes changed since the sums were taken into them; False when they cannot be
         (another node list, or the journal moved on past what it keeps)."""
-        if self.nodes is not nodes:
+        stale = self.stale(nodes)
+        if stale is None:
             return False
-        changed = changed_since(self.position)
-        if changed is None:
-            return False
-        end = journal_end()
-        for node in changed:
-            name = node.name
-            if self.members.get(name) is not node:
-                continue  # not one of these nodes (an older NodeInfo)
-            old = self.per_node.get(name)
-            if old is None:
-                return False
-            if old[0] == node.generation:
-                continue  # counted already
+        changed, end = stale
+        for node, old in changed:
             new = make(node)
-            for i, value, n in old[1]:
+            for i, value, n in old:
                 self.totals[i][value] -= n
             for i, value, n in new:
                 self.totals[i][value] = self.totals[i].get(value, 0) + n
-            self.per_node[name] = (node.generation, new)
+            self.keep(node, new)
         self.position = end
         return True
 
@@ -197,7 +173,8 @@ class DomainTotals:
         for node in nodes:
             for i, value, n in self.share(node, make):
                 totals[i][value] = totals[i].get(value, 0) + n
-        self.nodes, self.members, self.position, self.totals = nodes, {n.name: n for n in nodes}, position, totals
+        self.settle(nodes, position)
+        self.totals = totals
 
 
 def _count_from_totals(s: PreScoreState, pod: PodInfo, all_nodes: Sequence[NodeInfo], require_all_topologies: bool,
