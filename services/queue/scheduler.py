@@ -554,7 +554,10 @@ class Scheduler:
         except BaseException as exc:
             self.starts.decided(batch_id)  # given up: no decision will come
             self.gatherer.answered_off_view(batch_id)  # nor a question about its answers
-            if isinstance(exc, RecordTooLarge) and len(attempts) == 1:
+            if isinstance(exc, RecordTooLarge):
+                if len(attempts) > 1:
+                    self.request_too_large(len(attempts))
+                    raise  # the cycle fails: its pods go back to the queue, for smaller batches
                 # A pod whose request alone no record holds: its own error, not a batch to make
                 # smaller (it backs off as after any error, and is tried again).
                 self._unschedulable(attempts[0], f"its filter request is too large to send: {exc}", set(),
@@ -683,13 +686,8 @@ class Scheduler:
         dispatcher = self.gatherer.dispatcher
         partition = dispatcher.choose(request.batch_id)
         try:
-            try:
-                await self.publish([OutgoingEvent(FILTER_REQUESTS, envelope(request, producer=self.producer),
-                                                  partition=partition)])
-            except RecordTooLarge:
-                if request.phase == "filter" and len(request.pods) > 1:
-                    self.request_too_large(len(request.pods))
-                raise  # the cycle fails: its pods go back to the queue, for smaller batches
+            await self.publish([OutgoingEvent(FILTER_REQUESTS, envelope(request, producer=self.producer),
+                                              partition=partition)])
             if request.phase == "filter":
                 self._prime(request)
             while True:
