@@ -111,6 +111,16 @@ def count_pods_match_selector(pods: Iterable[PodInfo], selector: Selector, names
     return n
 
 
+def matching_on_node(node: NodeInfo, selector: Selector, namespace: str, seen: dict[tuple[str, bool], int]) -> int:
+    """The node's pods of `namespace` that `selector` matches, counted once per node for the
+    selectors that select alike (`seen`: the node's counts so far, by `selector_key`)."""
+    key = selector_key(selector)
+    n = seen.get(key, -1)
+    if n < 0:
+        n = seen[key] = count_pods_match_selector(node.pods, selector, namespace) if node.pods else 0
+    return n
+
+
 def match_node_inclusion_policies(c: Constraint, pod: PodInfo, node: NodeInfo, required: RequiredNodeAffinity) -> bool:
     """Whether the node counts as a domain member for `c` under nodeAffinityPolicy/nodeTaintsPolicy."""
     if c.honor_node_affinity and not required.matches(node):

@@ -15,10 +15,9 @@ from shared.framework.pod_info import PodInfo
 from .common import (
     Constraint,
     RequiredNodeAffinity,
-    count_pods_match_selector,
     match_node_inclusion_policies,
+    matching_on_node,
     node_labels_match_spread_constraints,
-    selector_key,
 )
 from .node_shares import Contributions, NodeShares
 
@@ -178,16 +177,11 @@ def _node_contributions(pod: PodInfo, constraints: list[Constraint], node: NodeI
     if not node_labels_match_spread_constraints(labels, constraints):
         return []
     out: list[tuple[int, str, int]] = []
-    per_selector: dict[tuple[str, bool], int] = {}
+    seen: dict[tuple[str, bool], int] = {}
     for i, c in enumerate(constraints):
         if not match_node_inclusion_policies(c, pod, node, required):
             continue
-        key = selector_key(c.selector)
-        n = per_selector.get(key, -1)
-        if n < 0:
-            n = count_pods_match_selector(node.pods, c.selector, pod.namespace) if node.pods else 0
-            per_selector[key] = n
-        out.append((i, labels[c.topology_key], n))
+        out.append((i, labels[c.topology_key], matching_on_node(node, c.selector, pod.namespace, seen)))
     return out
 
 

@@ -19,8 +19,8 @@ from .common import (
     RequiredNodeAffinity,
     count_pods_match_selector,
     match_node_inclusion_policies,
+    matching_on_node,
     node_labels_match_spread_constraints,
-    selector_key,
 )
 from .node_shares import Contributions, NodeShares
 
@@ -105,27 +105,17 @@ def count_all_nodes(s: PreScoreState, pod: PodInfo, all_nodes: Sequence[NodeInfo
         return
     namespace = pod.namespace
     constraints = s.constraints
-    keys = [selector_key(c.selector) for c in constraints]
     candidates = s.candidates
     for node in all_nodes:
         labels = node.labels
         if require_all_topologies and not node_labels_match_spread_constraints(labels, constraints):
             continue
-        per_selector: dict[tuple[str, bool], int] = {}
-
-        def count(i: int, c: Constraint, node: NodeInfo = node,
-                  per_selector: dict[tuple[str, bool], int] = per_selector) -> int:
-            n = per_selector.get(keys[i], -1)
-            if n < 0:
-                n = count_pods_match_selector(node.pods, c.selector, namespace) if node.pods else 0
-                per_selector[keys[i]] = n
-            return n
-
+        seen: dict[tuple[str, bool], int] = {}
         for i, c in enumerate(constraints):
             if c.is_hostname:
                 # Hostname domains are single nodes: only candidates' own counts matter (Score).
                 if node.name in candidates and c.topology_key in labels:
-                    s.host_counts[i][node.name] = count(i, c)
+                    s.host_counts[i][node.name] = matching_on_node(node, c.selector, namespace, seen)
                 continue
             if not match_node_inclusion_policies(c, pod, node, required):
                 continue
@@ -133,7 +123,7 @@ def count_all_nodes(s: PreScoreState, pod: PodInfo, all_nodes: Sequence[NodeInfo
             value = labels.get(c.topology_key, "")
             if value not in counts:  # no candidate node in that domain
                 continue
-            counts[value] += count(i, c)
+            counts[value] += matching_on_node(node, c.selector, namespace, seen)
 
 
 class DomainTotals(NodeShares):
@@ -189,15 +179,11 @@ def _count_from_totals(s: PreScoreState, pod: PodInfo, all_nodes: Sequence[NodeI
         if require_all_topologies and not node_labels_match_spread_constraints(labels, constraints):
             return []
         out: Contributions = []
-        per_selector: dict[tuple[str, bool], int] = {}
+        seen: dict[tuple[str, bool], int] = {}
         for i, c in enumerate(constraints):
             if c.is_hostname or not match_node_inclusion_policies(c, pod, node, required):
                 continue
-            key = selector_key(c.selector)
-            n = per_selector.get(key, -1)
-            if n < 0:
-                n = count_pods_match_selector(node.pods, c.selector, namespace) if node.pods else 0
-                per_selector[key] = n
+            n = matching_on_node(node, c.selector, namespace, seen)
             if n:
                 out.append((i, labels.get(c.topology_key, ""), n))
         return out
