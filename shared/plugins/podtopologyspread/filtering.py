@@ -7,7 +7,7 @@ then checks `matching pods in the node's domain + self-match - global minimum <=
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from shared.framework.node_info import NodeInfo, journal_end
 from shared.framework.pod_info import PodInfo
@@ -111,17 +111,7 @@ class NodeCounts(NodeShares):
         super().__init__()
         self.counts: list[dict[str, int]] = []
 
-    def contributions(self, pod: PodInfo, constraints: list[Constraint], node: NodeInfo,
-                      required: RequiredNodeAffinity) -> Contributions:
-        hit = self.per_node.get(node.name)
-        if hit is not None and hit[0] == node.generation:
-            return hit[1]
-        out = _node_contributions(pod, constraints, node, required)
-        self.keep(node, out)
-        return out
-
-    def catch_up(self, pod: PodInfo, constraints: list[Constraint], nodes: Sequence[NodeInfo],
-                 required: RequiredNodeAffinity) -> bool:
+    def catch_up(self, nodes: Sequence[NodeInfo], make: Callable[[NodeInfo], Contributions]) -> bool:
         """Fold the nodes changed since the sum was taken into it; False when it cannot be (another
         node list, the journal moved on, or a node's domains changed: the order of the domains
         then follows a full count)."""
@@ -130,7 +120,7 @@ class NodeCounts(NodeShares):
             return False
         changed, end = stale
         for node, old in changed:
-            new = _node_contributions(pod, constraints, node, required)
+            new = make(node)
             if len(new) != len(old) or any(a[:2] != b[:2] for a, b in zip(new, old)):
                 return False
             for (i, value, n_new), (_, _, n_old) in zip(new, old):
@@ -150,15 +140,17 @@ def cal_pre_filter_state(pod: PodInfo, constraints: list[Constraint], nodes: Seq
     required = RequiredNodeAffinity(pod.pod)
     self_match = [1 if c.selector.matches(pod.labels) else 0 for c in constraints]
     s = PreFilterState(constraints, required, self_match)
-    if memo is not None and memo.catch_up(pod, constraints, nodes, required):
+
+    def make(node: NodeInfo) -> Contributions:
+        return _node_contributions(pod, constraints, node, required)
+
+    if memo is not None and memo.catch_up(nodes, make):
         s.tp_value_to_match_num = [dict(c) for c in memo.counts]
     else:
         position = journal_end()
         counts = s.tp_value_to_match_num
         for node in nodes:
-            contributions = (memo.contributions(pod, constraints, node, required) if memo is not None
-                             else _node_contributions(pod, constraints, node, required))
-            for i, value, n in contributions:
+            for i, value, n in (memo.share(node, make) if memo is not None else make(node)):
                 tp_counts = counts[i]
                 tp_counts[value] = tp_counts.get(value, 0) + n
         if memo is not None:
