@@ -54,19 +54,19 @@ class WalkBudget:
     def admit(self, info: PodInfo, *, nominated: bool = False) -> bool:
         """Whether `info` joins the batch (its walk counted if it needs one of its own);
         `nominated`: the view's nominator holds it."""
-        repelling = self.repelling_most is not None and info.has_required_anti_affinity
-        if repelling and self.repelling_most is not None and self.repelling >= max(1, self.repelling_most(info)):
+        cap = self.repelling_most if info.has_required_anti_affinity else None
+        if cap is not None and self.repelling >= max(1, cap(info)):
             return False
-        if self.most is not None and not self._walk_admitted(info, nominated):
+        if self.most is not None and not self._walk_admitted(info, nominated, self.most):
             return False
-        self.repelling += repelling
+        self.repelling += cap is not None
         return True
 
-    def _walk_admitted(self, info: PodInfo, nominated: bool) -> bool:
+    def _walk_admitted(self, info: PodInfo, nominated: bool, most: int) -> bool:
         key = answer_key(info.pod, 0, info.signature(), nominated=nominated)
         if key is not None and key in self._keys:
             return True
-        if self.most is not None and self.walks >= self.most:
+        if self.walks >= most:
             return False
         self.walks += 1
         if key is not None:
