@@ -64,6 +64,7 @@ from shared.events import (
 )
 from shared.events.ids import random_id
 from shared.framework import events as cluster_events
+from shared.framework.node_info import generation_mark
 from shared.framework.pod_info import PodInfo
 from shared.framework.runtime import Framework
 from shared.framework.snapshot import Snapshot
@@ -139,6 +140,9 @@ class Evaluated:
     off_view: bool = False
     """A worker answered from a view other than the request's watermark: every pod is re-checked
     where it goes, as in a batch decided on a view that moved."""
+    generation: int | None = None
+    """The view's generation mark (`generation_mark`) when the request was made: a node whose
+    NodeInfo is older passed or failed in the walks on the view the decision sees."""
 
 
 @dataclass
@@ -518,6 +522,7 @@ class Scheduler:
         there are no nodes: the pods failed, published already)."""
         self.cycle += 1
         watermark, assumed = self.view_mark()
+        generation = generation_mark()
         snapshot = self.view.snapshot()
         if snapshot.num_nodes() == 0:
             for a in attempts:
@@ -566,7 +571,7 @@ class Scheduler:
                 return None
             raise
         return Evaluated(batch_id, snapshot, watermark, assumed, merged, raw, start, proposed=propose,
-                         off_view=self.gatherer.answered_off_view(batch_id))
+                         off_view=self.gatherer.answered_off_view(batch_id), generation=generation)
 
     def decide(self, attempts: list[Attempt], merged: list[MergedFilter], evaluated: Evaluated,
                 answers: dict[str, list[ExtenderAnswer]], watermark: dict[str, list[int]], assumed: list[Assumed],
@@ -587,7 +592,7 @@ class Scheduler:
         decisions = decide_batch(items, self.view.snapshot, lambda uid, host: self._bind(by_uid[uid], host, batch_id),
                                  placed_before=placed_before, walker=self._walker,
                                  may_walk=lambda item: self._may_walk(item, by_uid[item.info.uid].qpi),
-                                 shared=shared)
+                                 shared=shared, unchanged_below=None if evaluated.off_view else evaluated.generation)
         if ranking:
             self.proposals.ranked(len(items), time.thread_time() - started)
         self.metrics.walked_again_pods.inc(sum(d.walked_again for d in decisions))

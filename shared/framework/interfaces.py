@@ -140,12 +140,19 @@ class Plugin:
 
     NAME: ClassVar[str] = ""
     # True when Filter and Score depend only on the pod's spec, the plugin's args and the NodeInfo
-    # (not on other nodes or cluster-wide counts): the framework may then reuse a result for an
-    # identical pod on a node whose state has not changed since.
+    # (not on other nodes or cluster-wide counts), and PreFilter on the pod alone: the framework
+    # may then reuse a result for an identical pod on a node whose state has not changed since.
     NODE_LOCAL: ClassVar[bool] = False
     # True when Score depends on the pod, the NodeInfo and indexes fixed for a snapshot's life
     # (ImageLocality's image spread): a result is reused only within the same snapshot.
     SNAPSHOT_LOCAL: ClassVar[bool] = False
+
+    def checks_nothing_for(self, pod: PodInfo) -> bool:
+        """True when this plugin's PreFilter and Filter pass `pod` on every node of the current
+        snapshot, having nothing to check for it there (a plugin that is not NODE_LOCAL says so
+        where it can: a node's earlier Filter verdict for the pod then stands while the node is
+        unchanged, `Framework.verdict_stands`)."""
+        return False
 
     name: ClassVar[str] = ""
 

@@ -19,6 +19,12 @@ def _next_generation() -> int:
     return next(_generation)
 
 
+def generation_mark() -> int:
+    """A generation above every NodeInfo's now and below any given later: a node whose
+    generation is below the mark has not changed since it was taken."""
+    return next(_generation)
+
+
 _affinity_changes = [0]
 
 _journal: list[NodeInfo] = []

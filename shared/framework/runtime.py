@@ -93,6 +93,9 @@ class Framework:
         self.pre_bind_plugins: list[PreBindPlugin] = of("preBind", PreBindPlugin)
         self.bind_plugins: list[BindPlugin] = of("bind", BindPlugin)
         self.post_bind_plugins: list[PostBindPlugin] = of("postBind", PostBindPlugin)
+        # The PreFilter and Filter plugins whose verdicts may read more than the pod and the node.
+        self._checks_beyond_node: tuple[Plugin, ...] = tuple(
+            {p.name: p for p in (*self.pre_filter_plugins, *self.filter_plugins) if not p.NODE_LOCAL}.values())
 
     # -- the Handle plugins see -------------------------------------------------------------
     def set_snapshot(self, snapshot: Snapshot) -> None:
@@ -327,6 +330,16 @@ class Framework:
                 s.plugin = name
                 return s
         return None
+
+    def verdict_stands(self, pod: PodInfo, node_name: str) -> bool:
+        """Whether a node that passed `pod`'s PreFilter and Filter (nominated pods counted) on an
+        earlier view passes them still on the current one wherever its NodeInfo is unchanged: no
+        pod Filter would count is nominated to it now, and every PreFilter and Filter plugin reads
+        only the pod and the NodeInfo (`NODE_LOCAL`) or has nothing to check for this pod
+        (`checks_nothing_for`)."""
+        if self.counted_nominations(pod, node_name):
+            return False
+        return all(pl.checks_nothing_for(pod) for pl in self._checks_beyond_node)
 
     def run_filter_plugins_with_nominated_pods(
         self, state: CycleState, pod: PodInfo, node_info: NodeInfo

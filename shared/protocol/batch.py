@@ -98,15 +98,21 @@ def _rank_totals(item: BatchItem, state: CycleState, snapshot: Snapshot,
     return Ranking.of(names, totals).pick(item.seed), [], ""
 
 
-def first_still_fitting(fwk: Framework, info: PodInfo, snapshot: Snapshot, ranked: Sequence[str]) -> str:
+def first_still_fitting(fwk: Framework, info: PodInfo, snapshot: Snapshot, ranked: Sequence[str],
+                        unchanged_below: int | None = None) -> str:
     """The first of `ranked` that still passes Filter (nominated pods counted) on `snapshot`, or "".
     PreFilter runs once for all of them, as in one scheduling cycle: the view does not change
-    between them, and a PreFilter over every pod (InterPodAffinity) is most of a check's cost."""
+    between them, and a PreFilter over every pod (InterPodAffinity) is most of a check's cost.
+    `unchanged_below`: the ranked nodes passed on the view whose generation mark this is (their
+    walk's), so one whose NodeInfo has not changed since passes still where the pod's verdicts
+    read nothing else (`Framework.verdict_stands`), and is not checked again."""
     state: CycleState | None = None
     for name in ranked:
         node = snapshot.get(name)
         if node is None:
             continue
+        if unchanged_below is not None and node.generation < unchanged_below and fwk.verdict_stands(info, name):
+            return name
         if state is None:
             state = CycleState()
             _, status, _ = fwk.run_pre_filter_plugins(state, info)
@@ -138,7 +144,7 @@ def decide_batch(items: Sequence[BatchItem], snapshot: Callable[[], Snapshot],
                  assume: Callable[[str, str], None], *, placed_before: bool = False,
                  record: bool = False, walker: ScheduleAlgorithm | None = None,
                  may_walk: Callable[[BatchItem], bool] | None = None,
-                 shared: SharedTotals | None = None) -> list[Decision]:
+                 shared: SharedTotals | None = None, unchanged_below: int | None = None) -> list[Decision]:
     """One decision per item, in order; `assume(uid, node)` places a bound pod on the view before
     the next item is decided (`snapshot()` must then show it). `placed_before`: a pod of the batch
     was placed before the first item (explain decides one pod in the middle of a batch).
@@ -152,7 +158,11 @@ def decide_batch(items: Sequence[BatchItem], snapshot: Callable[[], Snapshot],
     carries the walk's scores (when `record`), not the ranking's: the walk chose it.
 
     `shared`: the rankings of a batch decided in parts (the view's nodes unchanged between them),
-    so that its later parts rank from the totals its first computed."""
+    so that its later parts rank from the totals its first computed.
+
+    `unchanged_below`: the generation mark (`generation_mark`) of the view the items' walks were
+    made on, when it is known to be that view: a re-check passes a walked node unchanged since
+    without running the filters again (`first_still_fitting`). The decisions are the same."""
     out: list[Decision] = []
     if record:
         shared = None
@@ -174,7 +184,8 @@ def decide_batch(items: Sequence[BatchItem], snapshot: Callable[[], Snapshot],
         host = ranked[0]
         walked_again = False
         if placed_before:
-            host = first_still_fitting(item.fwk, item.info, snapshot(), ranked)
+            host = first_still_fitting(item.fwk, item.info, snapshot(), ranked,
+                                       None if m.ranked else unchanged_below)
             if not host and walker is not None and not item.extenders and may_walk is not None and may_walk(item):
                 host, walked = walk_again(walker, item, snapshot(), record=record)
                 walked_again = True

@@ -135,6 +135,13 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         state.write(PRE_FILTER_STATE_KEY, PreFilterState(pod, existing, affinity, anti, snapshot.namespaces))
         return None, None
 
+    def checks_nothing_for(self, pod: PodInfo) -> bool:
+        # As PreFilter's skip: no required terms of its own, and no pod's anti-affinity anywhere.
+        if pod.required_affinity_terms or pod.required_anti_affinity_terms:
+            return False
+        snapshot = self.handle.snapshot()
+        return snapshot is not None and snapshot.surely_without_affinity()
+
     def pre_filter_extensions(self) -> PreFilterExtensions:
         return _EXTENSIONS
 

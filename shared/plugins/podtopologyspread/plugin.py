@@ -150,6 +150,10 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
         state.write(PRE_FILTER_STATE_KEY, cal_pre_filter_state(pod, constraints, nodes, self._memo_for(pod)))
         return None, None
 
+    def checks_nothing_for(self, pod: PodInfo) -> bool:
+        # As PreFilter's skip: no DoNotSchedule constraint, its own or a default one.
+        return not pod_constraints(pod, DO_NOT_SCHEDULE, self.default_constraints, self._default_selector)
+
     def pre_filter_extensions(self) -> PreFilterExtensions:
         return self
 

@@ -23,6 +23,9 @@ class _NoVolumes(PreFilterPlugin, FilterPlugin):
     def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
         return None
 
+    def checks_nothing_for(self, pod: PodInfo) -> bool:
+        return True
+
 
 class VolumeRestrictions(_NoVolumes):
     NAME = names.VOLUME_RESTRICTIONS
