@@ -140,7 +140,7 @@ class Plugin:
 
     NAME: ClassVar[str] = ""
     # True when Filter and Score depend only on the pod's spec, the plugin's args and the NodeInfo
-    # (not on other nodes or cluster-wide counts), and PreFilter on the pod alone: the framework
+    # (not on other nodes or cluster-wide counts), and PreFilter and PreScore on the pod alone: the framework
     # may then reuse a result for an identical pod on a node whose state has not changed since.
     NODE_LOCAL: ClassVar[bool] = False
     # True when Score depends on the pod, the NodeInfo and indexes fixed for a snapshot's life
@@ -152,6 +152,12 @@ class Plugin:
         snapshot, having nothing to check for it there (a plugin that is not NODE_LOCAL says so
         where it can: a node's earlier Filter verdict for the pod then stands while the node is
         unchanged, `Framework.verdict_stands`)."""
+        return False
+
+    def scores_nothing_for(self, pod: PodInfo) -> bool:
+        """True when this plugin's PreScore skips `pod` on the current snapshot (a plugin that is
+        not NODE_LOCAL says so where it can: PreScore's outcome for the pod is then its spec's
+        alone, `Framework.pre_score_alike`)."""
         return False
 
     name: ClassVar[str] = ""

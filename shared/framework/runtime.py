@@ -96,6 +96,7 @@ class Framework:
         # The PreFilter and Filter plugins whose verdicts may read more than the pod and the node.
         self._checks_beyond_node: tuple[Plugin, ...] = tuple(
             {p.name: p for p in (*self.pre_filter_plugins, *self.filter_plugins) if not p.NODE_LOCAL}.values())
+        self._pre_scores_beyond_pod = tuple(p for p in self.pre_score_plugins if not p.NODE_LOCAL)
 
     # -- the Handle plugins see -------------------------------------------------------------
     def set_snapshot(self, snapshot: Snapshot) -> None:
@@ -449,6 +450,12 @@ class Framework:
                 return wrap_error(f"running PreScore plugin {pl.name!r}", s, pl.name)
         state.skip_score_plugins = skip
         return None
+
+    def pre_score_alike(self, pod: PodInfo) -> bool:
+        """Whether PreScore's outcome for `pod` (the plugins it skips, an error) is its spec's
+        alone on the current snapshot: every PreScore plugin reads only the pod (`NODE_LOCAL`)
+        or skips it (`scores_nothing_for`)."""
+        return all(pl.scores_nothing_for(pod) for pl in self._pre_scores_beyond_pod)
 
     def run_score_plugins(
         self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]

@@ -7,7 +7,9 @@ DefaultNormalizeScore or not at all: the columns, the weights and which plugins 
 decide them. So such pods share the totals and their order, computed once per batch decision; each
 pod still runs its own PreScore (its skips and errors are its own) and draws its pick with its own
 seed. A plugin whose NormalizeScore reads PreScore's state (PodTopologySpread, InterPodAffinity
-when they score) makes every pod rank on its own, as before.
+when they score) makes every pod rank on its own, as before. Where a pod's PreScore outcome is its
+spec's alone (`Framework.pre_score_alike`), a pod of the same spec takes the kept ranking without
+running PreScore.
 """
 
 from __future__ import annotations
@@ -71,6 +73,8 @@ class _Walk:
     feasible: list[str]
     names: list[str]
     rankings: dict[tuple[int, frozenset[str]], Ranking] = field(default_factory=dict)
+    by_spec: dict[tuple[int, bytes], Ranking] = field(default_factory=dict)
+    """Rankings by profile and pod spec, for pods whose PreScore outcome is their spec's alone."""
 
 
 class SharedTotals:
@@ -90,19 +94,26 @@ class SharedTotals:
         names = walk.names
         if not names:
             return "every feasible node has left the view"
+        # A pod whose PreScore would skip and fail as an identical one's did ranks as that one.
+        alike = fwk.pre_score_alike(pod)
+        spec = (id(fwk), pod.signature()) if alike else None
+        if spec is not None and (same := walk.by_spec.get(spec)) is not None:
+            return same
         s = fwk.run_pre_score_plugins(state, pod, known_infos(snapshot, names))
         if s is not None and not s.is_success():
             return s.message()
         key = (id(fwk), frozenset(state.skip_score_plugins))
-        kept = walk.rankings.get(key)
-        if kept is not None:
-            return kept
-        totals, error = fwk.finish_totals(state, pod, names, raw_columns(fwk, state, names, raw))
-        if error is not None:
-            return error.message()
-        ranking = Ranking.of(names, totals)
-        if columns_alone(fwk, state):
+        ranking = walk.rankings.get(key)
+        if ranking is None:
+            totals, error = fwk.finish_totals(state, pod, names, raw_columns(fwk, state, names, raw))
+            if error is not None:
+                return error.message()
+            ranking = Ranking.of(names, totals)
+            if not columns_alone(fwk, state):
+                return ranking
             walk.rankings[key] = ranking
+        if spec is not None:
+            walk.by_spec[spec] = ranking
         return ranking
 
 

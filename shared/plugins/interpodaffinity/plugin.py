@@ -155,6 +155,15 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
     def pre_score_reads_nodes(self, pod: PodInfo) -> bool:
         return False
 
+    def scores_nothing_for(self, pod: PodInfo) -> bool:
+        # As PreScore's skips: no preferred terms of its own, and none of other pods to score by.
+        if pod.preferred_affinity_terms or pod.preferred_anti_affinity_terms:
+            return False
+        if self.args.ignore_preferred_terms_of_existing_pods:
+            return True
+        snapshot = self.handle.snapshot()
+        return snapshot is not None and snapshot.surely_without_affinity()
+
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
         has_preferred = bool(pod.preferred_affinity_terms or pod.preferred_anti_affinity_terms)
         if self.args.ignore_preferred_terms_of_existing_pods and not has_preferred:

@@ -198,6 +198,10 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
         """Soft constraints count only the topology values of nodes that passed Filter."""
         return bool(pod_constraints(pod, SCHEDULE_ANYWAY, self.default_constraints, self._default_selector))
 
+    def scores_nothing_for(self, pod: PodInfo) -> bool:
+        # As PreScore's skip: no ScheduleAnyway constraint, its own or a default one.
+        return not pod_constraints(pod, SCHEDULE_ANYWAY, self.default_constraints, self._default_selector)
+
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
         all_nodes = self._handle.snapshot().node_info_list if self._handle is not None else list(nodes)
         if not all_nodes:

@@ -4,6 +4,7 @@ objects picks (the queue and replay rank without recording; explain and what-ifs
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from datetime import UTC, datetime
 
 import pytest
@@ -12,6 +13,7 @@ from shared.cluster import ClusterView, point_at
 from shared.events import ExtenderAnswer, NodeUpserted, PodSubmitted
 from shared.framework.cycle_state import CycleState
 from shared.framework.interfaces import MAX_NODE_SCORE, NodeScore, PreFilterResult, ScoreExtensions, ScorePlugin
+from shared.framework.node_info import NodeInfo
 from shared.framework.pod_info import PodInfo
 from shared.framework.snapshot import Snapshot
 from shared.framework.status import Status
@@ -182,3 +184,43 @@ def test_a_batch_decided_in_slices_sharing_its_rankings_decides_as_one_call(seed
     assert whole == decided([5, 7, 4]) == decided([1] * 16)
     # One pod fits a node: later pods fall back down their rankings, and some find them all taken.
     assert {verdict for verdict, _ in whole} == {"bind", "retry"}
+
+
+def test_pods_of_one_spec_run_prescore_once_while_its_outcome_is_the_specs_alone() -> None:
+    profiles = build_profiles(None)
+    fwk = profiles["default-scheduler"]
+    view = ClusterView()
+    now = datetime.now(UTC)
+    for i in range(6):
+        node = MakeNode().name(f"n{i}").label("zone", f"z{i % 3}").capacity(cpu="8", memory="16Gi", pods="110")
+        view.apply_payload(NodeUpserted(node=node.obj()), now)
+    plain = [MakePod().name(f"p{k}").uid(f"uid-p{k}").label("app", "web").req(cpu="100m").info() for k in range(4)]
+    apart = MakePod().name("apart").uid("uid-apart").label("app", "web").req(cpu="100m").pod_anti_affinity(
+        MakePod.term("zone", {"app": "web"}), weight=10).info()
+    for p in [*plain, apart]:
+        view.apply_payload(PodSubmitted(pod=p.pod), now)
+    point_at(profiles.values(), view)
+    ran: list[str] = []
+    run = fwk.run_pre_score_plugins
+
+    def recording(state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
+        ran.append(pod.uid)
+        return run(state, pod, nodes)
+
+    fwk.run_pre_score_plugins = recording  # type: ignore[method-assign]  # counts the pods that run PreScore
+    feasible = list(view.snapshot().names)
+    raw = {pl.name: {n: (i * 50) % 150 for i, n in enumerate(feasible)} for pl in fwk.score_plugins}
+    shared = SharedTotals()
+
+    def place(pod: PodInfo) -> None:
+        ranked, _, error = rank(BatchItem(fwk, pod, MergedFilter(feasible=feasible), raw, 1), view.snapshot(),
+                                shared=shared)
+        assert not error
+        view.assume(pod.uid, ranked[0])
+        point_at(profiles.values(), view)
+
+    for pod in [*plain[:2], apart, *plain[2:]]:
+        place(pod)
+    # The second plain pod takes the first's ranking; once a pod with preferred anti-affinity is
+    # placed, InterPodAffinity scores the plain pods by it, and each runs PreScore again.
+    assert ran == ["uid-p0", "uid-apart", "uid-p2", "uid-p3"]
