@@ -338,8 +338,13 @@ class Framework:
         pod Filter would count is nominated to it now, and every PreFilter and Filter plugin reads
         only the pod and the NodeInfo (`NODE_LOCAL`) or has nothing to check for this pod
         (`checks_nothing_for`)."""
-        if self.counted_nominations(pod, node_name):
-            return False
+        return not self.counted_nominations(pod, node_name) and self.pre_filter_alike(pod)
+
+    def pre_filter_alike(self, pod: PodInfo) -> bool:
+        """Whether PreFilter's outcome for `pod` (its state, skips and verdict) and Filter's on a
+        node are its spec's alone on the current snapshot: every PreFilter and Filter plugin
+        reads only the pod and the node (`NODE_LOCAL`) or has nothing to check for this pod
+        (`checks_nothing_for`)."""
         return all(pl.checks_nothing_for(pod) for pl in self._checks_beyond_node)
 
     def run_filter_plugins_with_nominated_pods(

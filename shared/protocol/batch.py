@@ -99,13 +99,17 @@ def _rank_totals(item: BatchItem, state: CycleState, snapshot: Snapshot,
 
 
 def first_still_fitting(fwk: Framework, info: PodInfo, snapshot: Snapshot, ranked: Sequence[str],
-                        unchanged_below: int | None = None) -> str:
+                        unchanged_below: int | None = None,
+                        prefiltered: dict[tuple[int, bytes], CycleState] | None = None) -> str:
     """The first of `ranked` that still passes Filter (nominated pods counted) on `snapshot`, or "".
     PreFilter runs once for all of them, as in one scheduling cycle: the view does not change
     between them, and a PreFilter over every pod (InterPodAffinity) is most of a check's cost.
     `unchanged_below`: the ranked nodes passed on the view whose generation mark this is (their
     walk's), so one whose NodeInfo has not changed since passes still where the pod's verdicts
-    read nothing else (`Framework.verdict_stands`), and is not checked again."""
+    read nothing else (`Framework.verdict_stands`), and is not checked again.
+    `prefiltered`: PreFilter's states by profile and pod spec, kept for the pods (of one batch
+    decision) whose PreFilter outcome is their spec's alone (`Framework.pre_filter_alike`): a pod
+    of a spec seen before filters with that state instead of running PreFilter again."""
     state: CycleState | None = None
     for name in ranked:
         node = snapshot.get(name)
@@ -114,10 +118,15 @@ def first_still_fitting(fwk: Framework, info: PodInfo, snapshot: Snapshot, ranke
         if unchanged_below is not None and node.generation < unchanged_below and fwk.verdict_stands(info, name):
             return name
         if state is None:
-            state = CycleState()
-            _, status, _ = fwk.run_pre_filter_plugins(state, info)
-            if status is not None and not status.is_success():
-                return ""
+            spec = (id(fwk), info.signature()) if prefiltered is not None and fwk.pre_filter_alike(info) else None
+            state = prefiltered.get(spec) if prefiltered is not None and spec is not None else None
+            if state is None:
+                state = CycleState()
+                _, status, _ = fwk.run_pre_filter_plugins(state, info)
+                if status is not None and not status.is_success():
+                    return ""
+                if prefiltered is not None and spec is not None:
+                    prefiltered[spec] = state
         status = fwk.run_filter_plugins_with_nominated_pods(state, info, node)
         if status is None or status.is_success():
             return name
@@ -164,6 +173,7 @@ def decide_batch(items: Sequence[BatchItem], snapshot: Callable[[], Snapshot],
     made on, when it is known to be that view: a re-check passes a walked node unchanged since
     without running the filters again (`first_still_fitting`). The decisions are the same."""
     out: list[Decision] = []
+    prefiltered: dict[tuple[int, bytes], CycleState] = {}
     if record:
         shared = None
     elif shared is None:
@@ -185,7 +195,7 @@ def decide_batch(items: Sequence[BatchItem], snapshot: Callable[[], Snapshot],
         walked_again = False
         if placed_before:
             host = first_still_fitting(item.fwk, item.info, snapshot(), ranked,
-                                       None if m.ranked else unchanged_below)
+                                       None if m.ranked else unchanged_below, prefiltered)
             if not host and walker is not None and not item.extenders and may_walk is not None and may_walk(item):
                 host, walked = walk_again(walker, item, snapshot(), record=record)
                 walked_again = True

@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 from shared.cluster.view import bound_copy
 from shared.framework.cycle_state import CycleState
+from shared.framework.interfaces import PreFilterResult
 from shared.framework.node_info import NodeInfo, generation_mark
 from shared.framework.pod_info import PodInfo
 from shared.framework.runtime import Framework
@@ -143,3 +144,28 @@ def test_a_node_with_a_pod_nominated_since_is_checked_again() -> None:
     hosts, plain, marked = _both(_plain_pods(1), nominate_to_a)
     assert hosts == ["b"]  # a's room is held for the nominated pod of higher priority
     assert (plain, marked) == (["a", "b"], ["a"])
+
+
+def test_pods_of_one_spec_share_prefilter_where_its_outcome_is_the_specs_alone() -> None:
+    fwk, snapshot = _cluster()
+    ran: list[str] = []
+    run = fwk.run_pre_filter_plugins
+
+    def recording(state: CycleState, pod: PodInfo) -> tuple[PreFilterResult | None, Status | None, set[str]]:
+        ran.append(pod.uid)
+        return run(state, pod)
+
+    fwk.run_pre_filter_plugins = recording  # type: ignore[method-assign]  # counts the pods that run PreFilter
+    apart = MakePod.term("kubernetes.io/hostname", {"app": "apart"})
+    pods = [*_plain_pods(3)(),
+            *(MakePod().name(f"q{k}").uid(f"uid-q{k}").label("app", "apart").req(cpu="1").pod_anti_affinity(apart)
+              .info() for k in range(2))]
+    items = [BatchItem(fwk, info, MergedFilter(feasible=["a", "b", "c"]), RAW, 0) for info in pods]
+    by_uid = {info.uid: info for info in pods}
+    decisions = decide_batch(items, lambda: snapshot, lambda uid, host: _place(snapshot, by_uid[uid], host),
+                             placed_before=True)
+    assert [(d.verdict, d.host) for d in decisions] == [("bind", "a"), ("bind", "a"), ("bind", "b"),
+                                                        ("bind", "b"), ("bind", "c")]
+    # The plain pods' PreFilter state is their spec's: the first pod's serves the others. Each pod
+    # with required anti-affinity counts the pods placed before it in its own PreFilter.
+    assert ran == ["uid-p0", "uid-q0", "uid-q1"]
