@@ -10,7 +10,7 @@ Conventions (as upstream's framework/interface.go):
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from .cycle_state import CycleState
@@ -180,6 +180,11 @@ class QueueSortPlugin(Plugin):
     def less(self, a: Any, b: Any) -> bool:
         """Whether queued pod `a` is scheduled before queued pod `b` (QueuedPodInfo-like objects)."""
         raise NotImplementedError
+
+    def rank_of(self) -> Callable[[Any], Any] | None:
+        """A function giving a queued pod a rank that `<` orders exactly as `less` orders the
+        pods (the active queue's heap then compares ranks instead of calling `less`), or None."""
+        return None
 
 
 class PreFilterExtensions:

@@ -67,4 +67,9 @@ def priority_sort_less(a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
     return p1 > p2 or (p1 == p2 and a.timestamp < b.timestamp)
 
 
-__all__ = ["LessFn", "QueuedPodInfo", "priority_sort_less"]
+def priority_sort_rank(q: QueuedPodInfo) -> tuple[int, float]:
+    """PrioritySort's rank: `<` orders two ranks as `priority_sort_less` orders their pods."""
+    return -q.pod_info.priority, q.timestamp
+
+
+__all__ = ["LessFn", "QueuedPodInfo", "priority_sort_less", "priority_sort_rank"]

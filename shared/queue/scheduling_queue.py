@@ -43,7 +43,7 @@ from .pod_changes import (
     assigned_pod_update_events,
     is_pod_updated,
 )
-from .queued_pod_info import LessFn, QueuedPodInfo, priority_sort_less
+from .queued_pod_info import LessFn, QueuedPodInfo, priority_sort_less, priority_sort_rank
 
 DEFAULT_POD_INITIAL_BACKOFF_SECONDS = 1.0
 DEFAULT_POD_MAX_BACKOFF_SECONDS = 10.0
@@ -84,20 +84,25 @@ class SchedulingQueue:
         pod_max_in_unschedulable_pods_duration: float = DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION,
         pre_enqueue_plugins: Sequence[PreEnqueuePlugin] | Mapping[str, Sequence[PreEnqueuePlugin]] = (),
         cluster_event_map: EventMap | None = None,
+        rank_of: Callable[[Any], Any] | None = None,
     ) -> None:
-        """`pre_enqueue_plugins`: one list for every pod, or lists per scheduler name.
+        """`rank_of`: a queued pod's rank that `<` orders as `less` orders the pods (activeQ then
+        compares ranks); `less` and `rank_of` default to PrioritySort's.
+        `pre_enqueue_plugins`: one list for every pod, or lists per scheduler name.
         `cluster_event_map`: plugin name -> the events it registered (EventsToRegister). A plugin
         absent from the map is taken to care about every event, as upstream registers plugins
         without EnqueueExtensions; `None` makes every event move every pod."""
         self.clock = clock
         self.less: LessFn = less or priority_sort_less
+        if less is None and rank_of is None:
+            rank_of = priority_sort_rank
         self.pod_max_in_unschedulable_pods_duration = float(pod_max_in_unschedulable_pods_duration)
         self._pre_enqueue = pre_enqueue_plugins
         self._event_map: dict[str, list[ClusterEvent]] | None = (
             None if cluster_event_map is None
             else {name: [_as_event(e) for e in evs] for name, evs in cluster_event_map.items()}
         )
-        self._active: KeyedHeap[QueuedPodInfo] = KeyedHeap(lambda q: q.key, self.less)
+        self._active: KeyedHeap[QueuedPodInfo] = KeyedHeap(lambda q: q.key, self.less, rank_of)
         self._backoff = BackoffQueue(clock, pod_initial_backoff_seconds, pod_max_backoff_seconds)
         self._unschedulable: dict[str, QueuedPodInfo] = {}
         self._in_flight: dict[str, _InFlight] = {}

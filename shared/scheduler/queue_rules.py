@@ -32,6 +32,7 @@ def build_queue(profiles: Mapping[str, Framework], config: KubeSchedulerConfigur
     return SchedulingQueue(
         clock=clock,
         less=default.queue_sort_plugin.less if default.queue_sort_plugin else None,
+        rank_of=default.queue_sort_plugin.rank_of() if default.queue_sort_plugin else None,
         pod_initial_backoff_seconds=config.pod_initial_backoff_seconds if config else 1,
         pod_max_backoff_seconds=config.pod_max_backoff_seconds if config else 10,
         pre_enqueue_plugins={name: fwk.pre_enqueue_plugins for name, fwk in profiles.items()},

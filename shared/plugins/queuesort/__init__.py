@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from functools import lru_cache
 from typing import Any, Protocol
@@ -31,6 +31,15 @@ class PrioritySort(QueueSortPlugin):
         p1 = a.pod_info.priority
         p2 = b.pod_info.priority
         return p1 > p2 or (p1 == p2 and a.timestamp < b.timestamp)
+
+    def rank_of(self) -> Callable[[Any], Any] | None:
+        return _rank
+
+
+
+def _rank(q: Any) -> tuple[int, float]:
+    # (-priority, timestamp) < (-priority', timestamp') exactly when `less` holds.
+    return -q.pod_info.priority, q.timestamp
 
 
 @lru_cache(maxsize=8192)

@@ -40,6 +40,14 @@ def test_less(a: Queued, b: Queued, want: bool) -> None:
     assert PrioritySort().less(a, b) is want
 
 
+@pytest.mark.parametrize(("a", "b", "want"), [c[1:] for c in LESS_CASES], ids=[c[0] for c in LESS_CASES])
+def test_rank_orders_as_less(a: Queued, b: Queued, want: bool) -> None:
+    rank = PrioritySort().rank_of()
+    assert rank is not None
+    assert (rank(a) < rank(b)) is want
+    assert (rank(b) < rank(a)) is PrioritySort().less(b, a)
+
+
 def pod(priority: int, start: str | None = None) -> PodInfo:
     p = MakePod().name("p").priority(priority)
     if start:

@@ -110,14 +110,16 @@ class _SwapHeap:
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(["push", "pop", "delete", "update"]), st.integers(0, 11),
-                          st.integers(0, 2)), max_size=60))
-def test_heap_keeps_go_container_heap_order_under_any_operations(ops: list[tuple[str, int, int]]) -> None:
-    """Few distinct priorities, so most comparisons tie and only the sift rules decide."""
+                          st.integers(0, 2)), max_size=60), st.booleans())
+def test_heap_keeps_go_container_heap_order_under_any_operations(ops: list[tuple[str, int, int]],
+                                                                 ranked: bool) -> None:
+    """Few distinct priorities, so most comparisons tie and only the sift rules decide; `ranked`:
+    the heap compares ranks that order as `less` does instead of calling it."""
     prio: dict[str, int] = {}
 
     def less(x: str, y: str) -> bool:
         return prio[x] > prio[y]
-    heap: KeyedHeap[str] = KeyedHeap(lambda s: s, less)
+    heap: KeyedHeap[str] = KeyedHeap(lambda s: s, less, (lambda s: -prio[s]) if ranked else None)
     ref = _SwapHeap(less)
     for op, k, p in ops:
         item = f"i{k}"
