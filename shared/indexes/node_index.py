@@ -180,6 +180,8 @@ class NodeIndex:
             maybe = np.ones(n, dtype=bool) if within is None else within.copy()
             maybe[asked[failing]] = False  # the walk need not stop at a node known to reject
         by_labels = _verdicts_by_labels(rest, state)
+        decided = 0  # label values whose verdict the walk knows, when `may` was last narrowed
+        may = maybe
         found: list[Indexes] = []
         count = 0
         failed_at: list[Indexes] = []
@@ -188,7 +190,10 @@ class NodeIndex:
         for run_start, run_end in ((start, n), (0, start)):
             lo = run_start
             while lo < run_end and count < to_find:
-                hi = self._slice_end(lo, run_end, to_find - count, maybe)
+                if by_labels is not None and len(by_labels[1]) != decided:
+                    decided = len(by_labels[1])
+                    may = self._not_refused_by_labels(by_labels, maybe)
+                hi = self._slice_end(lo, run_end, to_find - count, may)
                 inside = within[lo:hi] if within is not None else None
                 fits, unkept = self._segment(checks, state, pod, lo, hi, asked, keys, rest, by_labels, inside, kept)
                 ok = fits.nonzero()[0]
@@ -282,6 +287,16 @@ class NodeIndex:
         if own >= 0:
             valid[asked == own] = False
         return _KeptNominated(valid, current, own)
+
+    def _not_refused_by_labels(self, by_labels: _ByLabels, maybe: Mask | None) -> Mask:
+        """`maybe` (every node when None) less the nodes whose label values the walk has found
+        rejected: every feasible node is still among them, so slices may end by them (a node
+        nominated pods are counted on is rejected too, by its plain verdict)."""
+        label_ids, values = self.snapshot.label_ids(by_labels[0])
+        verdicts = by_labels[1]
+        open_ = np.fromiter((not _rejects(verdicts.get(v, _UNDECIDED)) for v in values), dtype=bool,
+                            count=len(values))[label_ids]
+        return open_ if maybe is None else open_ & maybe
 
     def _slice_end(self, lo: int, run_end: int, want: int, maybe: Mask | None) -> int:
         """Where the next slice from `lo` ends: just after the `want`-th node that may fit (one not
@@ -569,6 +584,11 @@ class _Rejected:
 
 
 _UNDECIDED: Any = object()
+
+
+def _rejects(s: Any) -> bool:
+    """Whether a kept label verdict rejects its nodes (not one undecided, passing or an Error)."""
+    return s is not _UNDECIDED and s is not None and s.code not in (Code.SUCCESS, Code.ERROR)
 _ByLabels = tuple[tuple[str, ...], dict[tuple[str | None, ...], Any]]
 
 
