@@ -180,7 +180,7 @@ class NodeIndex:
             maybe = np.ones(n, dtype=bool) if within is None else within.copy()
             maybe[asked[failing]] = False  # the walk need not stop at a node known to reject
         by_labels = _verdicts_by_labels(rest, state)
-        decided = 0  # label values whose verdict the walk knows, when `may` was last narrowed
+        refused = 0  # label combinations the walk found rejecting, when `may` was last narrowed
         may = maybe
         found: list[Indexes] = []
         count = 0
@@ -190,8 +190,8 @@ class NodeIndex:
         for run_start, run_end in ((start, n), (0, start)):
             lo = run_start
             while lo < run_end and count < to_find:
-                if by_labels is not None and len(by_labels[1]) != decided:
-                    decided = len(by_labels[1])
+                if by_labels is not None and len(by_labels[2]) != refused:
+                    refused = len(by_labels[2])
                     may = self._not_refused_by_labels(by_labels, maybe)
                 hi = self._slice_end(lo, run_end, to_find - count, may)
                 inside = within[lo:hi] if within is not None else None
@@ -293,9 +293,9 @@ class NodeIndex:
         rejected: every feasible node is still among them, so slices may end by them (a node
         nominated pods are counted on is rejected too, by its plain verdict)."""
         label_ids, values = self.snapshot.label_ids(by_labels[0])
-        verdicts = by_labels[1]
-        open_ = np.fromiter((not _rejects(verdicts.get(v, _UNDECIDED)) for v in values), dtype=bool,
-                            count=len(values))[label_ids]
+        refused = np.zeros(len(values), dtype=bool)
+        refused[by_labels[2]] = True
+        open_ = ~refused[label_ids]
         return open_ if maybe is None else open_ & maybe
 
     def _slice_end(self, lo: int, run_end: int, want: int, maybe: Mask | None) -> int:
@@ -409,6 +409,8 @@ class NodeIndex:
             s = by_labels[1].get(values[c], _UNDECIDED)
             if s is _UNDECIDED:
                 s = by_labels[1][values[c]] = checks.run_filters(rest, state, pod, self.nodes[int(at[f])])
+                if s is not None and s.code not in (Code.SUCCESS, Code.ERROR):
+                    by_labels[2].append(c)
             if s is None or s.code == Code.SUCCESS:
                 verdict[c] = 1
             elif s.code == Code.ERROR:
@@ -584,12 +586,9 @@ class _Rejected:
 
 
 _UNDECIDED: Any = object()
-
-
-def _rejects(s: Any) -> bool:
-    """Whether a kept label verdict rejects its nodes (not one undecided, passing or an Error)."""
-    return s is not _UNDECIDED and s is not None and s.code not in (Code.SUCCESS, Code.ERROR)
-_ByLabels = tuple[tuple[str, ...], dict[tuple[str | None, ...], Any]]
+_ByLabels = tuple[tuple[str, ...], dict[tuple[str | None, ...], Any], list[int]]
+"""The labels that decide the filters after the node-local ones; the walk's verdict per
+combination of their values; the ids (`Snapshot.label_ids`) of the combinations it found rejecting."""
 
 
 def _verdicts_by_labels(rest: tuple[Any, ...], state: CycleState) -> _ByLabels | None:
@@ -602,7 +601,7 @@ def _verdicts_by_labels(rest: tuple[Any, ...], state: CycleState) -> _ByLabels |
         if labels is None:
             return None
         keys.extend(k for k in labels if k not in keys)
-    return (tuple(keys), {}) if rest else None
+    return (tuple(keys), {}, []) if rest else None
 
 
 def _joined(parts: list[Any], dtype: type) -> Any:
