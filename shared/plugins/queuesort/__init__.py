@@ -33,8 +33,8 @@ class PrioritySort(QueueSortPlugin):
         return p1 > p2 or (p1 == p2 and a.timestamp < b.timestamp)
 
     def rank_of(self) -> Callable[[Any], Any] | None:
-        return _rank
-
+        # A subclass ordering pods its own way has no rank unless it gives one.
+        return _rank if type(self).less is PrioritySort.less else None
 
 
 def _rank(q: Any) -> tuple[int, float]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import pytest
 
@@ -69,3 +70,11 @@ IMPORTANCE_CASES = [
 @pytest.mark.parametrize(("a", "b", "want"), [c[1:] for c in IMPORTANCE_CASES], ids=[c[0] for c in IMPORTANCE_CASES])
 def test_more_important_pod(a: PodInfo, b: PodInfo, want: bool) -> None:
     assert more_important_pod(a, b) is want
+
+
+def test_a_sort_that_orders_its_own_way_has_no_rank_unless_it_gives_one() -> None:
+    class Reversed(PrioritySort):
+        def less(self, a: Any, b: Any) -> bool:
+            return super().less(b, a)
+
+    assert Reversed().rank_of() is None
