@@ -22,8 +22,9 @@ class BackoffQueue:
         self.clock = clock
         self.initial = float(initial_seconds)
         self.maximum = float(max_seconds)
-        self._rejected: KeyedHeap[QueuedPodInfo] = KeyedHeap(_key, self._less)
-        self._errored: KeyedHeap[QueuedPodInfo] = KeyedHeap(_key, self._less)
+        # A pod's backoff time is its rank: it holds while the pod waits here (`backoff_time`).
+        self._rejected: KeyedHeap[QueuedPodInfo] = KeyedHeap(_key, self._less, self.backoff_time)
+        self._errored: KeyedHeap[QueuedPodInfo] = KeyedHeap(_key, self._less, self.backoff_time)
 
     # -- timing ---------------------------------------------------------------------------------
     def backoff_duration(self, attempts: int) -> float:
