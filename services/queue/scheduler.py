@@ -522,7 +522,7 @@ class Scheduler:
         there are no nodes: the pods failed, published already)."""
         self.cycle += 1
         watermark, assumed = self.view_mark()
-        generation = generation_mark()
+        generation = generation_mark()  # taken with the watermark: no NodeInfo changes in between
         snapshot = self.view.snapshot()
         if snapshot.num_nodes() == 0:
             for a in attempts:

@@ -148,10 +148,10 @@ class Plugin:
     SNAPSHOT_LOCAL: ClassVar[bool] = False
 
     def checks_nothing_for(self, pod: PodInfo) -> bool:
-        """True when this plugin's PreFilter and Filter pass `pod` on every node of the current
-        snapshot, having nothing to check for it there (a plugin that is not NODE_LOCAL says so
-        where it can: a node's earlier Filter verdict for the pod then stands while the node is
-        unchanged, `Framework.verdict_stands`)."""
+        """True when this plugin's PreFilter and Filter, run in one cycle, pass `pod` on every
+        node of the current snapshot, having nothing to check for it there (a plugin that is not
+        NODE_LOCAL says so where it can: a node's earlier Filter verdict for the pod then stands
+        while the node is unchanged, `Framework.pre_filter_alike`)."""
         return False
 
     def scores_nothing_for(self, pod: PodInfo) -> bool:

@@ -332,19 +332,13 @@ class Framework:
                 return s
         return None
 
-    def verdict_stands(self, pod: PodInfo, node_name: str) -> bool:
-        """Whether a node that passed `pod`'s PreFilter and Filter (nominated pods counted) on an
-        earlier view passes them still on the current one wherever its NodeInfo is unchanged: no
-        pod Filter would count is nominated to it now, and every PreFilter and Filter plugin reads
-        only the pod and the NodeInfo (`NODE_LOCAL`) or has nothing to check for this pod
-        (`checks_nothing_for`)."""
-        return not self.counted_nominations(pod, node_name) and self.pre_filter_alike(pod)
-
     def pre_filter_alike(self, pod: PodInfo) -> bool:
         """Whether PreFilter's outcome for `pod` (its state, skips and verdict) and Filter's on a
         node are its spec's alone on the current snapshot: every PreFilter and Filter plugin
         reads only the pod and the node (`NODE_LOCAL`) or has nothing to check for this pod
-        (`checks_nothing_for`)."""
+        (`checks_nothing_for`). A node that passed the pod's Filter (nominated pods counted) on
+        an earlier view then passes it still while its NodeInfo is unchanged and no pod Filter
+        would count is nominated to it."""
         return all(pl.checks_nothing_for(pod) for pl in self._checks_beyond_node)
 
     def run_filter_plugins_with_nominated_pods(

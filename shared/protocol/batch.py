@@ -105,20 +105,27 @@ def first_still_fitting(fwk: Framework, info: PodInfo, snapshot: Snapshot, ranke
     PreFilter runs once for all of them, as in one scheduling cycle: the view does not change
     between them, and a PreFilter over every pod (InterPodAffinity) is most of a check's cost.
     `unchanged_below`: the ranked nodes passed on the view whose generation mark this is (their
-    walk's), so one whose NodeInfo has not changed since passes still where the pod's verdicts
-    read nothing else (`Framework.verdict_stands`), and is not checked again.
+    walk's). Where the pod's verdicts read nothing but the pod and the node
+    (`Framework.pre_filter_alike`), one whose NodeInfo has not changed since, with no pod Filter
+    would count nominated to it, passes as it did and is not checked again.
     `prefiltered`: PreFilter's states by profile and pod spec, kept for the pods (of one batch
     decision) whose PreFilter outcome is their spec's alone (`Framework.pre_filter_alike`): a pod
     of a spec seen before filters with that state instead of running PreFilter again."""
     state: CycleState | None = None
+    alike: bool | None = None  # asked once, and only where it matters
     for name in ranked:
         node = snapshot.get(name)
         if node is None:
             continue
-        if unchanged_below is not None and node.generation < unchanged_below and fwk.verdict_stands(info, name):
-            return name
+        if unchanged_below is not None and node.generation < unchanged_below:
+            if alike is None:
+                alike = fwk.pre_filter_alike(info)
+            if alike and not fwk.counted_nominations(info, name):
+                return name
         if state is None:
-            spec = (id(fwk), info.signature()) if prefiltered is not None and fwk.pre_filter_alike(info) else None
+            if prefiltered is not None and alike is None:
+                alike = fwk.pre_filter_alike(info)
+            spec = (id(fwk), info.signature()) if prefiltered is not None and alike else None
             state = prefiltered.get(spec) if prefiltered is not None and spec is not None else None
             if state is None:
                 state = CycleState()
