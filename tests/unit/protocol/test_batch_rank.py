@@ -86,6 +86,16 @@ def _shared_answer_pods(rng: random.Random, n: int) -> list[PodInfo]:
     return pods
 
 
+def _zoned_view(nodes: int, *, cpu: str) -> tuple[ClusterView, datetime]:
+    """A view of `nodes` nodes of `cpu` each over three zones, and the time they were added."""
+    view = ClusterView()
+    now = datetime.now(UTC)
+    for i in range(nodes):
+        node = MakeNode().name(f"n{i}").label("zone", f"z{i % 3}").capacity(cpu=cpu, memory="16Gi", pods="110")
+        view.apply_payload(NodeUpserted(node=node.obj()), now)
+    return view, now
+
+
 class _ReadsTheView(ScoreExtensions):
     """A NormalizeScore whose answer moves with every pod placed: totals that must not be shared."""
 
@@ -110,11 +120,7 @@ def test_pods_sharing_an_answer_rank_as_each_ranked_alone(seed: int, normalize_r
         fit = fwk.plugins["NodeResourcesFit"]
         assert isinstance(fit, ScorePlugin)
         fit.score_extensions = lambda: extensions  # type: ignore[method-assign]  # its normalize reads the view
-    view = ClusterView()
-    now = datetime.now(UTC)
-    for i in range(rng.randrange(3, 30)):
-        node = MakeNode().name(f"n{i}").label("zone", f"z{i % 3}").capacity(cpu="8", memory="16Gi", pods="110")
-        view.apply_payload(NodeUpserted(node=node.obj()), now)
+    view, now = _zoned_view(rng.randrange(3, 30), cpu="8")
     pods = _shared_answer_pods(rng, 12)
     for p in pods:
         view.apply_payload(PodSubmitted(pod=p.pod), now)
@@ -154,11 +160,7 @@ def test_a_batch_decided_in_slices_sharing_its_rankings_decides_as_one_call(seed
     def decided(slices: list[int]) -> list[tuple[str, str]]:
         profiles = build_profiles(None)
         fwk = profiles["default-scheduler"]
-        view = ClusterView()
-        now = datetime.now(UTC)
-        for i in range(12):
-            node = MakeNode().name(f"n{i}").label("zone", f"z{i % 3}").capacity(cpu="1", memory="16Gi", pods="110")
-            view.apply_payload(NodeUpserted(node=node.obj()), now)
+        view, now = _zoned_view(12, cpu="1")
         pods = [MakePod().name(f"p{k}").uid(f"uid-p{k}").req(cpu="600m").info() for k in range(16)]
         for p in pods:
             view.apply_payload(PodSubmitted(pod=p.pod), now)
@@ -189,11 +191,7 @@ def test_a_batch_decided_in_slices_sharing_its_rankings_decides_as_one_call(seed
 def test_pods_of_one_spec_run_prescore_once_while_its_outcome_is_the_specs_alone() -> None:
     profiles = build_profiles(None)
     fwk = profiles["default-scheduler"]
-    view = ClusterView()
-    now = datetime.now(UTC)
-    for i in range(6):
-        node = MakeNode().name(f"n{i}").label("zone", f"z{i % 3}").capacity(cpu="8", memory="16Gi", pods="110")
-        view.apply_payload(NodeUpserted(node=node.obj()), now)
+    view, now = _zoned_view(6, cpu="8")
     plain = [MakePod().name(f"p{k}").uid(f"uid-p{k}").label("app", "web").req(cpu="100m").info() for k in range(4)]
     apart = MakePod().name("apart").uid("uid-apart").label("app", "web").req(cpu="100m").pod_anti_affinity(
         MakePod.term("zone", {"app": "web"}), weight=10).info()
