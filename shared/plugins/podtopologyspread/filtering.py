@@ -7,7 +7,7 @@ then checks `matching pods in the node's domain + self-match - global minimum <=
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from shared.framework.node_info import NodeInfo, journal_end
 from shared.framework.pod_info import PodInfo
@@ -111,22 +111,12 @@ class NodeCounts(NodeShares):
         super().__init__()
         self.counts: list[dict[str, int]] = []
 
-    def catch_up(self, nodes: Sequence[NodeInfo], make: Callable[[NodeInfo], Contributions]) -> bool:
-        """Fold the nodes changed since the sum was taken into it; False when it cannot be (another
-        node list, the journal moved on, or a node's domains changed: the order of the domains
-        then follows a full count)."""
-        stale = self.stale(nodes)
-        if stale is None:
+    def fold(self, old: Contributions, new: Contributions) -> bool:
+        # A node whose domains changed refuses: the order of the domains then follows a full count.
+        if len(new) != len(old) or any(a[:2] != b[:2] for a, b in zip(new, old)):
             return False
-        changed, end = stale
-        for node, old in changed:
-            new = make(node)
-            if len(new) != len(old) or any(a[:2] != b[:2] for a, b in zip(new, old)):
-                return False
-            for (i, value, n_new), (_, _, n_old) in zip(new, old):
-                self.counts[i][value] += n_new - n_old
-            self.keep(node, new)
-        self.position = end
+        for (i, value, n_new), (_, _, n_old) in zip(new, old):
+            self.counts[i][value] += n_new - n_old
         return True
 
 

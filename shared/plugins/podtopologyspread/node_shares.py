@@ -61,6 +61,25 @@ class NodeShares:
                 out.append((node, old[1]))
         return out, end
 
+    def catch_up(self, nodes: Sequence[NodeInfo], make: Callable[[NodeInfo], Contributions]) -> bool:
+        """Fold the nodes changed since the counts were summed into them (`fold`); False when
+        they cannot be (`stale`, or a fold that refuses)."""
+        stale = self.stale(nodes)
+        if stale is None:
+            return False
+        changed, end = stale
+        for node, old in changed:
+            new = make(node)
+            if not self.fold(old, new):
+                return False
+            self.keep(node, new)
+        self.position = end
+        return True
+
+    def fold(self, old: Contributions, new: Contributions) -> bool:
+        """Replace a node's `old` share by its `new` one in the counts; False when it cannot."""
+        raise NotImplementedError
+
     def settle(self, nodes: Sequence[NodeInfo], position: int) -> None:
         """The counts are now summed over `nodes` as of `position`."""
         self.nodes, self.members, self.position = nodes, {n.name: n for n in nodes}, position

@@ -139,21 +139,11 @@ class DomainTotals(NodeShares):
         super().__init__()
         self.totals: list[dict[str, int]] = []
 
-    def catch_up(self, nodes: Sequence[NodeInfo], make: Callable[[NodeInfo], Contributions]) -> bool:
-        """Fold the nodes changed since the sums were taken into them; False when they cannot be
-        (another node list, or the journal moved on past what it keeps)."""
-        stale = self.stale(nodes)
-        if stale is None:
-            return False
-        changed, end = stale
-        for node, old in changed:
-            new = make(node)
-            for i, value, n in old:
-                self.totals[i][value] -= n
-            for i, value, n in new:
-                self.totals[i][value] = self.totals[i].get(value, 0) + n
-            self.keep(node, new)
-        self.position = end
+    def fold(self, old: Contributions, new: Contributions) -> bool:
+        for i, value, n in old:
+            self.totals[i][value] -= n
+        for i, value, n in new:
+            self.totals[i][value] = self.totals[i].get(value, 0) + n
         return True
 
     def recount(self, nodes: Sequence[NodeInfo], width: int, make: Callable[[NodeInfo], Contributions]) -> None:
