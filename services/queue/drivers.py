@@ -65,7 +65,7 @@ class Lockstep:
 
     def ready(self) -> bool:
         s = self.s
-        if s.admissions_pending():
+        if s.admissions.pending():
             return False  # `berth simulate` counts a pod created on a node from its submission
         if s.parked or s.preemptions or s.awaiting:
             if s.awaiting is None or not s.awaiting():

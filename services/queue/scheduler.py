@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
-from shared.binding.admission import admission_request, is_admission, tries_of
+from shared.binding.admission import is_admission
 from shared.cluster import ClusterView, point_at, with_nomination
 from shared.errors import BrokerUnavailable, RecordTooLarge
 from shared.events import (
@@ -95,6 +95,7 @@ from shared.scheduler.queue_rules import (
 from shared.scheduler.schedule_one import FilterExtender, ScheduleAlgorithm
 from shared.scheduler.seeds import attempt_seed, config_hash
 
+from .admissions import Admissions
 from .drivers import Driver, Lockstep, Pipelined
 from .gather import Gatherer
 from .metrics import SchedulerMetrics
@@ -106,8 +107,6 @@ log = logging.getLogger(__name__)
 WATERMARK_TOPICS = {spec.name: spec.partitions for spec in TOPICS if spec.name in GATED_TOPICS}
 """What filter workers and the preemption service fold; requests carry the queue's positions."""
 FOLLOWED = (NODES, PODS, PLACEMENTS, BINDS, DECISIONS)
-ADMISSION_RETRY_S = 0.5
-"""How long a pod created on a node its binder did not know yet waits before it is asked about again."""
 SMALLER_FOR_S = 60.0
 """How long batches stay at most half the size of one whose filter request no record could hold."""
 EXTENDER_CALLS = 64
@@ -217,14 +216,8 @@ class Scheduler:
         """Cycles whose extenders answered, waiting to be decided between two cycles."""
         self.last_message: dict[str, str | None] = {}
         """Each pod's latest attempt outcome: None once decided onto a node, else the reason."""
-        self.admitting: set[str] = set()
-        """Pods created with `spec.nodeName` whose admission by their node has no outcome yet."""
-        self._admission_tries: dict[str, int] = {}
-        self._awaiting_node: dict[str, set[str]] = {}
-        """Node name → pods whose admission found no such node: asked again once it exists."""
-        self._admissions: list[OutgoingEvent] = []
-        self._admission_retries: dict[str, float] = {}
-        """Pods to ask about again (monotonic time due): their node's binder did not know the node."""
+        self.admissions = Admissions(view, producer, self._wake.set)
+        """Pods created with `spec.nodeName`, asked about to their node."""
 
     # --- cluster events (from the log follower) ---------------------------------------------
 
@@ -235,7 +228,7 @@ class Scheduler:
             self.attempts[p.pod_uid] = max(self.attempts.get(p.pod_uid, 0), p.attempt)
             return
         if isinstance(p, BindRequested | PodBound | BindRejected) and is_admission(p.attempt_id):
-            self._admission_seen(p)
+            self.admissions.seen(p)
         if isinstance(p, PodSubmitted):
             self.submitted_at.setdefault(p.pod.metadata.uid, env.timestamp)
         if self.live:
@@ -247,12 +240,11 @@ class Scheduler:
         match p:
             case PodSubmitted():
                 self._enqueue(p.pod.metadata.uid)
-                self._request_admission(p.pod.metadata.uid)
+                self.admissions.request(p.pod.metadata.uid)
             case NodeUpserted():
                 q.move_all_to_active_or_backoff_queue(cluster_events.NODE_ADD, None,
                                                       self.view.nodes.get(p.node.metadata.name))
-                for uid in sorted(self._awaiting_node.pop(p.node.metadata.name, ())):
-                    self._request_admission(uid)
+                self.admissions.node_added(p.node.metadata.name)
             case PodBound():
                 info = self.view.pod_info(p.pod_uid)
                 old = self.queued.pop(p.pod_uid, None)
@@ -297,46 +289,6 @@ class Scheduler:
             self.clock.advance(CYCLE_SECONDS)
         admit(self.queue, info)
 
-    # --- pods created with spec.nodeName (shared.binding.admission) ---------------------------
-
-    def _admission_seen(self, p: BindRequested | PodBound | BindRejected) -> None:
-        uid = p.pod_uid
-        self._admission_tries[uid] = max(self._admission_tries.get(uid, 0), tries_of(p.attempt_id))
-        if isinstance(p, BindRequested):
-            if p.attempt_id not in self.view.answered:
-                self.admitting.add(uid)  # asked before a restart, not answered yet
-            return
-        self.admitting.discard(uid)
-        if isinstance(p, BindRejected) and not p.status_reason and self.view.unadmitted(uid):
-            if p.node_name in self.view.nodes:
-                # The node's binder had not read the node yet: ask again in a while.
-                self._admission_retries[uid] = time.monotonic() + ADMISSION_RETRY_S
-            else:
-                self._request_admission(uid)  # waits for the node
-
-    def admissions_pending(self) -> bool:
-        """Pods created on a node whose admission is asked and not answered, or to be asked again."""
-        return bool(self.admitting or self._admission_retries)
-
-    def _request_admission(self, uid: str) -> None:
-        """Ask the pod's node to admit it, unless it is answered or asked already; a pod whose node
-        does not exist (yet) waits for it."""
-        pod = self.view.specs.get(uid)
-        if pod is None or uid in self.admitting or not self.view.unadmitted(uid):
-            return
-        if pod.spec.node_name not in self.view.nodes:
-            self._awaiting_node.setdefault(pod.spec.node_name, set()).add(uid)
-            return
-        tries = self._admission_tries.get(uid, 0) + 1
-        self._admission_tries[uid] = tries
-        self.admitting.add(uid)
-        self._admissions.append(OutgoingEvent(BINDS, admission_request(pod, tries, self.producer)))
-        # It counts on its node from now on, as an assumed pod does (upstream's cache holds a pod
-        # created on a node at once): the binds decided before the request is read back are
-        # decided with it, so they fit beside it whichever its node's binder reads first.
-        self.view.assume(uid, pod.spec.node_name)
-        self._wake.set()
-
     def _nominated(self, uid: str, node_name: str) -> None:
         old = self.queued.get(uid)
         if old is None:
@@ -364,7 +316,7 @@ class Scheduler:
         pending.sort(key=lambda uid: (self.submitted_at.get(uid, datetime.max), uid))
         for uid in pending:
             self._enqueue(uid)
-            self._request_admission(uid)  # it waits for its node when the node does not exist
+            self.admissions.request(uid)  # it waits for its node when the node does not exist
         self.live = True
         self._wake.set()
 
@@ -389,13 +341,8 @@ class Scheduler:
         whose extenders answered are decided, the heap settled."""
         if self._outbox:
             await self.flush()
-        if self._admission_retries:
-            now = time.monotonic()
-            for uid in [u for u, due in self._admission_retries.items() if due <= now]:
-                del self._admission_retries[uid]
-                self._request_admission(uid)
-        if self._admissions:
-            asked, self._admissions = self._admissions, []
+        asked = self.admissions.take()
+        if asked:
             await self.publish(asked)
         if self._answered:
             await self._decide_late()

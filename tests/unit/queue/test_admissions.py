@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import pytest
 from prometheus_client import CollectorRegistry
 
-from services.queue import scheduler as queue_scheduler
+from services.queue import admissions
 from services.queue.gather import Gatherer
 from services.queue.metrics import SchedulerMetrics
 from services.queue.scheduler import Scheduler
@@ -62,7 +62,7 @@ async def test_a_pod_created_on_a_node_is_asked_about_once() -> None:
     await s.between_cycles()
     _fold(s, log.published[0].envelope.payload)  # the queue reads its own request back
     await s.between_cycles()
-    assert log.asked() == ["admission/u1/1"] and s.admissions_pending()
+    assert log.asked() == ["admission/u1/1"] and s.admissions.pending()
 
 
 async def test_a_pod_on_a_missing_node_waits_for_the_node() -> None:
@@ -70,20 +70,20 @@ async def test_a_pod_on_a_missing_node_waits_for_the_node() -> None:
     s = _queue(log)
     _fold(s, PodSubmitted(pod=make_pod("late", "u1", node_name="n9")))
     await s.between_cycles()
-    assert log.asked() == [] and not s.admissions_pending()
+    assert log.asked() == [] and not s.admissions.pending()
     _fold(s, NodeUpserted(node=make_node("n9")))
     await s.between_cycles()
     assert log.asked() == ["admission/u1/1"]
 
 
 async def test_a_binder_that_did_not_know_the_node_is_asked_again(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(queue_scheduler, "ADMISSION_RETRY_S", 0.0)
+    monkeypatch.setattr(admissions, "ADMISSION_RETRY_S", 0.0)
     log = Log()
     s = _queue(log, "n1")
     _fold(s, PodSubmitted(pod=make_pod("sys", "u1", node_name="n1")))
     await s.between_cycles()
     _fold(s, BindRejected(pod_uid="u1", node_name="n1", attempt_id="admission/u1/1", reason=NODE_NOT_FOUND))
-    assert s.admissions_pending(), "lockstep keeps waiting while it is asked again"
+    assert s.admissions.pending(), "lockstep keeps waiting while it is asked again"
     await s.between_cycles()
     assert log.asked() == ["admission/u1/1", "admission/u1/2"]
 
@@ -96,7 +96,7 @@ async def test_a_refused_pod_is_not_asked_about_again() -> None:
     _fold(s, BindRejected(pod_uid="u1", node_name="n1", attempt_id="admission/u1/1", reason="Pod was rejected",
                           status_reason="OutOfcpu"))
     await s.between_cycles()
-    assert log.asked() == ["admission/u1/1"] and not s.admissions_pending()
+    assert log.asked() == ["admission/u1/1"] and not s.admissions.pending()
 
 
 async def test_a_pod_created_on_a_node_counts_there_from_its_request() -> None:
