@@ -114,7 +114,7 @@ class Lockstep:
         if evaluated is None:
             return
         try:
-            answers = await s.ask_extenders(attempts, evaluated.merged, evaluated.snapshot, evaluated.batch_id)
+            answers = await s.extender_cycles.ask(attempts, evaluated.merged, evaluated.snapshot, evaluated.batch_id)
             try:
                 late = s.mark_late(evaluated, evaluated.watermark, evaluated.assumed)
                 s.decide(attempts, evaluated.merged, evaluated, answers, evaluated.watermark, evaluated.assumed,
@@ -203,7 +203,7 @@ class Pipelined:
     def _begin(self, batch: list[QueuedPodInfo], stopping: asyncio.Event,
                ) -> tuple[list[Attempt], asyncio.Future[Evaluated | None]] | None:
         s = self.s
-        attempts = s.split_off_extender_pods(s.attempts_of(batch), stopping)
+        attempts = s.extender_cycles.split_off(s.attempts_of(batch), stopping)
         if not attempts:
             return None
         sent = time.perf_counter()

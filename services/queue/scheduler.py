@@ -22,7 +22,6 @@ import logging
 import random
 import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
@@ -45,7 +44,6 @@ from shared.events import (
     BindRequested,
     Envelope,
     ExtenderAnswer,
-    ExtendersAnswered,
     FilterBatchRequested,
     LateBatchDecided,
     NodeUpserted,
@@ -71,7 +69,6 @@ from shared.framework.snapshot import Snapshot
 from shared.model.config import KubeSchedulerConfiguration
 from shared.protocol.answers import Answer, walks
 from shared.protocol.batch import BatchItem, Decision, decide_batch
-from shared.protocol.extending import apply_filters, ask, wants
 from shared.protocol.merge_batch import merge_batch
 from shared.protocol.packed_failures import pack_failures
 from shared.protocol.raw_scores import NO_SCORES, RawScores
@@ -97,6 +94,7 @@ from shared.scheduler.seeds import attempt_seed, config_hash
 
 from .admissions import Admissions
 from .drivers import Driver, Lockstep, Pipelined
+from .extender_cycles import ExtenderCycles
 from .gather import Gatherer
 from .metrics import SchedulerMetrics
 from .options import SchedulerOptions
@@ -109,8 +107,6 @@ WATERMARK_TOPICS = {spec.name: spec.partitions for spec in TOPICS if spec.name i
 FOLLOWED = (NODES, PODS, PLACEMENTS, BINDS, DECISIONS)
 SMALLER_FOR_S = 60.0
 """How long batches stay at most half the size of one whose filter request no record could hold."""
-EXTENDER_CALLS = 64
-"""Extender calls in flight at once (threads: the HTTP client blocks)."""
 
 Publish = Callable[[Sequence[OutgoingEvent]], Awaitable[None]]
 
@@ -164,8 +160,6 @@ class Scheduler:
                  config: KubeSchedulerConfiguration | None = None, producer: str = "queue",
                  gate: Gate | None = None, extenders: Sequence[FilterExtender] = ()) -> None:
         self.view, self.profiles, self.gatherer, self.publish = view, profiles, gatherer, publish
-        self.extenders = list(extenders)
-        self._extender_pool: ThreadPoolExecutor | None = None
         self.config, self.gate = config, gate
         self.metrics = metrics
         lockstep = options.lockstep
@@ -208,12 +202,7 @@ class Scheduler:
         self._pending_updated = 0.0
         self._unschedulable_labels: set[tuple[str, str]] = set()
         self._outbox: list[OutgoingEvent] = []
-        self.waiting: set[str] = set()
-        """Pods whose cycle waits for their extenders' answers, by uid."""
-        self._late: set[asyncio.Future[None]] = set()
-        """Cycles waiting for their extenders' answers."""
-        self._answered: list[tuple[list[Attempt], Evaluated, dict[str, list[ExtenderAnswer]]]] = []
-        """Cycles whose extenders answered, waiting to be decided between two cycles."""
+        self.extender_cycles = ExtenderCycles(self, extenders, self._wake.set)
         self.last_message: dict[str, str | None] = {}
         """Each pod's latest attempt outcome: None once decided onto a node, else the reason."""
         self.admissions = Admissions(view, producer, self._wake.set)
@@ -329,12 +318,7 @@ class Scheduler:
         try:
             await self._loop(stopping)
         finally:
-            for task in list(self._late):
-                task.cancel()
-            if self._extender_pool is not None:
-                # Calls under way finish on their own (bounded by httpTimeout); none waits here.
-                self._extender_pool.shutdown(wait=False, cancel_futures=True)
-                self._extender_pool = None
+            self.extender_cycles.close()
 
     async def between_cycles(self) -> None:
         """Upkeep after each cycle: decisions a failed publish left are published again, cycles
@@ -344,8 +328,7 @@ class Scheduler:
         asked = self.admissions.take()
         if asked:
             await self.publish(asked)
-        if self._answered:
-            await self._decide_late()
+        await self.extender_cycles.decide_answered()
         self.driver.upkeep()
         self._update_pending()
 
@@ -423,25 +406,15 @@ class Scheduler:
         is answered), those still waiting for extenders and those whose preemption was asked
         for: they must not be attempted twice."""
         preempting = {a.info.uid for _, a, _ in self.preemptions.values()}
+        waiting = self.extender_cycles.waiting
         for info in infos:
-            if info.uid not in self.waiting and info.uid not in self.parked and info.uid not in preempting:
+            if info.uid not in waiting and info.uid not in self.parked and info.uid not in preempting:
                 self.queue.done(info.uid)
                 self.queue.add(info)
 
     def attempts_of(self, batch: list[QueuedPodInfo]) -> list[Attempt]:
         attempts = [self._attempt(qpi) for qpi in batch]
         self.metrics.batch_pods.observe(len(attempts))
-        return attempts
-
-    def split_off_extender_pods(self, attempts: list[Attempt], stopping: asyncio.Event) -> list[Attempt]:
-        """Pods an extender filters or prioritizes get a cycle of their own, decided once the
-        extenders answered: the cycles of the others go on meanwhile."""
-        if not self.extenders:
-            return attempts
-        asking = [wants(self.extenders, a.info) for a in attempts]
-        if any(asking):
-            self._start_late([a for a, w in zip(attempts, asking) if w], stopping)
-            attempts = [a for a, w in zip(attempts, asking) if not w]
         return attempts
 
     def view_mark(self) -> tuple[dict[str, list[int]], list[Assumed]]:
@@ -462,7 +435,11 @@ class Scheduler:
 
     def record_late(self, batch_id: str, watermark: dict[str, list[int]], assumed: list[Assumed]) -> None:
         late = LateBatchDecided(batch_id=batch_id, watermark=watermark, assumed=assumed)
-        self._outbox.append(OutgoingEvent(DECISIONS, envelope(late, producer=self.producer)))
+        self.emit(DECISIONS, envelope(late, producer=self.producer))
+
+    def emit(self, topic: str, env: Envelope) -> None:
+        """Publish `env` with the cycle's decisions, at the next flush."""
+        self._outbox.append(OutgoingEvent(topic, env))
 
     async def evaluate(self, attempts: list[Attempt], stopping: asyncio.Event) -> Evaluated | None:
         """Scatter the pods to the shards at the view's watermark and merge their answers (None when
@@ -479,7 +456,7 @@ class Scheduler:
         batch_id = str(random_id())
         cycle = self.cycle
         # Extenders filter and prioritize the merged feasible nodes: such pods are never proposed.
-        propose = (not (self.extenders and any(wants(self.extenders, a.info) for a in attempts))
+        propose = (not any(self.extender_cycles.wanted_by(a.info) for a in attempts)
                    and self.proposals.propose())
         if propose:
             self.metrics.proposed_pods.inc(len(attempts))
@@ -548,77 +525,6 @@ class Scheduler:
         for a, d in zip(attempts, decisions):
             self._decided(a, d, batch_id, watermark, assumed, order)
         return decisions
-
-    # --- cycles waiting for extenders -----------------------------------------------------------
-
-    def _start_late(self, attempts: list[Attempt], stopping: asyncio.Event) -> None:
-        self.waiting.update(a.info.uid for a in attempts)
-        task = asyncio.ensure_future(self._late_cycle(attempts, stopping))
-        self._late.add(task)
-        task.add_done_callback(self._late.discard)
-
-    async def _late_cycle(self, attempts: list[Attempt], stopping: asyncio.Event) -> None:
-        """Filter the pods now and ask their extenders; they are decided by the loop, between two
-        cycles, once every answer is in (`_decide_late`)."""
-        evaluated: Evaluated | None = None
-        try:
-            evaluated = await self.evaluate(attempts, stopping)
-            if evaluated is None:
-                return
-            answers = await self.ask_extenders(attempts, evaluated.merged, evaluated.snapshot, evaluated.batch_id)
-        except BaseException as exc:
-            if evaluated is not None:
-                self.starts.decided(evaluated.batch_id)  # given up: no decision will come
-            if isinstance(exc, asyncio.CancelledError):
-                raise
-            log.exception("queue: a cycle waiting for extenders failed; its pods go back to the queue")
-            self.waiting.difference_update(a.info.uid for a in attempts)
-            self.requeue(attempts)
-            return
-        self._answered.append((attempts, evaluated, answers))
-        self._wake.set()
-
-    async def _decide_late(self) -> None:
-        """Decide the cycles whose extenders answered, in the order they did, on the view as it is
-        now; the watermark and assumptions used are recorded first, so replay decides on the same."""
-        ready, self._answered = self._answered, []
-        for attempts, evaluated, answers in ready:
-            watermark, assumed = self.view_mark()
-            self.record_late(evaluated.batch_id, watermark, assumed)
-            # The view moved on since the shards filtered: every pod is re-checked where it goes.
-            self.waiting.difference_update(a.info.uid for a in attempts)
-            try:
-                self.decide(attempts, evaluated.merged, evaluated, answers, watermark, assumed, placed_before=True,
-                            measured=False)
-            except Exception:
-                log.exception("queue: deciding a cycle that waited for extenders failed; its undecided pods go back")
-                self.requeue(attempts)
-            finally:
-                self.starts.decided(evaluated.batch_id)
-        await self.flush()
-
-    async def ask_extenders(self, attempts: list[Attempt], merged: list[MergedFilter], snapshot: Snapshot,
-                             batch_id: str) -> dict[str, list[ExtenderAnswer]]:
-        """Every interested pod's extenders, the pods at the same time (one waiting on a slow
-        extender does not hold up another's call); the answers are applied and recorded."""
-        asking = [(a, m) for a, m in zip(attempts, merged)
-                  if self.extenders and m.feasible and not m.error and wants(self.extenders, a.info)]
-        if not asking:
-            return {}
-        if self._extender_pool is None:
-            self._extender_pool = ThreadPoolExecutor(max_workers=EXTENDER_CALLS, thread_name_prefix="extender")
-        loop = asyncio.get_running_loop()
-        calls = [loop.run_in_executor(self._extender_pool, ask, self.extenders, a.info,
-                                      [info for info in (snapshot.get(n) for n in m.feasible) if info is not None])
-                 for a, m in asking]
-        out: dict[str, list[ExtenderAnswer]] = {}
-        for (a, m), answers in zip(asking, await asyncio.gather(*calls)):
-            apply_filters(m, answers)
-            out[a.info.uid] = answers
-            answered = ExtendersAnswered(batch_id=batch_id, pod_uid=a.info.uid, answers=answers)
-            self._outbox.append(OutgoingEvent(DECISIONS, envelope(answered, producer=self.producer,
-                                                                  correlation_id=a.attempt_id)))
-        return out
 
     def _attempt(self, qpi: QueuedPodInfo) -> Attempt:
         info: PodInfo = self.queued.get(qpi.pod_info.uid, qpi.pod_info)
