@@ -21,18 +21,17 @@ import asyncio
 import logging
 import random
 import time
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
 from shared.binding.admission import is_admission
 from shared.cluster import ClusterView, point_at, with_nomination
-from shared.errors import BrokerUnavailable, RecordTooLarge
+from shared.errors import RecordTooLarge
 from shared.events import (
     BINDS,
     DECISIONS,
-    FILTER_REQUESTS,
     GATED_TOPICS,
     NODES,
     PLACEMENTS,
@@ -67,7 +66,7 @@ from shared.framework.pod_info import PodInfo
 from shared.framework.runtime import Framework
 from shared.framework.snapshot import Snapshot
 from shared.model.config import KubeSchedulerConfiguration
-from shared.protocol.answers import Answer, walks
+from shared.protocol.answers import walks
 from shared.protocol.batch import BatchItem, Decision, decide_batch
 from shared.protocol.merge_batch import merge_batch
 from shared.protocol.packed_failures import pack_failures
@@ -99,6 +98,7 @@ from .gather import Gatherer
 from .metrics import SchedulerMetrics
 from .options import SchedulerOptions
 from .proposal_policy import ProposalPolicy
+from .scatter import Publish, Scatter
 
 log = logging.getLogger(__name__)
 
@@ -107,8 +107,6 @@ WATERMARK_TOPICS = {spec.name: spec.partitions for spec in TOPICS if spec.name i
 FOLLOWED = (NODES, PODS, PLACEMENTS, BINDS, DECISIONS)
 SMALLER_FOR_S = 60.0
 """How long batches stay at most half the size of one whose filter request no record could hold."""
-
-Publish = Callable[[Sequence[OutgoingEvent]], Awaitable[None]]
 
 
 class Gate(Protocol):
@@ -167,8 +165,6 @@ class Scheduler:
         self._smaller: tuple[int, float] | None = None
         """(most pods, until when): batches held smaller since a filter request was too large."""
         self.feasible_budget = options.feasible_budget
-        self._priming: asyncio.Future[None] | None = None
-        """The primers' publish in flight (`_prime`)."""
         self.pipeline_depth = max(0, options.pipeline_depth)
         self.pipeline_most = max(0, options.pipeline_most)
         self.lockstep, self.seed, self.producer = lockstep, options.seed, producer
@@ -177,7 +173,7 @@ class Scheduler:
         """Whether workers decide a batch as this queue would and answer with a ranking per pod,
         which the queue re-checks where its view moved (shared.protocol.proposing)."""
         self.driver: Driver = Lockstep(self) if lockstep else Pipelined(self)
-        self.gather_timeout_s = options.gather_timeout_s
+        self.scatter = Scatter(gatherer, publish, producer, options.gather_timeout_s)
         self.preemption_timeout_s = options.preemption_timeout_s
         self.config_hash = config_hash(config)
         self.clock: FakeClock | MonotonicClock = FakeClock() if lockstep else MonotonicClock()
@@ -463,7 +459,7 @@ class Scheduler:
         start = self.starts.reserve(batch_id, len(attempts), snapshot.num_nodes())
         try:
             try:
-                filtered = await self._scatter(FilterBatchRequested(
+                filtered = await self.scatter.send(FilterBatchRequested(
                     batch_id=batch_id, cycle=cycle, phase="filter", pods=[a.info.pod for a in attempts],
                     starts=[start] * len(attempts), watermark=watermark, assumed=assumed, whole=True,
                     propose=propose, seeds=[a.seed for a in attempts] if propose else []), stopping)
@@ -473,7 +469,7 @@ class Scheduler:
             merged, raw, second = batch.merged, batch.raw, batch.to_score
             self.starts.advance([m.processed for m in merged if m.advance], snapshot.num_nodes(), batch_id)
             if second:
-                scored = await self._scatter(FilterBatchRequested(
+                scored = await self.scatter.send(FilterBatchRequested(
                     batch_id=str(random_id()), cycle=cycle, phase="score",
                     pods=[attempts[i].info.pod for i in second], feasible=[merged[i].feasible for i in second],
                     watermark=watermark, assumed=assumed, whole=True), stopping)
@@ -536,53 +532,6 @@ class Scheduler:
         return Attempt(qpi, info, self.profiles[info.pod.spec.scheduler_name], number,
                         attempt_seed(self.seed, info.key, number), str(random_id()), time.perf_counter(),
                         self.queue.scheduling_cycle)
-
-    async def _scatter(self, request: FilterBatchRequested, stopping: asyncio.Event) -> dict[str, list[Answer]]:
-        """One request for the whole batch, to the worker with the fewest batches in hand (sent
-        elsewhere when it stays silent); every shard's answers by pod uid."""
-        self.gatherer.expect(request.batch_id, request.phase)
-        dispatcher = self.gatherer.dispatcher
-        partition = dispatcher.choose(request.batch_id)
-        try:
-            await self.publish([OutgoingEvent(FILTER_REQUESTS, envelope(request, producer=self.producer),
-                                              partition=partition)])
-            if request.phase == "filter":
-                self._prime(request)
-            while True:
-                results = await self.gatherer.wait(request.batch_id, request.phase, self.gather_timeout_s)
-                if results is not None:
-                    return results
-                if stopping.is_set():
-                    raise asyncio.CancelledError
-                log.warning("queue: partition %d silent for batch %s; sending again", partition, request.batch_id)
-                silent, partition = partition, dispatcher.choose(request.batch_id, avoid=partition)
-                dispatcher.forget(silent)
-                await self.publish([OutgoingEvent(FILTER_REQUESTS, envelope(request, producer=self.producer),
-                                                  partition=partition)])
-        finally:
-            dispatcher.answered(request.batch_id)
-            self.gatherer.forget(request.batch_id, request.phase)
-
-    def _prime(self, request: FilterBatchRequested) -> None:
-        """An empty request at `request`'s watermark (with its assumptions, which the worker
-        overlays) to each idle worker `Dispatcher.primes` names: it folds the log that far and
-        answers with nothing, naming the partitions it owns. Best effort, published beside the
-        batch's wait (a partition without a leader must not hold the batch up), one publish at a
-        time: a worker not primed folds at its first batch."""
-        if self._priming is not None and not self._priming.done():
-            return
-        primers = [OutgoingEvent(FILTER_REQUESTS, envelope(FilterBatchRequested(
-            batch_id=str(random_id()), cycle=request.cycle, phase="filter", pods=[], watermark=request.watermark,
-            assumed=request.assumed, whole=True), producer=self.producer), partition=p)
-            for p in self.gatherer.dispatcher.primes()]
-        if primers:
-            self._priming = asyncio.ensure_future(self._publish_primers(primers))
-
-    async def _publish_primers(self, primers: list[OutgoingEvent]) -> None:
-        try:
-            await self.publish(primers)
-        except (BrokerUnavailable, RecordTooLarge):
-            log.warning("queue: priming %d idle filter workers failed", len(primers), exc_info=True)
 
     # --- decisions ----------------------------------------------------------------------------
 
