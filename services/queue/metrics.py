@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import time
+
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 from services.runtime.loop_metrics import LoopCounter, LoopHistogram
+from shared.queue import SchedulingQueue
 
 _ATTEMPT_BUCKETS = (0.001, 0.002, 0.004, 0.008, 0.016, 0.032, 0.064, 0.128, 0.256, 0.512, 1.024, 2.048, 4.096, 8.192)
+PENDING_EVERY_S = 0.5
+"""How often the pending-pod gauges are read from the queue at most (reading them walks it)."""
 _SLI_BUCKETS = (0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92, 163.84)
 
 
@@ -47,6 +52,24 @@ class SchedulerMetrics:
         self.proposed_pods = Counter(
             "berth_queue_proposed_pods", "Pods sent to the filter workers in batches they decide (propose).",
             registry=registry)
+        self._pending_read = float("-inf")
+        self._unschedulable_labels: set[tuple[str, str]] = set()
+
+    def pending_in(self, queue: SchedulingQueue) -> None:
+        """The pending and unschedulable gauges as `queue` holds its pods now (a plugin's gauge no
+        pod names any more goes to zero), at most every `PENDING_EVERY_S`."""
+        now = time.monotonic()
+        if now - self._pending_read < PENDING_EVERY_S:
+            return
+        self._pending_read = now
+        for name, count in queue.pending_pods().counts().items():
+            self.pending.labels(name).set(count)
+        by_plugin = queue.unschedulable_by_plugin()
+        for labels in self._unschedulable_labels - by_plugin.keys():
+            self.unschedulable.labels(*labels).set(0)
+        for labels, count in by_plugin.items():
+            self.unschedulable.labels(*labels).set(count)
+        self._unschedulable_labels |= by_plugin.keys()
 
     def attempted(self, result: str, profile: str, seconds: float) -> None:
         """One attempt ended with `result` after `seconds` (for every pod the queue decides)."""

@@ -195,8 +195,6 @@ class Scheduler:
         self.preemptions: dict[str, tuple[FitError, Attempt, str]] = {}
         self.awaiting: Callable[[], bool] | None = None
         self._wake = asyncio.Event()
-        self._pending_updated = 0.0
-        self._unschedulable_labels: set[tuple[str, str]] = set()
         self._outbox: list[OutgoingEvent] = []
         self.extender_cycles = ExtenderCycles(self, extenders, self._wake.set)
         self.last_message: dict[str, str | None] = {}
@@ -705,15 +703,4 @@ class Scheduler:
             self.metrics.scheduled(self.attempts.get(uid, 1), time.monotonic() - entered)
 
     def _update_pending(self) -> None:
-        now = time.monotonic()
-        if now - self._pending_updated < 0.5:
-            return
-        self._pending_updated = now
-        for name, count in self.queue.pending_pods().counts().items():
-            self.metrics.pending.labels(name).set(count)
-        by_plugin = self.queue.unschedulable_by_plugin()
-        for labels in self._unschedulable_labels - by_plugin.keys():
-            self.metrics.unschedulable.labels(*labels).set(0)
-        for labels, count in by_plugin.items():
-            self.metrics.unschedulable.labels(*labels).set(count)
-        self._unschedulable_labels |= by_plugin.keys()
+        self.metrics.pending_in(self.queue)
