@@ -64,11 +64,16 @@ class BenchResult:
     cpu_ms_per_pod: dict[str, float] = field(default_factory=dict)
     """Each process's CPU milliseconds per measured pod, and their "total": the figure to compare
     builds and worker counts by (a machine's speed drifts; the work per pod does not)."""
+    queue_busy: float | None = None
+    """The queue's CPU seconds per second of the measured run (cluster mode): the queue is one
+    process, so near 1 it bounds pods/s whatever the number of filter workers."""
 
     def __post_init__(self) -> None:
         if not self.cpu_ms_per_pod and self.pods:
             per_pod = {k: 1000 * v / self.pods for k, v in self.cpu_seconds.items()}
             self.cpu_ms_per_pod = {**per_pod, "total": sum(per_pod.values())}
+        if self.queue_busy is None and "queue" in self.cpu_seconds and self.wall_seconds > 0:
+            self.queue_busy = self.cpu_seconds["queue"] / self.wall_seconds
 
 
 class Progress:
