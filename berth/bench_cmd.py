@@ -154,6 +154,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"  cpu per pod     {_per_pod(result.cpu_ms_per_pod)}")
         if result.queue_busy is not None:
             print(f"  queue busy      {result.queue_busy:.0%} of the run (one process: near 100%, it bounds pods/s)")
+        if result.queue_waited is not None:
+            print(f"  queue waited    {result.queue_waited:.0%} of the run for the workers' answers to its next batch")
         print(f"  result {out_dir / (stem + '.json')}" + (f", plot {plot}" if plot else f"; {NO_PLOT}"))
     for problem in result.problems:
         print(f"error: {problem}", file=sys.stderr)
@@ -200,7 +202,8 @@ def _sweep(args: argparse.Namespace, workload: Any, progress: bool, config_path:
                             "pods_per_second": result.pods_per_second,
                             "e2e_latency_p99_ms": result.e2e_latency_p99_ms,
                             "cpu_seconds": sum(result.cpu_seconds.values()),
-                            "cpu_ms_per_pod": result.cpu_ms_per_pod, "queue_busy": result.queue_busy})
+                            "cpu_ms_per_pod": result.cpu_ms_per_pod, "queue_busy": result.queue_busy,
+                            "queue_waited": result.queue_waited})
     points = [median_run(runs[k]) for k in args.scale_sweep]
     base = points[0]
     for point in points:
@@ -228,7 +231,8 @@ def _sweep(args: argparse.Namespace, workload: Any, progress: bool, config_path:
             print(f"  each count's run of median pods/s of {args.rounds} rounds; range: all its runs' pods/s")
         ranges = f"  {'range':>13}" if args.rounds > 1 else ""
         print(f"  {'workers':>7}  {'propose':>12}  {'pods/s':>9}{ranges}  {'speedup':>7}  {'efficiency':>10}  "
-              f"{'e2e p99':>9}  {'cpu ms/pod':>10}  {'queue':>6}  {'busy':>5}  {'filter':>6}  {'sent/pod':>8}")
+              f"{'e2e p99':>9}  {'cpu ms/pod':>10}  {'queue':>6}  {'busy':>5}  {'waited':>6}  {'filter':>6}  "
+              f"{'sent/pod':>8}")
         for p in points:
             ms = p["cpu_ms_per_pod"]
             proposed = f"{p['propose']} {p['proposed_share'] or 0:.0%}"
@@ -238,9 +242,11 @@ def _sweep(args: argparse.Namespace, workload: Any, progress: bool, config_path:
                   f"{p['speedup']:>7.2f}  "
                   f"{p['efficiency']:>10.2f}  {p['e2e_latency_p99_ms'] / 1000:>8.1f}s  "
                   f"{ms.get('total', 0.0):>10.3f}  {ms.get('queue', 0.0):>6.3f}  {p['queue_busy'] or 0:>5.0%}  "
+                  f"{p['queue_waited'] or 0:>6.0%}  "
                   f"{ms.get('filter', 0.0):>6.3f}  "
                   f"{p['sent_per_pod']:>8.2f}")
-        print("  busy: the queue's CPU seconds per second of the run (one process: near 100%, it bounds pods/s)")
+        print("  busy: the queue's CPU seconds per second of the run (one process: near 100%, it bounds pods/s); "
+              "waited: its share of the run waiting for the workers' answers to its next batch")
         print(f"  result {out_dir / (stem + '.json')}" + (f", plot {plot}" if plot else f"; {NO_PLOT}"))
     for problem in problems:
         print(f"error: {problem}", file=sys.stderr)

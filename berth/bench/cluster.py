@@ -129,6 +129,7 @@ async def _measure(workload: Workload, settings: Settings, fleet: Fleet, progres
         metrics = _queue_metrics(fleet)
         sent_before, proposed_before = sent_pods(metrics), proposed_pods(metrics)
         walked_before = walked_again_pods(metrics)
+        waited_before = answer_wait_seconds(metrics)
         want = {p.metadata.uid for p in measured}
         bar = Progress(len(want), progress, unit="pods bound")
         started = time.monotonic()
@@ -154,6 +155,7 @@ async def _measure(workload: Workload, settings: Settings, fleet: Fleet, progres
         sent = sent_pods(metrics) - sent_before
         proposed = proposed_pods(metrics) - proposed_before
         walked = walked_again_pods(metrics) - walked_before
+        waited = answer_wait_seconds(metrics) - waited_before
         ledger = await _answered_ledger(settings, registry)
     finally:
         sampler_task.cancel()
@@ -179,6 +181,7 @@ async def _measure(workload: Workload, settings: Settings, fleet: Fleet, progres
         workers_most=env_int(queue, "BERTH_QUEUE_WORKERS_MOST", 0),
         sent_per_pod=sent / workload.measured if workload.measured else 0.0,
         walked_again_per_pod=walked / workload.measured if workload.measured else 0.0,
+        queue_waited=waited / wall if wall > 0 else None,
     )
 
 
@@ -392,6 +395,7 @@ _BUCKET = re.compile(r'^scheduler_scheduling_attempt_duration_seconds_bucket\{(?
 _SENT = re.compile(r"^berth_queue_batch_pods_sum (?P<value>\S+)$", re.MULTILINE)
 _PROPOSED = re.compile(r"^berth_queue_proposed_pods_total (?P<value>\S+)$", re.MULTILINE)
 _WALKED_AGAIN = re.compile(r"^berth_queue_walked_again_pods_total (?P<value>\S+)$", re.MULTILINE)
+_ANSWER_WAIT = re.compile(r"^berth_queue_answer_wait_seconds_total (?P<value>\S+)$", re.MULTILINE)
 
 
 def _queue_metrics(fleet: Fleet) -> str:
@@ -430,6 +434,11 @@ def proposed_pods(metrics: str) -> float:
 def walked_again_pods(metrics: str) -> float:
     """Pods the queue has walked again itself so far (their ranked candidates all taken)."""
     return _value(_WALKED_AGAIN, metrics)
+
+
+def answer_wait_seconds(metrics: str) -> float:
+    """Seconds the queue has waited so far for answers to the batch it decides next."""
+    return _value(_ANSWER_WAIT, metrics)
 
 
 def propose_policy(queue_env: Mapping[str, str]) -> str:

@@ -67,6 +67,10 @@ class BenchResult:
     queue_busy: float | None = None
     """The queue's CPU seconds per second of the measured run (cluster mode): the queue is one
     process, so near 1 it bounds pods/s whatever the number of filter workers."""
+    queue_waited: float | None = None
+    """The share of the measured run the queue waited for the workers' answers to the batch it
+    decides next, with nothing else to decide (cluster mode): where it is large and the queue not
+    busy, the workers' round trips bound pods/s."""
 
     def __post_init__(self) -> None:
         if not self.cpu_ms_per_pod and self.pods:

@@ -163,6 +163,7 @@ class Pipelined:
             while ahead and not stopping.is_set():
                 self._top_up(ahead, stopping)
                 attempts, task = ahead.popleft()
+                waiting = None if task.done() else time.perf_counter()
                 try:
                     evaluated = await task
                 except asyncio.CancelledError:
@@ -172,6 +173,9 @@ class Pipelined:
                     s.requeue(attempts)
                     await asyncio.sleep(FAILED_CYCLE_PAUSE_S)
                     return
+                finally:
+                    if waiting is not None:
+                        s.metrics.answer_wait_seconds.inc(time.perf_counter() - waiting)
                 if self._top_up(ahead, stopping):
                     await asyncio.sleep(0)  # let its request go out before this batch is decided
                 deciding = time.perf_counter()

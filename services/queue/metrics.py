@@ -49,6 +49,9 @@ class SchedulerMetrics:
             "berth_queue_walked_again_pods", "Pods the queue walked again itself: every candidate its ranking "
             "offered was taken by pods decided before it in the batch (a whole attempt in the queue).",
             registry=registry)
+        self.answer_wait_seconds = Counter(
+            "berth_queue_answer_wait_seconds", "Seconds the queue waited for the filter workers' answers to the "
+            "batch it decides next, with nothing else to decide (pipelined).", registry=registry)
         self.proposed_pods = Counter(
             "berth_queue_proposed_pods", "Pods sent to the filter workers in batches they decide (propose).",
             registry=registry)

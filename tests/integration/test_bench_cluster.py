@@ -85,4 +85,5 @@ async def test_scale_sweep_smoke(berth_env: BerthTestEnv, tmp_path: Path) -> Non
         assert ms["total"] == pytest.approx(sum(v for k, v in ms.items() if k != "total"))
         assert point["sent_per_pod"] >= 1
         assert point["queue_busy"] > 0  # the queue's CPU seconds per second of the run
+        assert 0 <= point["queue_waited"] <= 1  # its share of the run waiting for answers
     assert list(tmp_path.glob("*sweep*.json")) and list(tmp_path.glob("*sweep*.png"))

@@ -65,13 +65,14 @@ def test_percentile_nearest_rank() -> None:
 
 
 def test_the_queue_metrics_give_pods_sent_and_attempt_latency() -> None:
-    from berth.bench.cluster import attempt_latency, sent_pods, walked_again_pods
+    from berth.bench.cluster import answer_wait_seconds, attempt_latency, sent_pods, walked_again_pods
 
     text = "\n".join([
         "# TYPE berth_queue_batch_pods histogram",
         'berth_queue_batch_pods_bucket{le="256.0"} 3.0',
         "berth_queue_batch_pods_sum 612.0",
         "berth_queue_walked_again_pods_total 17.0",
+        "berth_queue_answer_wait_seconds_total 2.5",
         'scheduler_scheduling_attempt_duration_seconds_bucket{result="scheduled",le="0.01"} 90.0',
         'scheduler_scheduling_attempt_duration_seconds_bucket{result="scheduled",le="0.1"} 99.0',
         'scheduler_scheduling_attempt_duration_seconds_bucket{result="scheduled",le="+Inf"} 100.0',
@@ -79,6 +80,7 @@ def test_the_queue_metrics_give_pods_sent_and_attempt_latency() -> None:
     assert sent_pods(text) == 612.0
     assert sent_pods("") == 0.0
     assert walked_again_pods(text) == 17.0 and walked_again_pods("") == 0.0
+    assert answer_wait_seconds(text) == 2.5 and answer_wait_seconds("") == 0.0
     assert attempt_latency(text) == (0.01, 0.1)
     assert attempt_latency("") == (0.0, 0.0)
 
