@@ -114,7 +114,8 @@ class Lockstep:
         if evaluated is None:
             return
         try:
-            answers = await s.extender_cycles.ask(attempts, evaluated.merged, evaluated.snapshot, evaluated.batch_id)
+            answers = await s.extender_cycles.ask_extenders(attempts, evaluated.merged, evaluated.snapshot,
+                                                            evaluated.batch_id)
             try:
                 late = s.mark_late(evaluated, evaluated.watermark, evaluated.assumed)
                 s.decide(attempts, evaluated.merged, evaluated, answers, evaluated.watermark, evaluated.assumed,

@@ -44,6 +44,11 @@ class ExtenderCycles:
         """Whether an extender filters or prioritizes the pod."""
         return bool(self.extenders) and wants(self.extenders, info)
 
+    def wanted_by_any(self, attempts: Sequence[Attempt]) -> bool:
+        """Whether an extender filters or prioritizes any of the pods (none is looked at without
+        extenders: this is asked for every batch)."""
+        return bool(self.extenders) and any(wants(self.extenders, a.info) for a in attempts)
+
     def split_off(self, attempts: list[Attempt], stopping: asyncio.Event) -> list[Attempt]:
         """Start the cycles of the pods an extender wants; the others, to be scheduled now."""
         if not self.extenders:
@@ -69,7 +74,7 @@ class ExtenderCycles:
             evaluated = await s.evaluate(attempts, stopping)
             if evaluated is None:
                 return
-            answers = await self.ask(attempts, evaluated.merged, evaluated.snapshot, evaluated.batch_id)
+            answers = await self.ask_extenders(attempts, evaluated.merged, evaluated.snapshot, evaluated.batch_id)
         except BaseException as exc:
             if evaluated is not None:
                 s.starts.decided(evaluated.batch_id)  # given up: no decision will come
@@ -104,8 +109,8 @@ class ExtenderCycles:
                 s.starts.decided(evaluated.batch_id)
         await s.flush()
 
-    async def ask(self, attempts: list[Attempt], merged: list[MergedFilter], snapshot: Snapshot,
-                  batch_id: str) -> dict[str, list[ExtenderAnswer]]:
+    async def ask_extenders(self, attempts: list[Attempt], merged: list[MergedFilter], snapshot: Snapshot,
+                            batch_id: str) -> dict[str, list[ExtenderAnswer]]:
         """Every interested pod's extenders, the pods at the same time (one waiting on a slow
         extender does not hold up another's call); the answers are applied and recorded."""
         asking = [(a, m) for a, m in zip(attempts, merged)

@@ -450,8 +450,7 @@ class Scheduler:
         batch_id = str(random_id())
         cycle = self.cycle
         # Extenders filter and prioritize the merged feasible nodes: such pods are never proposed.
-        propose = (not any(self.extender_cycles.wanted_by(a.info) for a in attempts)
-                   and self.proposals.propose())
+        propose = not self.extender_cycles.wanted_by_any(attempts) and self.proposals.propose()
         if propose:
             self.metrics.proposed_pods.inc(len(attempts))
         start = self.starts.reserve(batch_id, len(attempts), snapshot.num_nodes())
