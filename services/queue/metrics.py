@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 from services.runtime.loop_metrics import LoopCounter, LoopHistogram
-from shared.queue import SchedulingQueue
+
+if TYPE_CHECKING:
+    from shared.queue import SchedulingQueue
 
 _ATTEMPT_BUCKETS = (0.001, 0.002, 0.004, 0.008, 0.016, 0.032, 0.064, 0.128, 0.256, 0.512, 1.024, 2.048, 4.096, 8.192)
+_SLI_BUCKETS = (0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92, 163.84)
 PENDING_EVERY_S = 0.5
 """How often the pending-pod gauges are read from the queue at most (reading them walks it)."""
-_SLI_BUCKETS = (0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92, 163.84)
 
 
 class SchedulerMetrics:
