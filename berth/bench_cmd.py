@@ -155,7 +155,7 @@ def run(args: argparse.Namespace) -> int:
         if result.queue_busy is not None:
             print(f"  queue busy      {result.queue_busy:.0%} of the run (one process: near 100%, it bounds pods/s)")
         if result.queue_waited is not None:
-            print(f"  queue waited    {result.queue_waited:.0%} of the run for the workers' answers to its next batch")
+            print(f"  queue waited    {result.queue_waited:.0%} of the run off the CPU, its next batch at the workers")
         print(f"  result {out_dir / (stem + '.json')}" + (f", plot {plot}" if plot else f"; {NO_PLOT}"))
     for problem in result.problems:
         print(f"error: {problem}", file=sys.stderr)
@@ -246,7 +246,7 @@ def _sweep(args: argparse.Namespace, workload: Any, progress: bool, config_path:
                   f"{ms.get('filter', 0.0):>6.3f}  "
                   f"{p['sent_per_pod']:>8.2f}")
         print("  busy: the queue's CPU seconds per second of the run (one process: near 100%, it bounds pods/s); "
-              "waited: its share of the run waiting for the workers' answers to its next batch")
+              "waited: its share of the run off the CPU with its next batch at the workers")
         print(f"  result {out_dir / (stem + '.json')}" + (f", plot {plot}" if plot else f"; {NO_PLOT}"))
     for problem in problems:
         print(f"error: {problem}", file=sys.stderr)

@@ -146,6 +146,7 @@ async def _measure(workload: Workload, settings: Settings, fleet: Fleet, progres
             await churn.stop()
         bar.close()
         cpu = {k: v - cpu_before.get(k, 0.0) for k, v in sampler.cpu().items()}
+        read_over = time.monotonic() - started  # the span the CPU and the queue's counters cover
         done = {uid: t for uid, t in watcher.bound.items() if uid in want}
         last = max(done.values(), default=started)
         wall = last - started
@@ -181,7 +182,8 @@ async def _measure(workload: Workload, settings: Settings, fleet: Fleet, progres
         workers_most=env_int(queue, "BERTH_QUEUE_WORKERS_MOST", 0),
         sent_per_pod=sent / workload.measured if workload.measured else 0.0,
         walked_again_per_pod=walked / workload.measured if workload.measured else 0.0,
-        queue_waited=waited / wall if wall > 0 else None,
+        queue_busy=cpu.get("queue", 0.0) / read_over if read_over > 0 else None,
+        queue_waited=waited / read_over if read_over > 0 else None,
     )
 
 

@@ -68,16 +68,14 @@ class BenchResult:
     """The queue's CPU seconds per second of the measured run (cluster mode): the queue is one
     process, so near 1 it bounds pods/s whatever the number of filter workers."""
     queue_waited: float | None = None
-    """The share of the measured run the queue waited for the workers' answers to the batch it
-    decides next, with nothing else to decide (cluster mode): where it is large and the queue not
-    busy, the workers' round trips bound pods/s."""
+    """The share of the measured run the queue was off the CPU while the batch it decides next was
+    at the workers (cluster mode): waiting for their answers, or, on a machine short of cores, for
+    a core. Where the queue is neither busy nor waiting, it waited for a core otherwise."""
 
     def __post_init__(self) -> None:
         if not self.cpu_ms_per_pod and self.pods:
             per_pod = {k: 1000 * v / self.pods for k, v in self.cpu_seconds.items()}
             self.cpu_ms_per_pod = {**per_pod, "total": sum(per_pod.values())}
-        if self.queue_busy is None and "queue" in self.cpu_seconds and self.wall_seconds > 0:
-            self.queue_busy = self.cpu_seconds["queue"] / self.wall_seconds
 
 
 class Progress:

@@ -164,9 +164,8 @@ class Pipelined:
             while ahead and not stopping.is_set():
                 self._top_up(ahead, stopping)
                 attempts, task = ahead.popleft()
-                waiting = None if task.done() else time.perf_counter()
                 try:
-                    evaluated = await task
+                    evaluated = await self._answers(task)
                 except asyncio.CancelledError:
                     raise
                 except Exception:
@@ -174,9 +173,6 @@ class Pipelined:
                     s.requeue(attempts)
                     await asyncio.sleep(FAILED_CYCLE_PAUSE_S)
                     return
-                finally:
-                    if waiting is not None:
-                        s.metrics.answer_wait_seconds.inc(time.perf_counter() - waiting)
                 if self._top_up(ahead, stopping):
                     await asyncio.sleep(0)  # let its request go out before this batch is decided
                 deciding = time.perf_counter()
@@ -191,6 +187,19 @@ class Pipelined:
                 if answered is not None:
                     s.starts.decided(answered.batch_id)  # answered, never decided
                 s.requeue(attempts)
+
+    async def _answers(self, task: asyncio.Future[Evaluated | None]) -> Evaluated | None:
+        """The batch's answers, counting the time the queue was off the CPU meanwhile: the loop
+        also folds the log and sends the next batches while it waits, and that is the queue's
+        busy time, not waiting (`berth_queue_answer_wait_seconds`)."""
+        if task.done():
+            return task.result()
+        wall, cpu = time.perf_counter(), time.thread_time()
+        try:
+            return await task
+        finally:
+            idle = (time.perf_counter() - wall) - (time.thread_time() - cpu)
+            self.s.metrics.answer_wait_seconds.inc(max(0.0, idle))
 
     def _top_up(self, ahead: Ahead, stopping: asyncio.Event) -> bool:
         """Send batches until `depth()` are at the workers; True if one was sent."""

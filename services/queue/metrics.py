@@ -53,8 +53,9 @@ class SchedulerMetrics:
             "offered was taken by pods decided before it in the batch (a whole attempt in the queue).",
             registry=registry)
         self.answer_wait_seconds = Counter(
-            "berth_queue_answer_wait_seconds", "Seconds the queue waited for the filter workers' answers to the "
-            "batch it decides next, with nothing else to decide (pipelined).", registry=registry)
+            "berth_queue_answer_wait_seconds", "Seconds the queue's loop was off the CPU while it waited for the "
+            "filter workers' answers to the batch it decides next (pipelined): waiting for the workers, or, on a "
+            "machine short of cores, for a core.", registry=registry)
         self.proposed_pods = Counter(
             "berth_queue_proposed_pods", "Pods sent to the filter workers in batches they decide (propose).",
             registry=registry)

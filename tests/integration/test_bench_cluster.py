@@ -39,7 +39,7 @@ async def test_cluster_bench_smoke(berth_env: BerthTestEnv, tmp_path: Path, work
     assert result["bound"] + result["pending"] == result["pods"] == 40
     assert result["sent_per_pod"] >= 1  # every measured pod went to the workers at least once
     assert set(result["cpu_seconds"]) >= {"queue", "filter", "binder", "preemption", "projector"}
-    assert result["queue_busy"] == pytest.approx(result["cpu_seconds"]["queue"] / result["wall_seconds"])
+    assert result["queue_busy"] > 0 and 0 <= result["queue_waited"] <= 1  # shares of the measured run
     assert list(tmp_path.glob("*.json")) and list(tmp_path.glob("*.png"))
     # The churn's preemptors went in while the measured pods were scheduled, and were checked too.
     assert (result["churn_submitted"] > 0) == (workload == "PreemptionAsync")

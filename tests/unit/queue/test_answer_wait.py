@@ -1,6 +1,6 @@
-"""berth_queue_answer_wait_seconds: the time the pipelined queue waits for the answers to the batch
-it decides next, with nothing else to decide; a batch answered before the queue turns to it adds
-nothing."""
+"""berth_queue_answer_wait_seconds: the time the pipelined queue is off the CPU while the answers to
+the batch it decides next are outstanding; what it does after they came (a failed cycle's pause
+included) is not waiting for them."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from collections.abc import Sequence
 import pytest
 from prometheus_client import CollectorRegistry
 
+from services.queue import drivers
 from services.queue.drivers import Pipelined
 from services.queue.gather import Gatherer
 from services.queue.metrics import SchedulerMetrics
@@ -42,23 +43,33 @@ def _waited(registry: CollectorRegistry) -> float:
     return registry.get_sample_value("berth_queue_answer_wait_seconds_total") or 0.0
 
 
-@pytest.mark.parametrize("answer_s", [ANSWER_S, 0.0])
-async def test_the_wait_for_a_batch_answers_is_counted(monkeypatch: pytest.MonkeyPatch, answer_s: float) -> None:
+async def test_the_wait_for_a_batch_answers_is_counted(monkeypatch: pytest.MonkeyPatch) -> None:
     registry = CollectorRegistry()
     s = _queue(registry)
     answered = answering(s, lambda: MergedFilter(feasible=["node-a"]))
 
     async def slow(attempts: list[Attempt], stopping: asyncio.Event) -> Evaluated:
-        await asyncio.sleep(answer_s)
+        await asyncio.sleep(ANSWER_S)  # off the CPU, as while a worker walks the batch
         return await answered(attempts, stopping)
 
-    monkeypatch.setattr(s, "evaluate", slow if answer_s else answered)
+    monkeypatch.setattr(s, "evaluate", slow)
     batch = s.pop_batch()
     assert batch is not None
     await Pipelined(s).run(batch, asyncio.Event())
     assert s.view.node_of(batch[0].pod_info.uid) == "node-a"
-    if answer_s:
-        assert ANSWER_S * 0.8 <= _waited(registry) <= ANSWER_S * 20
-    else:
-        # Answered at once: the task is done by the time the queue turns to it, or nearly so.
-        assert _waited(registry) < ANSWER_S
+    assert ANSWER_S * 0.8 <= _waited(registry) <= ANSWER_S * 20
+
+
+async def test_a_failed_cycle_pause_is_not_counted(monkeypatch: pytest.MonkeyPatch) -> None:
+    registry = CollectorRegistry()
+    s = _queue(registry)
+
+    async def failing(attempts: list[Attempt], stopping: asyncio.Event) -> Evaluated:
+        await asyncio.sleep(0)
+        raise RuntimeError("no answers")
+
+    monkeypatch.setattr(s, "evaluate", failing)
+    batch = s.pop_batch()
+    assert batch is not None
+    await Pipelined(s).run(batch, asyncio.Event())  # pauses FAILED_CYCLE_PAUSE_S after the failure
+    assert _waited(registry) < drivers.FAILED_CYCLE_PAUSE_S / 2
