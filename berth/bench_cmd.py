@@ -114,6 +114,9 @@ def run(args: argparse.Namespace) -> int:
     if args.mode == "cluster":
         from .bench.cluster import run_cluster
 
+        if args.record:  # made before the run, which would otherwise end unable to write it
+            Path(args.record).parent.mkdir(parents=True, exist_ok=True)
+
         result = run_cluster(workload, options=options, progress=progress, timeout_s=args.timeout,
                              logs=Path(args.logs) if args.logs else None,
                              record=Path(args.record) if args.record else None, config=config_path)
