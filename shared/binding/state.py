@@ -45,6 +45,7 @@ from shared.plugins.nodeports import ERR_REASON as PORTS_REASON
 from shared.plugins.noderesources.fit import Fit, fits_request
 
 from .admission import is_admission, refusal
+from .node_local import anti_affinity_conflicts
 
 log = logging.getLogger(__name__)
 
@@ -157,11 +158,12 @@ def ignored_by_profile(profiles: Mapping[str, Framework]) -> dict[str, Ignored]:
 
 
 def unfit_reasons(pod: PodInfo, node: NodeInfo, ignored: Ignored = NOTHING_IGNORED) -> list[str]:
-    """Why the pod cannot join the node now (resources, pod count, host ports); empty when it fits."""
+    """Why the pod cannot join the node now (resources, pod count, host ports, required
+    anti-affinity scoped to the node); empty when it fits."""
     reasons = [r.reason for r in fits_request(pod.requests, node, ignored.resources, ignored.groups)]
     if any(node.used_ports.check_conflict(ip, protocol, port) for ip, protocol, port in pod.host_ports):
         reasons.append(PORTS_REASON)
-    return reasons
+    return reasons + anti_affinity_conflicts(pod, node)
 
 
 @dataclass

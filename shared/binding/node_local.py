@@ -1,0 +1,42 @@
+"""Which constraints between pods the binder, the single writer per node, can check on one node.
+
+Where several queues share a cluster, each decides on a view that lacks the other queues' binds in
+flight. What a node's writer sees exactly is the pods committed to that node: so a required
+anti-affinity term whose topology is the node itself (`kubernetes.io/hostname`) is checked there,
+both ways, as InterPodAffinity's Filter would (the incoming pod's terms against the node's pods,
+and the node's pods' terms against it). Constraints whose domain spans nodes (a zone's
+anti-affinity, pod affinity, a hard topology spread) need every node's pods at once: they are
+left to the queues.
+
+Terms that select namespaces by label are left to the queues: the binder does not follow the
+namespaces' labels.
+"""
+
+from __future__ import annotations
+
+from shared.framework.node_info import NodeInfo
+from shared.framework.pod_info import AffinityTerm, PodInfo
+from shared.plugins.interpodaffinity import (
+    ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH,
+    ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH,
+)
+from shared.plugins.podtopologyspread.common import LABEL_HOSTNAME
+
+
+def _on_node(term: AffinityTerm, node: NodeInfo) -> bool:
+    """The term's domain is this node alone, and the binder can tell which pods it selects."""
+    return (term.topology_key == LABEL_HOSTNAME and LABEL_HOSTNAME in node.labels
+            and term.namespace_selector.nothing)
+
+
+def anti_affinity_conflicts(pod: PodInfo, node: NodeInfo) -> list[str]:
+    """InterPodAffinity's reasons the pod may not join the node's committed pods, of the
+    node-scoped required anti-affinity terms (empty when none is broken)."""
+    reasons: list[str] = []
+    own = [t for t in pod.required_anti_affinity_terms if _on_node(t, node)]
+    if own and any(t.matches(other) for other in node.pods for t in own):
+        reasons.append(ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH)
+    if any(_on_node(t, node) and t.matches(pod)
+           for other in node.pods_with_required_anti_affinity for t in other.required_anti_affinity_terms):
+        reasons.append(ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH)
+    return reasons

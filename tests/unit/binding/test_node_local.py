@@ -1,0 +1,67 @@
+"""The binder refuses a bind that breaks a required anti-affinity scoped to the node, both ways, as
+InterPodAffinity's Filter would; terms it cannot judge on one node are left to the queues."""
+
+from __future__ import annotations
+
+import pytest
+
+from shared.events import BindRejected, PodBound
+from shared.model import Node, Pod
+from shared.plugins.interpodaffinity import (
+    ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH,
+    ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH,
+)
+from tests.builders import MakeNode, MakePod
+
+from .support import bind, outcome, state_with
+
+HOST = "kubernetes.io/hostname"
+ZONE = "topology.kubernetes.io/zone"
+
+
+def _node(name: str = "n1") -> Node:
+    return MakeNode().name(name).label(HOST, name).label(ZONE, "z1").capacity(cpu="8", memory="8Gi", pods=10).obj()
+
+
+def _pod(uid: str, app: str = "web", avoid: str | None = None, key: str = HOST,
+         namespace_selector: dict[str, object] | None = None) -> Pod:
+    b = MakePod().name(uid).uid(uid).label("app", app).req(cpu="100m")
+    if avoid is not None:
+        b = b.pod_anti_affinity(MakePod.term(key, {"app": avoid}, namespace_selector=namespace_selector))
+    return b.obj()
+
+
+def test_a_pod_whose_host_anti_affinity_selects_a_pod_on_the_node_is_refused() -> None:
+    state = state_with(_node())
+    assert isinstance(outcome(state, bind(_pod("db", app="db"), attempt="a1")), PodBound)
+    got = outcome(state, bind(_pod("web", avoid="db"), attempt="a2"))
+    assert isinstance(got, BindRejected) and got.reason == ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH
+
+
+def test_a_pod_selected_by_the_host_anti_affinity_of_a_pod_on_the_node_is_refused() -> None:
+    state = state_with(_node())
+    assert isinstance(outcome(state, bind(_pod("web", avoid="db"), attempt="a1")), PodBound)
+    got = outcome(state, bind(_pod("db", app="db"), attempt="a2"))
+    assert isinstance(got, BindRejected) and got.reason == ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH
+
+
+def test_replicas_avoiding_each_other_get_one_per_node() -> None:
+    state = state_with(_node("n1"), _node("n2"))
+    first = outcome(state, bind(_pod("r1", avoid="web"), "n1", attempt="a1"))
+    second = outcome(state, bind(_pod("r2", avoid="web"), "n1", attempt="a2"))
+    third = outcome(state, bind(_pod("r3", avoid="web"), "n2", attempt="a3"))
+    assert isinstance(first, PodBound) and isinstance(third, PodBound)
+    assert isinstance(second, BindRejected)
+    assert second.reason == ", ".join([ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH,
+                                       ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH])
+
+
+@pytest.mark.parametrize("second", [
+    pytest.param(_pod("web", avoid="db", key=ZONE), id="zone-wide term: the queue's to check"),
+    pytest.param(_pod("web", avoid="db", namespace_selector={}), id="namespaces by label: not followed here"),
+    pytest.param(_pod("web", avoid="cache"), id="selects nothing on the node"),
+])
+def test_terms_the_node_cannot_judge_or_that_select_nothing_there_bind(second: Pod) -> None:
+    state = state_with(_node())
+    assert isinstance(outcome(state, bind(_pod("db", app="db"), attempt="a1")), PodBound)
+    assert isinstance(outcome(state, bind(second, attempt="a2")), PodBound)
