@@ -143,7 +143,7 @@ class FilterHandler(Handler):
                                owned=sorted(self.owned), proposed=proposed)
         env = envelope(answer, producer=self.producer, caused_by=event.envelope,
                        event_id=derived_id(event.envelope.event_id, "shards", *shards))
-        return OutgoingEvent(SHARD_RESULTS, env)
+        return OutgoingEvent(SHARD_RESULTS, env, partition=req.answer_partition)
 
     def _propose(self, req: FilterBatchRequested) -> list[PodShardResult]:
         """The batch decided on the view as the queue would decide it."""

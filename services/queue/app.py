@@ -38,9 +38,12 @@ class QueueApp:
         self.publisher = KafkaPublisher(self.producer, self.registry,
                                         max_record_bytes=settings.base.kafka_max_message_bytes)
         self.view = ClusterView()
-        self.gatherer = Gatherer(workers_most=settings.options.workers_most)
+        share = settings.options.share
+        self.gatherer = Gatherer(workers_most=settings.options.workers_most,
+                                 destinations=None if share.whole else share.filter_partitions())
         config = ServiceConfig(name=settings.base.service_name, group_id=settings.group_id,
-                               topics=[SHARD_RESULTS, PREEMPTION], serve_http=serve_http, fetch_timeout_ms=20)
+                               topics=[SHARD_RESULTS, PREEMPTION], serve_http=serve_http, fetch_timeout_ms=20,
+                               reads=None if share.whole else share.reads)
         self.service = Service(settings.base, config, Handler(), registry=self.registry, publisher=self.publisher)
         self.scheduler = Scheduler(
             self.view, profiles_from(settings.config, self.service.metrics.registry),

@@ -44,14 +44,19 @@ decision)."""
 
 
 class Dispatcher:
-    def __init__(self, partitions: int, most: int = 0, clock: Callable[[], float] = time.monotonic) -> None:
-        self.partitions = partitions
+    def __init__(self, partitions: int | Sequence[int], most: int = 0,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        """`partitions`: how many `filter-requests` has, or the ones this queue may send to (its
+        share's slice, `services.queue.share`)."""
+        mine = list(range(partitions)) if isinstance(partitions, int) else list(partitions)
+        self.partitions = frozenset(mine)
         self.most = most
         """The most destinations batches go to at once (0: every one known)."""
         self._clock = clock
         self._last: dict[frozenset[int], float] = {}
         """Destination (`_one`) → when it was last sent a batch or a primer."""
-        self._order = [p for p in SPREAD if p < partitions] + [p for p in range(partitions) if p not in SPREAD]
+        # The fixed order over the slice: SPREAD's, by position within it.
+        self._order = [mine[k] for k in SPREAD if k < len(mine)] + [p for k, p in enumerate(mine) if k not in SPREAD]
         self._owner: dict[int, frozenset[int]] = {}
         """Partition → the partitions its owner named in its latest answer."""
         self._sent: dict[str, int] = {}
@@ -61,7 +66,7 @@ class Dispatcher:
 
     def owned(self, partitions: Sequence[int]) -> None:
         """An answer named the partitions its worker owns now."""
-        group = frozenset(p for p in partitions if 0 <= p < self.partitions)
+        group = frozenset(p for p in partitions if p in self.partitions)
         if not group:
             return
         for p in group:
@@ -71,7 +76,7 @@ class Dispatcher:
     def workers(self) -> int:
         """Destinations known: workers that answered, and one for partitions none has named."""
         groups = set(self._owner.values())
-        unnamed = any(p not in self._owner for p in range(self.partitions))
+        unnamed = any(p not in self._owner for p in self.partitions)
         return max(1, len(groups) + unnamed)
 
     def choose(self, batch_id: str, avoid: int | None = None) -> int:

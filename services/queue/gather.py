@@ -4,6 +4,7 @@ decoded as they arrive (shared.protocol.answers)."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from shared.events import NODE_SHARDS, ShardFiltered
@@ -22,10 +23,12 @@ class _Pending:
 
 
 class Gatherer:
-    def __init__(self, shards: int = NODE_SHARDS, *, workers_most: int = 0) -> None:
+    def __init__(self, shards: int = NODE_SHARDS, *, workers_most: int = 0,
+                 destinations: Sequence[int] | None = None) -> None:
+        """`destinations`: the partitions of `filter-requests` this queue sends to (None: all)."""
         self.shards = shards
         self._pending: dict[tuple[str, str], _Pending] = {}
-        self.dispatcher = Dispatcher(shards, most=workers_most)
+        self.dispatcher = Dispatcher(shards if destinations is None else destinations, most=workers_most)
         self._off_view: set[str] = set()
         """Filter phases answered, an answer of which was made off the request's watermark: kept
         until the queue asks (`answered_off_view`), right after it gathered them."""

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 
 from shared.queue.scheduling_queue import DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION
 
+from .share import QueueShare
+
 DEFAULT_BATCH = 1024
 DEFAULT_GATHER_TIMEOUT_S = 30.0
 DEFAULT_UNSCHEDULABLE_TIMEOUT_S = DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION
@@ -45,6 +47,10 @@ class SchedulerOptions:
     """One pod in flight at a time, its outcome awaited before the next, with the simulator's
     logical clock: decisions then equal `berth simulate`'s on the same input."""
     seed: int = 0
+    share: QueueShare = QueueShare()
+    """Which of the queues sharing the cluster this one is (BERTH_QUEUE_PARTITION of
+    BERTH_QUEUE_PARTITIONS), so which pods it schedules, which workers it sends to and which
+    answers it reads."""
     propose: bool = False
     """Filter workers decide each batch and answer with a ranking per pod (BERTH_QUEUE_PROPOSE=1);
     off, they answer with the walks (feasible nodes and raw scores) and the queue ranks."""

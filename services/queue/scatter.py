@@ -65,7 +65,8 @@ class Scatter:
             return
         primers = [OutgoingEvent(FILTER_REQUESTS, envelope(FilterBatchRequested(
             batch_id=str(random_id()), cycle=request.cycle, phase="filter", pods=[], watermark=request.watermark,
-            assumed=request.assumed, whole=True), producer=self.producer), partition=p)
+            assumed=request.assumed, whole=True, answer_partition=request.answer_partition),
+            producer=self.producer), partition=p)
             for p in self.gatherer.dispatcher.primes()]
         if primers:
             self._priming = asyncio.ensure_future(self._publish_primers(primers))

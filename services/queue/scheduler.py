@@ -168,6 +168,8 @@ class Scheduler:
         self.pipeline_depth = max(0, options.pipeline_depth)
         self.pipeline_most = max(0, options.pipeline_most)
         self.lockstep, self.seed, self.producer = lockstep, options.seed, producer
+        self.share = options.share
+        """The pods this queue schedules, where several share the cluster (`share`)."""
         above_s = None if options.propose_above_ms is None else options.propose_above_ms / 1000
         self.proposals = ProposalPolicy(always=options.propose, above_s=above_s)
         """Whether workers decide a batch as this queue would and answer with a ranking per pod,
@@ -223,7 +225,7 @@ class Scheduler:
         match p:
             case PodSubmitted():
                 self._enqueue(p.pod.metadata.uid)
-                self.admissions.request(p.pod.metadata.uid)
+                self._ask_admission(p.pod.metadata.uid)
             case NodeUpserted():
                 q.move_all_to_active_or_backoff_queue(cluster_events.NODE_ADD, None,
                                                       self.view.nodes.get(p.node.metadata.name))
@@ -263,7 +265,7 @@ class Scheduler:
         pod = self.view.specs.get(uid)
         if pod is None or uid in self.queued or uid in self.view.deleted or self.view.node_of(uid) is not None:
             return
-        if not attemptable(pod, self.profiles):
+        if not attemptable(pod, self.profiles) or not self.share.owns(pod):
             return
         info = PodInfo(pod)
         self.queued[uid] = info
@@ -271,6 +273,12 @@ class Scheduler:
         if isinstance(self.clock, FakeClock):  # lockstep
             self.clock.advance(CYCLE_SECONDS)
         admit(self.queue, info)
+
+    def _ask_admission(self, uid: str) -> None:
+        """A pod created on a node is asked about by the queue it would be scheduled by."""
+        pod = self.view.specs.get(uid)
+        if pod is not None and self.share.owns(pod):
+            self.admissions.request(uid)
 
     def _nominated(self, uid: str, node_name: str) -> None:
         old = self.queued.get(uid)
@@ -299,7 +307,7 @@ class Scheduler:
         pending.sort(key=lambda uid: (self.submitted_at.get(uid, datetime.max), uid))
         for uid in pending:
             self._enqueue(uid)
-            self.admissions.request(uid)  # it waits for its node when the node does not exist
+            self._ask_admission(uid)  # it waits for its node when the node does not exist
         self.live = True
         self._wake.set()
 
@@ -453,13 +461,15 @@ class Scheduler:
         propose = not self.extender_cycles.wanted_by_any(attempts) and self.proposals.propose()
         if propose:
             self.metrics.proposed_pods.inc(len(attempts))
-        start = self.starts.reserve(batch_id, len(attempts), snapshot.num_nodes())
+        start = self.share.shifted(self.starts.reserve(batch_id, len(attempts), snapshot.num_nodes()),
+                                   snapshot.num_nodes())
         try:
             try:
                 filtered = await self.scatter.send(FilterBatchRequested(
                     batch_id=batch_id, cycle=cycle, phase="filter", pods=[a.info.pod for a in attempts],
                     starts=[start] * len(attempts), watermark=watermark, assumed=assumed, whole=True,
-                    propose=propose, seeds=[a.seed for a in attempts] if propose else []), stopping)
+                    propose=propose, seeds=[a.seed for a in attempts] if propose else [],
+                    answer_partition=self.share.reply_partition), stopping)
             finally:
                 self.starts.release(batch_id)
             batch = merge_batch([(a.fwk, a.info) for a in attempts], filtered, snapshot, start)
@@ -469,7 +479,8 @@ class Scheduler:
                 scored = await self.scatter.send(FilterBatchRequested(
                     batch_id=str(random_id()), cycle=cycle, phase="score",
                     pods=[attempts[i].info.pod for i in second], feasible=[merged[i].feasible for i in second],
-                    watermark=watermark, assumed=assumed, whole=True), stopping)
+                    watermark=watermark, assumed=assumed, whole=True,
+                    answer_partition=self.share.reply_partition), stopping)
                 for i in second:
                     uid = attempts[i].info.uid
                     raw[uid], merged[i].error = raw_by_plugin(walks(scored.get(uid, [])))

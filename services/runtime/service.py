@@ -64,6 +64,9 @@ class ServiceConfig:
     lag_interval_s: float = 1.0
     tick_interval_s: float | None = None
     """How often to call `Handler.tick` (None: never)."""
+    reads: Callable[[str, int], bool] | None = None
+    """Of the partitions assigned, whether to fetch (logical topic, partition); the others stay
+    paused (None: all). A queue that shares the cluster reads only its own answers."""
 
 
 class RebalanceFailed(Exception):
@@ -274,6 +277,9 @@ class Service:
         for (topic, partition), offset in stored.items():
             self._consumer.seek(TopicPartition(self.registry.physical(topic), partition), offset)
         self.assignment = self._logical(self._consumer.assignment())
+        if self.config.reads is not None:
+            self._consumer.pause(*(tp for tp in self._consumer.assignment()
+                                   if not self.config.reads(self.registry.logical(tp.topic), tp.partition)))
         remember_member(self.settings, physical_group(self.settings, self.config.group_id),
                         member_id_of(self._consumer))
         self.metrics.rebalances.labels(self.config.name).inc()

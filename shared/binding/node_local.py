@@ -1,12 +1,14 @@
-"""Which constraints between pods the binder, the single writer per node, can check on one node.
+"""Which constraints between pods the binder, the single writer per node, can check on one node,
+and which pods have constraints it cannot.
 
 Where several queues share a cluster, each decides on a view that lacks the other queues' binds in
 flight. What a node's writer sees exactly is the pods committed to that node: so a required
 anti-affinity term whose topology is the node itself (`kubernetes.io/hostname`) is checked there,
 both ways, as InterPodAffinity's Filter would (the incoming pod's terms against the node's pods,
 and the node's pods' terms against it). Constraints whose domain spans nodes (a zone's
-anti-affinity, pod affinity, a hard topology spread) need every node's pods at once: they are
-left to the queues.
+anti-affinity, pod affinity, a hard topology spread) need every node's pods at once: the pods
+that carry them are scheduled by one queue (`spans_nodes`), whose own view holds every such pod in
+flight.
 
 Terms that select namespaces by label are left to the queues: the binder does not follow the
 namespaces' labels.
@@ -16,11 +18,30 @@ from __future__ import annotations
 
 from shared.framework.node_info import NodeInfo
 from shared.framework.pod_info import AffinityTerm, PodInfo
+from shared.model import Pod
 from shared.plugins.interpodaffinity import (
     ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH,
     ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH,
 )
 from shared.plugins.podtopologyspread.common import LABEL_HOSTNAME
+
+DO_NOT_SCHEDULE = "DoNotSchedule"
+
+
+def spans_nodes(pod: Pod) -> bool:
+    """Whether the pod has a required constraint on other pods beyond its own node: pod affinity
+    (whose first pod of a group is placed by seeing none anywhere), anti-affinity over a wider
+    topology than the node, or a topology spread that must not be violated."""
+    affinity = pod.spec.affinity
+    if affinity is not None:
+        together = affinity.pod_affinity
+        if together is not None and together.required_during_scheduling_ignored_during_execution:
+            return True
+        anti = affinity.pod_anti_affinity
+        if anti is not None and any(t.topology_key != LABEL_HOSTNAME
+                                    for t in anti.required_during_scheduling_ignored_during_execution):
+            return True
+    return any(c.when_unsatisfiable == DO_NOT_SCHEDULE for c in pod.spec.topology_spread_constraints)
 
 
 def _on_node(term: AffinityTerm, node: NodeInfo) -> bool:

@@ -212,6 +212,9 @@ class FilterBatchRequested(Event, frozen=True):
     whole: bool = False
     propose: bool = False
     seeds: list[int] = []
+    answer_partition: int | None = None
+    """The `shard-results` partition to answer on: the asking queue's, where several share the
+    cluster (None: keyed by batch id)."""
 
     def partition_key(self) -> str:
         return self.batch_id

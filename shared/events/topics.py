@@ -115,6 +115,10 @@ TOPICS: tuple[TopicSpec, ...] = (
     TopicSpec(DEAD_LETTERS, 1, "origin topic", (DeadLettered,)),
 )
 
+MOST_QUEUES = min(t.partitions for t in TOPICS if t.name in (SHARD_RESULTS, PREEMPTION))
+"""Queues that can share a cluster: each reads its answers from partitions of its own."""
+
+
 
 class TopicRegistry:
     """The topic plan under one prefix: logical ↔ physical names and event → topic routing."""

@@ -1,10 +1,11 @@
 """The binder refuses a bind that breaks a required anti-affinity scoped to the node, both ways, as
-InterPodAffinity's Filter would; terms it cannot judge on one node are left to the queues."""
+InterPodAffinity's Filter would; constraints spanning nodes are left to one queue (`spans_nodes`)."""
 
 from __future__ import annotations
 
 import pytest
 
+from shared.binding.node_local import spans_nodes
 from shared.events import BindRejected, PodBound
 from shared.model import Node, Pod
 from shared.plugins.interpodaffinity import (
@@ -65,3 +66,18 @@ def test_terms_the_node_cannot_judge_or_that_select_nothing_there_bind(second: P
     state = state_with(_node())
     assert isinstance(outcome(state, bind(_pod("db", app="db"), attempt="a1")), PodBound)
     assert isinstance(outcome(state, bind(second, attempt="a2")), PodBound)
+
+
+@pytest.mark.parametrize(("pod", "spans"), [
+    pytest.param(MakePod().name("p").obj(), False, id="no constraint"),
+    pytest.param(_pod("p", avoid="web"), False, id="host anti-affinity"),
+    pytest.param(_pod("p", avoid="web", key=ZONE), True, id="zone anti-affinity"),
+    pytest.param(MakePod().name("p").pod_affinity(MakePod.term(HOST, {"app": "db"})).obj(), True,
+                 id="required pod affinity"),
+    pytest.param(MakePod().name("p").pod_affinity(MakePod.term(ZONE, {"app": "db"}), weight=5).obj(), False,
+                 id="preferred pod affinity"),
+    pytest.param(MakePod().name("p").spread(1, ZONE).obj(), True, id="hard spread"),
+    pytest.param(MakePod().name("p").spread(1, ZONE, when="ScheduleAnyway").obj(), False, id="soft spread"),
+])
+def test_which_pods_have_constraints_spanning_nodes(pod: Pod, spans: bool) -> None:
+    assert spans_nodes(pod) is spans

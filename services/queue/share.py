@@ -1,0 +1,76 @@
+"""Which pods, workers and answers are one queue's when several share the cluster
+(BERTH_QUEUE_PARTITIONS): each queue schedules a share of the pods with the whole cluster in view,
+as several schedulers of one cluster do.
+
+A pod whose required constraints span nodes (pod affinity, anti-affinity over a zone, a hard
+topology spread: `shared.binding.node_local.spans_nodes`) is the first queue's, so that every such
+pod in flight is in one view; any other pod is queue k's when its uid's partition of `pods`, dealt
+round, falls to k. A queue's filter workers are a contiguous slice of `filter-requests` (the range
+assignor gives each worker a contiguous run of partitions, so with at least as many workers as
+queues no worker serves two queues, and each worker's view follows one queue's watermarks), and
+they answer on the queue's own partition of `shard-results`.
+
+What one queue cannot see is what another decided and the binder has not yet answered. The binder,
+the single writer per node, refuses a bind that would over-commit its node or break a required
+anti-affinity scoped to the node, and the pod is tried again after its backoff, as kube-scheduler's
+pods are when their bind fails. What neither catches: a pod without such constraints, decided by
+one queue, landing in the zone of a pod another queue placed in the same instant whose required
+anti-affinity over that zone selects it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from shared.binding.node_local import spans_nodes
+from shared.events import MOST_QUEUES, NODE_SHARDS, PODS, SHARD_RESULTS, TOPICS
+from shared.events.partitioning import partition_for
+from shared.model import Pod
+
+_PARTITIONS = {t.name: t.partitions for t in TOPICS}
+
+
+@dataclass(frozen=True, slots=True)
+class QueueShare:
+    index: int = 0
+    count: int = 1
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.count <= MOST_QUEUES:
+            raise ValueError(f"queue partitions must be between 1 and {MOST_QUEUES}, got {self.count}")
+        if not 0 <= self.index < self.count:
+            raise ValueError(f"queue partition must be between 0 and {self.count - 1}, got {self.index}")
+
+    @property
+    def whole(self) -> bool:
+        """The only queue: every pod, every worker, every answer."""
+        return self.count == 1
+
+    def owns(self, pod: Pod) -> bool:
+        """Whether this queue schedules `pod`: the first queue every pod whose constraints span
+        nodes (`spans_nodes`), the others by their uid's hash."""
+        if self.whole:
+            return True
+        if spans_nodes(pod):
+            return self.index == 0
+        return partition_for(pod.metadata.uid, _PARTITIONS[PODS]) % self.count == self.index
+
+    def reads(self, topic: str, partition: int) -> bool:
+        """Whether this queue consumes `partition` of `topic`: of `shard-results`, its own; of
+        the rest (preemption's outcomes, keyed by uid, are few), all."""
+        return self.whole or topic != SHARD_RESULTS or partition == self.index
+
+    def shifted(self, start: int, num_nodes: int) -> int:
+        """A batch's round-robin start, moved to this queue's own arc of the node order: queues
+        whose walks began at the same node would walk the same nodes on views without each
+        other's picks, and the binder would refuse the later of each pair they both chose."""
+        return (start + self.index * num_nodes // self.count) % num_nodes if num_nodes else start
+
+    @property
+    def reply_partition(self) -> int | None:
+        """The `shard-results` partition its workers answer on (None: keyed by batch id)."""
+        return None if self.whole else self.index
+
+    def filter_partitions(self, partitions: int = NODE_SHARDS) -> list[int]:
+        """Its slice of `filter-requests`: the k-th of `count` contiguous runs."""
+        return list(range(self.index * partitions // self.count, (self.index + 1) * partitions // self.count))
