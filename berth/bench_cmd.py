@@ -18,7 +18,7 @@ from .bench.plot import NO_PLOT, plot_scaling, plot_throughput
 from .bench.stats import median_run
 from .client import CliError, run_guarded
 from .machine import summary
-from .services import check_filter_workers, filter_workers_problem, up_options
+from .services import check_filter_workers, check_queues, filter_workers_problem, up_options
 
 
 def register(sub: Any) -> None:
@@ -34,6 +34,10 @@ def register(sub: Any) -> None:
                         "--scale-sweep is cluster mode")
     p.add_argument("--filter-workers", type=int, default=None, metavar="K",
                    help="filter replicas (cluster mode; default as `berth up`: one per four cores, one to four)")
+    p.add_argument("--queues", type=_positive, default=None, metavar="Q",
+                   help="queues sharing the cluster, each scheduling a share of the pods (cluster mode; default as "
+                        "`berth up`: one per filter worker, at most four, on more than three cores; with "
+                        "--scale-sweep, at most one per filter worker at each count)")
     p.add_argument("--scale-sweep", metavar="K,K,...", type=_worker_counts,
                    help="cluster mode once per filter-worker count (e.g. 1,2,4,8): pods/s, parallel efficiency "
                         "against the first count, a JSON result and a scaling-curve PNG")
@@ -91,9 +95,12 @@ def _worker_counts(text: str) -> list[int]:
 
 
 def run(args: argparse.Namespace) -> int:
-    options = up_options(args.filter_workers)
+    options = up_options(args.filter_workers, queues=args.queues)
     if args.mode == "cluster" and not args.scale_sweep:
         check_filter_workers(options.filter_workers)
+        check_queues(options.queues, options.filter_workers)
+    elif args.queues is not None and args.mode != "cluster" and not args.scale_sweep:
+        raise CliError("--queues shares the cluster among queues: give --mode cluster", 2)
     workload = generate(args.workload, args.nodes, args.pods, args.seed)
     config_path = Path(args.config).resolve() if args.config else None
     if config_path is not None:
@@ -125,6 +132,7 @@ def run(args: argparse.Namespace) -> int:
     out_dir = Path(args.out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     workers = f"-{result.filter_workers}w" if result.filter_workers else ""
+    workers += f"{result.queues}q" if result.queues and result.queues > 1 else ""
     stem = f"{result.workload}-{result.mode}{workers}-{result.nodes}n-{result.pods}p"
     data = asdict(result)
     (out_dir / f"{stem}.json").write_text(json.dumps(data, indent=2) + "\n")
@@ -134,6 +142,7 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps({k: v for k, v in data.items() if k != "throughput"}))
     else:
         workers = f", {result.filter_workers} filter workers" if result.filter_workers else ""
+        workers += f", {result.queues} queues" if result.queues and result.queues > 1 else ""
         if result.propose and result.propose != "no":
             workers += f", proposing {result.propose} ({result.proposed_share or 0:.0%} of pods)"
         workers += f", at most {result.pipeline_most} batches out" if result.pipeline_most else ""
@@ -195,10 +204,12 @@ def _sweep(args: argparse.Namespace, workload: Any, progress: bool, config_path:
                 print(f"scale sweep: {k} filter worker(s)" + (f", round {round_} of {args.rounds}"
                                                               if args.rounds > 1 else ""), file=sys.stderr)
             logs = Path(args.logs) / (f"{k}w" if args.rounds == 1 else f"{k}w-{round_}") if args.logs else None
-            result = run_cluster(workload, options=up_options(k), progress=progress, timeout_s=args.timeout,
-                                 logs=logs, config=config_path)
+            queues = up_options(k, queues=None if args.queues is None else min(args.queues, k)).queues
+            check_queues(queues, k)
+            result = run_cluster(workload, options=up_options(k, queues=queues), progress=progress,
+                                 timeout_s=args.timeout, logs=logs, config=config_path)
             problems += [f"{k} workers: {p}" for p in result.problems]
-            runs[k].append({"filter_workers": k, "propose": result.propose,
+            runs[k].append({"filter_workers": k, "queues": queues, "propose": result.propose,
                             "proposed_share": result.proposed_share, "pipeline_most": result.pipeline_most,
                             "workers_most": result.workers_most, "sent_per_pod": result.sent_per_pod,
                             "walked_again_per_pod": result.walked_again_per_pod,
@@ -213,7 +224,7 @@ def _sweep(args: argparse.Namespace, workload: Any, progress: bool, config_path:
         speedup = point["pods_per_second"] / base["pods_per_second"] if base["pods_per_second"] else 0.0
         point["speedup"] = speedup
         point["efficiency"] = speedup * base["filter_workers"] / point["filter_workers"]
-    stem = f"{workload.name}-cluster-sweep-{args.nodes}n-{args.pods}p"
+    stem = f"{workload.name}-cluster-sweep-{args.nodes}n-{args.pods}p" + (f"-{args.queues}q" if args.queues else "")
     machine = result.machine  # every count ran on this machine: the last run's description
     swept = {"workload": workload.name, "mode": "cluster", "nodes": args.nodes, "pods": args.pods,
              "machine": machine, "rounds": args.rounds, "sweep": points, "problems": problems}
@@ -222,6 +233,8 @@ def _sweep(args: argparse.Namespace, workload: Any, progress: bool, config_path:
     proposing = [str(p["filter_workers"]) for p in points if p["proposed_share"]]
     if 0 < len(proposing) < len(points):  # each count ran as `berth up` runs it
         title += f" (proposing: {', '.join(proposing)} workers)"
+    if any(p["queues"] > 1 for p in points):
+        title += f"\nqueues: {', '.join(str(p['queues']) for p in points)}"
     plot = plot_scaling([(p["filter_workers"], p["pods_per_second"], p["cpu_ms_per_pod"]) for p in points],
                         title, out_dir / f"{stem}.png",
                         ranges=[p["rounds_pods_per_second"] for p in points] if args.rounds > 1 else ())
@@ -233,7 +246,8 @@ def _sweep(args: argparse.Namespace, workload: Any, progress: bool, config_path:
         if args.rounds > 1:
             print(f"  each count's run of median pods/s of {args.rounds} rounds; range: all its runs' pods/s")
         ranges = f"  {'range':>13}" if args.rounds > 1 else ""
-        print(f"  {'workers':>7}  {'propose':>12}  {'pods/s':>9}{ranges}  {'speedup':>7}  {'efficiency':>10}  "
+        print(f"  {'workers':>7}  {'queues':>6}  {'propose':>12}  {'pods/s':>9}{ranges}  {'speedup':>7}  "
+              f"{'efficiency':>10}  "
               f"{'e2e p99':>9}  {'cpu ms/pod':>10}  {'queue':>6}  {'busy':>5}  {'waited':>6}  {'filter':>6}  "
               f"{'sent/pod':>8}")
         for p in points:
@@ -241,7 +255,8 @@ def _sweep(args: argparse.Namespace, workload: Any, progress: bool, config_path:
             proposed = f"{p['propose']} {p['proposed_share'] or 0:.0%}"
             rounds = p["rounds_pods_per_second"]
             spread = f"  {f'{min(rounds):.0f}-{max(rounds):.0f}':>13}" if args.rounds > 1 else ""
-            print(f"  {p['filter_workers']:>7}  {proposed:>12}  {p['pods_per_second']:>9.1f}{spread}  "
+            print(f"  {p['filter_workers']:>7}  {p['queues']:>6}  {proposed:>12}  "
+                  f"{p['pods_per_second']:>9.1f}{spread}  "
                   f"{p['speedup']:>7.2f}  "
                   f"{p['efficiency']:>10.2f}  {p['e2e_latency_p99_ms'] / 1000:>8.1f}s  "
                   f"{ms.get('total', 0.0):>10.3f}  {ms.get('queue', 0.0):>6.3f}  {p['queue_busy'] or 0:>5.0%}  "

@@ -114,7 +114,7 @@ class Fleet:
         # check would then reach that process instead.
         port_file = self._port_file(label)
         port_file.unlink(missing_ok=True)
-        env = {**self.env, **spec.env(self.options),
+        env = {**self.env, **spec.env(self.options), **({spec.index_env: str(index)} if spec.index_env else {}),
                "BERTH_SERVICE": label, "BERTH_HTTP_HOST": "127.0.0.1", "BERTH_HTTP_PORT": str(port),
                "BERTH_PORT_FILE": str(port_file), "BERTH_MEMBER_FILE": str(self.logs / f"{label}.member")}
         tls = None

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from shared.events import NODE_SHARDS
+from shared.events import MOST_QUEUES, NODE_SHARDS
 from shared.settings import AUTO
 
 from .client import CliError
@@ -33,6 +33,8 @@ class UpOptions:
     workers_most: int | None = None
     """The most filter workers the queue keeps busy at once (BERTH_QUEUE_WORKERS_MOST); None: as
     the environment says."""
+    queues: int = 1
+    """Queues sharing the cluster, each scheduling a share of the pods (BERTH_QUEUE_PARTITIONS)."""
 
 
 MOST_DEFAULT_WORKERS = 4
@@ -72,6 +74,15 @@ def default_propose(workers: int, cores: int | None = None) -> str:
     return AUTO if cores <= SHARED_CORES else "1"
 
 
+def default_queues(workers: int, cores: int | None = None) -> int:
+    """Queues when nobody says: one per filter worker, at most `MOST_QUEUES`, on a machine of more
+    than `SHARED_CORES` cores; one on fewer, where every process shares them. On sixteen cores,
+    four workers with four queues gave SchedulingBasic and PodAntiAffinity their most pods/s
+    (README, "On sixteen cores")."""
+    cores = usable_cores() if cores is None else cores
+    return 1 if cores <= SHARED_CORES else max(1, min(workers, MOST_QUEUES))
+
+
 def workers_most(cores: int | None = None) -> int:
     """The most filter workers worth keeping busy when every service runs on this machine: one
     per core beside the queue's, at least one. On two cores one busy worker and the queue fill the
@@ -81,19 +92,24 @@ def workers_most(cores: int | None = None) -> int:
     return max(1, cores - 1)
 
 
-def up_options(filter_workers: int | None, env: Mapping[str, str] | None = None) -> UpOptions:
+def up_options(filter_workers: int | None, env: Mapping[str, str] | None = None, *,
+               queues: int | None = None) -> UpOptions:
     """The cluster's options from a `--filter-workers` flag (None: the machine's default):
     `default_propose`, unless BERTH_QUEUE_PROPOSE says otherwise; the queue keeps at most
     `pipeline_most()` batches at the workers, unless BERTH_QUEUE_PIPELINE_MOST says otherwise,
-    and at most `workers_most()` workers busy, unless BERTH_QUEUE_WORKERS_MOST says otherwise."""
+    and at most `workers_most()` workers busy, unless BERTH_QUEUE_WORKERS_MOST says otherwise;
+    `queues` (None: BERTH_QUEUE_PARTITIONS where the environment says, else `default_queues`)."""
     env = os.environ if env is None else env
     workers = default_filter_workers() if filter_workers is None else filter_workers
+    if queues is None:
+        said = env.get("BERTH_QUEUE_PARTITIONS", "").strip()
+        queues = int(said) if said.isdigit() else default_queues(workers)
 
     def unless_said(name: str, chosen: Callable[[], T]) -> T | None:
         """None where the environment sets `name` (the queue reads it itself), else `chosen()`."""
         return None if env.get(name, "").strip() else chosen()
 
-    return UpOptions(filter_workers=workers,
+    return UpOptions(filter_workers=workers, queues=queues,
                      propose=unless_said("BERTH_QUEUE_PROPOSE", lambda: default_propose(workers)),
                      pipeline_most=unless_said("BERTH_QUEUE_PIPELINE_MOST", pipeline_most),
                      workers_most=unless_said("BERTH_QUEUE_WORKERS_MOST", workers_most))
@@ -107,6 +123,8 @@ class ServiceSpec:
     env: Callable[[UpOptions], dict[str, str]] = field(default=lambda o: {})
     gateway: bool = False
     """The API endpoint `berth.json` points at (one replica)."""
+    index_env: str = ""
+    """The variable that tells each replica its index ("": none)."""
 
 
 def queue_env(options: UpOptions) -> dict[str, str]:
@@ -117,6 +135,7 @@ def queue_env(options: UpOptions) -> dict[str, str]:
         env["BERTH_QUEUE_PIPELINE_MOST"] = str(options.pipeline_most)
     if options.workers_most is not None:
         env["BERTH_QUEUE_WORKERS_MOST"] = str(options.workers_most)
+    env["BERTH_QUEUE_PARTITIONS"] = str(options.queues)  # as many as run, whatever the environment says
     return env
 
 
@@ -126,7 +145,8 @@ SERVICES: tuple[ServiceSpec, ...] = (
     ServiceSpec("binder", "services.binder"),
     ServiceSpec("filter", "services.filter", replicas=lambda o: o.filter_workers),
     ServiceSpec("preemption", "services.preemption"),
-    ServiceSpec("queue", "services.queue", env=queue_env),
+    ServiceSpec("queue", "services.queue", replicas=lambda o: o.queues, env=queue_env,
+                index_env="BERTH_QUEUE_PARTITION"),
 )
 
 
@@ -138,7 +158,23 @@ def filter_workers_problem(count: int) -> str:
     return f"filter workers must be between 1 and {NODE_SHARDS} (the partitions of filter-requests), got {count}"
 
 
+def queues_problem(queues: int, workers: int) -> str:
+    """Why `queues` queues cannot share `workers` filter workers ("" when they can): each needs a
+    partition of its own in the topics that answer it, and a worker of its own."""
+    if not 1 <= queues <= MOST_QUEUES:
+        return f"queues must be between 1 and {MOST_QUEUES} (the partitions that answer them), got {queues}"
+    if queues > workers:
+        return f"{queues} queues need at least as many filter workers, got {workers}"
+    return ""
+
+
 def check_filter_workers(count: int) -> None:
     problem = filter_workers_problem(count)
     if problem:
         raise CliError(f"--filter-workers: {problem}", 2)
+
+
+def check_queues(queues: int, workers: int) -> None:
+    problem = queues_problem(queues, workers)
+    if problem:
+        raise CliError(f"--queues: {problem}", 2)

@@ -32,7 +32,7 @@ from .files import write_atomically
 from .fleet import Fleet, ServiceFailed, service_env
 from .kubeconfig import FILE as KUBECONFIG_FILE
 from .kubeconfig import write_kubeconfig
-from .services import check_filter_workers, up_options
+from .services import check_filter_workers, check_queues, up_options
 from .supervised_cluster import SupervisedCluster
 from .supervisor import Supervisor, serve_metrics
 
@@ -54,6 +54,10 @@ def register(sub: Any) -> None:
                    help="filter service replicas (default: one per four cores, one to four, the measured best; "
                         "more than one propose, on a machine of three cores or fewer only while the queue's "
                         "ranking is dear, unless BERTH_QUEUE_PROPOSE says otherwise)")
+    p.add_argument("--queues", type=int, default=None, metavar="Q",
+                   help="queues sharing the cluster, each scheduling a share of the pods, at most one per filter "
+                        "worker (default: one per filter worker, at most four, on a machine of more than three "
+                        "cores, the measured best; one on fewer)")
     p.add_argument("--port", type=int, default=0, help="gateway port (default: any free port)")
     p.add_argument("--ready-timeout", type=float, default=60.0, metavar="S", help="seconds to wait for each service")
     p.set_defaults(run=run_guarded(run))
@@ -64,8 +68,9 @@ def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    options = up_options(args.filter_workers)
+    options = up_options(args.filter_workers, queues=args.queues)
     check_filter_workers(options.filter_workers)
+    check_queues(options.queues, options.filter_workers)
     from berth.stack.certificates import ensure_loopback_tls
     from berth.stack.embedded import EmbeddedStack
     from shared.settings import load_settings

@@ -182,8 +182,9 @@ async def _measure(workload: Workload, settings: Settings, fleet: Fleet, progres
         workers_most=env_int(queue, "BERTH_QUEUE_WORKERS_MOST", 0),
         sent_per_pod=sent / workload.measured if workload.measured else 0.0,
         walked_again_per_pod=walked / workload.measured if workload.measured else 0.0,
-        queue_busy=cpu.get("queue", 0.0) / read_over if read_over > 0 else None,
-        queue_waited=waited / read_over if read_over > 0 else None,
+        queues=fleet.options.queues,
+        queue_busy=cpu.get("queue", 0.0) / read_over / fleet.options.queues if read_over > 0 else None,
+        queue_waited=waited / read_over / fleet.options.queues if read_over > 0 else None,
     )
 
 
@@ -401,9 +402,8 @@ _ANSWER_WAIT = re.compile(r"^berth_queue_answer_wait_seconds_total (?P<value>\S+
 
 
 def _queue_metrics(fleet: Fleet) -> str:
-    """The queue's Prometheus text ("" when it cannot be read)."""
-    queue = fleet.members.get("queue")
-    return "" if queue is None else _metrics_of(queue)
+    """The queues' Prometheus texts, one after another ("" for one that cannot be read)."""
+    return "\n".join(_metrics_of(m) for m in fleet.members.values() if m.spec.name == "queue")
 
 
 def _metrics_of(member: Member, *, warn: bool = True) -> str:
@@ -418,9 +418,9 @@ def _metrics_of(member: Member, *, warn: bool = True) -> str:
 
 
 def _value(pattern: re.Pattern[str], metrics: str) -> float:
-    """The one sample `pattern` finds in the queue's metrics text, 0 where there is none."""
-    m = pattern.search(metrics)
-    return float(m.group("value")) if m else 0.0
+    """The sum of the samples `pattern` finds in the queues' metrics texts (each queue's one), 0
+    where there is none."""
+    return sum(float(m.group("value")) for m in pattern.finditer(metrics))
 
 
 def sent_pods(metrics: str) -> float:

@@ -41,6 +41,8 @@ class BenchResult:
     throughput: list[tuple[float, float]] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     filter_workers: int | None = None
+    queues: int | None = None
+    """Queues sharing the cluster, each scheduling a share of the pods (cluster mode)."""
     propose: str | None = None
     """Whether the filter workers were to propose (cluster mode): "no", "yes", or "auto" (while
     the queue's ranking is dear)."""
@@ -65,8 +67,9 @@ class BenchResult:
     """Each process's CPU milliseconds per measured pod, and their "total": the figure to compare
     builds and worker counts by (a machine's speed drifts; the work per pod does not)."""
     queue_busy: float | None = None
-    """The queue's CPU seconds per second of the measured run (cluster mode): the queue is one
-    process, so near 1 it bounds pods/s whatever the number of filter workers."""
+    """The queue's CPU seconds per second of the measured run (cluster mode), the mean of the
+    queues where several share the cluster: each is one process, so near 1 it bounds pods/s
+    whatever the number of filter workers."""
     queue_waited: float | None = None
     """The share of the measured run the queue was off the CPU while the batch it decides next was
     at the workers (cluster mode): waiting for their answers, or, on a machine short of cores, for

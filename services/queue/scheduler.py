@@ -13,6 +13,8 @@ simulator follows too (`shared.scheduler.queue_rules`).
   unschedulable timeout when nothing else can run): decisions then equal `berth simulate`'s.
 - **Restart.** The view and the queue are rebuilt from the log: pods with a bind in flight stay
   assumed, pending pods are queued in submission order, attempt counts come from `decisions`.
+- **Shares.** Where several queues share the cluster, this one queues only the pods its `share`
+  owns, asks its own slice of the workers, and starts its walks on its own arc (`share.py`).
 """
 
 from __future__ import annotations

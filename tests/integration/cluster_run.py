@@ -24,7 +24,7 @@ from .fixtures import BerthTestEnv
 LOG_TAIL_LINES = 25
 
 
-def fleet_for(env: BerthTestEnv, logs: Path, filter_workers: int) -> Fleet:
+def fleet_for(env: BerthTestEnv, logs: Path, filter_workers: int, queues: int = 1) -> Fleet:
     s = env.settings
     base = service_env(s.kafka_bootstrap_servers or "", env.database_url, s.topic_prefix, "chaos-token")
     base.update({
@@ -34,7 +34,7 @@ def fleet_for(env: BerthTestEnv, logs: Path, filter_workers: int) -> Fleet:
         "BERTH_UNSCHEDULABLE_TIMEOUT_S": "5",
         "BERTH_LOG_LEVEL": "INFO",
     })
-    return Fleet(base, logs, UpOptions(filter_workers=filter_workers))
+    return Fleet(base, logs, UpOptions(filter_workers=filter_workers, queues=queues))
 
 
 def waves_of(cluster: ClusterInput, n: int) -> list[ClusterInput]:

@@ -1,4 +1,5 @@
-"""The filter workers `berth up`, `demo` and `bench` start when nobody says, and whether they propose."""
+"""The filter workers and queues `berth up`, `demo` and `bench` start when nobody says, and whether
+the workers propose."""
 
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ from berth.services import (
     UpOptions,
     default_filter_workers,
     default_propose,
+    default_queues,
     pipeline_most,
+    queues_problem,
     up_options,
     workers_most,
 )
@@ -48,7 +51,8 @@ def test_the_environment_decides_where_it_says(said: str) -> None:
     assert options.propose is None
     assert options.pipeline_most is None
     assert options.workers_most is None
-    assert _queue_env(options) == {}  # the queue reads the variables itself
+    # The queue reads those variables itself; how many queues run is the fleet's to say.
+    assert _queue_env(options) == {"BERTH_QUEUE_PARTITIONS": str(options.queues)}
 
 
 @pytest.mark.parametrize(("cores", "most"), [(1, 1), (2, 1), (3, 2), (4, 3), (16, 15)])
@@ -75,13 +79,39 @@ def test_a_cgroup_quota_caps_the_cores(cpu_max: str, cores: int | None, tmp_path
 
 
 def test_the_queue_is_told_what_was_chosen() -> None:
+    one = {"BERTH_QUEUE_PARTITIONS": "1"}
     for said in ("0", "1", "auto"):
-        assert _queue_env(UpOptions(filter_workers=2, propose=said)) == {"BERTH_QUEUE_PROPOSE": said}
-    assert _queue_env(UpOptions(filter_workers=4, pipeline_most=3)) == {"BERTH_QUEUE_PIPELINE_MOST": "3"}
-    assert _queue_env(UpOptions(filter_workers=4, workers_most=1)) == {"BERTH_QUEUE_WORKERS_MOST": "1"}
+        assert _queue_env(UpOptions(filter_workers=2, propose=said)) == {"BERTH_QUEUE_PROPOSE": said, **one}
+    assert _queue_env(UpOptions(filter_workers=4, pipeline_most=3)) == {"BERTH_QUEUE_PIPELINE_MOST": "3", **one}
+    assert _queue_env(UpOptions(filter_workers=4, workers_most=1)) == {"BERTH_QUEUE_WORKERS_MOST": "1", **one}
+    assert _queue_env(UpOptions(filter_workers=4, queues=3)) == {"BERTH_QUEUE_PARTITIONS": "3"}
     filter_spec = next(s for s in SERVICES if s.name == "filter")
     assert filter_spec.replicas(UpOptions(filter_workers=3)) == 3
 
 
 def _queue_env(options: UpOptions) -> dict[str, str]:
     return next(s for s in SERVICES if s.name == "queue").env(options)
+
+
+@pytest.mark.parametrize(("workers", "cores", "queues"), [
+    (1, 2, 1), (2, 2, 1), (8, 3, 1), (1, 16, 1), (2, 8, 2), (4, 16, 4), (8, 16, 4),
+])
+def test_one_queue_per_worker_up_to_four_where_cores_are_not_shared(workers: int, cores: int, queues: int) -> None:
+    assert default_queues(workers, cores) == queues
+
+
+def test_queues_run_as_many_as_chosen_each_told_its_index() -> None:
+    spec = next(s for s in SERVICES if s.name == "queue")
+    assert spec.replicas(UpOptions(filter_workers=4, queues=3)) == 3
+    assert spec.index_env == "BERTH_QUEUE_PARTITION"
+    assert up_options(4, {}, queues=2).queues == 2
+    assert up_options(4, {"BERTH_QUEUE_PARTITIONS": "3"}).queues == 3
+    assert up_options(1, {}).queues == default_queues(1)
+
+
+@pytest.mark.parametrize(("queues", "workers", "says"), [
+    (1, 1, ""), (4, 8, ""), (2, 1, "at least as many filter workers"), (5, 8, "between 1 and 4"),
+])
+def test_queues_need_a_worker_each_and_a_partition_each(queues: int, workers: int, says: str) -> None:
+    problem = queues_problem(queues, workers)
+    assert (says in problem) if says else problem == ""
