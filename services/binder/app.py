@@ -18,7 +18,7 @@ from services.runtime.topics import require_topics
 from shared.adapters.extender_http import build_extenders
 from shared.adapters.kafka import make_consumer
 from shared.adapters.kafka.tail import Tail
-from shared.binding import ignored_by_profile
+from shared.binding import anti_affinity_filtered, ignored_by_profile
 from shared.errors import BrokerUnavailable
 from shared.events import PODS, Envelope, TopicRegistry
 from shared.settings import Settings
@@ -91,10 +91,11 @@ def build(settings: BinderSettings, *, registry: TopicRegistry | None = None,
     """The binder wired to the broker; the caller starts the deletions reader, then runs the service."""
     registry = registry or TopicRegistry(settings.base.topic_prefix)
     scheduler_config = load_scheduler_config()
+    profiles = profiles_from(scheduler_config)
     handler = BinderHandler(KafkaShardLog(settings.base, registry), producer=settings.base.service_name,
                             catch_up_timeout_s=settings.deletions_catch_up_s,
-                            binders=build_extenders(scheduler_config),
-                            ignored=ignored_by_profile(profiles_from(scheduler_config)))
+                            binders=build_extenders(scheduler_config), ignored=ignored_by_profile(profiles),
+                            anti_affinity=anti_affinity_filtered(profiles))
     deletions = PodDeletions(settings.base, registry, handler.pod_gone)
     handler.deletions_caught_up = deletions.caught_up.wait
     config = ServiceConfig(name=settings.base.service_name, group_id=settings.group_id, topics=settings.topics,

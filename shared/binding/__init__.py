@@ -7,6 +7,7 @@ from .state import (
     BinderState,
     Ignored,
     NodeShard,
+    anti_affinity_filtered,
     ignored_by_profile,
     rebuild_shard,
     shard_counts,
@@ -14,4 +15,4 @@ from .state import (
 )
 
 __all__ = ["NODE_NOT_FOUND", "NOTHING_IGNORED", "POD_DELETED", "BinderState", "Ignored", "NodeShard",
-           "ignored_by_profile", "rebuild_shard", "shard_counts", "unfit_reasons"]
+           "anti_affinity_filtered", "ignored_by_profile", "rebuild_shard", "shard_counts", "unfit_reasons"]

@@ -40,7 +40,7 @@ from shared.framework.pod_info import PodInfo
 from shared.framework.runtime import Framework
 from shared.model import Pod
 from shared.model.config import DEFAULT_SCHEDULER_NAME
-from shared.plugins.names import NODE_RESOURCES_FIT
+from shared.plugins.names import INTER_POD_AFFINITY, NODE_RESOURCES_FIT
 from shared.plugins.nodeports import ERR_REASON as PORTS_REASON
 from shared.plugins.noderesources.fit import Fit, fits_request
 
@@ -157,13 +157,21 @@ def ignored_by_profile(profiles: Mapping[str, Framework]) -> dict[str, Ignored]:
     return out
 
 
-def unfit_reasons(pod: PodInfo, node: NodeInfo, ignored: Ignored = NOTHING_IGNORED) -> list[str]:
-    """Why the pod cannot join the node now (resources, pod count, host ports, required
-    anti-affinity scoped to the node); empty when it fits."""
+def anti_affinity_filtered(profiles: Mapping[str, Framework]) -> frozenset[str]:
+    """The profiles (scheduler names) whose Filter runs InterPodAffinity: only their pods' binds are
+    held to anti-affinity here, so that the binder never refuses what its profile placed."""
+    return frozenset(name for name, fwk in profiles.items()
+                     if any(p.name == INTER_POD_AFFINITY for p in fwk.filter_plugins))
+
+
+def unfit_reasons(pod: PodInfo, node: NodeInfo, ignored: Ignored = NOTHING_IGNORED, *,
+                  anti_affinity: bool = True) -> list[str]:
+    """Why the pod cannot join the node now (resources, pod count, host ports and, with
+    `anti_affinity`, required anti-affinity scoped to the node); empty when it fits."""
     reasons = [r.reason for r in fits_request(pod.requests, node, ignored.resources, ignored.groups)]
     if any(node.used_ports.check_conflict(ip, protocol, port) for ip, protocol, port in pod.host_ports):
         reasons.append(PORTS_REASON)
-    return reasons + anti_affinity_conflicts(pod, node)
+    return reasons + anti_affinity_conflicts(pod, node) if anti_affinity else reasons
 
 
 @dataclass
@@ -175,6 +183,9 @@ class BinderState:
     deleted: set[str] = field(default_factory=set)
     ignored: Mapping[str, Ignored] = field(default_factory=dict)
     """Scheduler name → the resources its profile does not count (`ignored_by_profile`)."""
+    anti_affinity: frozenset[str] = frozenset((DEFAULT_SCHEDULER_NAME,))
+    """Scheduler names whose binds are held to anti-affinity scoped to the node
+    (`anti_affinity_filtered`); binds of other schedulers' pods are not."""
 
     def bound_pod(self, uid: str) -> Envelope | None:
         for shard in self.shards.values():
@@ -232,13 +243,14 @@ class BinderState:
         if node is None:
             return self._rejected(request, bind, NODE_NOT_FOUND, now)
         pod = bind.pod
-        ignored = self.ignored.get(pod.spec.scheduler_name or DEFAULT_SCHEDULER_NAME, NOTHING_IGNORED)
+        scheduler = pod.spec.scheduler_name or DEFAULT_SCHEDULER_NAME
+        ignored = self.ignored.get(scheduler, NOTHING_IGNORED)
         if is_admission(bind.attempt_id):
             refused = refusal(PodInfo(pod), node, ignored.resources, ignored.groups)
             if refused is not None:
                 return self._rejected(request, bind, refused[1], now, status_reason=refused[0])
         else:
-            reasons = unfit_reasons(PodInfo(pod), node, ignored)
+            reasons = unfit_reasons(PodInfo(pod), node, ignored, anti_affinity=scheduler in self.anti_affinity)
             if reasons:
                 return self._rejected(request, bind, ", ".join(reasons), now)
         bound = PodBound(pod_uid=bind.pod_uid, node_name=bind.node_name, attempt_id=bind.attempt_id)

@@ -3,15 +3,27 @@ InterPodAffinity's Filter would; constraints spanning nodes are left to one queu
 
 from __future__ import annotations
 
+import msgspec
 import pytest
 
+from shared.binding import anti_affinity_filtered
 from shared.binding.node_local import spans_nodes
 from shared.events import BindRejected, PodBound
 from shared.model import Node, Pod
+from shared.model.config import (
+    DEFAULT_SCHEDULER_NAME,
+    KubeSchedulerConfiguration,
+    PluginRef,
+    Plugins,
+    PluginSet,
+    Profile,
+)
 from shared.plugins.interpodaffinity import (
     ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH,
     ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH,
 )
+from shared.plugins.names import INTER_POD_AFFINITY
+from shared.profiles import build_profiles
 from tests.builders import MakeNode, MakePod
 
 from .support import bind, outcome, state_with
@@ -81,3 +93,18 @@ def test_terms_the_node_cannot_judge_or_that_select_nothing_there_bind(second: P
 ])
 def test_which_pods_have_constraints_spanning_nodes(pod: Pod, spans: bool) -> None:
     assert spans_nodes(pod) is spans
+
+
+def test_only_binds_of_profiles_that_filter_by_anti_affinity_are_held_to_it() -> None:
+    no_anti_affinity = PluginSet(disabled=[PluginRef(name=INTER_POD_AFFINITY)])
+    lax = Profile(scheduler_name="lax", plugins=Plugins(filter=no_anti_affinity))
+    checked = anti_affinity_filtered(build_profiles(KubeSchedulerConfiguration(profiles=[Profile(), lax])))
+    assert checked == {DEFAULT_SCHEDULER_NAME}
+    state = state_with(_node())
+    state.anti_affinity = checked
+    assert isinstance(outcome(state, bind(_pod("db", app="db"), attempt="a1")), PodBound)
+    for uid, scheduler in (("lax-web", "lax"), ("other-web", "another-scheduler")):
+        web = _pod(uid, avoid="db")
+        other = msgspec.structs.replace(web, spec=msgspec.structs.replace(web.spec, scheduler_name=scheduler))
+        assert isinstance(outcome(state, bind(other, attempt=uid)), PodBound), scheduler
+    assert isinstance(outcome(state, bind(_pod("web", avoid="db"), attempt="a2")), BindRejected)
