@@ -295,7 +295,12 @@ class Scheduler:
     def _bind_rejected(self, p: BindRejected) -> None:
         qpi = self.parked.pop(p.pod_uid, None)
         info = self.queued.get(p.pod_uid)
-        if info is None or p.pod_uid in self.view.deleted:
+        if info is None:
+            # Its bind was in flight when this queue started (assumed, so not queued): it is
+            # queued now, as a pod whose bind failed.
+            self._enqueue(p.pod_uid)
+            return
+        if p.pod_uid in self.view.deleted:
             return
         self.failed_at.mark(p.pod_uid, self.view.version)
         if qpi is not None:
