@@ -10,15 +10,18 @@ from collections.abc import Callable
 from shared.binding.admission import admission_request, tries_of
 from shared.cluster import ClusterView
 from shared.events import BINDS, BindRejected, BindRequested, OutgoingEvent, PodBound
+from shared.model import Pod
 
 ADMISSION_RETRY_S = 0.5
 """How long a pod created on a node its binder did not know yet waits before it is asked about again."""
 
 
 class Admissions:
-    def __init__(self, view: ClusterView, producer: str, wake: Callable[[], None]) -> None:
-        """`wake`: the queue's loop has requests to publish."""
-        self.view, self.producer, self._wake = view, producer, wake
+    def __init__(self, view: ClusterView, producer: str, wake: Callable[[], None],
+                 mine: Callable[[Pod], bool] = lambda pod: True) -> None:
+        """`wake`: the queue's loop has requests to publish; `mine`: whether this queue asks for
+        the pod (where several share the cluster, the one that would schedule it)."""
+        self.view, self.producer, self._wake, self._mine = view, producer, wake, mine
         self.asked: set[str] = set()
         """Pods whose admission is asked and has no outcome yet."""
         self._tries: dict[str, int] = {}
@@ -35,6 +38,9 @@ class Admissions:
     def seen(self, p: BindRequested | PodBound | BindRejected) -> None:
         """An admission's request or outcome, folded from the log (the queue's own requests too)."""
         uid = p.pod_uid
+        pod = self.view.specs.get(uid)
+        if pod is not None and not self._mine(pod):
+            return  # another queue's to ask about
         self._tries[uid] = max(self._tries.get(uid, 0), tries_of(p.attempt_id))
         if isinstance(p, BindRequested):
             if p.attempt_id not in self.view.answered:
@@ -52,7 +58,7 @@ class Admissions:
         """Ask the pod's node to admit it, unless it is answered or asked already; a pod whose node
         does not exist (yet) waits for it."""
         pod = self.view.specs.get(uid)
-        if pod is None or uid in self.asked or not self.view.unadmitted(uid):
+        if pod is None or uid in self.asked or not self.view.unadmitted(uid) or not self._mine(pod):
             return
         if pod.spec.node_name not in self.view.nodes:
             self._awaiting_node.setdefault(pod.spec.node_name, set()).add(uid)

@@ -67,6 +67,7 @@ from shared.framework.node_info import generation_mark
 from shared.framework.pod_info import PodInfo
 from shared.framework.runtime import Framework
 from shared.framework.snapshot import Snapshot
+from shared.model import Pod
 from shared.model.config import KubeSchedulerConfiguration
 from shared.protocol.answers import walks
 from shared.protocol.batch import BatchItem, Decision, decide_batch
@@ -203,7 +204,7 @@ class Scheduler:
         self.extender_cycles = ExtenderCycles(self, extenders, self._wake.set)
         self.last_message: dict[str, str | None] = {}
         """Each pod's latest attempt outcome: None once decided onto a node, else the reason."""
-        self.admissions = Admissions(view, producer, self._wake.set)
+        self.admissions = Admissions(view, producer, self._wake.set, mine=self.owns)
         """Pods created with `spec.nodeName`, asked about to their node."""
 
     # --- cluster events (from the log follower) ---------------------------------------------
@@ -227,7 +228,7 @@ class Scheduler:
         match p:
             case PodSubmitted():
                 self._enqueue(p.pod.metadata.uid)
-                self._ask_admission(p.pod.metadata.uid)
+                self.admissions.request(p.pod.metadata.uid)
             case NodeUpserted():
                 q.move_all_to_active_or_backoff_queue(cluster_events.NODE_ADD, None,
                                                       self.view.nodes.get(p.node.metadata.name))
@@ -267,7 +268,7 @@ class Scheduler:
         pod = self.view.specs.get(uid)
         if pod is None or uid in self.queued or uid in self.view.deleted or self.view.node_of(uid) is not None:
             return
-        if not attemptable(pod, self.profiles) or not self.share.owns(pod):
+        if not attemptable(pod, self.profiles) or not self.owns(pod):
             return
         info = PodInfo(pod)
         self.queued[uid] = info
@@ -276,11 +277,10 @@ class Scheduler:
             self.clock.advance(CYCLE_SECONDS)
         admit(self.queue, info)
 
-    def _ask_admission(self, uid: str) -> None:
-        """A pod created on a node is asked about by the queue it would be scheduled by."""
-        pod = self.view.specs.get(uid)
-        if pod is not None and self.share.owns(pod):
-            self.admissions.request(uid)
+    def owns(self, pod: Pod) -> bool:
+        """Whether this queue schedules `pod` (and asks for its admission) where several share
+        the cluster."""
+        return self.share.owns(pod)
 
     def _nominated(self, uid: str, node_name: str) -> None:
         old = self.queued.get(uid)
@@ -314,7 +314,7 @@ class Scheduler:
         pending.sort(key=lambda uid: (self.submitted_at.get(uid, datetime.max), uid))
         for uid in pending:
             self._enqueue(uid)
-            self._ask_admission(uid)  # it waits for its node when the node does not exist
+            self.admissions.request(uid)  # it waits for its node when the node does not exist
         self.live = True
         self._wake.set()
 

@@ -11,7 +11,9 @@ from prometheus_client import CollectorRegistry
 from services.queue import admissions
 from services.queue.gather import Gatherer
 from services.queue.metrics import SchedulerMetrics
+from services.queue.options import SchedulerOptions
 from services.queue.scheduler import Scheduler
+from services.queue.share import QueueShare
 from services.runtime.scheduler_config import profiles_from
 from shared.binding import NODE_NOT_FOUND
 from shared.cluster import ClusterView
@@ -40,11 +42,12 @@ class Log:
                 if e.topic == BINDS and isinstance(e.envelope.payload, BindRequested)]
 
 
-def _queue(log: Log, *nodes: str) -> Scheduler:
+def _queue(log: Log, *nodes: str, share: QueueShare = QueueShare()) -> Scheduler:
     view = ClusterView()
     for name in nodes:
         view.apply(envelope(NodeUpserted(node=make_node(name)), producer="t"))
-    s = Scheduler(view, profiles_from(None), Gatherer(), log.publish, SchedulerMetrics(CollectorRegistry()))
+    s = Scheduler(view, profiles_from(None), Gatherer(), log.publish, SchedulerMetrics(CollectorRegistry()),
+                  SchedulerOptions(share=share))
     s.start_live()
     return s
 
@@ -110,3 +113,28 @@ async def test_a_pod_created_on_a_node_counts_there_from_its_request() -> None:
     _fold(s, BindRejected(pod_uid="u1", node_name="n1", attempt_id="admission/u1/1", reason="OutOfcpu",
                           status_reason="OutOfcpu"))
     assert s.view.node_of("u1") is None and s.view.nodes["n1"].requested.milli_cpu == 0
+
+
+async def test_only_the_queue_that_would_schedule_a_pod_asks_about_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(admissions, "ADMISSION_RETRY_S", 0.0)
+    logs = [Log(), Log()]
+    queues = [_queue(log, "n1", share=QueueShare(i, 2)) for i, log in enumerate(logs)]
+    pods = [make_pod(f"sys-{k}", f"u{k}", node_name="n1") for k in range(8)]
+    for s in queues:
+        for pod in pods:
+            _fold(s, PodSubmitted(pod=pod))
+            _fold(s, BindRejected(pod_uid=pod.metadata.uid or "", node_name="n1",
+                                  attempt_id=f"admission/{pod.metadata.uid}/1", reason=NODE_NOT_FOUND))
+        await s.between_cycles()
+    asked = [{a.split("/")[1] for a in log.asked()} for log in logs]
+    assert asked[0] and asked[1] and not asked[0] & asked[1]
+    assert asked[0] | asked[1] == {f"u{k}" for k in range(8)}
+    assert all(len(log.asked()) == 2 * len(a) for log, a in zip(logs, asked, strict=True)), "asked, then again"
+    # A queue that reads only the other's pods being refused has nothing of its own pending.
+    bystander = _queue(Log(), "n1", share=QueueShare(1, 2))
+    for pod in pods:
+        if pod.metadata.uid in asked[0]:
+            _fold(bystander, PodSubmitted(pod=pod))
+            _fold(bystander, BindRejected(pod_uid=pod.metadata.uid or "", node_name="n1",
+                                          attempt_id=f"admission/{pod.metadata.uid}/1", reason=NODE_NOT_FOUND))
+    assert not bystander.admissions.pending()
