@@ -68,7 +68,7 @@ from shared.framework.pod_info import PodInfo
 from shared.framework.runtime import Framework
 from shared.framework.snapshot import Snapshot
 from shared.model import Pod
-from shared.model.config import KubeSchedulerConfiguration
+from shared.model.config import DEFAULT_SCHEDULER_NAME, KubeSchedulerConfiguration
 from shared.protocol.answers import walks
 from shared.protocol.batch import BatchItem, Decision, decide_batch
 from shared.protocol.merge_batch import merge_batch
@@ -102,6 +102,7 @@ from .metrics import SchedulerMetrics
 from .options import SchedulerOptions
 from .proposal_policy import ProposalPolicy
 from .scatter import Publish, Scatter
+from .share import hard_default_spread
 
 log = logging.getLogger(__name__)
 
@@ -173,6 +174,7 @@ class Scheduler:
         self.lockstep, self.seed, self.producer = lockstep, options.seed, producer
         self.share = options.share
         """The pods this queue schedules, where several share the cluster (`share`)."""
+        self._spread_by_default = hard_default_spread(profiles)
         above_s = None if options.propose_above_ms is None else options.propose_above_ms / 1000
         self.proposals = ProposalPolicy(always=options.propose, above_s=above_s)
         """Whether workers decide a batch as this queue would and answer with a ranking per pod,
@@ -280,7 +282,8 @@ class Scheduler:
     def owns(self, pod: Pod) -> bool:
         """Whether this queue schedules `pod` (and asks for its admission) where several share
         the cluster."""
-        return self.share.owns(pod)
+        scheduler = pod.spec.scheduler_name or DEFAULT_SCHEDULER_NAME
+        return self.share.owns(pod, together=scheduler in self._spread_by_default)
 
     def _nominated(self, uid: str, node_name: str) -> None:
         old = self.queued.get(uid)

@@ -4,11 +4,11 @@ as several schedulers of one cluster do.
 
 A pod whose required constraints span nodes (pod affinity, anti-affinity over a zone, a hard
 topology spread: `shared.binding.node_local.spans_nodes`) is the first queue's, so that every such
-pod in flight is in one view; any other pod is queue k's when its uid's partition of `pods`, dealt
-round, falls to k. A queue's filter workers are a contiguous slice of `filter-requests` (the range
-assignor gives each worker a contiguous run of partitions, so with at least as many workers as
-queues no worker serves two queues, and each worker's view follows one queue's watermarks), and
-they answer on the queue's own partition of `shard-results`.
+pod in flight is in one view; any other pod is queue k's when its uid hashes to k. A queue's filter
+workers are a contiguous slice of `filter-requests`: the range assignor gives each worker a
+contiguous run of partitions, so where each slice is whole runs (`shares_hold_whole_runs`, which
+`berth` requires) no worker serves two queues, and each worker's view follows one queue's
+watermarks. They answer on the queue's own partition of `shard-results`.
 
 What one queue cannot see is what another decided and the binder has not yet answered. The binder,
 the single writer per node, refuses a bind that would over-commit its node or break a required
@@ -20,14 +20,17 @@ anti-affinity over that zone selects it.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from shared.binding.node_local import spans_nodes
-from shared.events import MOST_QUEUES, NODE_SHARDS, PODS, SHARD_RESULTS, TOPICS
-from shared.events.partitioning import partition_for
+from shared.events import MOST_QUEUES, NODE_SHARDS, SHARD_RESULTS
+from shared.events.partitioning import contiguous_share, partition_for
+from shared.framework.runtime import Framework
 from shared.model import Pod
-
-_PARTITIONS = {t.name: t.partitions for t in TOPICS}
+from shared.plugins.names import POD_TOPOLOGY_SPREAD
+from shared.plugins.podtopologyspread.common import DO_NOT_SCHEDULE
+from shared.plugins.podtopologyspread.plugin import PodTopologySpread
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,14 +49,15 @@ class QueueShare:
         """The only queue: every pod, every worker, every answer."""
         return self.count == 1
 
-    def owns(self, pod: Pod) -> bool:
+    def owns(self, pod: Pod, *, together: bool = False) -> bool:
         """Whether this queue schedules `pod`: the first queue every pod whose constraints span
-        nodes (`spans_nodes`), the others by their uid's hash."""
+        nodes (`spans_nodes`, or `together`: its profile spreads it by default where it must not
+        be violated), the others by their uid's hash."""
         if self.whole:
             return True
-        if spans_nodes(pod):
+        if together or spans_nodes(pod):
             return self.index == 0
-        return partition_for(pod.metadata.uid, _PARTITIONS[PODS]) % self.count == self.index
+        return partition_for(pod.metadata.uid, self.count) == self.index
 
     def reads(self, topic: str, partition: int) -> bool:
         """Whether this queue consumes `partition` of `topic`: of `shard-results`, its own; of
@@ -72,5 +76,18 @@ class QueueShare:
         return None if self.whole else self.index
 
     def filter_partitions(self, partitions: int = NODE_SHARDS) -> list[int]:
-        """Its slice of `filter-requests`: the k-th of `count` contiguous runs."""
-        return list(range(self.index * partitions // self.count, (self.index + 1) * partitions // self.count))
+        """Its slice of `filter-requests`: the k-th of `count` contiguous shares (whole workers'
+        runs where `shares_hold_whole_runs` says so for the number of workers)."""
+        return list(contiguous_share(self.index, self.count, partitions))
+
+
+def hard_default_spread(profiles: Mapping[str, Framework]) -> frozenset[str]:
+    """The profiles (scheduler names) whose PodTopologySpread spreads pods by default where it must
+    not be violated: any of their pods may carry such a spread, so all are the first queue's."""
+    out = set()
+    for name, fwk in profiles.items():
+        spread = fwk.plugins.get(POD_TOPOLOGY_SPREAD)
+        if isinstance(spread, PodTopologySpread) and any(
+                c.when_unsatisfiable == DO_NOT_SCHEDULE for c in spread.default_constraints):
+            out.add(name)
+    return frozenset(out)

@@ -23,24 +23,23 @@ from shared.plugins.interpodaffinity import (
     ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH,
     ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH,
 )
-from shared.plugins.podtopologyspread.common import LABEL_HOSTNAME
-
-DO_NOT_SCHEDULE = "DoNotSchedule"
+from shared.plugins.podtopologyspread.common import DO_NOT_SCHEDULE, LABEL_HOSTNAME
 
 
 def spans_nodes(pod: Pod) -> bool:
-    """Whether the pod has a required constraint on other pods beyond its own node: pod affinity
-    (whose first pod of a group is placed by seeing none anywhere), anti-affinity over a wider
-    topology than the node, or a topology spread that must not be violated."""
+    """Whether the pod has a required constraint on other pods that its node's binder cannot judge:
+    pod affinity (whose first pod of a group is placed by seeing none anywhere), anti-affinity
+    over a wider topology than the node or selecting namespaces by label, or a topology spread
+    that must not be violated. A profile's default spread constraints are the caller's to add."""
     affinity = pod.spec.affinity
     if affinity is not None:
         together = affinity.pod_affinity
         if together is not None and together.required_during_scheduling_ignored_during_execution:
             return True
         anti = affinity.pod_anti_affinity
-        if anti is not None and any(t.topology_key != LABEL_HOSTNAME
+        if anti is not None and any(t.topology_key != LABEL_HOSTNAME or t.namespace_selector is not None
                                     for t in anti.required_during_scheduling_ignored_during_execution):
-            return True
+            return True  # terms the binder cannot judge on one node (`_on_node`)
     return any(c.when_unsatisfiable == DO_NOT_SCHEDULE for c in pod.spec.topology_spread_constraints)
 
 

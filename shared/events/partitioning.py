@@ -44,3 +44,27 @@ def partition_for(key: str, partitions: int) -> int:
     """The partition Kafka's default partitioner picks for `key` (toPositive(murmur2) % n).
     Remembered: node names come back with every bind and placement."""
     return (murmur2(key.encode()) & 0x7FFFFFFF) % partitions
+
+
+def range_runs(partitions: int, members: int) -> list[range]:
+    """The partitions Kafka's range assignor gives each of `members` consumers of one topic, in
+    member order: contiguous runs, the first `partitions % members` one longer."""
+    size, extra = divmod(partitions, members)
+    runs, start = [], 0
+    for m in range(members):
+        end = start + size + (m < extra)
+        runs.append(range(start, end))
+        start = end
+    return runs
+
+
+def contiguous_share(index: int, count: int, partitions: int) -> range:
+    """The `index`-th of `count` contiguous shares of `partitions` partitions."""
+    return range(index * partitions // count, (index + 1) * partitions // count)
+
+
+def shares_hold_whole_runs(count: int, members: int, partitions: int) -> bool:
+    """Whether each of `count` contiguous shares is made of whole range-assignor runs of `members`
+    consumers: then no consumer holds partitions of two shares."""
+    bounds = {r.start for r in range_runs(partitions, members)} | {partitions}
+    return all(contiguous_share(k, count, partitions).start in bounds for k in range(count))

@@ -115,9 +115,8 @@ TOPICS: tuple[TopicSpec, ...] = (
     TopicSpec(DEAD_LETTERS, 1, "origin topic", (DeadLettered,)),
 )
 
-MOST_QUEUES = min(t.partitions for t in TOPICS if t.name in (SHARD_RESULTS, PREEMPTION))
-"""Queues that can share a cluster: each reads its answers from partitions of its own."""
-
+MOST_QUEUES = next(t.partitions for t in TOPICS if t.name == SHARD_RESULTS)
+"""Queues that can share a cluster: each reads its workers' answers from a partition of its own."""
 
 
 class TopicRegistry:

@@ -84,6 +84,7 @@ def test_terms_the_node_cannot_judge_or_that_select_nothing_there_bind(second: P
     pytest.param(MakePod().name("p").obj(), False, id="no constraint"),
     pytest.param(_pod("p", avoid="web"), False, id="host anti-affinity"),
     pytest.param(_pod("p", avoid="web", key=ZONE), True, id="zone anti-affinity"),
+    pytest.param(_pod("p", avoid="web", namespace_selector={}), True, id="host anti-affinity, namespaces by label"),
     pytest.param(MakePod().name("p").pod_affinity(MakePod.term(HOST, {"app": "db"})).obj(), True,
                  id="required pod affinity"),
     pytest.param(MakePod().name("p").pod_affinity(MakePod.term(ZONE, {"app": "db"}), weight=5).obj(), False,

@@ -8,9 +8,11 @@ import pytest
 
 from services.queue.dispatch import Dispatcher
 from services.queue.settings import load
-from services.queue.share import QueueShare
+from services.queue.share import QueueShare, hard_default_spread
 from shared.errors import ConfigurationError
 from shared.events import PREEMPTION, SHARD_RESULTS
+from shared.model.config import KubeSchedulerConfiguration, PluginConfig, Profile
+from shared.profiles import build_profiles
 from tests.builders import MakePod
 
 PODS = [MakePod().name(f"p{i}").uid(f"default/p{i}").obj() for i in range(400)]
@@ -21,13 +23,25 @@ def test_every_pod_is_exactly_one_queues(count: int) -> None:
     shares = [QueueShare(i, count) for i in range(count)]
     owners = [[s.index for s in shares if s.owns(p)] for p in PODS]
     assert all(len(o) == 1 for o in owners)
-    assert {o[0] for o in owners} == set(range(count)), "every queue gets some"
+    shares_of = [sum(o == [k] for o in owners) / len(PODS) for k in range(count)]
+    assert all(abs(share - 1 / count) < 0.1 for share in shares_of), shares_of
 
 
 def test_pods_whose_constraints_span_nodes_are_the_first_queues() -> None:
     spread = [MakePod().name(f"s{i}").uid(f"default/s{i}").spread(1, "zone").obj() for i in range(40)]
     assert all(QueueShare(0, 4).owns(p) for p in spread)
     assert not any(QueueShare(k, 4).owns(p) for p in spread for k in (1, 2, 3))
+    # So are all pods of a profile that spreads by default where it must not be violated.
+    assert all(QueueShare(0, 4).owns(p, together=True) for p in PODS)
+    assert not any(QueueShare(k, 4).owns(p, together=True) for p in PODS for k in (1, 2, 3))
+
+
+def test_profiles_that_spread_by_default_where_it_must_hold() -> None:
+    hard = {"defaultingType": "List", "defaultConstraints": [
+        {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"}]}
+    config = KubeSchedulerConfiguration(profiles=[
+        Profile(), Profile(scheduler_name="strict", plugin_config=[PluginConfig(name="PodTopologySpread", args=hard)])])
+    assert hard_default_spread(build_profiles(config)) == {"strict"}  # the system defaults are soft
 
 
 @pytest.mark.parametrize(("count", "slices"), [
