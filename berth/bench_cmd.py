@@ -18,7 +18,7 @@ from .bench.plot import NO_PLOT, plot_scaling, plot_throughput
 from .bench.stats import median_run
 from .client import CliError, run_guarded
 from .machine import summary
-from .services import check_filter_workers, check_queues, filter_workers_problem, up_options
+from .services import check_filter_workers, check_queues, filter_workers_problem, most_queues, up_options
 
 
 def register(sub: Any) -> None:
@@ -37,7 +37,7 @@ def register(sub: Any) -> None:
     p.add_argument("--queues", type=_positive, default=None, metavar="Q",
                    help="queues sharing the cluster, each scheduling a share of the pods (cluster mode; default as "
                         "`berth up`: one per filter worker, at most four, on more than three cores; with "
-                        "--scale-sweep, at most one per filter worker at each count)")
+                        "--scale-sweep, at each count the most up to Q that have whole filter workers each)")
     p.add_argument("--scale-sweep", metavar="K,K,...", type=_worker_counts,
                    help="cluster mode once per filter-worker count (e.g. 1,2,4,8): pods/s, parallel efficiency "
                         "against the first count, a JSON result and a scaling-curve PNG")
@@ -198,18 +198,21 @@ def _sweep(args: argparse.Namespace, workload: Any, progress: bool, config_path:
     out_dir.mkdir(parents=True, exist_ok=True)
     runs: dict[int, list[dict[str, Any]]] = {k: [] for k in args.scale_sweep}
     problems: list[str] = []
+    # Every count's queues checked before the first run: a sweep does not stop half way.
+    queues = {k: up_options(k, queues=None if args.queues is None else most_queues(args.queues, k)).queues
+              for k in args.scale_sweep}
+    for k, q in queues.items():
+        check_queues(q, k)
     for round_ in range(1, args.rounds + 1):
         for k in args.scale_sweep:
             if progress:
                 print(f"scale sweep: {k} filter worker(s)" + (f", round {round_} of {args.rounds}"
                                                               if args.rounds > 1 else ""), file=sys.stderr)
             logs = Path(args.logs) / (f"{k}w" if args.rounds == 1 else f"{k}w-{round_}") if args.logs else None
-            queues = up_options(k, queues=None if args.queues is None else min(args.queues, k)).queues
-            check_queues(queues, k)
-            result = run_cluster(workload, options=up_options(k, queues=queues), progress=progress,
+            result = run_cluster(workload, options=up_options(k, queues=queues[k]), progress=progress,
                                  timeout_s=args.timeout, logs=logs, config=config_path)
             problems += [f"{k} workers: {p}" for p in result.problems]
-            runs[k].append({"filter_workers": k, "queues": queues, "propose": result.propose,
+            runs[k].append({"filter_workers": k, "queues": queues[k], "propose": result.propose,
                             "proposed_share": result.proposed_share, "pipeline_most": result.pipeline_most,
                             "workers_most": result.workers_most, "sent_per_pod": result.sent_per_pod,
                             "walked_again_per_pod": result.walked_again_per_pod,

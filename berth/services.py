@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from shared.events import MOST_QUEUES, NODE_SHARDS
+from shared.events.partitioning import shares_hold_whole_runs
 from shared.settings import AUTO
 
 from .client import CliError
@@ -75,12 +76,18 @@ def default_propose(workers: int, cores: int | None = None) -> str:
 
 
 def default_queues(workers: int, cores: int | None = None) -> int:
-    """Queues when nobody says: one per filter worker, at most `MOST_QUEUES`, on a machine of more
-    than `SHARED_CORES` cores; one on fewer, where every process shares them. On sixteen cores,
-    four workers with four queues gave SchedulingBasic and PodAntiAffinity their most pods/s
-    (README, "On sixteen cores")."""
+    """Queues when nobody says: on a machine of more than `SHARED_CORES` cores, one per filter
+    worker, at most `MOST_QUEUES`, as many as can each have whole workers (`queues_problem`); one
+    on fewer cores, where every process shares them. On sixteen cores, four workers with four
+    queues gave SchedulingBasic and PodAntiAffinity their most pods/s (README, "Queues that share
+    the pods")."""
     cores = usable_cores() if cores is None else cores
-    return 1 if cores <= SHARED_CORES else max(1, min(workers, MOST_QUEUES))
+    return 1 if cores <= SHARED_CORES else most_queues(MOST_QUEUES, workers)
+
+
+def most_queues(at_most: int, workers: int) -> int:
+    """The most queues, up to `at_most`, that can share `workers` filter workers (`queues_problem`)."""
+    return max(q for q in range(1, max(1, min(at_most, workers, MOST_QUEUES)) + 1) if not queues_problem(q, workers))
 
 
 def workers_most(cores: int | None = None) -> int:
@@ -160,11 +167,16 @@ def filter_workers_problem(count: int) -> str:
 
 def queues_problem(queues: int, workers: int) -> str:
     """Why `queues` queues cannot share `workers` filter workers ("" when they can): each needs a
-    partition of its own in the topics that answer it, and a worker of its own."""
+    partition of its own in `shard-results`, and whole workers of its own (its slice of
+    `filter-requests` made of whole runs the range assignor gives the workers), so that no worker
+    answers two queues."""
     if not 1 <= queues <= MOST_QUEUES:
         return f"queues must be between 1 and {MOST_QUEUES} (the partitions that answer them), got {queues}"
     if queues > workers:
         return f"{queues} queues need at least as many filter workers, got {workers}"
+    if not shares_hold_whole_runs(queues, workers, NODE_SHARDS):
+        return (f"{queues} queues cannot each have whole filter workers of {workers} (each worker's partitions "
+                f"of filter-requests would fall to two queues): choose queues that divide them evenly")
     return ""
 
 
@@ -177,4 +189,4 @@ def check_filter_workers(count: int) -> None:
 def check_queues(queues: int, workers: int) -> None:
     problem = queues_problem(queues, workers)
     if problem:
-        raise CliError(f"--queues: {problem}", 2)
+        raise CliError(f"--queues (or BERTH_QUEUE_PARTITIONS): {problem}", 2)

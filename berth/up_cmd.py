@@ -55,9 +55,9 @@ def register(sub: Any) -> None:
                         "more than one propose, on a machine of three cores or fewer only while the queue's "
                         "ranking is dear, unless BERTH_QUEUE_PROPOSE says otherwise)")
     p.add_argument("--queues", type=int, default=None, metavar="Q",
-                   help="queues sharing the cluster, each scheduling a share of the pods, at most one per filter "
-                        "worker (default: one per filter worker, at most four, on a machine of more than three "
-                        "cores, the measured best; one on fewer)")
+                   help="queues sharing the cluster, each scheduling a share of the pods with whole filter workers "
+                        "of its own (default: one per filter worker, at most four, as many as have whole workers, "
+                        "on a machine of more than three cores, the measured best; one on fewer)")
     p.add_argument("--port", type=int, default=0, help="gateway port (default: any free port)")
     p.add_argument("--ready-timeout", type=float, default=60.0, metavar="S", help="seconds to wait for each service")
     p.set_defaults(run=run_guarded(run))

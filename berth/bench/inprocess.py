@@ -72,8 +72,9 @@ class BenchResult:
     whatever the number of filter workers."""
     queue_waited: float | None = None
     """The share of the measured run the queue was off the CPU while the batch it decides next was
-    at the workers (cluster mode): waiting for their answers, or, on a machine short of cores, for
-    a core. Where the queue is neither busy nor waiting, it waited for a core otherwise."""
+    at the workers (cluster mode; the mean of the queues where several share the cluster): waiting
+    for their answers, or, on a machine short of cores, for a core. Where the queue is neither busy
+    nor waiting, it waited for a core otherwise."""
 
     def __post_init__(self) -> None:
         if not self.cpu_ms_per_pod and self.pods:

@@ -14,6 +14,7 @@ from berth.services import (
     default_filter_workers,
     default_propose,
     default_queues,
+    most_queues,
     pipeline_most,
     queues_problem,
     up_options,
@@ -94,7 +95,7 @@ def _queue_env(options: UpOptions) -> dict[str, str]:
 
 
 @pytest.mark.parametrize(("workers", "cores", "queues"), [
-    (1, 2, 1), (2, 2, 1), (8, 3, 1), (1, 16, 1), (2, 8, 2), (4, 16, 4), (8, 16, 4),
+    (1, 2, 1), (2, 2, 1), (8, 3, 1), (1, 16, 1), (2, 8, 2), (3, 12, 1), (4, 16, 4), (6, 16, 4), (8, 16, 4),
 ])
 def test_one_queue_per_worker_up_to_four_where_cores_are_not_shared(workers: int, cores: int, queues: int) -> None:
     assert default_queues(workers, cores) == queues
@@ -111,7 +112,13 @@ def test_queues_run_as_many_as_chosen_each_told_its_index() -> None:
 
 @pytest.mark.parametrize(("queues", "workers", "says"), [
     (1, 1, ""), (4, 8, ""), (2, 1, "at least as many filter workers"), (5, 8, "between 1 and 4"),
+    (3, 3, "whole filter workers"), (2, 3, "whole filter workers"), (3, 4, "whole filter workers"),
 ])
 def test_queues_need_a_worker_each_and_a_partition_each(queues: int, workers: int, says: str) -> None:
     problem = queues_problem(queues, workers)
     assert (says in problem) if says else problem == ""
+
+
+@pytest.mark.parametrize(("at_most", "workers", "queues"), [(4, 1, 1), (4, 2, 2), (4, 3, 1), (3, 4, 2), (4, 8, 4)])
+def test_a_sweep_runs_the_most_queues_that_have_whole_workers(at_most: int, workers: int, queues: int) -> None:
+    assert most_queues(at_most, workers) == queues
