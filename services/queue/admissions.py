@@ -40,7 +40,9 @@ class Admissions:
         uid = p.pod_uid
         pod = self.view.specs.get(uid)
         if pod is not None and not self._mine(pod):
-            return  # another queue's to ask about
+            # Another queue's to ask about (its request may have been read before its pod).
+            self.asked.discard(uid)
+            return
         self._tries[uid] = max(self._tries.get(uid, 0), tries_of(p.attempt_id))
         if isinstance(p, BindRequested):
             if p.attempt_id not in self.view.answered:

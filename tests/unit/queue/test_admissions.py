@@ -138,3 +138,18 @@ async def test_only_the_queue_that_would_schedule_a_pod_asks_about_it(monkeypatc
             _fold(bystander, BindRejected(pod_uid=pod.metadata.uid or "", node_name="n1",
                                           attempt_id=f"admission/{pod.metadata.uid}/1", reason=NODE_NOT_FOUND))
     assert not bystander.admissions.pending()
+
+
+
+def test_another_queues_admission_read_before_its_pod_is_not_left_pending() -> None:
+    # `binds` and `pods` are read side by side: a request can come before the pod it is about.
+    pods = [make_pod(f"sys-{k}", f"u{k}", node_name="n1") for k in range(8)]
+    theirs = [p for p in pods if not QueueShare(1, 2).owns(p)]
+    s = _queue(Log(), "n1", share=QueueShare(1, 2))
+    for pod in theirs:
+        uid = pod.metadata.uid or ""
+        _fold(s, BindRequested(pod_uid=uid, pod=pod, node_name="n1", attempt_id=f"admission/{uid}/1", seed=0))
+        _fold(s, PodSubmitted(pod=pod))
+        _fold(s, BindRejected(pod_uid=uid, node_name="n1", attempt_id=f"admission/{uid}/1",
+                              reason="Pod was rejected", status_reason="OutOfcpu"))
+    assert theirs and not s.admissions.pending()
