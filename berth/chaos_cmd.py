@@ -22,7 +22,7 @@ from .chaos.matrix import markdown_table, text_table
 from .chaos.plan import TARGETS
 from .chaos.run import ChaosOptions, ChaosResult, run_chaos
 from .client import EXIT_ERROR, CliError, run_guarded
-from .services import check_filter_workers
+from .services import check_filter_workers, check_queues, up_options
 
 
 def register(sub: Any) -> None:
@@ -59,6 +59,8 @@ def _targets(text: str) -> tuple[str, ...]:
 
 def run(args: argparse.Namespace) -> int:
     check_filter_workers(args.filter_workers)
+    cluster = up_options(args.filter_workers)  # as the run will start it
+    check_queues(cluster.queues, cluster.filter_workers)
     if args.pods < 1 or args.nodes < 1 or args.rate <= 0 or args.faults < 0:
         raise CliError("--nodes, --pods and --rate must be positive, --faults not negative", 2)
     options = ChaosOptions(workload=args.workload, nodes=args.nodes, pods=args.pods, seed=args.seed, faults=args.faults,

@@ -87,7 +87,8 @@ def default_queues(workers: int, cores: int | None = None) -> int:
 
 def most_queues(at_most: int, workers: int) -> int:
     """The most queues, up to `at_most`, that can share `workers` filter workers (`queues_problem`)."""
-    return max(q for q in range(1, max(1, min(at_most, workers, MOST_QUEUES)) + 1) if not queues_problem(q, workers))
+    return max((q for q in range(1, max(1, min(at_most, workers, MOST_QUEUES)) + 1) if not queues_problem(q, workers)),
+               default=1)  # no workers: the worker count's own check says why
 
 
 def workers_most(cores: int | None = None) -> int:
@@ -110,7 +111,7 @@ def up_options(filter_workers: int | None, env: Mapping[str, str] | None = None,
     workers = default_filter_workers() if filter_workers is None else filter_workers
     if queues is None:
         said = env.get("BERTH_QUEUE_PARTITIONS", "").strip()
-        queues = int(said) if said.isdigit() else default_queues(workers)
+        queues = _whole_number("BERTH_QUEUE_PARTITIONS", said) if said else default_queues(workers)
 
     def unless_said(name: str, chosen: Callable[[], T]) -> T | None:
         """None where the environment sets `name` (the queue reads it itself), else `chosen()`."""
@@ -132,6 +133,16 @@ class ServiceSpec:
     """The API endpoint `berth.json` points at (one replica)."""
     index_env: str = ""
     """The variable that tells each replica its index ("": none)."""
+
+
+def _whole_number(name: str, text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise CliError(f"{name}={text!r}: expected a whole number of at least 1", 2)
+    return value
 
 
 def queue_env(options: UpOptions) -> dict[str, str]:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from berth.client import CliError
 from berth.machine import usable_cores
 from berth.services import (
     SERVICES,
@@ -119,6 +120,14 @@ def test_queues_need_a_worker_each_and_a_partition_each(queues: int, workers: in
     assert (says in problem) if says else problem == ""
 
 
-@pytest.mark.parametrize(("at_most", "workers", "queues"), [(4, 1, 1), (4, 2, 2), (4, 3, 1), (3, 4, 2), (4, 8, 4)])
+@pytest.mark.parametrize(("at_most", "workers", "queues"), [
+    (4, 1, 1), (4, 2, 2), (4, 3, 1), (3, 4, 2), (4, 8, 4), (4, 0, 1),
+])
 def test_a_sweep_runs_the_most_queues_that_have_whole_workers(at_most: int, workers: int, queues: int) -> None:
     assert most_queues(at_most, workers) == queues
+
+
+@pytest.mark.parametrize("said", ["two", "0", "-1", "²"])
+def test_a_queue_count_from_the_environment_must_be_a_whole_number(said: str) -> None:
+    with pytest.raises(CliError, match="BERTH_QUEUE_PARTITIONS"):
+        up_options(4, {"BERTH_QUEUE_PARTITIONS": said})
