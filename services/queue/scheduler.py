@@ -300,7 +300,7 @@ class Scheduler:
         info = self.queued.get(p.pod_uid)
         if info is None:
             # Its bind was in flight when this queue started (assumed, so not queued): it is
-            # queued now, as a pod whose bind failed.
+            # queued now, as a pending pod is when a queue starts.
             self._enqueue(p.pod_uid)
             return
         if p.pod_uid in self.view.deleted:
