@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from shared.binding.node_local import spans_nodes
 from shared.events import MOST_QUEUES, NODE_SHARDS, SHARD_RESULTS
-from shared.events.partitioning import contiguous_share, murmur2
+from shared.events.partitioning import contiguous_share, kafka_partition
 from shared.framework.runtime import Framework
 from shared.model import Pod
 from shared.plugins.names import POD_TOPOLOGY_SPREAD
@@ -57,8 +57,8 @@ class QueueShare:
             return True
         if together or spans_nodes(pod):
             return self.index == 0
-        # murmur2 itself, not the remembered `partition_for`: uids would crowd out the node names.
-        return (murmur2(pod.metadata.uid.encode()) & 0x7FFFFFFF) % self.count == self.index
+        # Not the remembered `partition_for`: uids would crowd out the node names.
+        return kafka_partition(pod.metadata.uid, self.count) == self.index
 
     def reads(self, topic: str, partition: int) -> bool:
         """Whether this queue consumes `partition` of `topic`: of `shard-results`, its own; of

@@ -39,11 +39,13 @@ def murmur2(data: bytes) -> int:
     return h - (1 << 32) if h & 0x80000000 else h
 
 
-@functools.lru_cache(maxsize=1 << 16)
-def partition_for(key: str, partitions: int) -> int:
-    """The partition Kafka's default partitioner picks for `key` (toPositive(murmur2) % n).
-    Remembered: node names come back with every bind and placement."""
+def kafka_partition(key: str, partitions: int) -> int:
+    """The partition Kafka's default partitioner picks for `key` (toPositive(murmur2) % n)."""
     return (murmur2(key.encode()) & 0x7FFFFFFF) % partitions
+
+
+partition_for = functools.lru_cache(maxsize=1 << 16)(kafka_partition)
+"""`kafka_partition`, remembered: node names come back with every bind and placement."""
 
 
 def range_runs(partitions: int, members: int) -> list[range]:
