@@ -12,9 +12,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+from shared.errors import ConfigurationError
 from shared.events import MOST_QUEUES, NODE_SHARDS
 from shared.events.partitioning import shares_hold_whole_runs
-from shared.settings import AUTO
+from shared.settings import AUTO, env_int
 
 from .client import CliError
 from .machine import usable_cores
@@ -110,8 +111,10 @@ def up_options(filter_workers: int | None, env: Mapping[str, str] | None = None,
     env = os.environ if env is None else env
     workers = default_filter_workers() if filter_workers is None else filter_workers
     if queues is None:
-        said = env.get("BERTH_QUEUE_PARTITIONS", "").strip()
-        queues = _whole_number("BERTH_QUEUE_PARTITIONS", said) if said else default_queues(workers)
+        try:
+            queues = env_int(env, "BERTH_QUEUE_PARTITIONS", 0, minimum=1) or default_queues(workers)
+        except ConfigurationError as e:
+            raise CliError(str(e), 2) from None
 
     def unless_said(name: str, chosen: Callable[[], T]) -> T | None:
         """None where the environment sets `name` (the queue reads it itself), else `chosen()`."""
@@ -133,16 +136,6 @@ class ServiceSpec:
     """The API endpoint `berth.json` points at (one replica)."""
     index_env: str = ""
     """The variable that tells each replica its index ("": none)."""
-
-
-def _whole_number(name: str, text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise CliError(f"{name}={text!r}: expected a whole number of at least 1", 2)
-    return value
 
 
 def queue_env(options: UpOptions) -> dict[str, str]:
