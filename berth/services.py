@@ -88,7 +88,7 @@ def default_queues(workers: int, cores: int | None = None) -> int:
 
 def most_queues(at_most: int, workers: int) -> int:
     """The most queues, up to `at_most`, that can share `workers` filter workers (`queues_problem`)."""
-    return max((q for q in range(1, max(1, min(at_most, workers, MOST_QUEUES)) + 1) if not queues_problem(q, workers)),
+    return max((q for q in range(1, at_most + 1) if not queues_problem(q, workers)),
                default=1)  # no workers: the worker count's own check says why
 
 
