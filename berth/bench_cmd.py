@@ -199,20 +199,20 @@ def _sweep(args: argparse.Namespace, workload: Any, progress: bool, config_path:
     runs: dict[int, list[dict[str, Any]]] = {k: [] for k in args.scale_sweep}
     problems: list[str] = []
     # Every count's queues checked before the first run: a sweep does not stop half way.
-    queues = {k: up_options(k, queues=None if args.queues is None else most_queues(args.queues, k)).queues
-              for k in args.scale_sweep}
-    for k, q in queues.items():
-        check_queues(q, k)
+    options = {k: up_options(k, queues=None if args.queues is None else most_queues(args.queues, k))
+               for k in args.scale_sweep}
+    for k, o in options.items():
+        check_queues(o.queues, k)
     for round_ in range(1, args.rounds + 1):
         for k in args.scale_sweep:
             if progress:
                 print(f"scale sweep: {k} filter worker(s)" + (f", round {round_} of {args.rounds}"
                                                               if args.rounds > 1 else ""), file=sys.stderr)
             logs = Path(args.logs) / (f"{k}w" if args.rounds == 1 else f"{k}w-{round_}") if args.logs else None
-            result = run_cluster(workload, options=up_options(k, queues=queues[k]), progress=progress,
+            result = run_cluster(workload, options=options[k], progress=progress,
                                  timeout_s=args.timeout, logs=logs, config=config_path)
             problems += [f"{k} workers: {p}" for p in result.problems]
-            runs[k].append({"filter_workers": k, "queues": queues[k], "propose": result.propose,
+            runs[k].append({"filter_workers": k, "queues": options[k].queues, "propose": result.propose,
                             "proposed_share": result.proposed_share, "pipeline_most": result.pipeline_most,
                             "workers_most": result.workers_most, "sent_per_pod": result.sent_per_pod,
                             "walked_again_per_pod": result.walked_again_per_pod,
