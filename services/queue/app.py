@@ -39,11 +39,10 @@ class QueueApp:
                                         max_record_bytes=settings.base.kafka_max_message_bytes)
         self.view = ClusterView()
         share = settings.options.share
-        self.gatherer = Gatherer(workers_most=settings.options.workers_most,
-                                 destinations=None if share.whole else share.filter_partitions())
+        self.gatherer = Gatherer(workers_most=settings.options.workers_most, destinations=share.filter_partitions())
         config = ServiceConfig(name=settings.base.service_name, group_id=settings.group_id,
                                topics=[SHARD_RESULTS, PREEMPTION], serve_http=serve_http, fetch_timeout_ms=20,
-                               reads=None if share.whole else share.reads)
+                               reads=share.reads)
         self.service = Service(settings.base, config, Handler(), registry=self.registry, publisher=self.publisher)
         self.scheduler = Scheduler(
             self.view, profiles_from(settings.config, self.service.metrics.registry),
