@@ -43,20 +43,22 @@ def spans_nodes(pod: Pod) -> bool:
     return any(c.when_unsatisfiable == DO_NOT_SCHEDULE for c in pod.spec.topology_spread_constraints)
 
 
-def _on_node(term: AffinityTerm, node: NodeInfo) -> bool:
-    """The term's domain is this node alone, and the binder can tell which pods it selects."""
-    return (term.topology_key == LABEL_HOSTNAME and LABEL_HOSTNAME in node.labels
-            and term.namespace_selector.nothing)
+def _on_node(term: AffinityTerm) -> bool:
+    """On a node with a hostname, the term's domain is that node alone, and the binder can tell
+    which pods it selects."""
+    return term.topology_key == LABEL_HOSTNAME and term.namespace_selector.nothing
 
 
 def anti_affinity_conflicts(pod: PodInfo, node: NodeInfo) -> list[str]:
     """InterPodAffinity's reasons the pod may not join the node's committed pods, of the
     node-scoped required anti-affinity terms (empty when none is broken)."""
     reasons: list[str] = []
-    own = [t for t in pod.required_anti_affinity_terms if _on_node(t, node)]
+    if LABEL_HOSTNAME not in node.labels:
+        return reasons  # no term's domain is this node alone
+    own = [t for t in pod.required_anti_affinity_terms if _on_node(t)]
     if own and any(t.matches(other) for other in node.pods for t in own):
         reasons.append(ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH)
-    if any(_on_node(t, node) and t.matches(pod)
+    if any(_on_node(t) and t.matches(pod)
            for other in node.pods_with_required_anti_affinity for t in other.required_anti_affinity_terms):
         reasons.append(ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH)
     return reasons
