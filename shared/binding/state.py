@@ -82,8 +82,10 @@ class NodeShard:
                 info.add_pod(pod)
         self.nodes[info.name] = info
 
-    def record(self, outcome: Envelope, pod: Pod | None, deleted: frozenset[str] | set[str] = frozenset()) -> None:
-        """Fold one outcome; a PodBound commits `pod` (the request's pod) unless it was deleted."""
+    def record(self, outcome: Envelope, pod: Pod | PodInfo | None,
+               deleted: frozenset[str] | set[str] = frozenset()) -> None:
+        """Fold one outcome; a PodBound commits `pod` (the request's pod, or its PodInfo where the
+        caller made one already) unless it was deleted."""
         if outcome.causation_id is not None:
             self.outcomes[outcome.causation_id] = outcome
         payload = outcome.payload
@@ -95,7 +97,7 @@ class NodeShard:
             # empty would let later binds over-commit, so this only happens past the log's retention.
             log.warning("binder: PodBound %s without its request; its resources are not counted", payload.pod_uid)
             return
-        info = PodInfo(pod)
+        info = pod if isinstance(pod, PodInfo) else PodInfo(pod)
         self.pods[payload.pod_uid] = (payload.node_name, info)
         node = self.nodes.get(payload.node_name)
         if node is not None:
@@ -228,15 +230,17 @@ class BinderState:
             # Never bind twice: the pod's one PodBound answers this request too.
             shard.outcomes[request.event_id] = already
             return already
-        outcome = self._judge(shard, request, bind, now)
+        info = PodInfo(bind.pod)  # judged, then committed
+        outcome = self._judge(shard, request, bind, info, now)
         if refused is not None and isinstance(outcome.payload, PodBound):
             error = refused(bind)
             if error:
                 outcome = self._rejected(request, bind, error, now)
-        shard.record(outcome, bind.pod, self.deleted)
+        shard.record(outcome, info, self.deleted)
         return outcome
 
-    def _judge(self, shard: NodeShard, request: Envelope, bind: BindRequested, now: datetime) -> Envelope:
+    def _judge(self, shard: NodeShard, request: Envelope, bind: BindRequested, info: PodInfo,
+               now: datetime) -> Envelope:
         if bind.pod_uid in self.deleted:
             return self._rejected(request, bind, POD_DELETED, now)
         node = shard.nodes.get(bind.node_name)
@@ -246,11 +250,11 @@ class BinderState:
         scheduler = pod.spec.scheduler_name or DEFAULT_SCHEDULER_NAME
         ignored = self.ignored.get(scheduler, NOTHING_IGNORED)
         if is_admission(bind.attempt_id):
-            refused = refusal(PodInfo(pod), node, ignored.resources, ignored.groups)
+            refused = refusal(info, node, ignored.resources, ignored.groups)
             if refused is not None:
                 return self._rejected(request, bind, refused[1], now, status_reason=refused[0])
         else:
-            reasons = unfit_reasons(PodInfo(pod), node, ignored, anti_affinity=scheduler in self.anti_affinity)
+            reasons = unfit_reasons(info, node, ignored, anti_affinity=scheduler in self.anti_affinity)
             if reasons:
                 return self._rejected(request, bind, ", ".join(reasons), now)
         bound = PodBound(pod_uid=bind.pod_uid, node_name=bind.node_name, attempt_id=bind.attempt_id)
