@@ -1,7 +1,7 @@
 """`berth chaos`: schedule a workload at scale while SIGKILLing services, the broker and the
 database at seeded moments; print the fault matrix and check the invariants afterwards.
 
-    berth chaos                                   # SchedulingBasic, 5,000 nodes, 10,000 pods, 8 faults
+    berth chaos                                   # SchedulingBasic, 5,000 nodes, 10,000 pods, each process killed once
     berth chaos --faults 16 --seed 7 --report docs/reliability-run.md
     berth chaos --targets queue,tansu --nodes 500 --pods 2000
 
@@ -33,9 +33,11 @@ def register(sub: Any) -> None:
     add_workload_args(p, pods_help="pods applied after the workload's initial ones")
     p.add_argument("--rate", type=float, default=100.0, metavar="PODS_PER_S",
                    help="pods applied per second (default 100: pods keep arriving while the faults play out)")
-    p.add_argument("--faults", type=int, default=8, help="processes to kill (default 8: each target once)")
+    p.add_argument("--faults", type=int, default=None,
+                   help="processes to kill (default: each targeted process once)")
     p.add_argument("--targets", type=_targets, default=TARGETS, metavar="A,B,...",
-                   help=f"what may be killed (default {','.join(TARGETS)})")
+                   help=f"the kinds of process that may be killed, every queue and filter worker of a kind "
+                        f"where several run (default {','.join(TARGETS)})")
     p.add_argument("--seed", type=int, default=0, help="picks the moments and the order of the faults")
     p.add_argument("--filter-workers", type=int, default=1, metavar="K",
                    help="filter replicas (default 1)")
@@ -61,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
     check_filter_workers(args.filter_workers)
     cluster = up_options(args.filter_workers)  # as the run will start it
     check_queues(cluster.queues, cluster.filter_workers)
-    if args.pods < 1 or args.nodes < 1 or args.rate <= 0 or args.faults < 0:
+    if args.pods < 1 or args.nodes < 1 or args.rate <= 0 or (args.faults or 0) < 0:
         raise CliError("--nodes, --pods and --rate must be positive, --faults not negative", 2)
     options = ChaosOptions(workload=args.workload, nodes=args.nodes, pods=args.pods, seed=args.seed, faults=args.faults,
                            targets=args.targets, rate=args.rate, filter_workers=args.filter_workers,
@@ -84,8 +86,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _title(o: ChaosOptions) -> str:
-    return (f"{o.workload}, {o.nodes:,} nodes, {o.pods:,} pods applied at {o.rate:,.0f} pods/s, {o.faults} faults "
-            f"(seed {o.seed}), {o.filter_workers} filter worker(s)")
+    faults = "a fault per targeted process" if o.faults is None else f"{o.faults} faults"
+    return (f"{o.workload}, {o.nodes:,} nodes, {o.pods:,} pods applied at {o.rate:,.0f} pods/s, {faults} "
+            f"(seed {o.seed}), {o.filter_workers} filter worker(s), {up_options(o.filter_workers).queues} queue(s)")
 
 
 def _summary(r: ChaosResult) -> str:

@@ -7,7 +7,23 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 TARGETS: tuple[str, ...] = ("queue", "filter", "binder", "projector", "preemption", "gateway", "tansu", "postgres")
-"""Every process of the cluster, the embedded broker and database included."""
+"""Every kind of process of the cluster, the embedded broker and database included."""
+
+
+def members_of(kinds: Sequence[str], labels: Sequence[str]) -> tuple[str, ...]:
+    """The running processes of each kind, kind by kind, each kind's in index order: `queue`,
+    `queue-1`, ... where queues share the pods, `filter`, `filter-1`, ... for the workers."""
+    def index(label: str, kind: str) -> int | None:
+        if label == kind:
+            return 0
+        rest = label.removeprefix(kind + "-")
+        return int(rest) if rest != label and rest.isdigit() else None
+
+    out: list[str] = []
+    for kind in kinds:
+        found = sorted((i, label) for label in labels if (i := index(label, kind)) is not None)
+        out += [label for _, label in found]
+    return tuple(out)
 
 
 @dataclass(frozen=True)

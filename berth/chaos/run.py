@@ -35,7 +35,7 @@ from ..services import up_options
 from ..supervised_cluster import SupervisedCluster
 from ..supervisor import Supervisor
 from .matrix import FaultRecord, Sample, longest_stall, rate
-from .plan import TARGETS, Fault, fault_plan
+from .plan import TARGETS, Fault, fault_plan, members_of
 
 RATE_WINDOW_S = 3.0
 """The binding rate before a kill and after binding resumed is measured over this long."""
@@ -52,8 +52,11 @@ class ChaosOptions:
     nodes: int = 5000
     pods: int = 10000
     seed: int = 0
-    faults: int = 8
+    faults: int | None = None
+    """Processes to kill; None: each process of the targeted kinds once (every queue and filter
+    worker where several run)."""
     targets: tuple[str, ...] = TARGETS
+    """Kinds of process (`TARGETS`); a kind with several processes has each of them in the plan."""
     rate: float = 100.0
     """Pods applied per second: 10,000 pods at 100 a second keep pods arriving while 8 faults
     are spread out enough for the cluster to recover from each before the next."""
@@ -143,8 +146,9 @@ class _Driver:
                 await self._apply(http, nodes)
                 self.t0 = time.monotonic()
                 sampler = asyncio.create_task(self._sample())
-                plan = fault_plan(self.options.seed, self.options.targets, self.options.faults,
-                                  len(pods) / self.options.rate)
+                victims = members_of(self.options.targets, list(self.cluster.members))
+                count = len(victims) if self.options.faults is None else self.options.faults
+                plan = fault_plan(self.options.seed, victims, count, len(pods) / self.options.rate)
                 injector = asyncio.create_task(self._inject(plan))
                 accepted = await self._submit(http, pods)
                 killed = await injector

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from berth.chaos.matrix import FaultRecord, longest_stall, markdown_table, rate, text_table
-from berth.chaos.plan import TARGETS, fault_plan
+from berth.chaos.plan import TARGETS, fault_plan, members_of
 
 
 def test_the_plan_is_seeded_hits_every_target_once_first_and_keeps_its_spacing() -> None:
@@ -14,6 +14,20 @@ def test_the_plan_is_seeded_hits_every_target_once_first_and_keeps_its_spacing()
     times = [f.at_s for f in plan]
     assert all(b - a >= 4.0 - 1e-9 for a, b in zip(times, times[1:]))
     assert 2.0 <= times[0] and times[-1] <= 2.0 + 60.0
+
+
+def test_every_queue_and_filter_worker_is_a_target_of_its_kind() -> None:
+    running = ["tansu", "postgres", "gateway", "queue-1", "queue", "filter-10", "filter", "filter-2", "filter-1",
+               "binder", "queue-extra", "projector", "preemption"]
+    assert members_of(TARGETS, running) == (
+        "queue", "queue-1", "filter", "filter-1", "filter-2", "filter-10", "binder", "projector", "preemption",
+        "gateway", "tansu", "postgres")
+    assert members_of(("queue", "tansu"), running) == ("queue", "queue-1", "tansu")
+    assert members_of(("binder",), ["tansu"]) == ()
+    # Each of them is hit once before any is hit twice.
+    victims = members_of(("queue", "filter"), ["queue", "queue-1", "queue-2", "filter", "filter-1"])
+    plan = fault_plan(5, victims, 7, 60.0)
+    assert sorted(f.target for f in plan[:5]) == sorted(victims)
 
 
 def test_a_window_too_short_for_the_spacing_still_spaces_the_faults() -> None:
