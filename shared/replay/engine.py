@@ -36,7 +36,7 @@ from shared.scheduler.seeds import attempt_seed, config_hash
 
 from .diff import first_difference, verdicts, weighted_difference
 from .history import Batch, History, Recorded
-from .rebuild import Evaluation, LogFolder, evaluate, propose_again
+from .rebuild import Evaluation, LogFolder, evaluate_batch, propose_again
 
 Progress = Callable[[int, int], None]
 
@@ -223,10 +223,7 @@ class Replayer:
         point_at(profiles.values(), view)
         if batch.proposed:
             return propose_again(req, view, profiles, record=record)
-        snapshot = view.snapshot()
-        every_node = set(snapshot.node_info_map)
-        evaluations = [evaluate(profiles, pod, snapshot, req.starts[i] if i < len(req.starts) else 0, every_node)
-                       for i, pod in enumerate(req.pods)]
+        evaluations = evaluate_batch(profiles, req, view, alone=batch.extenders.keys())
         for e in evaluations:  # the extenders' recorded answers, not a new call
             apply_filters(e.merged, batch.extenders.get(e.info.uid, ()))
         return evaluations

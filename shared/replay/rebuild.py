@@ -9,6 +9,7 @@ merge equates with the in-process walk.
 
 from __future__ import annotations
 
+import copy
 import random
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
@@ -23,6 +24,7 @@ from shared.framework.snapshot import Snapshot
 from shared.model import Pod
 from shared.protocol.answers import decode_walk
 from shared.protocol.proposing import as_decided, propose_on_view
+from shared.protocol.same_answers import answer_key
 from shared.protocol.sharded import (
     MergedFilter,
     filter_on_shard,
@@ -69,8 +71,9 @@ class Evaluation:
 
 
 def evaluate(profiles: Mapping[str, Framework], pod: Pod, snapshot: Snapshot, start: int,
-             every_node: Collection[str]) -> Evaluation:
-    info = PodInfo(pod)
+             every_node: Collection[str], info: PodInfo | None = None) -> Evaluation:
+    """`info`: the pod's PodInfo, where it is made already."""
+    info = PodInfo(pod) if info is None else info
     fwk = profiles.get(pod.spec.scheduler_name)
     state = CycleState()
     if fwk is None:
@@ -87,6 +90,35 @@ def evaluate(profiles: Mapping[str, Framework], pod: Pod, snapshot: Snapshot, st
             scored = raw_scores_on_shard(fwk, state, info, snapshot, merged.feasible, every_node)
             raw, merged.error = raw_by_plugin([decode_walk(scored)])
     return Evaluation(info, fwk, result, merged, raw, state)
+
+
+def evaluate_batch(profiles: Mapping[str, Framework], request: FilterBatchRequested, view: ClusterView,
+                   alone: Collection[str] = ()) -> list[Evaluation]:
+    """Every pod of a filter request evaluated on `view` (at the request's watermark), as its
+    worker answered it: pods that only their names tell apart (`answer_key`: spec, labels,
+    status, the walk's start; not a pod the nominator holds) share the first one's walk, raw
+    scores and merge, which are theirs too. Pods in `alone` (those an extender answered, whose
+    merge is narrowed pod by pod) are evaluated on their own."""
+    snapshot = view.snapshot()
+    every_node = set(snapshot.node_info_map)
+    starts = request.starts
+    out: list[Evaluation] = []
+    first: dict[bytes, Evaluation] = {}
+    for i, pod in enumerate(request.pods):
+        start = starts[i] if i < len(starts) else 0
+        info = PodInfo(pod)
+        uid = info.uid
+        key = None if uid in alone else answer_key(pod, start, info.signature(),
+                                                    nominated=view.holds_nomination(uid))
+        same = first.get(key) if key is not None else None
+        if same is not None:
+            out.append(Evaluation(info, same.fwk, same.result, copy.copy(same.merged), same.raw, same.state))
+            continue
+        e = evaluate(profiles, pod, snapshot, start, every_node, info)
+        out.append(e)
+        if key is not None:
+            first[key] = e
+    return out
 
 
 def propose_again(request: FilterBatchRequested, view: ClusterView, profiles: Mapping[str, Framework],
