@@ -18,10 +18,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from tqdm import tqdm
-
 from shared.errors import InvalidInput
-from shared.model.loader import decode_text, parse_documents
 from shared.settings import env_int
 
 from .client import (
@@ -90,6 +87,8 @@ def split(docs: list[dict[str, Any]], source: str, limit: int, max_objects: int)
 
 
 def _documents(body: bytes, source: str) -> list[dict[str, Any]]:
+    from shared.model.loader import decode_text, parse_documents
+
     try:
         return parse_documents(decode_text(body, source), source)
     except InvalidInput as exc:
@@ -106,6 +105,8 @@ def in_batches(body: bytes, source: str, limit: int, max_objects: int) -> list[d
 
 
 def run(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
     gateway = Gateway(find_cluster(args), timeout=600)
     bodies = [(path, read_input(path)) for path in args.files]  # read all first: a missing file sends nothing
     limit = env_int(os.environ, "BERTH_APPLY_BATCH_BYTES", BATCH_BYTES, minimum=1024)
@@ -148,6 +149,8 @@ def _counted(counts: dict[str, int]) -> str:
 
 
 def _apply_in_batches(gateway: Gateway, args: argparse.Namespace, path: str, parts: list[bytes]) -> None:
+    from tqdm import tqdm
+
     started = time.monotonic()
     url = _apply_url(args)
     for part in tqdm(parts, desc=f"{path}: validating", unit="batch", file=sys.stderr, leave=False):

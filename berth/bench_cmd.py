@@ -13,7 +13,6 @@ from shared.adapters.input_files import load_files
 from shared.errors import InvalidInput
 from shared.workloads import WORKLOADS, generate
 
-from .bench.inprocess import run_inprocess
 from .bench.plot import NO_PLOT, plot_scaling, plot_throughput
 from .bench.stats import median_run
 from .client import CliError, run_guarded
@@ -128,6 +127,8 @@ def run(args: argparse.Namespace) -> int:
                              logs=Path(args.logs) if args.logs else None,
                              record=Path(args.record) if args.record else None, config=config_path)
     else:
+        from .bench.inprocess import run_inprocess  # the core and its extender clients: only when it runs
+
         result = run_inprocess(workload, args.seed, progress)
     out_dir = Path(args.out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)

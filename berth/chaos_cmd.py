@@ -15,14 +15,16 @@ import json
 import sys
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .bench_cmd import add_workload_args
 from .chaos.matrix import markdown_table, text_table
 from .chaos.plan import TARGETS
-from .chaos.run import ChaosOptions, ChaosResult, run_chaos
 from .client import EXIT_ERROR, CliError, run_guarded
 from .services import check_filter_workers, check_queues, up_options
+
+if TYPE_CHECKING:  # the run brings in the broker, the database and every client: only when it runs
+    from .chaos.run import ChaosOptions, ChaosResult
 
 
 def register(sub: Any) -> None:
@@ -65,6 +67,8 @@ def run(args: argparse.Namespace) -> int:
     check_queues(cluster.queues, cluster.filter_workers)
     if args.pods < 1 or args.nodes < 1 or args.rate <= 0 or (args.faults or 0) < 0:
         raise CliError("--nodes, --pods and --rate must be positive, --faults not negative", 2)
+    from .chaos.run import ChaosOptions, run_chaos
+
     options = ChaosOptions(workload=args.workload, nodes=args.nodes, pods=args.pods, seed=args.seed, faults=args.faults,
                            targets=args.targets, rate=args.rate, filter_workers=args.filter_workers,
                            settle_timeout_s=args.settle_timeout,

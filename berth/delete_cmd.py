@@ -10,7 +10,6 @@ from typing import Any
 from urllib.parse import quote
 
 from shared.errors import InvalidInput
-from shared.model.loader import decode_text, parse_documents
 
 from .client import (
     EXIT_ERROR,
@@ -76,6 +75,8 @@ def _targets(args: argparse.Namespace) -> list[tuple[str, str, str]]:
 
 
 def _file_targets(path: str) -> list[tuple[str, str, str]]:
+    from shared.model.loader import decode_text, parse_documents
+
     data = read_input(path)
     try:
         docs = parse_documents(decode_text(data, path), path)

@@ -6,16 +6,18 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from shared.errors import NotFound
-from shared.replay.explain import Explanation, explain_attempt, explain_now
 
 from .client import CliError, run_guarded
 from .get_cmd import table
 from .replay_cmd import add_source_args, load_history
+
+if TYPE_CHECKING:  # the core, imported when a pod is explained
+    from shared.replay.explain import Explanation
 
 
 def register(sub: Any) -> None:
@@ -36,6 +38,8 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     name = args.name if "/" in args.name else f"{args.namespace}/{args.name}"
+    from shared.replay.explain import explain_attempt, explain_now
+
     history = load_history(args)
     try:
         explained = explain_now(history, name) if args.now else explain_attempt(history, name, args.attempt)

@@ -19,20 +19,20 @@ import sys
 import time
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from shared.adapters.input_files import load_files
 from shared.errors import InvalidInput
 from shared.memory import settle_heap
-from shared.replay.at_time import ClusterAt, cluster_at
-from shared.replay.engine import Replayer, ReplayReport, Window
-from shared.replay.history import History
 
-from .bench.inprocess import Progress
 from .client import EXIT_INVALID_INPUT, CliError, add_cluster_args, find_cluster, run_guarded
 from .get_cmd import table
+
+if TYPE_CHECKING:  # the core, imported when a log is replayed, not for every `berth` command
+    from shared.replay.at_time import ClusterAt
+    from shared.replay.engine import ReplayReport, Window
+    from shared.replay.history import History
 
 
 def register(sub: Any) -> None:
@@ -117,10 +117,18 @@ def window(history: History, start: str | None, end: str | None) -> Window:
             return len(history) if first else -1
         return inside[0] if first else inside[-1]
 
+    from shared.replay.engine import Window
+
     return Window(seq(start, "--from", True), seq(end, "--to", False))
 
 
 def run(args: argparse.Namespace) -> int:
+    from shared.adapters.input_files import load_files
+    from shared.replay.at_time import cluster_at
+    from shared.replay.engine import Replayer
+
+    from .bench.inprocess import Progress
+
     what_if = None
     if args.config:
         try:

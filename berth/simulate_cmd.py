@@ -5,17 +5,17 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from shared.adapters.extender_http import build_extenders
-from shared.adapters.input_files import load_files
 from shared.errors import InvalidInput
 from shared.memory import settle_heap
-from shared.scheduler.outcome import SimulationReport
 
 from .client import add_validate_arg, field_validation
+
+if TYPE_CHECKING:  # the core, imported when a simulation runs, not for every `berth` command
+    from shared.scheduler.outcome import SimulationReport
 
 EXIT_INVALID_INPUT = 2
 
@@ -38,6 +38,8 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from shared.adapters.extender_http import build_extenders
+    from shared.adapters.input_files import load_files
     from shared.simulation.simulator import Simulator
 
     files = list(args.files) + ([args.config] if args.config else [])

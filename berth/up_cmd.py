@@ -29,15 +29,14 @@ from typing import TYPE_CHECKING, Any
 
 from .client import EXIT_ERROR, STATE_FILE, CliError, run_guarded
 from .files import write_atomically
-from .fleet import Fleet, ServiceFailed, service_env
 from .kubeconfig import FILE as KUBECONFIG_FILE
-from .kubeconfig import write_kubeconfig
 from .services import check_filter_workers, check_queues, up_options
-from .supervised_cluster import SupervisedCluster
-from .supervisor import Supervisor, serve_metrics
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the cluster's parts are imported when it starts, not for every `berth` command
     from berth.stack.embedded import EmbeddedStack
+
+    from .fleet import Fleet
+    from .supervisor import Supervisor
 
 
 PROJECTOR = "projector"
@@ -74,6 +73,11 @@ def run(args: argparse.Namespace) -> int:
     from berth.stack.certificates import ensure_loopback_tls
     from berth.stack.embedded import EmbeddedStack
     from shared.settings import load_settings
+
+    from .fleet import Fleet, ServiceFailed, service_env
+    from .kubeconfig import write_kubeconfig
+    from .supervised_cluster import SupervisedCluster
+    from .supervisor import Supervisor, serve_metrics
 
     signal.signal(signal.SIGTERM, _raise_interrupt)  # one shutdown path for Ctrl-C and SIGTERM
     settings = load_settings()
