@@ -14,6 +14,7 @@ import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from .client import CliError, Gateway, find_cluster, run_guarded
 from .get_cmd import pod_rows, table
@@ -87,15 +88,29 @@ def _wait_ready(up: subprocess.Popen[str]) -> None:
     raise CliError(f"berth up exited ({up.wait()}) before it was ready")
 
 
+def left(gateway: Gateway, key: str) -> str:
+    """How the pod namespace/name left the cluster by the event log ("evicted", "deleted"), or ""
+    where it has not (or the log does not know the pod yet)."""
+    try:
+        page = gateway.get(f"/apis/berth.dev/v1/events?pod={quote(key, safe='')}&type=PodEvicted,PodDeleted&limit=1")
+    except CliError:
+        return ""
+    items = page.get("items") or []
+    return ("evicted" if items[0]["event"]["type"] == "PodEvicted" else "deleted") if items else ""
+
+
 def watch_pods(gateway: Gateway, expected: set[str], timeout: float, *, poll_s: float = 0.3,
                quiet_s: float = 3.0, unseen_s: float = 10.0) -> list[dict[str, Any]]:
     """Print pods as their scheduling outcome appears, and those that leave the cluster (a preemption's
     victims); return the pods once every listed one has an outcome and nothing has changed for
     `quiet_s`. A pod of `expected` (namespace/name) never listed may have been evicted before the
-    first look: after `unseen_s` without a change it is waited for no longer."""
+    first look: the event log says so (`left`), or else after `unseen_s` without a change it is
+    waited for no longer."""
     seen: dict[str, str] = {}
     listed: set[str] = set()
     ever: set[str] = set()
+    gone: set[str] = set()
+    """Pods of `expected` never listed that the log says have left."""
     deadline = time.monotonic() + timeout
     quiet_since = time.monotonic()
     while True:
@@ -112,15 +127,22 @@ def watch_pods(gateway: Gateway, expected: set[str], timeout: float, *, poll_s: 
                 quiet_since = time.monotonic()
                 print(line, flush=True)
         for key in sorted(listed - now_listed):
-            print(f"removed   {key} (evicted or deleted)", flush=True)
+            print(f"removed   {key} ({left(gateway, key) or 'evicted or deleted'})", flush=True)
             seen.pop(key, None)
             quiet_since = time.monotonic()
         listed = now_listed
         ever |= now_listed
         quiet = time.monotonic() - quiet_since
-        if all(key in seen for key in listed) and (
-                quiet > unseen_s or (quiet > quiet_s and expected <= ever)) or time.monotonic() > deadline:
-            for key in sorted(expected - ever):
+        settled = all(key in seen for key in listed)
+        if settled and quiet > quiet_s:
+            for key in sorted(expected - ever - gone):
+                how = left(gateway, key)
+                if how:
+                    gone.add(key)
+                    print(f"removed   {key} ({how})", flush=True)
+        if settled and (quiet > unseen_s or (quiet > quiet_s and expected <= ever | gone)) \
+                or time.monotonic() > deadline:
+            for key in sorted(expected - ever - gone):
                 print(f"removed   {key} (evicted or deleted)", flush=True)
             return pods
         time.sleep(poll_s)

@@ -4,6 +4,7 @@ watching once nothing changes, also when a victim was evicted before it was ever
 from __future__ import annotations
 
 from typing import Any, cast
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
@@ -12,13 +13,22 @@ from berth.demo_cmd import watch_pods
 
 
 class Pods:
-    """A gateway whose pod list follows a script, one list per poll (the last one repeats)."""
+    """A gateway whose pod list follows a script, one list per poll (the last one repeats), and
+    whose event log holds the evictions of `evicted` (namespace/name)."""
 
-    def __init__(self, *polls: list[dict[str, Any]]) -> None:
+    def __init__(self, *polls: list[dict[str, Any]], evicted: tuple[str, ...] = ()) -> None:
         self.polls = list(polls)
         self.asked = 0
+        self.evicted = set(evicted)
+        self.logs_read: list[str] = []
 
     def get(self, path: str) -> dict[str, Any]:
+        if path.startswith("/apis/berth.dev/v1/events?"):
+            query = parse_qs(urlsplit(path).query)
+            assert query["type"] == ["PodEvicted,PodDeleted"]
+            key = query["pod"][0]
+            self.logs_read.append(key)
+            return {"items": [{"event": {"type": "PodEvicted"}}] if key in self.evicted else []}
         assert path == "/api/v1/pods"
         self.asked += 1
         return {"items": self.polls.pop(0) if len(self.polls) > 1 else self.polls[0]}
@@ -41,7 +51,15 @@ def test_a_victim_that_leaves_is_shown_and_not_waited_for(capsys: pytest.Capture
     out = capsys.readouterr().out
     assert [p["metadata"]["name"] for p in pods] == ["big"]
     assert "removed   default/victim (evicted or deleted)" in out and "bound     default/big -> n1" in out
+    assert gateway.logs_read == ["default/victim"]  # asked how it left; this log does not say
     assert gateway.asked < 100  # settled on quiet, long before the timeout
+
+
+def test_a_victim_that_leaves_is_named_as_the_log_names_it(capsys: pytest.CaptureFixture[str]) -> None:
+    gateway = Pods([pod("victim", "n1"), pod("big")], [pod("big", "n1")], evicted=("default/victim",))
+    watch_pods(_as_gateway(gateway), {"default/victim", "default/big"},
+               timeout=30, poll_s=0.01, quiet_s=0.05, unseen_s=5)
+    assert "removed   default/victim (evicted)" in capsys.readouterr().out
 
 
 def test_a_pod_never_listed_is_waited_for_only_a_while(capsys: pytest.CaptureFixture[str]) -> None:
@@ -51,6 +69,15 @@ def test_a_pod_never_listed_is_waited_for_only_a_while(capsys: pytest.CaptureFix
     assert [p["metadata"]["name"] for p in pods] == ["big"]
     assert gateway.asked < 100
     assert "removed   default/victim (evicted or deleted)" in capsys.readouterr().out
+
+
+def test_a_pod_never_listed_whose_eviction_is_logged_is_not_waited_for(capsys: pytest.CaptureFixture[str]) -> None:
+    gateway = Pods([pod("big", "n1")], evicted=("default/victim",))
+    pods = watch_pods(_as_gateway(gateway), {"default/victim", "default/big"},
+                      timeout=30, poll_s=0.01, quiet_s=0.02, unseen_s=30)
+    assert [p["metadata"]["name"] for p in pods] == ["big"]
+    assert gateway.asked < 100 and gateway.logs_read == ["default/victim"]
+    assert "removed   default/victim (evicted)" in capsys.readouterr().out
 
 
 def test_a_pod_without_an_outcome_is_waited_for_until_the_timeout() -> None:
