@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 from aiohttp import web
@@ -24,13 +24,13 @@ from shared.errors import InvalidInput, NotFound
 from shared.events import TOPICS, ReceivedEvent
 from shared.model.loader import load_objects, parse_documents
 from shared.ports import EventStoreReader, ReadModelReader
-from shared.replay.engine import Replayer
-from shared.replay.explain import explain_attempt, explain_now
 from shared.replay.export_format import export_record
-from shared.replay.history import History
 
 from .limits import StreamSlots
 from .settings import MAX_STREAMS, MAX_STREAMS_PER_CLIENT
+
+if TYPE_CHECKING:  # replay and explain bring in the whole core: imported at the first such request
+    from shared.replay.history import History
 
 TOPIC_NAMES = frozenset(spec.name for spec in TOPICS)
 MAX_PAGE = 5000
@@ -124,6 +124,8 @@ class DebugRoutes:
 
     async def _current_history(self) -> History:
         """The whole log as a History, rebuilt only when the store has grown since the last call."""
+        from shared.replay.history import History
+
         async with self._history_lock:
             last = await self.store.last_seq()
             if self._history is None or self._history[0] != last:
@@ -135,6 +137,8 @@ class DebugRoutes:
         name = f"{request.match_info['ns']}/{request.match_info['name']}"
         now = _flag(request, "now")
         attempt = None if now or "attempt" not in request.query else _int(request, "attempt", 0, low=1)
+        from shared.replay.explain import explain_attempt, explain_now
+
         history = await self._current_history()
         if now:
             explained = await asyncio.to_thread(explain_now, history, name)
@@ -145,6 +149,8 @@ class DebugRoutes:
     async def replay(self, request: web.Request) -> web.Response:
         """`berth replay` over the event store: every recorded decision made again; with `config`
         (a KubeSchedulerConfiguration, YAML or JSON), what that configuration would have changed."""
+        from shared.replay.engine import Replayer
+
         what_if = None
         text = request.query.get("config", "").strip()
         if text:
