@@ -66,6 +66,9 @@ class Framework:
         # "plan:SKIPPED" -> (filters, filter chain).
         self.memoize = True
         self._memo: OrderedDict[bytes, dict[str, Any]] = OrderedDict()
+        self._with_nominated: dict[str, tuple[tuple[int, ...], NodeInfo]] = {}
+        """Node name -> (the node's generation and its counted nominated pods, the node with them
+        added): the last such copy per node, for the next pod that counts the same pods."""
         self.install(points, score_weights)
 
     def install(self, points: Mapping[str, Sequence[Plugin]], score_weights: Mapping[str, int]) -> None:
@@ -350,9 +353,10 @@ class Framework:
         counted = self.counted_nominations(pod, node_info.name)
         if not counted:
             return self.run_filter_plugins(state, pod, node_info)
-        state_with, info_with = state.clone(), node_info.clone()
+        state_with, info_with = state.clone(), self._node_with(node_info, counted)
+        # Upstream adds the pods one by one, each AddPod seeing the node with the pods added so
+        # far; every AddPod extension reads only the node's labels, so one copy with all of them serves.
         for pi in counted:
-            info_with.add_pod(pi)
             s = self.run_pre_filter_extension_add_pod(state_with, pod, pi, info_with)
             if s is not None and not s.is_success():
                 return s
@@ -360,6 +364,20 @@ class Framework:
         if status is not None and not status.is_success():
             return status
         return self.run_filter_plugins(state, pod, node_info)
+
+    def _node_with(self, node_info: NodeInfo, counted: list[PodInfo]) -> NodeInfo:
+        """A copy of the node with `counted` added, shared by the pods that count the same ones on
+        the node as it is (a generation names one content of a node: a copy keeps its source's
+        until either changes). Filters read the copy and never change it."""
+        key = (node_info.generation, *map(id, counted))  # the copy holds the pods: their ids stay theirs
+        kept = self._with_nominated.get(node_info.name)
+        if kept is not None and kept[0] == key:
+            return kept[1]
+        info_with = node_info.clone()
+        for pi in counted:
+            info_with.add_pod(pi)
+        self._with_nominated[node_info.name] = (key, info_with)
+        return info_with
 
     def _has_nominations(self) -> bool:
         try:
