@@ -112,13 +112,24 @@ def evaluate_batch(profiles: Mapping[str, Framework], request: FilterBatchReques
                                                     nominated=view.holds_nomination(uid))
         same = first.get(key) if key is not None else None
         if same is not None:
-            out.append(Evaluation(info, same.fwk, same.result, copy.copy(same.merged), same.raw, same.state))
+            out.append(Evaluation(info, same.fwk, same.result, _own_merge(same.merged), same.raw, same.state))
             continue
         e = evaluate(profiles, pod, snapshot, start, every_node, info)
         out.append(e)
         if key is not None:
             first[key] = e
     return out
+
+
+def _own_merge(merged: MergedFilter) -> MergedFilter:
+    """A merge another pod's walk gave, as this pod's own: the fields a decision or its report
+    sets (its diagnosis's messages and plugin sets) are its own; the nodes' statuses, which
+    nothing changes once merged, are shared."""
+    own = copy.copy(merged)
+    diagnosis = own.diagnosis = copy.copy(merged.diagnosis)
+    diagnosis.unschedulable_plugins = set(diagnosis.unschedulable_plugins)
+    diagnosis.pending_plugins = set(diagnosis.pending_plugins)
+    return own
 
 
 def propose_again(request: FilterBatchRequested, view: ClusterView, profiles: Mapping[str, Framework],

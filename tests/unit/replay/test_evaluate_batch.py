@@ -58,6 +58,8 @@ def test_alike_pods_share_a_walk_and_get_what_their_own_walk_gives() -> None:
     assert [e.info.uid for e in shared] == [p.metadata.uid for p in pods]
     assert all(_same(a, b) for a, b in zip(shared, alone))
     assert shared[0].merged.feasible == ["node-a", "node-b"]
-    # web-1 shares web-0's walk; its merge is its own object (an extender's answer narrows one pod's).
+    # web-1 shares web-0's walk; its merge and diagnosis are its own objects (an extender's answer
+    # narrows one pod's merge, a report sets one pod's PostFilter message).
     assert shared[1].result is shared[0].result and shared[1].merged is not shared[0].merged
+    assert shared[1].merged.diagnosis is not shared[0].merged.diagnosis
     assert all(shared[i].result is not shared[0].result for i in (2, 3, 4, 5))
