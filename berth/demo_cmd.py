@@ -90,13 +90,17 @@ def _wait_ready(up: subprocess.Popen[str]) -> None:
 
 def left(gateway: Gateway, key: str) -> str:
     """How the pod namespace/name left the cluster by the event log ("evicted", "deleted"), or ""
-    where it has not (or the log does not know the pod yet)."""
+    where it has not (or the log does not know the pod yet). The log's pod filter also names a
+    preemptor's victims: only the pod's own eviction or deletion counts."""
+    kinds = "PodSubmitted,PodEvicted,PodDeleted"
     try:
-        page = gateway.get(f"/apis/berth.dev/v1/events?pod={quote(key, safe='')}&type=PodEvicted,PodDeleted&limit=1")
+        page = gateway.get(f"/apis/berth.dev/v1/events?pod={quote(key, safe='')}&type={kinds}&limit=500")
     except CliError:
         return ""
-    items = page.get("items") or []
-    return ("evicted" if items[0]["event"]["type"] == "PodEvicted" else "deleted") if items else ""
+    events = [item["event"] for item in page.get("items") or []]
+    uids = {e["payload"]["pod"]["metadata"].get("uid") for e in events if e["type"] == "PodSubmitted"}
+    gone = [e["type"] for e in events if e["type"] != "PodSubmitted" and e["payload"].get("uid") in uids]
+    return ("evicted" if gone[-1] == "PodEvicted" else "deleted") if gone else ""
 
 
 def watch_pods(gateway: Gateway, expected: set[str], timeout: float, *, poll_s: float = 0.3,

@@ -25,10 +25,15 @@ class Pods:
     def get(self, path: str) -> dict[str, Any]:
         if path.startswith("/apis/berth.dev/v1/events?"):
             query = parse_qs(urlsplit(path).query)
-            assert query["type"] == ["PodEvicted,PodDeleted"]
+            assert set(query["type"][0].split(",")) == {"PodSubmitted", "PodEvicted", "PodDeleted"}
             key = query["pod"][0]
             self.logs_read.append(key)
-            return {"items": [{"event": {"type": "PodEvicted"}}] if key in self.evicted else []}
+            # The log names the pod with the victims it evicted as a preemptor, as the gateway's does.
+            submitted = {"type": "PodSubmitted", "payload": {"pod": {"metadata": {"uid": f"uid-{key}"}}}}
+            caused = {"type": "PodEvicted", "payload": {"uid": "uid-someone", "preemptor_uid": f"uid-{key}"}}
+            own = {"type": "PodEvicted", "payload": {"uid": f"uid-{key}", "preemptor_uid": "uid-big"}}
+            events = [submitted, caused, *([own] if key in self.evicted else [])]
+            return {"items": [{"event": e} for e in events]}
         assert path == "/api/v1/pods"
         self.asked += 1
         return {"items": self.polls.pop(0) if len(self.polls) > 1 else self.polls[0]}
