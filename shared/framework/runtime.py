@@ -38,6 +38,8 @@ if TYPE_CHECKING:
 
 
 MEMO_SIGNATURES = 4  # distinct pod specs whose node-local results are kept
+NOMINATED_COPIES = 1024
+"""The most nodes a framework keeps a copy with nominated pods of (`Framework._node_with`)."""
 
 
 class _NoNominations:
@@ -377,6 +379,8 @@ class Framework:
         for pi in counted:
             info_with.add_pod(pi)
         self._with_nominated[node_info.name] = (key, info_with)
+        if len(self._with_nominated) > NOMINATED_COPIES:  # nodes that had nominations long ago, or left
+            del self._with_nominated[next(iter(self._with_nominated))]
         return info_with
 
     def _has_nominations(self) -> bool:

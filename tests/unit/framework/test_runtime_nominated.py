@@ -1,14 +1,17 @@
 """Framework.nominations_keys: equal for two asks only when the nominated pods Filter counts
-are the same, so a verdict kept under it is never read for other pods."""
+are the same, so a verdict kept under it is never read for other pods; and the node copied with
+those pods, kept while the node and the pods stay the same."""
 
 from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from shared.framework.runtime import Framework
+from shared.framework.cycle_state import CycleState
+from shared.framework.runtime import NOMINATED_COPIES, Framework
 from shared.queue import Nominator
-from tests.unit.preemption.harness import pod
+from tests.builders import MakeNode
+from tests.unit.preemption.harness import INSUFFICIENT_CPU, make_framework, pod
 
 NODES = ["n1", "n2"]
 
@@ -45,3 +48,28 @@ def test_without_stamps_there_is_no_key() -> None:
 
     fwk.set_nominator(Plain())
     assert fwk.nominations_keys(pod("a", 1)) is None
+
+
+def test_the_copy_with_nominated_pods_serves_pods_that_count_the_same() -> None:
+    node = MakeNode().name("n1").capacity(cpu="4").info()
+    high, low, asking = pod("high", 100, cpu="2"), pod("low", 1, cpu="1"), pod("asking", 10, cpu="3")
+    fwk, _ = make_framework([node], nominated={"n1": [high, low]})
+    state = CycleState()
+    fwk.run_pre_filter_plugins(state, asking)
+    status = fwk.run_filter_plugins_with_nominated_pods(state, asking, node)
+    assert status is not None and status.message() == INSUFFICIENT_CPU  # 2 + 3 of 4: high counts, low does not
+    counted = fwk.counted_nominations(asking, "n1")
+    copy = fwk._node_with(node, counted)
+    assert copy is fwk._node_with(node, counted) and copy.requested.milli_cpu == 2000 and copy.is_clone
+    assert node.requested.milli_cpu == 0, "the node itself is left as it was"
+    node.add_pod(pod("running", 0, cpu="1"))  # the node changed: a new copy
+    assert fwk._node_with(node, counted) is not copy
+    assert fwk._node_with(node, counted).requested.milli_cpu == 3000
+
+
+def test_copies_are_kept_for_a_bounded_number_of_nodes() -> None:
+    fwk = Framework("test", {}, {})
+    nominated = [pod("high", 100)]
+    for i in range(NOMINATED_COPIES + 10):
+        fwk._node_with(MakeNode().name(f"n{i}").capacity(cpu="4").info(), nominated)
+    assert len(fwk._with_nominated) == NOMINATED_COPIES
