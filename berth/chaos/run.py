@@ -58,8 +58,9 @@ class ChaosOptions:
     targets: tuple[str, ...] = TARGETS
     """Kinds of process (`TARGETS`); a kind with several processes has each of them in the plan."""
     rate: float = 100.0
-    """Pods applied per second: 10,000 pods at 100 a second keep pods arriving while 8 faults
-    are spread out enough for the cluster to recover from each before the next."""
+    """Pods applied per second: 10,000 pods at 100 a second keep pods arriving while a fault per
+    process (8 with one worker and one queue) is spread out enough for the cluster to recover
+    from each before the next."""
     filter_workers: int = 1
     settle_timeout_s: float = 300.0
     state_dir: Path | None = None
