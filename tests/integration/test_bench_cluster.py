@@ -79,6 +79,7 @@ async def test_scale_sweep_smoke(berth_env: BerthTestEnv, tmp_path: Path) -> Non
     first, second = summary["sweep"]
     assert first["speedup"] == 1.0 and first["efficiency"] == 1.0
     assert second["efficiency"] == second["speedup"] / 2 and second["pods_per_second"] > 0
+    assert first["step"] is None and second["step"] == second["speedup"]  # against the count before
     for point in summary["sweep"]:  # each process's CPU per pod, and the sum
         ms = point["cpu_ms_per_pod"]
         assert {"queue", "filter", "total"} <= set(ms)  # the broker too where the bench started it
