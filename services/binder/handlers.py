@@ -35,7 +35,7 @@ from datetime import UTC, datetime
 from typing import Protocol
 
 from services.runtime import Handler
-from shared.binding import BinderState, Ignored, rebuild_shard
+from shared.binding import DEFAULT_ANTI_AFFINITY, BinderState, Ignored, rebuild_shard
 from shared.events import (
     BINDS,
     NODES,
@@ -75,13 +75,11 @@ class BinderHandler(Handler):
                  catch_up_timeout_s: float = DEFAULT_DELETIONS_CATCH_UP_S,
                  clock: Callable[[], datetime] = lambda: datetime.now(UTC),
                  binders: Sequence[BindingExtender] = (), ignored: Mapping[str, Ignored] | None = None,
-                 anti_affinity: frozenset[str] | None = None) -> None:
+                 anti_affinity: frozenset[str] = DEFAULT_ANTI_AFFINITY) -> None:
         self.shard_log = shard_log
         self.binders = [b for b in binders if b.is_binder()]
         """Extenders with bindVerb: they bind a pod that fits instead of the binder alone."""
-        self.state = BinderState(producer=producer, ignored=ignored or {})
-        if anti_affinity is not None:
-            self.state.anti_affinity = anti_affinity
+        self.state = BinderState(producer=producer, ignored=ignored or {}, anti_affinity=anti_affinity)
         self.node_positions: dict[int, int] = {}
         """nodes partition → the next offset its shard's state has not folded yet."""
         self.placement_positions: dict[int, int] = {}

@@ -166,6 +166,10 @@ def anti_affinity_filtered(profiles: Mapping[str, Framework]) -> frozenset[str]:
                      if any(p.name == INTER_POD_AFFINITY for p in fwk.filter_plugins))
 
 
+DEFAULT_ANTI_AFFINITY = frozenset((DEFAULT_SCHEDULER_NAME,))
+"""`anti_affinity_filtered` of the default configuration: its one profile filters with InterPodAffinity."""
+
+
 def unfit_reasons(pod: PodInfo, node: NodeInfo, ignored: Ignored = NOTHING_IGNORED, *,
                   anti_affinity: bool = True) -> list[str]:
     """Why the pod cannot join the node now (resources, pod count, host ports and, with
@@ -185,7 +189,7 @@ class BinderState:
     deleted: set[str] = field(default_factory=set)
     ignored: Mapping[str, Ignored] = field(default_factory=dict)
     """Scheduler name → the resources its profile does not count (`ignored_by_profile`)."""
-    anti_affinity: frozenset[str] = frozenset((DEFAULT_SCHEDULER_NAME,))
+    anti_affinity: frozenset[str] = DEFAULT_ANTI_AFFINITY
     """Scheduler names whose binds are held to anti-affinity scoped to the node
     (`anti_affinity_filtered`); binds of other schedulers' pods are not."""
 
