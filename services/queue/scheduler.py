@@ -67,8 +67,7 @@ from shared.framework.node_info import generation_mark
 from shared.framework.pod_info import PodInfo
 from shared.framework.runtime import Framework
 from shared.framework.snapshot import Snapshot
-from shared.model import Pod
-from shared.model.config import DEFAULT_SCHEDULER_NAME, KubeSchedulerConfiguration
+from shared.model.config import KubeSchedulerConfiguration
 from shared.protocol.answers import walks
 from shared.protocol.batch import BatchItem, Decision, decide_batch
 from shared.protocol.merge_batch import merge_batch
@@ -102,7 +101,6 @@ from .metrics import SchedulerMetrics
 from .options import SchedulerOptions
 from .proposal_policy import ProposalPolicy
 from .scatter import Publish, Scatter
-from .share import hard_default_spread
 
 log = logging.getLogger(__name__)
 
@@ -172,9 +170,8 @@ class Scheduler:
         self.pipeline_depth = max(0, options.pipeline_depth)
         self.pipeline_most = max(0, options.pipeline_most)
         self.lockstep, self.seed, self.producer = lockstep, options.seed, producer
-        self.share = options.share
+        self.share = options.share.serving(profiles)
         """The pods this queue schedules, where several share the cluster (`share`)."""
-        self._spread_by_default = hard_default_spread(profiles)
         above_s = None if options.propose_above_ms is None else options.propose_above_ms / 1000
         self.proposals = ProposalPolicy(always=options.propose, above_s=above_s)
         """Whether workers decide a batch as this queue would and answer with a ranking per pod,
@@ -206,7 +203,7 @@ class Scheduler:
         self.extender_cycles = ExtenderCycles(self, extenders, self._wake.set)
         self.last_message: dict[str, str | None] = {}
         """Each pod's latest attempt outcome: None once decided onto a node, else the reason."""
-        self.admissions = Admissions(view, producer, self._wake.set, mine=self.owns)
+        self.admissions = Admissions(view, producer, self._wake.set, mine=self.share.owns)
         """Pods created with `spec.nodeName`, asked about to their node."""
 
     # --- cluster events (from the log follower) ---------------------------------------------
@@ -270,7 +267,7 @@ class Scheduler:
         pod = self.view.specs.get(uid)
         if pod is None or uid in self.queued or uid in self.view.deleted or self.view.node_of(uid) is not None:
             return
-        if not attemptable(pod, self.profiles) or not self.owns(pod):
+        if not attemptable(pod, self.profiles) or not self.share.owns(pod):
             return
         info = PodInfo(pod)
         self.queued[uid] = info
@@ -278,12 +275,6 @@ class Scheduler:
         if isinstance(self.clock, FakeClock):  # lockstep
             self.clock.advance(CYCLE_SECONDS)
         admit(self.queue, info)
-
-    def owns(self, pod: Pod) -> bool:
-        """Whether this queue schedules `pod` (and asks for its admission) where several share
-        the cluster."""
-        scheduler = pod.spec.scheduler_name or DEFAULT_SCHEDULER_NAME
-        return self.share.owns(pod, together=scheduler in self._spread_by_default)
 
     def _nominated(self, uid: str, node_name: str) -> None:
         old = self.queued.get(uid)

@@ -21,13 +21,14 @@ anti-affinity over that zone selects it.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from shared.binding.node_local import spans_nodes
 from shared.events import MOST_QUEUES, NODE_SHARDS, SHARD_RESULTS
 from shared.events.partitioning import contiguous_share, kafka_partition
 from shared.framework.runtime import Framework
 from shared.model import Pod
+from shared.model.config import DEFAULT_SCHEDULER_NAME
 from shared.plugins.names import POD_TOPOLOGY_SPREAD
 from shared.plugins.podtopologyspread.common import DO_NOT_SCHEDULE
 from shared.plugins.podtopologyspread.plugin import PodTopologySpread
@@ -37,6 +38,8 @@ from shared.plugins.podtopologyspread.plugin import PodTopologySpread
 class QueueShare:
     index: int = 0
     count: int = 1
+    together: frozenset[str] = frozenset()
+    """Profiles (scheduler names) all of whose pods are the first queue's (`hard_default_spread`)."""
 
     def __post_init__(self) -> None:
         if not 1 <= self.count <= MOST_QUEUES:
@@ -49,13 +52,18 @@ class QueueShare:
         """The only queue: every pod, every worker, every answer."""
         return self.count == 1
 
-    def owns(self, pod: Pod, *, together: bool = False) -> bool:
+    def serving(self, profiles: Mapping[str, Framework]) -> QueueShare:
+        """This share for a queue that runs `profiles`: the pods of a profile that spreads them
+        by default where the spread must not be violated go together (`hard_default_spread`)."""
+        return replace(self, together=hard_default_spread(profiles))
+
+    def owns(self, pod: Pod) -> bool:
         """Whether this queue schedules `pod`: the first queue every pod whose constraints span
-        nodes (`spans_nodes`, or `together`: its profile spreads it by default where it must not
-        be violated), the others by their uid's hash."""
+        nodes (`spans_nodes`, or whose profile is one of `together`), the others by their uid's
+        hash."""
         if self.whole:
             return True
-        if together or spans_nodes(pod):
+        if (pod.spec.scheduler_name or DEFAULT_SCHEDULER_NAME) in self.together or spans_nodes(pod):
             return self.index == 0
         # Not the remembered `partition_for`: uids would crowd out the node names.
         return kafka_partition(pod.metadata.uid, self.count) == self.index

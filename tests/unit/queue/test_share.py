@@ -11,6 +11,7 @@ from services.queue.settings import load
 from services.queue.share import QueueShare, hard_default_spread
 from shared.errors import ConfigurationError
 from shared.events import PREEMPTION, SHARD_RESULTS
+from shared.framework.runtime import Framework
 from shared.model.config import KubeSchedulerConfiguration, PluginConfig, Profile
 from shared.profiles import build_profiles
 from tests.builders import MakePod
@@ -31,17 +32,28 @@ def test_pods_whose_constraints_span_nodes_are_the_first_queues() -> None:
     spread = [MakePod().name(f"s{i}").uid(f"default/s{i}").spread(1, "zone").obj() for i in range(40)]
     assert all(QueueShare(0, 4).owns(p) for p in spread)
     assert not any(QueueShare(k, 4).owns(p) for p in spread for k in (1, 2, 3))
-    # So are all pods of a profile that spreads by default where it must not be violated.
-    assert all(QueueShare(0, 4).owns(p, together=True) for p in PODS)
-    assert not any(QueueShare(k, 4).owns(p, together=True) for p in PODS for k in (1, 2, 3))
+
+
+def _strict_profiles() -> dict[str, Framework]:
+    hard = {"defaultingType": "List", "defaultConstraints": [
+        {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"}]}
+    strict = Profile(scheduler_name="strict", plugin_config=[PluginConfig(name="PodTopologySpread", args=hard)])
+    return build_profiles(KubeSchedulerConfiguration(profiles=[Profile(), strict]))
 
 
 def test_profiles_that_spread_by_default_where_it_must_hold() -> None:
-    hard = {"defaultingType": "List", "defaultConstraints": [
-        {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"}]}
-    config = KubeSchedulerConfiguration(profiles=[
-        Profile(), Profile(scheduler_name="strict", plugin_config=[PluginConfig(name="PodTopologySpread", args=hard)])])
-    assert hard_default_spread(build_profiles(config)) == {"strict"}  # the system defaults are soft
+    assert hard_default_spread(_strict_profiles()) == {"strict"}  # the system defaults are soft
+
+
+def test_a_profile_that_spreads_by_default_where_it_must_hold_goes_together() -> None:
+    profiles = _strict_profiles()
+    strict = [MakePod().name(f"t{i}").uid(f"default/t{i}").scheduler_name("strict").obj() for i in range(40)]
+    shares = [QueueShare(k, 4).serving(profiles) for k in range(4)]
+    assert all(shares[0].owns(p) for p in strict)
+    assert not any(s.owns(p) for p in strict for s in shares[1:])
+    # The default profile's pods are still spread over the queues by uid.
+    owners = {next(s.index for s in shares if s.owns(p)) for p in PODS}
+    assert owners == {0, 1, 2, 3}
 
 
 @pytest.mark.parametrize(("count", "slices"), [
