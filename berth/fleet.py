@@ -86,6 +86,12 @@ class Fleet:
         """How long a service may take to become healthy (start_all's, used again by restart)."""
         logs.mkdir(parents=True, exist_ok=True)
 
+    def planned_summary(self) -> str:
+        """What `start_all` starts, as one phrase: "7 processes: projector, gateway, ..., filter ×2, ..."."""
+        counts = [(spec.name, spec.replicas(self.options)) for spec in SERVICES]
+        parts = [name if n == 1 else f"{name} ×{n}" for name, n in counts if n > 0]
+        return f"{sum(n for _, n in counts)} processes: {', '.join(parts)}"
+
     def start_all(self, *, gateway_port: int = 0, ready_timeout: float = 60.0) -> list[Member]:
         """Every service at its replica count, then wait until each is healthy."""
         self.ready_timeout = ready_timeout

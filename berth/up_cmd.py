@@ -85,7 +85,13 @@ def run(args: argparse.Namespace) -> int:
     stack = EmbeddedStack(state, settings=settings)
     fleet: Fleet | None = None
     state_file = state / STATE_FILE
+
+    def say(line: str) -> None:
+        print(line, file=sys.stderr, flush=True)
+
+    began = time.monotonic()
     try:
+        say("berth: starting the broker and the database")
         endpoints = stack.start()
         if stack.restored is not None and (stack.restored.events or stack.restored.intents):
             print(f"berth: {stack.restored.summary()}", file=sys.stderr, flush=True)
@@ -95,6 +101,8 @@ def run(args: argparse.Namespace) -> int:
                           viewer_token=viewer)
         tls = ensure_loopback_tls(state / "tls")
         fleet = Fleet(env, state / "logs", options, gateway_tls=tls)
+        say(f"berth: broker and database ready ({time.monotonic() - began:.1f} s); starting "
+            f"{fleet.planned_summary()}")
         try:
             children = fleet.start_all(gateway_port=args.port, ready_timeout=args.ready_timeout)
         except ServiceFailed as e:
@@ -113,9 +121,7 @@ def run(args: argparse.Namespace) -> int:
                 "supervisor_url": supervisor_url,
             })
 
-        def say(line: str) -> None:
-            print(line, file=sys.stderr, flush=True)
-
+        say(f"berth: every service ready ({time.monotonic() - began:.1f} s)")
         supervisor = Supervisor(SupervisedCluster(stack, fleet, say=say), say=say,
                                 on_restart=lambda label: write_state())
         metrics = serve_metrics(supervisor)

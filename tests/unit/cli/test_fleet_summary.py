@@ -1,0 +1,22 @@
+"""What `berth up` says it starts, before it waits for the services."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from berth.fleet import Fleet
+from berth.services import SERVICES, UpOptions
+
+
+def test_the_summary_counts_every_process_and_names_replicas(tmp_path: Path) -> None:
+    fleet = Fleet({}, tmp_path / "logs", UpOptions(filter_workers=2, queues=2))
+    summary = fleet.planned_summary()
+    processes = sum(spec.replicas(fleet.options) for spec in SERVICES)
+    assert summary.startswith(f"{processes} processes: ")
+    assert "filter ×2" in summary and "queue ×2" in summary and "gateway" in summary
+    assert fleet.members == {}, "nothing is started"
+
+
+def test_one_of_each_is_named_without_a_count(tmp_path: Path) -> None:
+    summary = Fleet({}, tmp_path / "logs", UpOptions(filter_workers=1, queues=1)).planned_summary()
+    assert "×" not in summary and "filter" in summary and "queue" in summary
