@@ -190,19 +190,21 @@ class PodInfo:
         paa = aff.pod_anti_affinity if aff else None
         self.has_affinity = pa is not None or paa is not None
         self.has_required_anti_affinity = bool(paa and paa.required_during_scheduling_ignored_during_execution)
-        self.required_affinity_terms = (
-            [affinity_term(pod, t) for t in pa.required_during_scheduling_ignored_during_execution] if pa else []
+        # Tuples, the empty one shared: most pods have no terms, and four lists a PodInfo were
+        # most of what the garbage collector tracked for it.
+        self.required_affinity_terms: tuple[AffinityTerm, ...] = (
+            tuple(affinity_term(pod, t) for t in pa.required_during_scheduling_ignored_during_execution) if pa else ()
         )
-        self.required_anti_affinity_terms = (
-            [affinity_term(pod, t) for t in paa.required_during_scheduling_ignored_during_execution] if paa else []
+        self.required_anti_affinity_terms: tuple[AffinityTerm, ...] = (
+            tuple(affinity_term(pod, t) for t in paa.required_during_scheduling_ignored_during_execution) if paa else ()
         )
-        self.preferred_affinity_terms = (
-            [WeightedAffinityTerm(affinity_term(pod, w.pod_affinity_term), w.weight)
-             for w in pa.preferred_during_scheduling_ignored_during_execution] if pa else []
+        self.preferred_affinity_terms: tuple[WeightedAffinityTerm, ...] = (
+            tuple(WeightedAffinityTerm(affinity_term(pod, w.pod_affinity_term), w.weight)
+                  for w in pa.preferred_during_scheduling_ignored_during_execution) if pa else ()
         )
-        self.preferred_anti_affinity_terms = (
-            [WeightedAffinityTerm(affinity_term(pod, w.pod_affinity_term), w.weight)
-             for w in paa.preferred_during_scheduling_ignored_during_execution] if paa else []
+        self.preferred_anti_affinity_terms: tuple[WeightedAffinityTerm, ...] = (
+            tuple(WeightedAffinityTerm(affinity_term(pod, w.pod_affinity_term), w.weight)
+                  for w in paa.preferred_during_scheduling_ignored_during_execution) if paa else ()
         )
 
     def placed(self, pod: Pod) -> PodInfo:
