@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from aiohttp import web
 
@@ -28,9 +28,7 @@ from shared.projection import PodRow
 
 from . import objects, versions
 from .patching import APPLY, apply_patch
-
-if TYPE_CHECKING:
-    from .handlers import Routes
+from .route_host import RouteHost
 
 SERVER_FIELDS = ("resourceVersion", "creationTimestamp", "uid", "managedFields", "generation")
 """Metadata the server writes: a patch that carries them back does not change the object."""
@@ -62,7 +60,7 @@ def _without_server_fields(doc: dict[str, Any]) -> dict[str, Any]:
 
 
 class KindRoutes:
-    def __init__(self, routes: Routes) -> None:
+    def __init__(self, routes: RouteHost) -> None:
         self.routes = routes
         self.queries = routes.queries
 

@@ -20,7 +20,7 @@ import asyncio
 import json
 import secrets
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from aiohttp import web
 
@@ -30,9 +30,7 @@ from shared.events import BindRequested
 from . import objects, versions
 from .params import dry_run
 from .patching import apply_patch
-
-if TYPE_CHECKING:
-    from .handlers import Routes
+from .route_host import RouteHost
 
 BIND_WAIT_S = 5.0
 POLL_S = 0.05
@@ -52,7 +50,7 @@ def _conflict(message: str, name: str) -> web.Response:
 
 
 class SubresourceRoutes:
-    def __init__(self, routes: Routes, scheduler_names: frozenset[str]) -> None:
+    def __init__(self, routes: RouteHost, scheduler_names: frozenset[str]) -> None:
         self.routes, self.queries = routes, routes.queries
         self.scheduler_names = scheduler_names
         self._binding = asyncio.Lock()
