@@ -43,8 +43,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     simulate_cmd.register(sub)
     for command in (generate_cmd, bench_cmd, up_cmd, demo_cmd, apply_cmd, get_cmd, describe_cmd, delete_cmd,
-                    events_cmd, explain_cmd, replay_cmd, migrate_cmd, chaos_cmd, completion_cmd):
+                    events_cmd, explain_cmd, replay_cmd, migrate_cmd, chaos_cmd):
         command.register(sub)
+    completion_cmd.register(sub, whole=parser)  # it completes every command above
     return parser
 
 

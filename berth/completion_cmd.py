@@ -13,19 +13,18 @@ import sys
 from typing import Any
 
 
-def register(sub: Any) -> None:
+def register(sub: Any, *, whole: argparse.ArgumentParser) -> None:
+    """The `completion` command, writing the script for `whole` (berth's own parser)."""
     p: argparse.ArgumentParser = sub.add_parser("completion", help="print a shell completion script (bash or zsh)",
                                                 description=__doc__.splitlines()[0] if __doc__ else None,
                                                 formatter_class=argparse.RawDescriptionHelpFormatter,
                                                 epilog="\n".join(__doc__.splitlines()[3:5]) if __doc__ else None)
     p.add_argument("shell", choices=("bash", "zsh"), help="the shell to complete in (zsh through bashcompinit)")
-    p.set_defaults(run=run)
+    p.set_defaults(run=run, whole_parser=whole)
 
 
 def run(args: argparse.Namespace) -> int:
-    from .cli import build_parser
-
-    sys.stdout.write(script(build_parser()))
+    sys.stdout.write(script(args.whole_parser))
     return 0
 
 
