@@ -378,6 +378,7 @@ class Framework:
         info_with = node_info.clone()
         for pi in counted:
             info_with.add_pod(pi)
+        self._with_nominated.pop(node_info.name, None)  # a node copied again goes last, not first, to leave
         self._with_nominated[node_info.name] = (key, info_with)
         if len(self._with_nominated) > NOMINATED_COPIES:  # nodes that had nominations long ago, or left
             del self._with_nominated[next(iter(self._with_nominated))]

@@ -73,3 +73,18 @@ def test_copies_are_kept_for_a_bounded_number_of_nodes() -> None:
     for i in range(NOMINATED_COPIES + 10):
         fwk._node_with(MakeNode().name(f"n{i}").capacity(cpu="4").info(), nominated)
     assert len(fwk._with_nominated) == NOMINATED_COPIES
+
+
+
+def test_a_node_copied_again_is_dropped_last() -> None:
+    fwk = Framework("test", {}, {})
+    nominated = [pod("high", 100)]
+    busy = MakeNode().name("busy").capacity(cpu="4").info()
+    fwk._node_with(busy, nominated)  # the first entry
+    for i in range(NOMINATED_COPIES - 1):
+        fwk._node_with(MakeNode().name(f"n{i}").capacity(cpu="4").info(), nominated)
+    busy.add_pod(pod("running", 0, cpu="1"))  # changed: copied again, now the newest entry
+    fwk._node_with(busy, nominated)
+    fwk._node_with(MakeNode().name("late").capacity(cpu="4").info(), nominated)  # one over the bound
+    assert "busy" in fwk._with_nominated and "n0" not in fwk._with_nominated
+    assert len(fwk._with_nominated) == NOMINATED_COPIES
