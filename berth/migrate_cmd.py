@@ -60,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
 
 async def _migrate(settings: Any, database_url: str, args: argparse.Namespace) -> list[str]:
     from shared.adapters.kafka import ensure_topics
-    from shared.adapters.postgres import upgrade
+    from shared.adapters.postgres.migrate import upgrade
 
     if not args.skip_database:
         await upgrade(database_url)

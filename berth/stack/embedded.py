@@ -238,7 +238,7 @@ class EmbeddedStack:
         # Imported here: launching processes must not need the client libraries loaded.
         from shared.adapters.kafka import ensure_topics
         from shared.adapters.log_restore import restore_log
-        from shared.adapters.postgres import upgrade
+        from shared.adapters.postgres.migrate import upgrade
 
         try:
             if self._create_topics:

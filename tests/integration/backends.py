@@ -25,7 +25,8 @@ from berth.stack.embedded import EmbeddedStack, run_coroutine_sync
 from berth.stack.pgserver import create_database, drop_database
 from berth.stack.processes import free_port
 from berth.stack.tansu import kafka_metadata_probe
-from shared.adapters.postgres import plain_url, upgrade
+from shared.adapters.postgres import plain_url
+from shared.adapters.postgres.migrate import upgrade
 from shared.settings import Settings, load_settings
 
 TEMPLATE = "berth_test_template"

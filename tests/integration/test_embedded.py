@@ -21,7 +21,8 @@ from aiokafka import TopicPartition
 from berth.stack.embedded import EmbeddedStack, Endpoints
 from berth.stack.tansu import kafka_metadata_probe
 from shared.adapters.kafka import make_admin, make_consumer
-from shared.adapters.postgres import PostgresProjectionStore, current_revision, engine_scope, head_revision
+from shared.adapters.postgres import PostgresProjectionStore, engine_scope
+from shared.adapters.postgres.migrate import current_revision, head_revision
 from shared.events import Position, ReceivedEvent, TopicRegistry, decode, envelope
 from shared.settings import load_settings
 from tests.unit.events.samples import sample_payloads

@@ -15,7 +15,8 @@ from alembic.migration import MigrationContext
 from sqlalchemy import Connection, inspect
 
 from berth.stack.pgserver import create_database, drop_database
-from shared.adapters.postgres import Base, current_revision, downgrade, engine_scope, head_revision, upgrade
+from shared.adapters.postgres import Base, engine_scope
+from shared.adapters.postgres.migrate import current_revision, downgrade, head_revision, upgrade
 
 from .backends import Backend
 

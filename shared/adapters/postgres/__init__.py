@@ -1,9 +1,10 @@
-"""Postgres: SQLAlchemy models, engines, migrations, the event store and the projection store."""
+"""Postgres: SQLAlchemy models, engines, the event store and the projection store. Migrations are
+`shared.adapters.postgres.migrate`, imported by what runs them only: alembic is a tenth of a
+second of every service's start."""
 
 from .accepted_intents import AcceptedIntents
 from .engine import async_url, engine_scope, make_engine, make_sessionmaker, plain_url, translated_errors
 from .event_store import PostgresEventStore
-from .migrate import current_revision, downgrade, head_revision, upgrade
 from .models import Base
 from .projection_store import PostgresProjectionStore
 from .queries import ReadModelQueries
@@ -15,13 +16,9 @@ __all__ = [
     "PostgresProjectionStore",
     "ReadModelQueries",
     "async_url",
-    "current_revision",
-    "downgrade",
     "engine_scope",
-    "head_revision",
     "make_engine",
     "make_sessionmaker",
     "plain_url",
     "translated_errors",
-    "upgrade",
 ]
