@@ -54,7 +54,7 @@ def register(sub: Any) -> None:
 
 
 def _targets(text: str) -> tuple[str, ...]:
-    chosen = tuple(t.strip() for t in text.split(",") if t.strip())
+    chosen = tuple(dict.fromkeys(t.strip() for t in text.split(",") if t.strip()))  # each kind once
     unknown = [t for t in chosen if t not in TARGETS]
     if unknown or not chosen:
         raise argparse.ArgumentTypeError(f"unknown targets {unknown}; known: {', '.join(TARGETS)}")

@@ -37,7 +37,9 @@ def fault_plan(seed: int, targets: Sequence[str], count: int, window_s: float, *
                lead_s: float = 2.0) -> list[Fault]:
     """`count` kills within [lead_s, lead_s + window_s), each target in turn (in a seeded order, so
     every target is hit once before any is hit twice), at seeded moments at least `spacing_s`
-    apart (a fault lands on a cluster that has recovered from the one before, when it can)."""
+    apart (a fault lands on a cluster that has recovered from the one before, when it can). The
+    spacing comes first: where the window cannot hold `count` faults so spaced, the last ones land
+    after it, on a cluster no longer sent pods, whose recovery is still checked."""
     if count <= 0 or not targets:
         return []
     rng = random.Random(seed)

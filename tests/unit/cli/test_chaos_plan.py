@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from berth.chaos.matrix import FaultRecord, longest_stall, markdown_table, rate, text_table
 from berth.chaos.plan import TARGETS, fault_plan, members_of
+from berth.chaos_cmd import _targets
 
 
 def test_the_plan_is_seeded_hits_every_target_once_first_and_keeps_its_spacing() -> None:
@@ -28,6 +29,13 @@ def test_every_queue_and_filter_worker_is_a_target_of_its_kind() -> None:
     victims = members_of(("queue", "filter"), ["queue", "queue-1", "queue-2", "filter", "filter-1"])
     plan = fault_plan(5, victims, 7, 60.0)
     assert sorted(f.target for f in plan[:5]) == sorted(victims)
+
+
+def test_a_kind_named_twice_is_targeted_once() -> None:
+    assert _targets("queue, filter,queue") == ("queue", "filter")
+    victims = members_of(_targets("queue,queue"), ["queue", "queue-1"])
+    assert victims == ("queue", "queue-1")
+    assert sorted(f.target for f in fault_plan(3, victims, 2, 60.0)) == ["queue", "queue-1"]
 
 
 def test_a_window_too_short_for_the_spacing_still_spaces_the_faults() -> None:
