@@ -85,8 +85,7 @@ def run(args: argparse.Namespace) -> int:
 def _wait_ready(up: subprocess.Popen[str]) -> None:
     assert up.stdout is not None
     for line in up.stdout:
-        if line.startswith(("berth: ", "berth ready:")):
-            print(line.rstrip(), flush=True)  # its progress while it starts, then where it is
+        print(line.rstrip(), flush=True)  # its progress while it starts (or why it failed), then where it is
         if line.startswith("berth ready:"):
             return
     raise CliError(f"berth up exited ({up.wait()}) before it was ready")

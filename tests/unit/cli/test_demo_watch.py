@@ -8,8 +8,8 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from berth.client import Gateway
-from berth.demo_cmd import watch_pods
+from berth.client import CliError, Gateway
+from berth.demo_cmd import _wait_ready, watch_pods
 
 
 class Pods:
@@ -89,3 +89,24 @@ def test_a_pod_without_an_outcome_is_waited_for_until_the_timeout() -> None:
     gateway = Pods([pod("big")])
     watch_pods(_as_gateway(gateway), {"default/big"}, timeout=0.3, poll_s=0.01, quiet_s=0.02, unseen_s=0.05)
     assert gateway.asked >= 10
+
+
+class _Up:
+    """`berth up` as the demo reads it: its merged output, then its exit code."""
+
+    def __init__(self, *lines: str, code: int = 0) -> None:
+        self.stdout = iter(f"{line}\n" for line in lines)
+        self.code = code
+
+    def wait(self) -> int:
+        return self.code
+
+
+def test_the_demo_shows_berth_up_starting_and_why_it_failed(capsys: pytest.CaptureFixture[str]) -> None:
+    _wait_ready(cast(Any, _Up("berth: starting the broker and the database", "berth ready: https://x", "later")))
+    assert capsys.readouterr().out.splitlines() == ["berth: starting the broker and the database",
+                                                     "berth ready: https://x"]
+    with pytest.raises(CliError, match=r"berth up exited \(1\)"):
+        _wait_ready(cast(Any, _Up("berth: starting the broker and the database", "error: queue failed: boom",
+                                  code=1)))
+    assert "error: queue failed: boom" in capsys.readouterr().out
