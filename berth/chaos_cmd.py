@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Any
 
 from .bench_cmd import add_workload_args
 from .chaos.matrix import markdown_table, text_table
-from .chaos.plan import TARGETS
+from .chaos.plan import TARGETS, members_of
 from .client import EXIT_ERROR, CliError, run_guarded
-from .services import check_filter_workers, check_queues, up_options
+from .services import UpOptions, check_filter_workers, check_queues, up_options
 
 if TYPE_CHECKING:  # the run brings in the broker, the database and every client: only when it runs
     from .chaos.run import ChaosOptions, ChaosResult
@@ -75,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
                            state_dir=Path(args.state_dir).resolve() if args.state_dir else None)
     if options.state_dir is not None:
         options.state_dir.mkdir(parents=True, exist_ok=True)
-    print(f"berth chaos: {_title(options)}", file=sys.stderr, flush=True)
+    print(f"berth chaos: {_title(options, cluster)}", file=sys.stderr, flush=True)
     result = run_chaos(options, say=lambda line: print(line, file=sys.stderr, flush=True))
     if args.output == "json":
         print(json.dumps({"options": {**asdict(options), "state_dir": str(options.state_dir or "")},
@@ -85,14 +85,21 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(_text(result))
     if args.report:
-        Path(args.report).write_text(_markdown(result, " ".join(["berth", "chaos", *sys.argv[2:]])))
+        Path(args.report).write_text(_markdown(result, " ".join(["berth", "chaos", *sys.argv[2:]]), cluster))
     return 0 if result.ok else EXIT_ERROR
 
 
-def _title(o: ChaosOptions) -> str:
-    faults = "a fault per targeted process" if o.faults is None else f"{o.faults} faults"
+def _title(o: ChaosOptions, cluster: UpOptions) -> str:
+    if o.faults is None:
+        from .fleet import planned_labels
+        from .supervised_cluster import BROKER, DATABASE
+
+        targeted = len(members_of(o.targets, [*planned_labels(cluster), BROKER, DATABASE]))
+        faults = f"{targeted} faults (one per targeted process)"
+    else:
+        faults = f"{o.faults} faults"
     return (f"{o.workload}, {o.nodes:,} nodes, {o.pods:,} pods applied at {o.rate:,.0f} pods/s, {faults} "
-            f"(seed {o.seed}), {o.filter_workers} filter worker(s), {up_options(o.filter_workers).queues} queue(s)")
+            f"(seed {o.seed}), {cluster.filter_workers} filter worker(s), {cluster.queues} queue(s)")
 
 
 def _summary(r: ChaosResult) -> str:
@@ -109,8 +116,8 @@ def _text(r: ChaosResult) -> str:
     return "\n".join(lines)
 
 
-def _markdown(r: ChaosResult, command: str) -> str:
-    lines = [f"`{command}`: {_title(r.options)}.", "", markdown_table(r.faults), ""]
+def _markdown(r: ChaosResult, command: str, cluster: UpOptions) -> str:
+    lines = [f"`{command}`: {_title(r.options, cluster)}.", "", markdown_table(r.faults), ""]
     lines += [f"- {'ok' if v == 'ok' else '**FAIL**'}: {name}{'' if v == 'ok' else ': ' + v}"
               for name, v in r.checks.items()]
     lines += ["", _summary(r) + ".", ""]

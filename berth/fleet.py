@@ -58,6 +58,11 @@ def label_of(spec: ServiceSpec, index: int) -> str:
     return spec.name if index == 0 else f"{spec.name}-{index}"
 
 
+def planned_labels(options: UpOptions) -> list[str]:
+    """The label of every process `Fleet.start_all` starts with `options`, in start order."""
+    return [label_of(spec, i) for spec in SERVICES for i in range(spec.replicas(options))]
+
+
 def service_env(bootstrap: str, database_url: str, prefix: str, token: str,
                 base: Mapping[str, str] | None = None, *, viewer_token: str = "") -> dict[str, str]:
     """What every service process gets: the endpoints, the topic prefix, the gateway's tokens."""

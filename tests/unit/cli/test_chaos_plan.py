@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from berth.chaos.matrix import FaultRecord, longest_stall, markdown_table, rate, text_table
 from berth.chaos.plan import TARGETS, fault_plan, members_of
-from berth.chaos_cmd import _targets
+from berth.chaos.run import ChaosOptions
+from berth.chaos_cmd import _targets, _title
+from berth.services import up_options
 
 
 def test_the_plan_is_seeded_hits_every_target_once_first_and_keeps_its_spacing() -> None:
@@ -74,3 +76,11 @@ def test_the_matrix_says_never_when_nothing_came_back() -> None:
     assert text.splitlines()[2].split() == ["tansu", "9.0", "never", "never", "500", "-"]
     md = markdown_table(records)
     assert md.splitlines()[0].startswith("| killed | at (s) |") and md.count("\n") == 3
+
+
+def test_the_title_counts_the_faults_a_run_will_make() -> None:
+    assert "8 faults (one per targeted process)" in _title(ChaosOptions(), up_options(1, {}))
+    shared = up_options(2, {"BERTH_QUEUE_PARTITIONS": "2"})
+    title = _title(ChaosOptions(filter_workers=2, targets=("queue", "filter")), shared)
+    assert "4 faults (one per targeted process)" in title and "2 filter worker(s), 2 queue(s)" in title
+    assert "3 faults (seed" in _title(ChaosOptions(faults=3), up_options(1, {}))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from berth.fleet import Fleet
+from berth.fleet import Fleet, planned_labels
 from berth.services import SERVICES, UpOptions
 
 
@@ -20,3 +20,9 @@ def test_the_summary_counts_every_process_and_names_replicas(tmp_path: Path) -> 
 def test_one_of_each_is_named_without_a_count(tmp_path: Path) -> None:
     summary = Fleet({}, tmp_path / "logs", UpOptions(filter_workers=1, queues=1)).planned_summary()
     assert "×" not in summary and "filter" in summary and "queue" in summary
+
+
+def test_the_planned_labels_are_those_of_the_processes_started() -> None:
+    labels = planned_labels(UpOptions(filter_workers=3, queues=1))
+    assert [x for x in labels if x.startswith("filter")] == ["filter", "filter-1", "filter-2"]
+    assert labels.count("queue") == 1 and "gateway" in labels and len(labels) == len(set(labels))
