@@ -44,7 +44,7 @@ from .kinds import KindRoutes
 from .limits import LimitExceeded, StreamSlots, check_objects
 from .metrics import GatewayMetrics
 from .own_writes import NotSettled, OwnWrites
-from .params import dry_run, whole_number
+from .params import dry_run, read_delete_options, whole_number
 from .patching import UnsupportedPatch
 from .pod_events import core_events, pod_events
 from .settings import GatewaySettings
@@ -336,6 +336,7 @@ class Routes:
         response: web.StreamResponse
         try:
             _refuse_nul(request)
+            await read_delete_options(request)
             response = await handler(request)
         except web.HTTPException:
             raise

@@ -2,18 +2,45 @@
 
 from __future__ import annotations
 
+import json
+
 from aiohttp import web
 
 from shared.errors import InvalidInput
 
+DELETE_DRY_RUN = web.RequestKey("berth.delete_dry_run", bool)
+"""Where `read_delete_options` keeps a DELETE body's dryRun for `dry_run`."""
+
 
 def dry_run(request: web.Request) -> bool:
     """The API server's dryRun parameter: All (kubectl's --dry-run=server), or absent; anything
-    else is refused."""
+    else is refused. A DELETE may say it in its body instead (`read_delete_options`)."""
     given = request.query.get("dryRun", "")
     if given not in ("", "All"):
         raise InvalidInput("request", "dryRun", f"unsupported value {given!r}: All")
-    return given == "All"
+    return given == "All" or bool(request.get(DELETE_DRY_RUN, False))
+
+
+async def read_delete_options(request: web.Request) -> None:
+    """A DELETE's body, DeleteOptions, where kubectl puts its dryRun (`delete --dry-run=server`
+    sends `{"dryRun": ["All"]}` and no query parameter): its dryRun counts as the query's.
+    The other options (grace period, propagation, preconditions) change nothing here: a pod is
+    deleted at once, and nothing is owned by another object."""
+    if request.method != "DELETE" or not request.can_read_body:
+        return
+    raw = await request.read()
+    if not raw.strip():
+        return
+    try:
+        options = json.loads(raw)
+    except (ValueError, UnicodeDecodeError):
+        raise InvalidInput("request body", "DeleteOptions", "must be a JSON object") from None
+    if not isinstance(options, dict):
+        raise InvalidInput("request body", "DeleteOptions", "must be a JSON object")
+    given = options.get("dryRun") or []
+    if not isinstance(given, list) or any(value != "All" for value in given):
+        raise InvalidInput("request body", "dryRun", f"unsupported value {given!r}: All")
+    request[DELETE_DRY_RUN] = "All" in given
 
 
 def whole_number(text: str, name: str) -> int:

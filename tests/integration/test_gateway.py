@@ -111,6 +111,30 @@ async def test_a_dry_run_of_any_write_publishes_nothing(api: Api) -> None:
         assert [e async for e in read_topic(api.env.settings, topic, registry=api.env.registry)] == []
 
 
+async def test_a_delete_whose_options_say_dry_run_deletes_nothing(api: Api) -> None:
+    """kubectl's `delete --dry-run=server` says so in the DeleteOptions body, not the query."""
+    assert (await api.client.post("/apis/berth.dev/v1/apply", data=CLUSTER, headers=AUTH)).status == 200
+
+    async def visible() -> bool:
+        return (await api.client.get("/api/v1/namespaces/prod/pods/web-1")).status == 200 and (
+            await api.client.get("/api/v1/nodes/node-a")).status == 200
+
+    await eventually(visible, timeout=15)
+    dry = '{"kind": "DeleteOptions", "apiVersion": "v1", "dryRun": ["All"], "propagationPolicy": "Background"}'
+    for path in ("/api/v1/namespaces/prod/pods/web-1", "/api/v1/nodes/node-a"):
+        answered = await api.client.delete(path, data=dry, headers={**AUTH, "Content-Type": "application/json"})
+        assert answered.status == 200, await answered.text()
+        assert (await api.client.get(path)).status == 200, f"{path}: a dry run deletes nothing"
+    odd = await api.client.delete("/api/v1/nodes/node-a", data='{"dryRun": ["Some"]}', headers=AUTH)
+    assert odd.status == 422 and (await odd.json())["details"]["field"] == "dryRun"
+    not_json = await api.client.delete("/api/v1/nodes/node-a", data="dryRun", headers=AUTH)
+    assert not_json.status == 422
+    for topic, deleted in (("pods", "PodDeleted"), ("nodes", "NodeDeleted")):
+        seen = [e async for e in read_topic(api.env.settings, topic, registry=api.env.registry)]
+        assert not [env for _, env, _ in seen if getattr(env, "type", None) == deleted], topic
+    assert (await api.client.get("/api/v1/nodes/node-a")).status == 200
+
+
 async def test_apply_then_pods_are_pending(api: Api) -> None:
     resp = await api.client.post("/apis/berth.dev/v1/apply", data=CLUSTER, headers=AUTH)
     assert resp.status == 200, await resp.text()

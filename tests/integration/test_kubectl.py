@@ -179,6 +179,8 @@ def test_kubectl_creates_applies_patches_and_explains(state: Path, tmp_path: Pat
         assert mine.split() == ["pod/web"]
         gone = _kubectl(kubeconfig, "get", "pod", "dry")
         assert gone.returncode == 1 and "not found" in gone.stderr, "a dry run creates nothing"
+        assert "(server dry run)" in _ok(kubeconfig, "delete", "pod", "web", "--dry-run=server")
+        assert _ok(kubeconfig, "get", "pod", "web", "-o", "name").strip() == "pod/web", "a dry run deletes nothing"
 
         live = tmp_path / "live.yaml"
         live.write_text(_ok(kubeconfig, "get", "pod", "web", "-o", "yaml"))
