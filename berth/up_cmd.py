@@ -80,6 +80,9 @@ def run(args: argparse.Namespace) -> int:
     from .supervisor import Supervisor, serve_metrics
 
     signal.signal(signal.SIGTERM, _raise_interrupt)  # one shutdown path for Ctrl-C and SIGTERM
+    # A script's background job starts with SIGINT ignored, where Python installs no handler of
+    # its own: `kill -INT` must stop it all the same.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     settings = load_settings()
     state = Path(args.state_dir or settings.state_dir).resolve()
     stack = EmbeddedStack(state, settings=settings)

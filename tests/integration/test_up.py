@@ -28,7 +28,7 @@ pytestmark = pytest.mark.integration
 def test_berth_up_apply_get_and_stop(state: Path, tmp_path: Path) -> None:
     env = user_env(state)
     err = (tmp_path / "up.err").open("w")
-    proc = start_up(state, env, err, "--filter-workers", "2")
+    proc = start_up(state, env, err, "--filter-workers", "2", sigint_ignored=True)
     try:
         ready = wait_line(proc, "berth ready: ", 60)
         info = json.loads((state / "berth.json").read_text())
@@ -179,7 +179,7 @@ def test_berth_up_apply_get_and_stop(state: Path, tmp_path: Path) -> None:
         assert applied.returncode == 0 and applied.stdout.count(" created\n") == 60, applied.stderr
         assert " batches; 60 events published" in applied.stderr, applied.stderr
 
-        proc.send_signal(signal.SIGTERM)
+        proc.send_signal(signal.SIGINT)  # `kill -INT`, though it started with SIGINT ignored
         assert proc.wait(30) == 0
     finally:
         reap(proc, err)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -65,9 +66,12 @@ def user_env(state: Path) -> dict[str, str]:
     return env
 
 
-def start_up(state: Path, env: dict[str, str], err: Any, *extra: str) -> subprocess.Popen[str]:
+def start_up(state: Path, env: dict[str, str], err: Any, *extra: str,
+             sigint_ignored: bool = False) -> subprocess.Popen[str]:
+    """`berth up`; `sigint_ignored`: as a background job of a script starts it, SIGINT ignored."""
+    ignore = (lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if sigint_ignored else None
     return subprocess.Popen([sys.executable, "-m", "berth", "up", "--state-dir", str(state), *extra],
-                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=err, text=True)
+                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=err, text=True, preexec_fn=ignore)
 
 
 
