@@ -109,6 +109,8 @@ def _refuse_nul(request: web.Request) -> None:
 
 WARNINGS = web.RequestKey("berth.warnings", list)
 """What validation accepted with a warning, sent back in Warning headers."""
+READABLE = web.RequestKey("berth.readable", list)
+"""The ids of the events a write published, which it waits to be readable before it answers."""
 
 
 def _field_validation(request: web.Request) -> FieldValidation:
@@ -338,6 +340,7 @@ class Routes:
             _refuse_nul(request)
             await read_delete_options(request)
             response = await handler(request)
+            await self._readable(request, response)
         except web.HTTPException:
             raise
         except Exception as exc:
@@ -349,8 +352,26 @@ class Routes:
         self.metrics.seconds.labels(request.method, route).observe(time.perf_counter() - started)
         return response
 
-    async def publish(self, request: web.Request, payloads: Sequence[AnyEvent]) -> None:
-        """Publish `payloads` for `request`; nothing with `dryRun=All` (kubectl's --dry-run=server)."""
+    async def _readable(self, request: web.Request, response: web.StreamResponse) -> None:
+        """A write answers once what it published can be read, as the API server's writes do: a
+        GET right after a create, or kubectl applying a PriorityClass and then a pod naming it,
+        sees the write. Where the projector does not store it within `readable_within_s`, the
+        write answers all the same (it is accepted), with a warning."""
+        published = request.get(READABLE, ())
+        if not published or response.status >= 400 or self.settings.readable_within_s <= 0:
+            return
+        try:
+            readable = await self.own_writes.readable(published, self.settings.readable_within_s)
+        except BerthError as exc:  # the write is accepted: the event store's trouble is not its failure
+            log.warning("gateway: could not tell whether a write is readable yet: %s", exc)
+            readable = False
+        if not readable:
+            response.headers.add("Warning", '299 - "accepted; reads may not show it yet: the read model is behind"')
+
+    async def publish(self, request: web.Request, payloads: Sequence[AnyEvent], *, readable: bool = True) -> None:
+        """Publish `payloads` for `request`; nothing with `dryRun=All` (kubectl's --dry-run=server).
+        `readable`: the request answers once they can be read (`_readable`); a bulk apply of
+        `berth apply` answers once they are accepted."""
         if dry_run(request):
             return
         # Strictly increasing timestamps: the scheduler orders nodes and pending pods by submission
@@ -367,6 +388,8 @@ class Routes:
             await self.intents.record(out[i:i + step])
         for event in out:
             self.own_writes.published(event.envelope.key, event.envelope.event_id)
+        if readable:
+            request.setdefault(READABLE, []).extend(event.envelope.event_id for event in out)
         self.metrics.published.inc(len(out))
 
     async def read_docs(self, request: web.Request, kind: str | None = None) -> list[dict[str, Any]]:
@@ -682,5 +705,5 @@ class Routes:
         if dry:
             events = []
         else:
-            await self.publish(request, events)
+            await self.publish(request, events, readable=False)
         return results, events

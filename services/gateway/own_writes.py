@@ -15,7 +15,7 @@ import asyncio
 import contextlib
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 
 from shared.errors import Conflict
 
@@ -41,6 +41,20 @@ class OwnWrites:
         self._last: dict[str, uuid.UUID] = {}
         self._locks: dict[str, tuple[asyncio.Lock, int]] = {}
         """Each key's lock and how many requests hold or wait for it (forgotten at none)."""
+
+    async def readable(self, event_ids: Sequence[uuid.UUID], within_s: float) -> bool:
+        """Wait until the event store holds every one of `event_ids` (the read model is stored
+        with it), at most `within_s`; whether it does."""
+        waiting = list(event_ids)
+        deadline = time.monotonic() + within_s
+        while waiting:
+            waiting = [e for e in waiting if not await self._stored(e)]
+            if not waiting:
+                break
+            if time.monotonic() >= deadline:
+                return False
+            await asyncio.sleep(POLL_S)
+        return True
 
     def held(self) -> int:
         """Keys a request holds or waits for now."""

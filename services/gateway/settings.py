@@ -23,6 +23,9 @@ MAX_STREAMS_PER_CLIENT = 4
 """Follow streams of the event log one client address may hold: a few terminals or dashboards."""
 MAX_STREAMS = 32
 """Follow streams in all: 128 short queries a second against a pool of 10 connections."""
+READABLE_WITHIN_S = 5.0
+"""A write's wait for its events to be readable: the projector stores them within tens of
+milliseconds when it runs; past this the write answers all the same, with a warning."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +56,9 @@ class GatewaySettings:
     may be bound through the API's binding subresource."""
     publish_batch: int = 2000
     """Events per publish call when an apply is large: bounds the producer's buffered memory."""
+    readable_within_s: float = READABLE_WITHIN_S
+    """How long a write of the Kubernetes API waits, before it answers, for the event store (and
+    with it the read model) to hold what it published (BERTH_GATEWAY_READABLE_WITHIN_S; 0: no wait)."""
 
 
 def load(env: Mapping[str, str] | None = None) -> GatewaySettings:
@@ -70,6 +76,7 @@ def load(env: Mapping[str, str] | None = None) -> GatewaySettings:
     body_timeout = env_float(env, "BERTH_GATEWAY_BODY_TIMEOUT_S", BODY_TIMEOUT_S, minimum=0.1)
     streams_per_client = env_int(env, "BERTH_GATEWAY_MAX_STREAMS_PER_CLIENT", MAX_STREAMS_PER_CLIENT, minimum=1)
     streams = env_int(env, "BERTH_GATEWAY_MAX_STREAMS", MAX_STREAMS, minimum=1)
+    readable = env_float(env, "BERTH_GATEWAY_READABLE_WITHIN_S", READABLE_WITHIN_S, minimum=0.0)
     cert, key = env.get("BERTH_TLS_CERT_FILE", "").strip(), env.get("BERTH_TLS_KEY_FILE", "").strip()
     if bool(cert) != bool(key):
         raise ConfigurationError("BERTH_TLS_CERT_FILE and BERTH_TLS_KEY_FILE go together: set both to serve "
@@ -77,7 +84,8 @@ def load(env: Mapping[str, str] | None = None) -> GatewaySettings:
     return GatewaySettings(base=base, api_token=token, viewer_token=viewer, metrics_auth=metrics_auth,
                            max_body_bytes=max_body, max_objects=max_objects, body_timeout_s=body_timeout,
                            max_streams_per_client=streams_per_client, max_streams=streams,
-                           tls_cert_file=cert, tls_key_file=key, scheduler_names=_scheduler_names(env))
+                           tls_cert_file=cert, tls_key_file=key, scheduler_names=_scheduler_names(env),
+                           readable_within_s=readable)
 
 
 def _scheduler_names(env: Mapping[str, str]) -> frozenset[str]:

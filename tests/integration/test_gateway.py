@@ -291,14 +291,16 @@ async def test_an_apply_retried_before_projection_submits_each_pod_once(berth_en
 async def test_a_pod_created_again_before_projection_already_exists(berth_env: BerthTestEnv, engine: AsyncEngine,
                                                                    publisher: KafkaPublisher) -> None:
     """No projector runs: kubectl's create of a pod, then the same create again, is a 409 as soon as
-    the first is accepted, not once the read model shows it."""
-    settings = GatewaySettings(base=berth_env.settings.for_service("gateway"), api_token=TOKEN)
+    the first is accepted, not once the read model shows it. The create waits for its pod to be
+    readable, and answers without it, with a warning, once its wait is over."""
+    settings = GatewaySettings(base=berth_env.settings.for_service("gateway"), api_token=TOKEN,
+                               readable_within_s=0.5)
     client = TestClient(TestServer(build_app(settings, publisher, engine, registry=berth_env.registry)))
     await client.start_server()
     pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web"}, "spec": {"containers": [{"name": "c"}]}}
     try:
         first = await client.post("/api/v1/namespaces/default/pods", json=pod, headers=AUTH)
-        assert first.status == 201
+        assert first.status == 201 and "reads may not show it yet" in first.headers.get("Warning", "")
         again = await client.post("/api/v1/namespaces/default/pods", json=pod, headers=AUTH)
         assert again.status == 409 and (await again.json())["reason"] == "AlreadyExists"
         other = await client.post("/api/v1/namespaces/other/pods", json=pod, headers=AUTH)
@@ -312,7 +314,8 @@ async def test_concurrent_creates_of_one_pod_accept_it_once(berth_env: BerthTest
                                                             publisher: KafkaPublisher) -> None:
     """Creates and applies of one pod sent at once (clients retrying, two users): one is accepted,
     the other creates are 409s and the applies leave it unchanged; the pod is submitted once."""
-    settings = GatewaySettings(base=berth_env.settings.for_service("gateway"), api_token=TOKEN)
+    settings = GatewaySettings(base=berth_env.settings.for_service("gateway"), api_token=TOKEN,
+                               readable_within_s=0.5)  # no projector: the creates are not read back
     client = TestClient(TestServer(build_app(settings, publisher, engine, registry=berth_env.registry)))
     await client.start_server()
     pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "racer", "namespace": "default"},
