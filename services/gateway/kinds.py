@@ -215,7 +215,9 @@ def _unchanged_pod(row: PodRow, live: dict[str, Any], wanted: dict[str, Any], wh
     after_meta = {**after.get("metadata", {}), "annotations": annotations}
     for field in ("name", "namespace"):  # the URL names the pod when the body leaves them out
         after_meta.setdefault(field, before["metadata"].get(field))
-    before_meta = {**before.get("metadata", {}), "annotations": dict(before["metadata"].get("annotations") or {})}
+    before_annotations = dict(before["metadata"].get("annotations") or {})
+    before_annotations.pop(LAST_APPLIED, None)  # kept by a server-side apply after kubectl's client-side one
+    before_meta = {**before.get("metadata", {}), "annotations": before_annotations}
     sections = (("metadata", before_meta, after_meta), ("spec", before.get("spec"), after.get("spec")))
     for section, old, new in sections:
         changed = _first_difference(old, new, section)

@@ -157,6 +157,10 @@ def test_kubectl_creates_applies_patches_and_explains(state: Path, tmp_path: Pat
         assert _ok(kubeconfig, "apply", "-f", str(together)).split() == [
             "priorityclass.scheduling.k8s.io/race", "created", "pod/raced", "created"]
         assert _ok(kubeconfig, "get", "pod", "raced", "-o", "jsonpath={.spec.priority}") == "7"
+        raced = tmp_path / "raced.yaml"
+        raced.write_text(together.read_text().split("---\n")[1])
+        assert "pod/raced serverside-applied" in _ok(kubeconfig, "apply", "--server-side", "-f", str(raced)), \
+            "a server-side apply of the pod as kubectl's client-side apply made it changes nothing"
         _ok(kubeconfig, "delete", "pod", "raced")
         assert _kubectl(kubeconfig, "get", "pod", "raced").returncode == 1, "a delete is read at once too"
         assert "serverside-applied" in _ok(kubeconfig, "apply", "--server-side", "-f", str(nodes))
