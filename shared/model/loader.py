@@ -158,6 +158,26 @@ def describe(doc: dict[str, Any]) -> str:
     return f"{kind} {ns}/{name}" if ns else f"{kind} {name}"
 
 
+API_GROUPS = {"Node": "", "Pod": "", "Namespace": "", "PriorityClass": "scheduling.k8s.io",
+              "PodDisruptionBudget": "policy", "KubeSchedulerConfiguration": "kubescheduler.config.k8s.io"}
+"""Each kind's API group ("": the core group, whose only version is v1). Any version of the
+group is taken: upstream's own inputs name earlier ones (policy/v1beta1)."""
+
+
+def _check_api_version(kind: str, doc: dict[str, Any], what: str) -> None:
+    """An apiVersion, where one is given, must be the kind's group (as the API server finds no
+    kind "Pod" in "v2" or "apps/v1")."""
+    given = doc.get("apiVersion")
+    group = API_GROUPS.get(kind)
+    if given is None or group is None:
+        return
+    if not isinstance(given, str):
+        raise InvalidInput(what, "apiVersion", f"must be a string, got {given!r}")
+    group_of, _, version = given.rpartition("/")
+    if group_of != group or not version or (not group and version != "v1"):
+        raise InvalidInput(what, "apiVersion", f'no matches for kind "{kind}" in version "{given}"')
+
+
 def load_objects(docs: Iterable[tuple[str, dict[str, Any]]], *,
                  field_validation: FieldValidation = "Strict", names: NameValidation = "Warn") -> ClusterInput:
     """The objects of `docs`, validated as the API server would; fields the Kubernetes API does not
@@ -171,6 +191,8 @@ def load_objects(docs: Iterable[tuple[str, dict[str, Any]]], *,
     for source, doc in docs:
         kind = doc.get("kind")
         what = describe(doc)
+        if isinstance(kind, str):
+            _check_api_version(kind, doc, what)
         if field_validation != "Ignore" and isinstance(kind, str):
             _check_fields(kind, doc, what, field_validation, result.warnings)
         if kind == "Node":

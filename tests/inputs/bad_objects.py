@@ -257,6 +257,14 @@ BAD: tuple[Bad, ...] = (
         f'Namespace team-a: metadata.labels[team]: Invalid value: "a b": {LABEL_VALUE}', gateway_only=True),
     Bad("namespace-typo", "kind: Namespace\napiVersion: v1\nmetadata: {name: team-a, lables: {team: a}}\n",
         'Namespace team-a: strict decoding error: unknown field "metadata.lables"'),
+    # An apiVersion of another group, or a core version that is not v1 (any version of the kind's
+    # own group is taken: upstream's inputs name earlier ones).
+    Bad("pod-api-version", "kind: Pod\napiVersion: v2\nmetadata: {name: web}\nspec: {containers: [{name: c}]}\n",
+        'Pod web: apiVersion: no matches for kind "Pod" in version "v2"'),
+    Bad("node-api-group", "kind: Node\napiVersion: apps/v1\nmetadata: {name: n1}\n",
+        'Node n1: apiVersion: no matches for kind "Node" in version "apps/v1"'),
+    Bad("class-api-group", "kind: PriorityClass\napiVersion: v1\nmetadata: {name: high}\nvalue: 5\n",
+        'PriorityClass high: apiVersion: no matches for kind "PriorityClass" in version "v1"'),
     # Kinds and the scheduler's configuration (the gateway serves neither).
     Bad("unsupported-kind", "kind: Service\napiVersion: v1\nmetadata: {name: s}\n",
         "{source}: Service s: kind: unsupported kind 'Service' (Node, Pod, PriorityClass, PodDisruptionBudget, "
