@@ -10,7 +10,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
@@ -111,6 +111,25 @@ WARNINGS = web.RequestKey("berth.warnings", list)
 """What validation accepted with a warning, sent back in Warning headers."""
 READABLE = web.RequestKey("berth.readable", list)
 """The ids of the events a write published, which it waits to be readable before it answers."""
+
+
+_Obj = TypeVar("_Obj")
+
+
+def _changed(results: list[dict[str, str]], kind: str, wanted: Sequence[_Obj], stored: Mapping[Any, _Obj],
+             key: Callable[[_Obj], Any]) -> list[_Obj]:
+    """The objects of `wanted` that differ from what `stored` (by `key`) holds, each reported in
+    `results` as created, configured or unchanged."""
+    out: list[_Obj] = []
+    for obj in wanted:
+        k = key(obj)
+        before = stored.get(k)
+        action = "created" if before is None else "unchanged" if before == obj else "configured"
+        names = {"namespace": k[0], "name": k[1]} if isinstance(k, tuple) else {"name": k}
+        results.append({"kind": kind, **names, "action": action})
+        if action != "unchanged":
+            out.append(obj)
+    return out
 
 
 def _field_validation(request: web.Request) -> FieldValidation:
@@ -683,25 +702,26 @@ class Routes:
             stored = rows.get((p.metadata.namespace, p.metadata.name))
             if stored is not None and stored.pod is not None:
                 request.setdefault(WARNINGS, []).extend(objects.pod_update_problems(stored.pod, p))
-        known_nodes = {n.name for n in await self.queries.nodes()} if v.nodes else set()
         results: list[dict[str, str]] = []
         fresh = [p for p in v.pods if (p.metadata.namespace, p.metadata.name) not in live]
         for p in v.pods:
             action = "created" if (p.metadata.namespace, p.metadata.name) not in live else "unchanged"
             results.append({"kind": "Pod", "namespace": p.metadata.namespace, "name": p.metadata.name,
                             "action": action})
-        for n in v.nodes:
-            results.append({"kind": "Node", "name": n.metadata.name,
-                            "action": "configured" if n.metadata.name in known_nodes else "created"})
-        known_namespaces = {r.name for r in await self.queries.namespaces()} if v.namespaces else set()
-        results += [{"kind": "Namespace", "name": ns.metadata.name,
-                     "action": "configured" if ns.metadata.name in known_namespaces else "created"}
-                    for ns in v.namespaces]
-        results += [{"kind": "PriorityClass", "name": pc.metadata.name, "action": "configured"}
-                    for pc in v.priority_classes]
-        results += [{"kind": "PodDisruptionBudget", "namespace": b.metadata.namespace, "name": b.metadata.name,
-                     "action": "configured"} for b in v.pdbs]
-        events = objects.events_of(objects.Validated(v.nodes, fresh, v.priority_classes, v.pdbs, v.namespaces))
+        # An object the read model holds as it is asked for is left alone ("unchanged"), as kubectl
+        # apply sends nothing for it: publishing it again would tell the scheduler the cluster
+        # changed, and its pending pods would all be tried again.
+        stored_nodes = {r.name: r.node for r in await self.queries.nodes()} if v.nodes else {}
+        nodes = _changed(results, "Node", v.nodes, stored_nodes, lambda n: n.metadata.name)
+        stored_namespaces = {r.name: r.namespace for r in await self.queries.namespaces()} if v.namespaces else {}
+        namespaces = _changed(results, "Namespace", v.namespaces, stored_namespaces, lambda ns: ns.metadata.name)
+        stored_classes = ({r.name: r.priority_class for r in await self.queries.priority_classes()}
+                          if v.priority_classes else {})
+        classes = _changed(results, "PriorityClass", v.priority_classes, stored_classes, lambda pc: pc.metadata.name)
+        stored_pdbs = {(r.namespace, r.name): r.pdb for r in await self.queries.pdbs()} if v.pdbs else {}
+        pdbs = _changed(results, "PodDisruptionBudget", v.pdbs, stored_pdbs,
+                        lambda b: (b.metadata.namespace, b.metadata.name))
+        events = objects.events_of(objects.Validated(nodes, fresh, classes, pdbs, namespaces))
         if dry:
             events = []
         else:

@@ -139,13 +139,20 @@ async def test_apply_then_pods_are_pending(api: Api) -> None:
     resp = await api.client.post("/apis/berth.dev/v1/apply", data=CLUSTER, headers=AUTH)
     assert resp.status == 200, await resp.text()
     result = await resp.json()
-    assert result["published"] == 5 and result["counts"] == {"created": 4, "configured": 1}
+    assert result["published"] == 5 and result["counts"] == {"created": 5}
 
     async def visible() -> bool:  # pods and nodes are projected from topics of their own
         nodes = await (await api.client.get("/api/v1/nodes")).json()
         return len(await _pods(api)) == 2 and len(nodes["items"]) == 2
 
     await eventually(visible, timeout=15)
+    # The same file again changes nothing, and publishes nothing (the scheduler sees no change).
+    again = await (await api.client.post("/apis/berth.dev/v1/apply", data=CLUSTER, headers=AUTH)).json()
+    assert again["published"] == 0 and again["counts"] == {"unchanged": 5}, again
+    relabelled = CLUSTER.replace("labels: {zone: a}", "labels: {zone: b}", 1)
+    assert relabelled != CLUSTER
+    changed = await (await api.client.post("/apis/berth.dev/v1/apply", data=relabelled, headers=AUTH)).json()
+    assert changed["published"] == 1 and changed["counts"] == {"configured": 1, "unchanged": 4}, changed
     pods = await _pods(api)
     web0 = pods["default/web-0"]
     assert web0["status"]["phase"] == "Pending" and web0["spec"]["priority"] == 1000
@@ -278,7 +285,7 @@ async def test_an_apply_retried_before_projection_submits_each_pod_once(berth_en
     await client.start_server()
     try:
         first = await client.post("/apis/berth.dev/v1/apply", data=CLUSTER, headers=AUTH)
-        assert (await first.json())["counts"] == {"created": 4, "configured": 1}
+        assert (await first.json())["counts"] == {"created": 5}
         again = await client.post("/apis/berth.dev/v1/apply", data=CLUSTER, headers=AUTH)
         result = await again.json()
         assert {(i["name"], i["action"]) for i in result["items"] if i["kind"] == "Pod"} == {

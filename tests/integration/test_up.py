@@ -481,7 +481,9 @@ def test_namespace_labels_steer_pod_affinity(state: Path, tmp_path: Path) -> Non
         assert labels["team-a"] == {"team": "a", "kubernetes.io/metadata.name": "team-a"}
         assert labels["default"] == {"kubernetes.io/metadata.name": "default"}
         again = berth("apply", "-f", str(tmp_path / "cluster.yaml"), env=env)
-        assert "namespace/team-a configured" in again.stdout.splitlines(), again.stdout
+        # The same file again: every object as stored, nothing published (kubectl apply's habit).
+        assert "namespace/team-a unchanged" in again.stdout.splitlines(), again.stdout
+        assert "node/n1 unchanged" in again.stdout.splitlines(), again.stdout
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(30) == 0
     finally:
