@@ -32,7 +32,7 @@ from shared.events import (
 )
 from shared.model import Namespace, ObjectMeta
 from shared.model.api_fields import FIELD_VALIDATIONS, FieldValidation
-from shared.model.loader import decode_text
+from shared.model.loader import API_GROUPS, decode_text
 from shared.model.namespace import labelled
 from shared.model.selectors import parse_selector
 from shared.ports import AcceptedIntentLog, EventStoreReader, Publisher, ReadModelReader
@@ -78,10 +78,11 @@ def _error_response(exc: BaseException) -> web.Response:
     if isinstance(exc, RecordTooLarge):  # one object larger than the largest record published
         return status(413, "RequestEntityTooLarge", str(exc))
     if isinstance(exc, InvalidInput):
-        # `causes` as the API server words field errors (kubectl prints them); the rest for Berth's CLI.
+        # `causes`, `kind` and `name` as the API server words field errors (kubectl prints "The Pod
+        # "web" is invalid: <field>: <reason>"); the rest for Berth's CLI.
         cause = {"reason": "FieldValueInvalid", "message": exc.reason, "field": exc.field}
-        return status(422, "Invalid", str(exc), {"object": exc.obj, "field": exc.field, "reason": exc.reason,
-                                                 "causes": [cause]})
+        return status(422, "Invalid", str(exc), {**_kind_and_name(exc.obj), "object": exc.obj, "field": exc.field,
+                                                 "reason": exc.reason, "causes": [cause]})
     if isinstance(exc, NotFound):
         return status(404, "NotFound", str(exc), {"kind": exc.kind, "name": exc.name})
     if isinstance(exc, AlreadyExists):
@@ -97,6 +98,16 @@ def _error_response(exc: BaseException) -> web.Response:
     log.exception("gateway: unexpected error", exc_info=exc)
     # What failed inside stays in the gateway's log: its text may name tables, queries or paths.
     return status(500, "InternalError", "an internal error occurred; the gateway's log has the details")
+
+
+def _kind_and_name(obj: str) -> dict[str, str]:
+    """An invalid object's kind, group and name as a Status names them, from the error's object
+    ("Pod team/web", "PriorityClass high"); nothing for a request or a document without them."""
+    kind, _, rest = obj.rpartition(": ")[2].partition(" ")
+    if kind not in API_GROUPS or not rest or " " in rest:
+        return {}
+    group, name = API_GROUPS[kind], rest.rpartition("/")[2]
+    return {"kind": kind, "name": "" if name == "<unnamed>" else name, **({"group": group} if group else {})}
 
 
 def _refuse_nul(request: web.Request) -> None:

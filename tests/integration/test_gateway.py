@@ -216,7 +216,8 @@ async def test_invalid_pod_is_422_and_nothing_is_published(api: Api) -> None:
     status = await resp.json()
     assert status["kind"] == "Status" and status["status"] == "Failure" and status["reason"] == "Invalid"
     field, reason = "spec.containers[0].resources.requests[cpu]", status["details"]["reason"]
-    assert status["details"] == {"object": "Pod default/bad", "field": field, "reason": reason,
+    assert status["details"] == {"kind": "Pod", "name": "bad", "object": "Pod default/bad", "field": field,
+                                 "reason": reason,
                                  "causes": [{"reason": "FieldValueInvalid", "message": reason, "field": field}]}
     single = await api.client.post("/api/v1/namespaces/default/pods", data=BAD_POD, headers=AUTH)
     assert single.status == 422 and (await single.json())["details"]["field"].startswith("spec.containers[0]")

@@ -174,6 +174,7 @@ def test_kubectl_creates_applies_patches_and_explains(state: Path, tmp_path: Pat
                        "spec: {containers: [{name: c, resources: {requests: {cpu: lots}}}]}\n")
         invalid = _kubectl(kubeconfig, "create", "-f", str(bad))
         assert invalid.returncode == 1 and "spec.containers[0].resources.requests[cpu]" in invalid.stderr
+        assert invalid.stderr.startswith('The Pod "bad" is invalid: '), invalid.stderr  # the API server's shape
         bad.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: typo}\n"
                        "spec: {containers: [{name: c}], nodeSelectr: {}}\n")
         typo = _kubectl(kubeconfig, "create", "-f", str(bad))
