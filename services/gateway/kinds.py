@@ -20,6 +20,7 @@ from shared.events import (
     AnyEvent,
     NamespaceDeleted,
     NodeDeleted,
+    PodDeleted,
     PodDisruptionBudgetDeleted,
     PriorityClassDeleted,
 )
@@ -43,6 +44,9 @@ class Kind:
     namespaced: bool
     deleted: Callable[[str, str], AnyEvent]
 
+
+UNDELETABLE_NAMESPACES = frozenset({"default", "kube-system", "kube-public"})
+"""The API server refuses to delete these (403)."""
 
 KINDS = {
     "Node": Kind("Node", "v1", "nodes", False, lambda ns, name: NodeDeleted(node_name=name)),
@@ -180,9 +184,24 @@ class KindRoutes:
         return web.json_response(objects.render_object(obj, kind.api_version, kind.kind), status=status)
 
     async def delete(self, request: web.Request, kind: Kind) -> web.Response:
+        if kind.kind == "Namespace" and request.match_info["name"] in UNDELETABLE_NAMESPACES:
+            name = request.match_info["name"]
+            return web.json_response({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                                      "message": f'namespaces "{name}" is forbidden: this namespace may not be deleted',
+                                      "reason": "Forbidden", "details": {"name": name, "kind": "namespaces"},
+                                      "code": 403}, status=403)
         ns, name, found = await self._existing(request, kind)
-        await self.routes.publish(request, [kind.deleted(ns, name)])
+        events = await self._contents(name) if kind.kind == "Namespace" else []
+        await self.routes.publish(request, [*events, kind.deleted(ns, name)])
         return web.json_response(found)
+
+    async def _contents(self, namespace: str) -> list[AnyEvent]:
+        """A namespace's pods and budgets, deleted with it, as the API server's namespace controller
+        deletes them (the namespace would otherwise stay in use, and listed)."""
+        pods = [p for p in await self.queries.pod_states() if p.namespace == namespace and not p.deleted]
+        out: list[AnyEvent] = [PodDeleted(uid=p.uid, namespace=namespace, name=p.name) for p in pods]
+        return out + [PodDisruptionBudgetDeleted(namespace=namespace, name=b.name)
+                      for b in await self.queries.pdbs(namespace)]
 
     async def patch_pod(self, request: web.Request) -> web.Response:
         ns, name = request.match_info["ns"], request.match_info["name"]

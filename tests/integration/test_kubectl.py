@@ -162,6 +162,16 @@ def test_kubectl_creates_applies_patches_and_explains(state: Path, tmp_path: Pat
         assert "pod/raced serverside-applied" in _ok(kubeconfig, "apply", "--server-side", "-f", str(raced)), \
             "a server-side apply of the pod as kubectl's client-side apply made it changes nothing"
         _ok(kubeconfig, "delete", "pod", "raced")
+        doomed = tmp_path / "gone.yaml"
+        doomed.write_text("apiVersion: v1\nkind: Namespace\nmetadata: {name: gone}\n---\napiVersion: v1\nkind: Pod\n"
+                          "metadata: {name: p, namespace: gone}\nspec: {containers: [{name: c}]}\n")
+        _ok(kubeconfig, "apply", "-f", str(doomed))
+        assert 'namespace "gone" deleted' in _ok(kubeconfig, "delete", "namespace", "gone")
+        assert _kubectl(kubeconfig, "get", "namespace", "gone").returncode == 1, "its pods went with it"
+        assert _ok(kubeconfig, "get", "pods", "-n", "gone", "-o", "name").strip() == ""
+        kept = _kubectl(kubeconfig, "delete", "namespace", "default")
+        assert kept.returncode == 1 and 'namespaces "default" is forbidden: this namespace may not be deleted' \
+            in kept.stderr, kept.stderr
         assert _kubectl(kubeconfig, "get", "pod", "raced").returncode == 1, "a delete is read at once too"
         assert "serverside-applied" in _ok(kubeconfig, "apply", "--server-side", "-f", str(nodes))
         assert "labeled" in _ok(kubeconfig, "label", "node", "n1", "disk=ssd")
