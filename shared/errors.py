@@ -110,6 +110,15 @@ class AlreadyExists(Conflict):
         super().__init__(f'{kind} "{name}" already exists')
 
 
+class Forbidden(DomainError):
+    """The request names an object the API never lets it touch so (the default namespace's deletion)."""
+
+    def __init__(self, kind: str, name: str, why: str) -> None:
+        self.kind = kind
+        self.name = name
+        super().__init__(f'{kind} "{name}" is forbidden: {why}')
+
+
 class RecordTooLarge(DomainError):
     """An event is larger than the largest record the services may publish: publishing it again
     fails again (the broker is not at fault)."""

@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 import msgspec
 from aiohttp import web
 
-from shared.errors import AlreadyExists, BerthError, InvalidInput, NotFound, RecordTooLarge
+from shared.errors import AlreadyExists, BerthError, Forbidden, InvalidInput, NotFound, RecordTooLarge
 from shared.events import (
     AnyEvent,
     NodeDeleted,
@@ -85,6 +85,8 @@ def _error_response(exc: BaseException) -> web.Response:
                                                  "reason": exc.reason, "causes": [cause]})
     if isinstance(exc, NotFound):
         return status(404, "NotFound", str(exc), {"kind": exc.kind, "name": exc.name})
+    if isinstance(exc, Forbidden):
+        return status(403, "Forbidden", str(exc), {"kind": exc.kind, "name": exc.name})
     if isinstance(exc, AlreadyExists):
         return status(409, "AlreadyExists", str(exc), {"kind": exc.kind, "name": exc.name})
     if isinstance(exc, StaleVersion):

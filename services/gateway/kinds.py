@@ -15,7 +15,7 @@ from typing import Any
 
 from aiohttp import web
 
-from shared.errors import AlreadyExists, InvalidInput, NotFound
+from shared.errors import AlreadyExists, Forbidden, InvalidInput, NotFound
 from shared.events import (
     AnyEvent,
     NamespaceDeleted,
@@ -185,11 +185,7 @@ class KindRoutes:
 
     async def delete(self, request: web.Request, kind: Kind) -> web.Response:
         if kind.kind == "Namespace" and request.match_info["name"] in UNDELETABLE_NAMESPACES:
-            name = request.match_info["name"]
-            return web.json_response({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
-                                      "message": f'namespaces "{name}" is forbidden: this namespace may not be deleted',
-                                      "reason": "Forbidden", "details": {"name": name, "kind": "namespaces"},
-                                      "code": 403}, status=403)
+            raise Forbidden("namespaces", request.match_info["name"], "this namespace may not be deleted")
         ns, name, found = await self._existing(request, kind)
         events = await self._contents(name) if kind.kind == "Namespace" else []
         await self.routes.publish(request, [*events, kind.deleted(ns, name)])
