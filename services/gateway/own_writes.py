@@ -45,15 +45,12 @@ class OwnWrites:
     async def readable(self, event_ids: Sequence[uuid.UUID], within_s: float) -> bool:
         """Wait until the event store holds every one of `event_ids` (the read model is stored
         with it), at most `within_s`; whether it does."""
-        waiting = list(event_ids)
         deadline = time.monotonic() + within_s
-        while waiting:
-            waiting = [e for e in waiting if not await self._stored(e)]
-            if not waiting:
-                break
-            if time.monotonic() >= deadline:
-                return False
-            await asyncio.sleep(POLL_S)
+        for event_id in event_ids:  # one at a time: each stored one is asked about once
+            while not await self._stored(event_id):
+                if time.monotonic() >= deadline:
+                    return False
+                await asyncio.sleep(POLL_S)
         return True
 
     def held(self) -> int:
