@@ -12,6 +12,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections import Counter
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -58,9 +59,14 @@ def label_of(spec: ServiceSpec, index: int) -> str:
     return spec.name if index == 0 else f"{spec.name}-{index}"
 
 
+def planned(options: UpOptions) -> list[tuple[ServiceSpec, int]]:
+    """Every process `Fleet.start_all` starts with `options`, in start order: its service and index."""
+    return [(spec, i) for spec in SERVICES for i in range(spec.replicas(options))]
+
+
 def planned_labels(options: UpOptions) -> list[str]:
     """The label of every process `Fleet.start_all` starts with `options`, in start order."""
-    return [label_of(spec, i) for spec in SERVICES for i in range(spec.replicas(options))]
+    return [label_of(spec, i) for spec, i in planned(options)]
 
 
 def service_env(bootstrap: str, database_url: str, prefix: str, token: str,
@@ -93,16 +99,17 @@ class Fleet:
 
     def planned_summary(self) -> str:
         """What `start_all` starts, as one phrase: "7 processes: projector, gateway, ..., filter ×2, ..."."""
-        counts = [(spec.name, spec.replicas(self.options)) for spec in SERVICES]
-        parts = [name if n == 1 else f"{name} ×{n}" for name, n in counts if n > 0]
-        return f"{sum(n for _, n in counts)} processes: {', '.join(parts)}"
+        processes = planned(self.options)
+        counts = Counter(spec.name for spec, _ in processes)  # in start order
+        parts = [name if n == 1 else f"{name} ×{n}" for name, n in counts.items()]
+        return f"{len(processes)} processes: {', '.join(parts)}"
 
     def start_all(self, *, gateway_port: int = 0, ready_timeout: float = 60.0) -> list[Member]:
         """Every service at its replica count, then wait until each is healthy."""
         self.ready_timeout = ready_timeout
         started = [
             self.start(spec.name, index=i, port=gateway_port if spec.gateway else 0, wait=False)
-            for spec in SERVICES for i in range(spec.replicas(self.options))
+            for spec, i in planned(self.options)
         ]
         for member in started:
             self.wait_healthy(member, ready_timeout)
