@@ -97,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
         say("berth: starting the broker and the database")
         endpoints = stack.start()
         if stack.restored is not None and (stack.restored.events or stack.restored.intents):
-            print(f"berth: {stack.restored.summary()}", file=sys.stderr, flush=True)
+            say(f"berth: {stack.restored.summary()}")
         token = os.environ.get("BERTH_API_TOKEN", "").strip() or secrets.token_urlsafe(24)
         viewer = os.environ.get("BERTH_VIEWER_TOKEN", "").strip() or secrets.token_urlsafe(24)
         env = service_env(endpoints.kafka_bootstrap_servers, endpoints.database_url, settings.topic_prefix, token,
