@@ -121,8 +121,8 @@ class EventStoreReader(EventSource, Protocol):
         """The seq of each key's first `created` event (keys without one are left out)."""
         ...
 
-    async def holds(self, event_id: Any) -> bool:
-        """Whether the event with this id is stored: a write is read back only once it is."""
+    async def holding(self, event_ids: Sequence[Any]) -> set[Any]:
+        """Those of `event_ids` the store holds: a write is read back only once it is stored."""
         ...
 
     async def versions(self, keys: Sequence[str] | None, types: Sequence[str]) -> dict[str, int]:

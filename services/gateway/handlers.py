@@ -330,7 +330,7 @@ class Routes:
                  store: EventStoreReader, streams: StreamSlots) -> None:
         self.settings, self.publisher, self.queries = settings, publisher, queries
         self.store, self.streams = store, streams
-        self.own_writes = OwnWrites(store.holds)
+        self.own_writes = OwnWrites(store.holding)
         self.intents = intents
         self.registry, self.metrics = registry, metrics
         self.pod_creations = asyncio.Lock()
@@ -400,10 +400,9 @@ class Routes:
         if not readable:
             response.headers.add("Warning", '299 - "accepted; reads may not show it yet: the read model is behind"')
 
-    async def publish(self, request: web.Request, payloads: Sequence[AnyEvent], *, readable: bool = True) -> None:
+    async def publish(self, request: web.Request, payloads: Sequence[AnyEvent]) -> None:
         """Publish `payloads` for `request`; nothing with `dryRun=All` (kubectl's --dry-run=server).
-        `readable`: the request answers once they can be read (`_readable`); a bulk apply of
-        `berth apply` answers once they are accepted."""
+        The request answers once they can be read (`_readable`)."""
         if dry_run(request):
             return
         # Strictly increasing timestamps: the scheduler orders nodes and pending pods by submission
@@ -420,8 +419,7 @@ class Routes:
             await self.intents.record(out[i:i + step])
         for event in out:
             self.own_writes.published(event.envelope.key, event.envelope.event_id)
-        if readable:
-            request.setdefault(READABLE, []).extend(event.envelope.event_id for event in out)
+        request.setdefault(READABLE, []).extend(event.envelope.event_id for event in out)
         self.metrics.published.inc(len(out))
 
     async def read_docs(self, request: web.Request, kind: str | None = None) -> list[dict[str, Any]]:
@@ -738,5 +736,5 @@ class Routes:
         if dry:
             events = []
         else:
-            await self.publish(request, events, readable=False)
+            await self.publish(request, events)
         return results, events

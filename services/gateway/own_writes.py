@@ -36,8 +36,9 @@ REMEMBERED = 10_000
 
 
 class OwnWrites:
-    def __init__(self, stored: Callable[[uuid.UUID], Awaitable[bool]]) -> None:
-        self._stored = stored
+    def __init__(self, holding: Callable[[Sequence[uuid.UUID]], Awaitable[set[uuid.UUID]]]) -> None:
+        self._holding = holding
+        """Those of the ids asked about the event store holds."""
         self._last: dict[str, uuid.UUID] = {}
         self._locks: dict[str, tuple[asyncio.Lock, int]] = {}
         """Each key's lock and how many requests hold or wait for it (forgotten at none)."""
@@ -46,11 +47,15 @@ class OwnWrites:
         """Wait until the event store holds every one of `event_ids` (the read model is stored
         with it), at most `within_s`; whether it does."""
         deadline = time.monotonic() + within_s
-        for event_id in event_ids:  # one at a time: each stored one is asked about once
-            while not await self._stored(event_id):
-                if time.monotonic() >= deadline:
-                    return False
-                await asyncio.sleep(POLL_S)
+        waiting = list(event_ids)
+        while waiting:  # those stored are not asked about again
+            stored = await self._holding(waiting)
+            waiting = [event_id for event_id in waiting if event_id not in stored]
+            if not waiting:
+                break
+            if time.monotonic() >= deadline:
+                return False
+            await asyncio.sleep(POLL_S)
         return True
 
     def held(self) -> int:
@@ -72,7 +77,7 @@ class OwnWrites:
             async with lock:
                 pending = self._last.get(key)
                 deadline = time.monotonic() + SETTLE_S
-                while pending is not None and not await self._stored(pending):
+                while pending is not None and not await self._holding([pending]):
                     if time.monotonic() >= deadline:
                         raise NotSettled(key)
                     await asyncio.sleep(POLL_S)

@@ -65,7 +65,9 @@ async def database(backend: Backend) -> AsyncIterator[AsyncEngine]:
 async def serving(engine: AsyncEngine, server: dict[str, Any] | None = None, **limits: Any) -> AsyncIterator[Gateway]:
     """A gateway with these limits over `engine`, publishing to memory, served as `app.main` serves
     it (a handler is not cancelled when its client goes); `server`: more of aiohttp's settings."""
-    settings = GatewaySettings(base=load_service_settings("gateway", {}), api_token=TOKEN, **limits)
+    # No projector: a write is never read back, so none waits for it (unless `limits` says so).
+    settings = GatewaySettings(base=load_service_settings("gateway", {}), api_token=TOKEN,
+                               **{"readable_within_s": 0.0, **limits})
     publisher = MemoryPublisher()
     runner = web.AppRunner(build_app(settings, publisher, engine), access_log=None,
                            shutdown_timeout=SHUTDOWN_GRACE_S, **(server or {}))

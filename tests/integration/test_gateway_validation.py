@@ -25,7 +25,8 @@ AUTH = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/yaml"}
 
 @pytest.fixture
 async def client(berth_env: BerthTestEnv, engine: AsyncEngine, publisher: KafkaPublisher) -> AsyncIterator[TestClient]:
-    settings = GatewaySettings(base=berth_env.settings.for_service("gateway"), api_token=TOKEN)
+    settings = GatewaySettings(base=berth_env.settings.for_service("gateway"), api_token=TOKEN,
+                               readable_within_s=0)  # no projector: a write is never read back
     client = TestClient(TestServer(build_app(settings, publisher, engine, registry=berth_env.registry)),
                         headers={"Authorization": f"Bearer {TOKEN}"})
     await client.start_server()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import uuid
 
 import pytest
 from aiokafka import AIOKafkaProducer
@@ -55,6 +56,10 @@ async def test_read_model_queries(berth_env: BerthTestEnv, engine: AsyncEngine, 
     created = await store.created_at([p3.uid, "no-such-uid"], ["PodSubmitted"])
     # Submitted once: its first submission is its latest (seqs order topics only within a batch).
     assert created == await store.versions([p3.uid], ["PodSubmitted"])
+    ids = [e.envelope.event_id for e in events]
+    missing = uuid.uuid4()
+    assert await store.holding([*ids, missing]) == set(ids), "asked about in one query, however many"
+    assert await store.holding([]) == set()
 
 
 async def test_read_topic_reads_a_whole_batch(berth_env: BerthTestEnv, publisher: KafkaPublisher) -> None:
