@@ -1,6 +1,7 @@
 """OpenAPI v3 documents of what the gateway serves, as the API server publishes them.
 
     GET /openapi/v2                        Swagger 2.0: every group version in one document
+                                           (JSON, or protobuf as kubectl asks: `openapi_protobuf`)
     GET /openapi/v3                        the index: one document per group version
     GET /openapi/v3/api/v1                 (and apis/<group>/<version>) paths and schemas
 
@@ -22,6 +23,7 @@ from aiohttp import web
 from shared.errors import NotFound
 from shared.model.api_fields import schema_data
 
+from . import openapi_protobuf
 from .discovery import KUBERNETES_VERSION, RESOURCES, Resource
 
 META_TYPES = frozenset({"ObjectMeta", "OwnerReference", "ManagedFieldsEntry", "LabelSelector",
@@ -159,19 +161,32 @@ def _v2(value: Any) -> Any:
 
 
 @cache
-def swagger() -> bytes:
-    """The Swagger 2.0 document (`/openapi/v2`) of every group version at once, for clients that
-    read no v3 (`kubectl explain --output plaintext-openapiv2`, older client libraries)."""
+def _swagger() -> dict[str, Any]:
     paths: dict[str, Any] = {}
     for r in RESOURCES:
         paths |= _paths(r)
     major, minor = KUBERNETES_VERSION
-    doc = {"swagger": "2.0", "info": {"title": "Berth", "version": f"v{major}.{minor}.0+berth"},
-           "paths": _v2(paths), "definitions": _v2(schemas())}
-    return json.dumps(doc, sort_keys=True).encode()
+    return {"swagger": "2.0", "info": {"title": "Berth", "version": f"v{major}.{minor}.0+berth"},
+            "paths": _v2(paths), "definitions": _v2(schemas())}
+
+
+@cache
+def swagger() -> bytes:
+    """The Swagger 2.0 document (`/openapi/v2`) of every group version at once, for clients that
+    read no v3 (older client libraries)."""
+    return json.dumps(_swagger(), sort_keys=True).encode()
+
+
+@cache
+def swagger_protobuf() -> bytes:
+    """The document as kubectl reads it (`openapi_protobuf`): client-side validation of a kind the
+    v3 documents do not name, `kubectl explain --output plaintext-openapiv2`."""
+    return openapi_protobuf.document(_swagger())
 
 
 PROTOBUF = "application/com.github.proto-openapi.spec.v2"
+PROTOBUF_TYPE = PROTOBUF + ".v1.0+protobuf"
+"""As the API server answers: kubectl asks for `...v2@v1.0+protobuf`, which Go does not parse back."""
 
 
 def install(app: web.Application) -> None:
@@ -190,8 +205,7 @@ def install(app: web.Application) -> None:
     async def serve_swagger(request: web.Request) -> web.Response:
         accept = request.headers.get("Accept", "")
         if PROTOBUF in accept and "json" not in accept:
-            # Only JSON is served: clients that ask for protobuf first fall back to it on 406.
-            raise web.HTTPNotAcceptable(text="the OpenAPI v2 document is served as application/json")
+            return web.Response(body=swagger_protobuf(), headers={"Content-Type": PROTOBUF_TYPE})
         return web.Response(body=swagger(), content_type="application/json")
 
     app.router.add_get("/openapi/v2", serve_swagger)

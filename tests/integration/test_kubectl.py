@@ -215,4 +215,12 @@ def test_kubectl_creates_applies_patches_and_explains(state: Path, tmp_path: Pat
 
         explained = _ok(kubeconfig, "explain", "pod.spec")
         assert "KIND:       Pod" in explained and "containers\t<[]Container>" in explained
+        # The OpenAPI v2 document, which kubectl reads only as protobuf.
+        older = _ok(kubeconfig, "explain", "pod.spec.nodeName", "--output", "plaintext-openapiv2")
+        assert "FIELD:    nodeName <string>" in older, older
+        unknown = tmp_path / "unknown.yaml"
+        unknown.write_text("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec: {}\n")
+        refused = _kubectl(kubeconfig, "apply", "-f", str(unknown))
+        assert refused.returncode == 1 and 'no matches for kind "Deployment" in version "apps/v1"' in refused.stderr, \
+            refused.stderr  # as the API server without that kind: no "failed to download openapi"
         assert 'node "n1" deleted' in _ok(kubeconfig, "delete", "node", "n1")
