@@ -30,10 +30,12 @@ from typing import TYPE_CHECKING, Any
 from .client import EXIT_ERROR, STATE_FILE, CliError, run_guarded
 from .files import write_atomically
 from .kubeconfig import FILE as KUBECONFIG_FILE
-from .services import check_filter_workers, check_queues, up_options
+from .services import UpOptions, check_filter_workers, check_queues, up_options
+from .state_lock import holding
 
 if TYPE_CHECKING:  # the cluster's parts are imported when it starts, not for every `berth` command
     from berth.stack.embedded import EmbeddedStack
+    from shared.settings import Settings
 
     from .fleet import Fleet
     from .supervisor import Supervisor
@@ -70,9 +72,17 @@ def run(args: argparse.Namespace) -> int:
     options = up_options(args.filter_workers, queues=args.queues)
     check_filter_workers(options.filter_workers)
     check_queues(options.queues, options.filter_workers)
+    from shared.settings import load_settings
+
+    settings = load_settings()
+    state = Path(args.state_dir or settings.state_dir).resolve()
+    with holding(state):
+        return _serve(args, options, settings, state)
+
+
+def _serve(args: argparse.Namespace, options: UpOptions, settings: Settings, state: Path) -> int:
     from berth.stack.certificates import ensure_loopback_tls
     from berth.stack.embedded import EmbeddedStack
-    from shared.settings import load_settings
 
     from .fleet import Fleet, ServiceFailed, service_env
     from .kubeconfig import write_kubeconfig
@@ -83,8 +93,6 @@ def run(args: argparse.Namespace) -> int:
     # A script's background job starts with SIGINT ignored, where Python installs no handler of
     # its own: `kill -INT` must stop it all the same.
     signal.signal(signal.SIGINT, signal.default_int_handler)
-    settings = load_settings()
-    state = Path(args.state_dir or settings.state_dir).resolve()
     stack = EmbeddedStack(state, settings=settings)
     fleet: Fleet | None = None
     state_file = state / STATE_FILE
