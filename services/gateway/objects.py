@@ -163,11 +163,15 @@ def events_of(v: Validated) -> list[AnyEvent]:
 # --- rendering ---------------------------------------------------------------------------------
 
 
+ALWAYS_WRITTEN: dict[str, dict[str, Any]] = {"PriorityClass": {"value": 0}}
+"""Fields upstream's JSON has even at their zero value (no omitempty), which Berth's structs leave out."""
+
+
 def render_object(obj: msgspec.Struct, api_version: str, kind: str) -> dict[str, Any]:
     """Any stored object in the API's JSON shape, with its apiVersion and kind."""
     data: dict[str, Any] = msgspec.to_builtins(obj)
     rest = {k: v for k, v in data.items() if k not in ("apiVersion", "kind")}
-    return {"apiVersion": api_version, "kind": kind, **rest}
+    return {"apiVersion": api_version, "kind": kind, **ALWAYS_WRITTEN.get(kind, {}), **rest}
 
 
 def render_node(node: Node) -> dict[str, Any]:

@@ -56,3 +56,12 @@ def test_a_nul_character_anywhere_is_refused_naming_its_field(body: str, field: 
         objects.validate(objects.parse_body(body), [])
     assert (err.value.obj, err.value.field) == ("Pod team/p", field)
     assert str(err.value).endswith("must not contain the NUL character (\\u0000)")
+
+
+def test_a_priority_class_of_value_zero_shows_its_value() -> None:
+    # Upstream's `value` has no omitempty: `kubectl get pc -o jsonpath={.value}` prints 0, not nothing.
+    rendered = objects.render_object(PriorityClass(metadata=ObjectMeta(name="zero")), "scheduling.k8s.io/v1",
+                                     "PriorityClass")
+    assert rendered["value"] == 0 and rendered["metadata"]["name"] == "zero"
+    assert objects.render_object(PriorityClass(metadata=ObjectMeta(name="high"), value=7), "scheduling.k8s.io/v1",
+                                 "PriorityClass")["value"] == 7
