@@ -32,7 +32,7 @@ from shared.events import (
 )
 from shared.model import Namespace, ObjectMeta
 from shared.model.api_fields import FIELD_VALIDATIONS, FieldValidation
-from shared.model.loader import API_GROUPS, decode_text
+from shared.model.loader import API_GROUPS
 from shared.model.namespace import labelled
 from shared.model.selectors import parse_selector
 from shared.ports import AcceptedIntentLog, EventStoreReader, Publisher, ReadModelReader
@@ -47,6 +47,7 @@ from .own_writes import NotSettled, OwnWrites
 from .params import dry_run, read_delete_options, whole_number
 from .patching import UnsupportedPatch
 from .pod_events import core_events, pod_events
+from .protobuf_body import UnsupportedBody, body_text
 from .settings import GatewaySettings
 from .subresources import SubresourceRoutes
 from .versions import StaleVersion
@@ -73,7 +74,7 @@ def _error_response(exc: BaseException) -> web.Response:
         refused = status(exc.code, exc.reason, str(exc), {"retryAfterSeconds": exc.retry_after_s})
         refused.headers["Retry-After"] = str(exc.retry_after_s)
         return refused
-    if isinstance(exc, UnsupportedPatch):
+    if isinstance(exc, UnsupportedPatch | UnsupportedBody):
         return status(415, "UnsupportedMediaType", str(exc))
     if isinstance(exc, RecordTooLarge):  # one object larger than the largest record published
         return status(413, "RequestEntityTooLarge", str(exc))
@@ -423,7 +424,7 @@ class Routes:
         self.metrics.published.inc(len(out))
 
     async def read_docs(self, request: web.Request, kind: str | None = None) -> list[dict[str, Any]]:
-        docs = objects.parse_body(decode_text(await request.read(), "request body"), kind=kind)
+        docs = objects.parse_body(body_text(await request.read(), request.content_type), kind=kind)
         check_objects(len(docs), self.settings.max_objects)
         if kind is not None and (len(docs) != 1 or docs[0].get("kind") != kind):
             raise InvalidInput("request body", "kind", f"expected exactly one {kind}")

@@ -24,11 +24,11 @@ from shared.events import (
     PodDisruptionBudgetDeleted,
     PriorityClassDeleted,
 )
-from shared.model.loader import decode_text
 from shared.projection import PodRow
 
 from . import objects, versions
 from .patching import APPLY, apply_patch
+from .protobuf_body import body_text
 from .route_host import RouteHost
 
 SERVER_FIELDS = ("resourceVersion", "creationTimestamp", "uid", "managedFields", "generation")
@@ -217,7 +217,7 @@ class KindRoutes:
         row = await self.queries.pod(ns, name)
         if row is None or row.deleted or row.pod is None:
             raise NotFound("pods", name)
-        [doc] = objects.parse_body(decode_text(await request.read(), "request body"), kind="Pod")
+        [doc] = objects.parse_body(body_text(await request.read(), request.content_type), kind="Pod")
         return _unchanged_pod(row, objects.render_pod_row(row), doc, f"Pod {ns}/{name}")
 
 

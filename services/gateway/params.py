@@ -8,6 +8,8 @@ from aiohttp import web
 
 from shared.errors import InvalidInput
 
+from . import protobuf_body
+
 DELETE_DRY_RUN = web.RequestKey("berth.delete_dry_run", bool)
 """Where `read_delete_options` keeps a DELETE body's dryRun for `dry_run`."""
 
@@ -32,7 +34,8 @@ async def read_delete_options(request: web.Request) -> None:
     if not raw.strip():
         return
     try:
-        options = json.loads(raw)
+        # kubectl drain's deletes send theirs in protobuf.
+        options = protobuf_body.decode(raw) if request.content_type == protobuf_body.PROTOBUF else json.loads(raw)
     except (ValueError, UnicodeDecodeError):
         raise InvalidInput("request body", "DeleteOptions", "must be a JSON object") from None
     if not isinstance(options, dict):

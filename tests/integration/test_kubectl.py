@@ -223,4 +223,14 @@ def test_kubectl_creates_applies_patches_and_explains(state: Path, tmp_path: Pat
         refused = _kubectl(kubeconfig, "apply", "-f", str(unknown))
         assert refused.returncode == 1 and 'no matches for kind "Deployment" in version "apps/v1"' in refused.stderr, \
             refused.stderr  # as the API server without that kind: no "failed to download openapi"
+        # kubectl's typed clients write protobuf: create's generators, and drain's deletes.
+        assert _ok(kubeconfig, "create", "namespace", "team").strip() == "namespace/team created"
+        assert "created" in _ok(kubeconfig, "create", "priorityclass", "zero", "--value=0", "--description=d")
+        assert _ok(kubeconfig, "get", "pc", "zero", "-o", "jsonpath={.value}/{.description}") == "0/d"
+        assert "created" in _ok(kubeconfig, "create", "pdb", "budget", "--selector=app=web", "--min-available=50%")
+        assert _ok(kubeconfig, "get", "pdb", "budget", "-o", "jsonpath={.metadata.namespace}/{.spec.minAvailable}/"
+                   "{.spec.selector.matchLabels.app}") == "default/50%/web"
+        drained = _ok(kubeconfig, "drain", "n1", "--force", "--ignore-daemonsets", "--timeout=60s")
+        assert "node/n1 drained" in drained, drained
+        assert _ok(kubeconfig, "get", "pods", "-o", "name", "--field-selector=spec.nodeName=n1") == ""
         assert 'node "n1" deleted' in _ok(kubeconfig, "delete", "node", "n1")
