@@ -2,7 +2,9 @@
 `kubectl get` prints, computed by the server as the API server's printers compute them.
 
 Each row carries the object's metadata (PartialObjectMetadata), which kubectl reads for the
-NAMESPACE column of `-A` and for `--show-labels`. Columns of priority 1 are `-o wide`'s.
+NAMESPACE column of `-A` and for `--show-labels`; with `includeObject=Object` the whole object
+(kubectl asks so for `--sort-by`, which sorts the rows by a field of it), with `None` nothing.
+Columns of priority 1 are `-o wide`'s.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from shared.errors import InvalidInput
 from shared.model.age import human_duration
 
 NONE = "<none>"
@@ -41,11 +44,29 @@ def wants_table(accept: str) -> bool:
     return any("as=Table" in part for part in accept.split(","))
 
 
+INCLUDE_OBJECT = ("Metadata", "Object", "None")
+"""The API server's `includeObject` values; the first is the default."""
+
+
+def include_object(value: str) -> str:
+    """A request's `includeObject` (empty: the default), or InvalidInput naming the values."""
+    if not value:
+        return INCLUDE_OBJECT[0]
+    if value not in INCLUDE_OBJECT:
+        raise InvalidInput("request", "includeObject", f"unsupported value {value!r}: {', '.join(INCLUDE_OBJECT)}")
+    return value
+
+
 def table(kind: str, items: list[dict[str, Any]], now: datetime | None = None, *,
-          resource_version: str = "") -> dict[str, Any]:
+          resource_version: str = "", include: str = INCLUDE_OBJECT[0]) -> dict[str, Any]:
     columns, cells = PRINTERS[kind]
     now = now or datetime.now(UTC)
-    rows = [{"cells": cells(item, now), "object": _partial(item)} for item in items]
+    rows = []
+    for item in items:
+        row: dict[str, Any] = {"cells": cells(item, now)}
+        if include != "None":
+            row["object"] = item if include == "Object" else _partial(item)
+        rows.append(row)
     return {"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": {"resourceVersion": resource_version},
             "columnDefinitions": [c.definition() for c in columns], "rows": rows}
 

@@ -146,6 +146,7 @@ class WatchStream:
         """The URL's part of `matches` (its namespace): all an object known by its key alone can be
         judged by."""
         self.as_table = tables.wants_table(request.headers.get("Accept", ""))
+        self.include = tables.include_object(request.query.get("includeObject", ""))
         self.bookmarks = request.query.get("allowWatchBookmarks", "") == "true"
         self.start = _resource_version(request)
         self.deadline = time.monotonic() + _timeout(request)
@@ -262,7 +263,8 @@ class WatchStream:
 
     async def _write(self, response: web.StreamResponse, kind: str, obj: dict[str, Any]) -> None:
         if self.as_table and kind != "BOOKMARK":
-            obj = tables.table(self.watched.kind, [obj], resource_version=obj["metadata"]["resourceVersion"])
+            obj = tables.table(self.watched.kind, [obj], resource_version=obj["metadata"]["resourceVersion"],
+                               include=self.include)
         await response.write(msgspec.json.encode({"type": kind, "object": obj}) + b"\n")
 
     def _gone(self) -> bool:

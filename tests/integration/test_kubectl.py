@@ -157,6 +157,9 @@ def test_kubectl_creates_applies_patches_and_explains(state: Path, tmp_path: Pat
         assert _ok(kubeconfig, "apply", "-f", str(together)).split() == [
             "priorityclass.scheduling.k8s.io/race", "created", "pod/raced", "created"]
         assert _ok(kubeconfig, "get", "pod", "raced", "-o", "jsonpath={.spec.priority}") == "7"
+        by_priority = _ok(kubeconfig, "get", "pods", "--sort-by=.spec.priority").splitlines()
+        # kubectl sorts the rows by their whole objects (before, their metadata alone: "No resources found").
+        assert [line.split()[0] for line in by_priority[1:]] == ["raced", "web"], by_priority  # 7, then 1000
         raced = tmp_path / "raced.yaml"
         raced.write_text(together.read_text().split("---\n")[1])
         assert "pod/raced serverside-applied" in _ok(kubeconfig, "apply", "--server-side", "-f", str(raced)), \

@@ -5,8 +5,11 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import pytest
+
 from services.gateway import discovery, tables
 from services.gateway.watch import GAP_WAIT_S, Selection, stable
+from shared.errors import InvalidInput
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -30,6 +33,17 @@ def test_a_pod_row_has_kubectls_columns_and_its_metadata() -> None:
     assert got["metadata"]["resourceVersion"] == "7"
     refused = tables.table("Pod", [_pod(phase="Failed", reason="OutOfcpu", node="n1")], NOW)["rows"][0]["cells"]
     assert refused[2] == "OutOfcpu" and refused[6] == "n1"
+
+
+def test_rows_carry_the_object_as_include_object_asks() -> None:
+    pod = _pod(phase="Pending")
+    assert tables.table("Pod", [pod], NOW)["rows"][0]["object"]["kind"] == "PartialObjectMetadata"
+    # kubectl get --sort-by asks for the whole object, and sorts the rows by a field of it.
+    assert tables.table("Pod", [pod], NOW, include=tables.include_object("Object"))["rows"][0]["object"] is pod
+    assert "object" not in tables.table("Pod", [pod], NOW, include=tables.include_object("None"))["rows"][0]
+    assert tables.include_object("") == "Metadata"
+    with pytest.raises(InvalidInput, match="includeObject: unsupported value 'All': Metadata, Object, None"):
+        tables.include_object("All")
 
 
 def test_a_node_row_shows_its_readiness_cordon_and_roles() -> None:
