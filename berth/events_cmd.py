@@ -1,4 +1,7 @@
-"""`berth events [TOPIC] [--follow] [--export FILE]`: any topic as readable JSON.
+"""`berth events [TOPIC] [--pod NAME] [--follow] [--export FILE]`: any topic as readable JSON.
+
+`--pod` keeps the events that concern one pod (`pod_mentions`): its submission, attempts, binds,
+nominations, evictions and the filter batches it was in, topic by topic.
 
 Reads straight from Kafka (no consumer group, nothing committed), so it needs the broker address:
 from berth.json, or KAFKA_BOOTSTRAP_SERVERS (and BERTH_TOPIC_PREFIX) with BERTH_URL.
@@ -14,11 +17,12 @@ import sys
 from typing import Any, TextIO
 
 from shared.errors import DecodeError
-from shared.events import TOPICS, Envelope, Position, ReceivedEvent, TopicRegistry, render_json
+from shared.events import PODS, TOPICS, Envelope, Position, ReceivedEvent, TopicRegistry, render_json
 from shared.replay.export_format import export_line
 from shared.settings import load_settings
 
 from .client import EXIT_INVALID_INPUT, CliError, add_cluster_args, find_cluster, run_guarded
+from .pod_mentions import PodMentions, parse_pod
 
 TOPIC_NAMES = [spec.name for spec in TOPICS]
 
@@ -28,6 +32,8 @@ def register(sub: Any) -> None:
     p.add_argument("topic", nargs="?", help=f"one of {', '.join(TOPIC_NAMES)} (default: all)")
     p.add_argument("--follow", "-f", action="store_true", help="keep printing new events until Ctrl-C")
     p.add_argument("--export", metavar="FILE", help="write JSON Lines (one event per line) to FILE instead")
+    p.add_argument("--pod", metavar="NAME", help="only the events that concern this pod (NAME or NAMESPACE/NAME)")
+    p.add_argument("-n", "--namespace", help="the pod's namespace (default: default)")
     add_cluster_args(p)
     p.set_defaults(run=run_guarded(run))
 
@@ -41,9 +47,10 @@ def run(args: argparse.Namespace) -> int:
     settings = load_settings({}, kafka_bootstrap_servers=info.kafka_bootstrap_servers,
                              topic_prefix=info.topic_prefix, service_name="berth-events")
     topics = [args.topic] if args.topic else TOPIC_NAMES
+    pod = PodMentions(*parse_pod(args.pod, args.namespace)) if args.pod else None
     out: TextIO = open(args.export, "w") if args.export else sys.stdout
     try:
-        count = asyncio.run(_dump(settings, topics, follow=args.follow, out=out, lines=bool(args.export)))
+        count = asyncio.run(_dump(settings, topics, follow=args.follow, out=out, lines=bool(args.export), pod=pod))
     except KeyboardInterrupt:
         return 0
     finally:
@@ -51,18 +58,27 @@ def run(args: argparse.Namespace) -> int:
             out.close()
     if args.export:
         print(f"{count} events written to {args.export}", file=sys.stderr)
+    elif pod is not None and not count:
+        print(f"No events concern pod {pod.namespace}/{pod.name}.", file=sys.stderr)
     return 0
 
 
-async def _dump(settings: Any, topics: list[str], *, follow: bool, out: TextIO, lines: bool) -> int:
+async def _dump(settings: Any, topics: list[str], *, follow: bool, out: TextIO, lines: bool,
+                pod: PodMentions | None = None) -> int:
     from shared.adapters.kafka import read_topic
 
     registry = TopicRegistry(settings.topic_prefix)
     count = 0
+    if pod is not None:  # its uid first: a topic read before the pods topic names the pod by uid alone
+        async for _, decoded, _ in read_topic(settings, PODS, registry=registry):
+            if not isinstance(decoded, DecodeError):
+                pod.learn(decoded)
 
     async def one(topic: str) -> None:
         nonlocal count
         async for position, decoded, raw in read_topic(settings, topic, registry=registry, follow=follow):
+            if pod is not None and (isinstance(decoded, DecodeError) or not pod.concerns(decoded)):
+                continue
             out.write(_render(position, decoded, raw, compact=lines) + "\n")
             out.flush()
             count += 1

@@ -155,6 +155,18 @@ def test_berth_up_apply_get_and_stop(state: Path, tmp_path: Path) -> None:
         assert missing.returncode == 1 and 'pods "nope" not found' in missing.stderr
         events = berth("events", "pods", env=env)
         assert events.returncode == 0 and events.stdout.count('"PodSubmitted"') >= 2
+        one = berth("events", "--pod", "team/p2", env=env)
+        assert one.returncode == 0, one.stderr
+        decoder, text, shown = json.JSONDecoder(), one.stdout.strip(), []
+        while text:
+            record, end = decoder.raw_decode(text)
+            shown.append(record["event"])
+            text = text[end:].strip()
+        assert {"PodSubmitted", "SchedulingAttempted", "PodBound"} <= {e["type"] for e in shown}
+        [uid] = [e["payload"]["pod"]["metadata"]["uid"] for e in shown if e["type"] == "PodSubmitted"]
+        assert all(uid in json.dumps(e) for e in shown), "every event shown names the pod"
+        none = berth("events", "decisions", "--pod", "nope", env=env)
+        assert none.returncode == 0 and none.stdout == "" and "No events concern pod default/nope." in none.stderr
 
         more = tmp_path / "more.yaml"
         more.write_text("kind: Pod\nmetadata: {name: p3}\nspec: {containers: [{name: c}]}\n---\n"
