@@ -2,7 +2,8 @@
 
 kubectl's typed clients write protobuf (`application/vnd.kubernetes.protobuf`): `kubectl create
 namespace|priorityclass|poddisruptionbudget` post the object so, and `kubectl drain` deletes each
-pod with a DeleteOptions body so. The body is the API machinery's envelope: the magic `k8s\\0`,
+pod with a DeleteOptions body so; another scheduler (kube-scheduler's default content type) posts
+its pods/binding Binding so. The body is the API machinery's envelope: the magic `k8s\\0`,
 then a `runtime.Unknown` holding the apiVersion and kind, and the object's own message as raw bytes.
 This reads the envelope and those kinds' messages (field numbers as upstream's generated.proto
 files give them) into the JSON-shaped object the rest of the gateway validates; a field the
@@ -41,7 +42,7 @@ def _varint(data: bytes, at: int) -> tuple[int, int]:
         value |= (byte & 0x7F) << shift
         at, shift = at + 1, shift + 7
         if not byte & 0x80:
-            return value, at
+            return value & 0xFFFFFFFFFFFFFFFF, at  # a tenth byte's bits past 64 are dropped, as Go drops them
 
 
 def _fields(data: bytes) -> list[tuple[int, int | bytes]]:
@@ -62,6 +63,8 @@ def _fields(data: bytes) -> list[tuple[int, int | bytes]]:
             value, at = data[at:at + size], at + size
         elif wire in (1, 5):
             width = 8 if wire == 1 else 4
+            if at + width > len(data):
+                raise _Malformed("a field runs past the message")
             value, at = int.from_bytes(data[at:at + width], "little"), at + width
         else:
             raise _Malformed(f"wire type {wire} of field {number}")
@@ -88,6 +91,12 @@ def _int(value: int | bytes) -> int:
     if isinstance(value, bytes):
         raise _Malformed("an integer field is length-delimited")
     return _signed(value)
+
+
+def _int32(value: int | bytes) -> int:
+    """An int32 field: its low 32 bits, signed (a negative one may come in 5 bytes or 10)."""
+    low = _int(value) & 0xFFFFFFFF
+    return low - (1 << 32) if low >= 1 << 31 else low
 
 
 def _bool(value: int | bytes) -> bool:
@@ -117,7 +126,13 @@ def _time(value: int | bytes) -> str | None:
     seconds = _int(fields.get(1, 0))
     if not seconds:
         return None  # the zero time, which JSON writes as null
+    if not _FIRST_SECOND <= seconds <= _LAST_SECOND:
+        raise _Malformed(f"a timestamp of {seconds} seconds is outside the years 1 to 9999")
     return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+_FIRST_SECOND, _LAST_SECOND = -62135596800, 253402300799
+"""0001-01-01T00:00:00Z and 9999-12-31T23:59:59Z, the times RFC 3339 can write."""
 
 
 def _count(value: int | bytes) -> int | None:
@@ -126,7 +141,7 @@ def _count(value: int | bytes) -> int | None:
 
 def _int_or_string(value: int | bytes) -> int | str:
     fields = dict(_fields(_bytes(value)))
-    return _text(fields.get(3, b"")) if _int(fields.get(1, 0)) == 1 else _int(fields.get(2, 0))
+    return _text(fields.get(3, b"")) if _int(fields.get(1, 0)) == 1 else _int32(fields.get(2, 0))
 
 
 _MAPS = frozenset({"labels", "annotations", "matchLabels"})
@@ -149,11 +164,15 @@ LABEL_SELECTOR: _Message = {
 _METADATA = (1, ("metadata", _message(OBJECT_META), False))
 KINDS: dict[str, _Message] = {
     "Namespace": dict([_METADATA, (2, ("spec", _message({1: ("finalizers", _text, True)}), False))]),
-    "PriorityClass": dict([_METADATA, (2, ("value", _int, False)), (3, ("globalDefault", _bool, False)),
+    "PriorityClass": dict([_METADATA, (2, ("value", _int32, False)), (3, ("globalDefault", _bool, False)),
                            (4, ("description", _text, False)), (5, ("preemptionPolicy", _text, False))]),
     "PodDisruptionBudget": dict([_METADATA, (2, ("spec", _message({
         1: ("minAvailable", _int_or_string, False), 2: ("selector", _message(LABEL_SELECTOR), False),
         3: ("maxUnavailable", _int_or_string, False), 4: ("unhealthyPodEvictionPolicy", _text, False),
+    }), False))]),
+    "Binding": dict([_METADATA, (2, ("target", _message({
+        1: ("kind", _text, False), 2: ("namespace", _text, False), 3: ("name", _text, False),
+        4: ("uid", _text, False), 5: ("apiVersion", _text, False), 6: ("resourceVersion", _text, False),
     }), False))]),
     "DeleteOptions": {
         1: ("gracePeriodSeconds", _int, False),

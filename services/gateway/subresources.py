@@ -27,7 +27,7 @@ from aiohttp import web
 from shared.errors import InvalidInput, NotFound
 from shared.events import BindRequested
 
-from . import objects, versions
+from . import objects, protobuf_body, versions
 from .params import dry_run
 from .patching import apply_patch
 from .route_host import RouteHost
@@ -100,7 +100,7 @@ class SubresourceRoutes:
 
     async def bind(self, request: web.Request) -> web.Response:
         ns, name = request.match_info["ns"], request.match_info["name"]
-        node = _target(await request.read(), f"Binding {ns}/{name}")
+        node = _target(await request.read(), request.content_type, f"Binding {ns}/{name}")
         async with self._binding:  # the checks and the publish only: the wait below is not serialised
             row = await self.queries.pod(ns, name)
             if row is None or row.deleted or row.pod is None:
@@ -139,12 +139,15 @@ class SubresourceRoutes:
         return None
 
 
-def _target(body: bytes, where: str) -> str:
-    """The node a Binding names (`target: {kind: Node, name: …}`)."""
-    try:
-        doc: Any = json.loads(body or b"null")
-    except ValueError as exc:
-        raise InvalidInput(where, "body", f"not valid JSON: {exc}") from None
+def _target(body: bytes, content_type: str, where: str) -> str:
+    """The node a Binding names (`target: {kind: Node, name: …}`), sent as JSON or protobuf."""
+    if content_type == protobuf_body.PROTOBUF:
+        doc: Any = protobuf_body.decode(body)
+    else:
+        try:
+            doc = json.loads(body or b"null")
+        except ValueError as exc:
+            raise InvalidInput(where, "body", f"not valid JSON: {exc}") from None
     target = doc.get("target") if isinstance(doc, dict) else None
     if not isinstance(target, dict) or not isinstance(target.get("name"), str) or not target["name"]:
         raise InvalidInput(where, "target.name", "required: the node to bind to")

@@ -15,6 +15,8 @@ from typing import Any
 
 import pytest
 
+from tests import kube_protobuf
+
 from .user_cluster import CLUSTER, berth, running
 
 pytestmark = pytest.mark.integration
@@ -64,10 +66,13 @@ def test_the_python_client_lists_watches_creates_and_deletes(state: Path, tmp_pa
 
 
 def _call(info: dict[str, str], method: str, path: str, body: object) -> tuple[int, dict[str, Any]]:
-    request = urllib.request.Request(info["gateway_url"] + path, data=json.dumps(body).encode(), method=method,
+    """`body` as JSON, or as Kubernetes' protobuf when it is bytes."""
+    content_type = ("application/vnd.kubernetes.protobuf" if isinstance(body, bytes)
+                    else "application/merge-patch+json" if method == "PATCH" else "application/json")
+    data = body if isinstance(body, bytes) else json.dumps(body).encode()
+    request = urllib.request.Request(info["gateway_url"] + path, data=data, method=method,
                                      headers={"Authorization": f"Bearer {info['api_token']}",
-                                              "Content-Type": "application/merge-patch+json"
-                                              if method == "PATCH" else "application/json"})
+                                              "Content-Type": content_type})
     context = ssl.create_default_context(cafile=info["ca_file"])
     try:
         with urllib.request.urlopen(request, timeout=30, context=context) as resp:
@@ -120,8 +125,9 @@ def test_another_scheduler_binds_its_pods_and_a_kubelet_reports_node_status(stat
         assert code == 200 and node["status"]["allocatable"]["cpu"] == "4"
         assert "ignored" not in (node["metadata"].get("labels") or {}), "only status changes there"
         deadline = time.monotonic() + 20
+        # In protobuf this time, as kube-scheduler's client sends it by default.
         while _call(info, "POST", "/api/v1/namespaces/default/pods/big/binding",
-                    {**binding, "metadata": {"name": "big"}})[0] != 201:
+                    kube_protobuf.binding("big", "default", "n1"))[0] != 201:
             assert time.monotonic() < deadline, "the node's new room never let the pod bind"
             time.sleep(0.3)
         assert v1.read_node_status("n1").status.allocatable["cpu"] == "4"
