@@ -2,8 +2,9 @@
 
 A second `berth up` on a directory in use would take the first one's broker and database for
 leftovers of a crashed run and kill them, then remove its berth.json and kubeconfig on the way
-out. `berth up` holds an exclusive lock on DIR/berth.lock while it runs; the lock goes with the
-process, so a launcher that crashed leaves none behind (and its children are reaped as before).
+out. `berth up` (and `berth chaos --state-dir`) holds an exclusive lock on DIR/berth.lock while it
+runs; the lock goes with the process, so a launcher that crashed leaves none behind (and its
+children are reaped as before).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ def holding(state: Path) -> Iterator[None]:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             holder = os.read(fd, 32).decode(errors="replace").strip() or "unknown"
-            raise CliError(f"{state} is in use by another berth up (pid {holder}); stop that one "
+            raise CliError(f"{state} is in use by another berth up or chaos run (pid {holder}); stop that one "
                            "first, or give this one another --state-dir") from None
         os.ftruncate(fd, 0)
         os.write(fd, f"{os.getpid()}\n".encode())

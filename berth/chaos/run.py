@@ -27,11 +27,12 @@ import msgspec
 
 from shared.events import PodSubmitted, TopicRegistry
 from shared.settings import Settings, load_settings
-from shared.workloads import generate
+from shared.workloads import Workload, generate
 
 from ..bench.ledger import read_envelopes, read_ledger
 from ..fleet import Fleet, service_env
 from ..services import up_options
+from ..state_lock import holding
 from ..supervised_cluster import SupervisedCluster
 from ..supervisor import Supervisor
 from .matrix import FaultRecord, Sample, longest_stall, rate
@@ -86,38 +87,43 @@ class ChaosResult:
 
 
 def run_chaos(options: ChaosOptions, say: Callable[[str], None] = lambda line: None) -> ChaosResult:
-    from berth.stack.embedded import EmbeddedStack
-
     workload = generate(options.workload, options.nodes, options.pods, options.seed)
     with tempfile.TemporaryDirectory(prefix="berth-chaos-") as tmp:
         state = options.state_dir or Path(tmp)
-        settings = load_settings()
-        stack = EmbeddedStack(state, settings=settings)
-        fleet: Fleet | None = None
-        try:
-            endpoints = stack.start()
-            settings = settings.with_endpoints(kafka_bootstrap_servers=endpoints.kafka_bootstrap_servers,
-                                               database_url=endpoints.database_url)
-            token = secrets.token_urlsafe(16)
-            env = service_env(endpoints.kafka_bootstrap_servers, endpoints.database_url, settings.topic_prefix, token)
-            env.setdefault("BERTH_LOG_LEVEL", "WARNING")
-            fleet = Fleet(env, state / "logs", up_options(options.filter_workers))
-            fleet.start_all()
-            gateway = next(m for m in fleet.members.values() if m.spec.gateway)
-            result = ChaosResult(options)
+        with holding(state):  # a directory a berth up runs on is refused, not taken over
+            return _run_on(state, options, workload, say)
 
-            def heard(line: str) -> None:
-                result.supervisor.append(line)
-                say(line)
 
-            cluster = SupervisedCluster(stack, fleet, say=heard)
-            driver = _Driver(options, settings, cluster, Supervisor(cluster, say=heard), gateway.url, token, say)
-            asyncio.run(driver.run(workload.cluster.nodes, workload.cluster.pods, result))
-            return result
-        finally:
-            if fleet is not None:
-                fleet.stop_all()
-            stack.stop()
+def _run_on(state: Path, options: ChaosOptions, workload: Workload, say: Callable[[str], None]) -> ChaosResult:
+    from berth.stack.embedded import EmbeddedStack
+
+    settings = load_settings()
+    stack = EmbeddedStack(state, settings=settings)
+    fleet: Fleet | None = None
+    try:
+        endpoints = stack.start()
+        settings = settings.with_endpoints(kafka_bootstrap_servers=endpoints.kafka_bootstrap_servers,
+                                           database_url=endpoints.database_url)
+        token = secrets.token_urlsafe(16)
+        env = service_env(endpoints.kafka_bootstrap_servers, endpoints.database_url, settings.topic_prefix, token)
+        env.setdefault("BERTH_LOG_LEVEL", "WARNING")
+        fleet = Fleet(env, state / "logs", up_options(options.filter_workers))
+        fleet.start_all()
+        gateway = next(m for m in fleet.members.values() if m.spec.gateway)
+        result = ChaosResult(options)
+
+        def heard(line: str) -> None:
+            result.supervisor.append(line)
+            say(line)
+
+        cluster = SupervisedCluster(stack, fleet, say=heard)
+        driver = _Driver(options, settings, cluster, Supervisor(cluster, say=heard), gateway.url, token, say)
+        asyncio.run(driver.run(workload.cluster.nodes, workload.cluster.pods, result))
+        return result
+    finally:
+        if fleet is not None:
+            fleet.stop_all()
+        stack.stop()
 
 
 def _docs(objects: Sequence[Any]) -> bytes:
