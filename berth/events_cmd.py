@@ -41,13 +41,18 @@ def register(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.topic and args.topic not in TOPIC_NAMES:
         raise CliError(f"unknown topic {args.topic!r}; known: {', '.join(TOPIC_NAMES)}", EXIT_INVALID_INPUT)
+    if args.pod and args.export:
+        raise CliError("--pod with --export: a log of one pod's events would read as a whole log to "
+                       "`berth replay --source`; export the whole log and replay it", EXIT_INVALID_INPUT)
+    if args.namespace and not args.pod:
+        raise CliError("-n names the namespace of --pod's pod: give --pod too", EXIT_INVALID_INPUT)
+    pod = PodMentions(*parse_pod(args.pod, args.namespace)) if args.pod else None
     info = find_cluster(args)
     if not info.kafka_bootstrap_servers:
         raise CliError("the broker address is unknown: set KAFKA_BOOTSTRAP_SERVERS")
     settings = load_settings({}, kafka_bootstrap_servers=info.kafka_bootstrap_servers,
                              topic_prefix=info.topic_prefix, service_name="berth-events")
     topics = [args.topic] if args.topic else TOPIC_NAMES
-    pod = PodMentions(*parse_pod(args.pod, args.namespace)) if args.pod else None
     out: TextIO = open(args.export, "w") if args.export else sys.stdout
     try:
         count = asyncio.run(_dump(settings, topics, follow=args.follow, out=out, lines=bool(args.export), pod=pod))

@@ -14,8 +14,12 @@ import msgspec
 
 from shared.events import Envelope, PodSubmitted
 
+from .client import EXIT_INVALID_INPUT, CliError
+
 
 class PodMentions:
+    """The events of one pod, named by namespace and name, as a log is read in order."""
+
     def __init__(self, namespace: str, name: str) -> None:
         self.namespace, self.name = namespace, name
         self.uids: set[str] = set()
@@ -23,11 +27,12 @@ class PodMentions:
     def learn(self, env: Envelope) -> None:
         """Take the pod's uid from its submission."""
         p = env.payload
-        if isinstance(p, PodSubmitted) and p.pod.metadata.name == self.name and \
+        if isinstance(p, PodSubmitted) and p.pod.metadata.uid and p.pod.metadata.name == self.name and \
                 (p.pod.metadata.namespace or "default") == self.namespace:
             self.uids.add(p.pod.metadata.uid)
 
     def concerns(self, env: Envelope) -> bool:
+        """Whether `env` is keyed by one of the pod's uids or names one in its payload."""
         self.learn(env)
         if not self.uids:
             return False
@@ -37,16 +42,19 @@ class PodMentions:
 def _names(value: Any, uids: set[str]) -> bool:
     if isinstance(value, str):
         return value in uids
-    if isinstance(value, dict):
-        return any(_names(v, uids) for v in value.values())
+    if isinstance(value, dict):  # keys too: a preemption's nominations are keyed by pod uid
+        return any(k in uids or _names(v, uids) for k, v in value.items())
     if isinstance(value, list):
         return any(_names(v, uids) for v in value)
     return False
 
 
 def parse_pod(text: str, namespace: str | None) -> tuple[str, str]:
-    """`NAME` (in `namespace`, else default) or `NAMESPACE/NAME`."""
-    if "/" in text:
-        ns, _, name = text.partition("/")
-        return ns, name
-    return namespace or "default", text
+    """`NAME` (in `namespace`, else default) or `NAMESPACE/NAME`; CliError for an empty part or a
+    namespace said twice, differently."""
+    ns, _, name = text.rpartition("/")
+    if not name or (not ns and "/" in text):
+        raise CliError(f"--pod {text!r}: expected NAME or NAMESPACE/NAME", EXIT_INVALID_INPUT)
+    if ns and namespace and ns != namespace:
+        raise CliError(f"--pod {text!r} names namespace {ns!r}, -n {namespace!r}", EXIT_INVALID_INPUT)
+    return ns or namespace or "default", name

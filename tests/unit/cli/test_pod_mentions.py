@@ -2,8 +2,18 @@
 
 from __future__ import annotations
 
+import pytest
+
+from berth.client import CliError
 from berth.pod_mentions import PodMentions, parse_pod
-from shared.events import BindRequested, NodeUpserted, PodSubmitted, SchedulingAttempted, envelope
+from shared.events import (
+    BindRequested,
+    NodeUpserted,
+    PodSubmitted,
+    PreemptionDecided,
+    SchedulingAttempted,
+    envelope,
+)
 from shared.model import Node, ObjectMeta, Pod
 
 
@@ -34,4 +44,18 @@ def test_a_pods_events_are_known_by_the_uid_its_submission_gave() -> None:
 def test_a_pod_is_named_as_kubectl_names_it() -> None:
     assert parse_pod("web", None) == ("default", "web")
     assert parse_pod("web", "team") == ("team", "web")
-    assert parse_pod("team/web", None) == ("team", "web")
+    assert parse_pod("team/web", None) == ("team", "web") == parse_pod("team/web", "team")
+    for bad in ("team/", "/web", ""):
+        with pytest.raises(CliError, match="expected NAME or NAMESPACE/NAME"):
+            parse_pod(bad, None)
+    with pytest.raises(CliError, match="names namespace 'team', -n 'prod'"):
+        parse_pod("team/web", "prod")
+
+
+def test_an_empty_uid_names_nothing_and_keys_name_too() -> None:
+    mine = PodMentions("default", "web")
+    mine.learn(envelope(_submitted("web", ""), producer="t"))
+    assert mine.uids == set() and not mine.concerns(envelope(_attempted(""), producer="t"))
+    mine.learn(envelope(_submitted("web", "u1"), producer="t"))
+    nominating = PreemptionDecided(preemptor_uid="other", nominated_node="n2", nominating={"u1": "n1"})
+    assert mine.concerns(envelope(nominating, producer="t")), "named as a key"
