@@ -8,8 +8,29 @@ from services.gateway.protobuf_body import PROTOBUF, UnsupportedBody, body_text,
 from shared.errors import InvalidInput
 from tests.kube_protobuf import binding, envelope, length, meta, number
 
-# kubectl drain's DeleteOptions, as it sent them (kubectl v1.32, -v=9).
+# Bodies as kubectl v1.32 sent them (its -v=9 dump): drain's DeleteOptions, and its generators'
+# `create namespace team`, `create priorityclass low --value=-5 --description=d
+# --preemption-policy=Never` and `create pdb budget --selector=app=web --min-available=50%`.
 DRAIN_DELETE = bytes.fromhex("6b3873000a130a027631120d44656c6574654f7074696f6e7312001a002200")
+CREATE_NAMESPACE = bytes.fromhex(
+    "6b3873000a0f0a02763112094e616d657370616365121c0a140a047465616d12001a0022002a0032003800420012001a020a001a002200")
+CREATE_PRIORITY_CLASS = bytes.fromhex(
+    "6b3873000a250a147363686564756c696e672e6b38732e696f2f7631120d5072696f72697479436c617373122c0a130a036c6f7712001a"
+    "0022002a0032003800420010fbffffffffffffffff0118002201642a054e657665721a002200")
+CREATE_PDB = bytes.fromhex(
+    "6b3873000a200a09706f6c6963792f76311213506f6444697372757074696f6e427564676574123f0a160a0662756467657412001a0022"
+    "002a0032003800420012190a09080110001a03353025120c0a0a0a0361707012037765621a0a080018002000280030001a002200")
+
+
+def test_kubectls_own_bodies_read_as_their_json() -> None:
+    assert decode(CREATE_NAMESPACE) == {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team"},
+                                        "spec": {}}
+    assert decode(CREATE_PRIORITY_CLASS) == {
+        "apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "low"}, "value": -5,
+        "globalDefault": False, "description": "d", "preemptionPolicy": "Never"}
+    assert decode(CREATE_PDB) == {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+                                  "metadata": {"name": "budget"},
+                                  "spec": {"minAvailable": "50%", "selector": {"matchLabels": {"app": "web"}}}}
 
 
 def test_kubectl_drains_delete_options_are_empty() -> None:
