@@ -40,6 +40,7 @@ from shared.projection import PodRow
 
 from . import discovery, object_watches, objects, openapi, pagination, tables, versions, watch
 from .existence import pod_exists
+from .generated_names import name_generated
 from .kinds import KindRoutes
 from .limits import LimitExceeded, StreamSlots, check_objects
 from .metrics import GatewayMetrics
@@ -513,7 +514,10 @@ class Routes:
         return await self.answer_one(request, "Node", objects.render_node_row(row), found)
 
     async def create_node(self, request: web.Request) -> web.Response:
-        v = await self.validate(request, await self.read_docs(request, "Node"))
+        docs = await self.read_docs(request, "Node")
+        if isinstance(docs[0].get("metadata"), dict):
+            name_generated(docs[0]["metadata"])
+        v = await self.validate(request, docs)
         node = v.nodes[0]
         # As for every kind (`KindRoutes.create`): a second create of the name is refused even
         # before the first is in the read model.
@@ -663,6 +667,7 @@ class Routes:
         meta = docs[0].setdefault("metadata", {})
         if not isinstance(meta, dict):
             raise InvalidInput("Pod", "metadata", "expected an object")
+        name_generated(meta)
         if meta.get("namespace", ns) != ns:
             raise InvalidInput(f"Pod {meta.get('namespace')}/{meta.get('name')}", "metadata.namespace",
                                f"the namespace of the object ({meta.get('namespace')}) "

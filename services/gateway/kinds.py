@@ -27,6 +27,7 @@ from shared.events import (
 from shared.projection import PodRow
 
 from . import objects, versions
+from .generated_names import name_generated
 from .patching import APPLY, apply_patch
 from .protobuf_body import body_text
 from .route_host import RouteHost
@@ -114,6 +115,7 @@ class KindRoutes:
     async def create(self, request: web.Request, kind: Kind) -> web.Response:
         docs = await self._body(request, kind)
         meta = docs[0]["metadata"]
+        name_generated(meta)
         ns, name = str(meta.get("namespace", "")), str(meta.get("name", ""))
         # Once this gateway's last write of the object is stored: a create right after another of
         # the same name (the read model not there yet) is refused, not published over it.

@@ -226,6 +226,13 @@ def test_kubectl_creates_applies_patches_and_explains(state: Path, tmp_path: Pat
         refused = _kubectl(kubeconfig, "apply", "-f", str(unknown))
         assert refused.returncode == 1 and 'no matches for kind "Deployment" in version "apps/v1"' in refused.stderr, \
             refused.stderr  # as the API server without that kind: no "failed to download openapi"
+        generated = tmp_path / "generated.yaml"
+        generated.write_text("apiVersion: v1\nkind: Pod\nmetadata: {generateName: job-}\n"
+                             "spec: {containers: [{name: c}]}\n")
+        made = [_ok(kubeconfig, "create", "-f", str(generated)).split()[0] for _ in range(2)]
+        assert all(m.startswith("pod/job-") and len(m) == len("pod/job-") + 5 for m in made) and made[0] != made[1]
+        for m in made:
+            _ok(kubeconfig, "delete", m)
         # kubectl's typed clients write protobuf: create's generators, and drain's deletes.
         assert _ok(kubeconfig, "create", "namespace", "team").strip() == "namespace/team created"
         assert "created" in _ok(kubeconfig, "create", "priorityclass", "zero", "--value=0", "--description=d")
