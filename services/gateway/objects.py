@@ -163,7 +163,12 @@ def events_of(v: Validated) -> list[AnyEvent]:
 # --- rendering ---------------------------------------------------------------------------------
 
 
-ALWAYS_WRITTEN: dict[str, dict[str, Any]] = {"PriorityClass": {"value": 0}}
+ALWAYS_WRITTEN: dict[str, dict[str, Any]] = {
+    "PriorityClass": {"value": 0},
+    # What the scheduler reads of a budget no status was given for: no disruption allowed.
+    "PodDisruptionBudget": {"status": {"disruptionsAllowed": 0, "currentHealthy": 0, "desiredHealthy": 0,
+                                       "expectedPods": 0}},
+}
 """Fields upstream's JSON has even at their zero value (no omitempty), which Berth's structs leave out."""
 
 
@@ -171,7 +176,16 @@ def render_object(obj: msgspec.Struct, api_version: str, kind: str) -> dict[str,
     """Any stored object in the API's JSON shape, with its apiVersion and kind."""
     data: dict[str, Any] = msgspec.to_builtins(obj)
     rest = {k: v for k, v in data.items() if k not in ("apiVersion", "kind")}
-    return {"apiVersion": api_version, "kind": kind, **ALWAYS_WRITTEN.get(kind, {}), **rest}
+    return {"apiVersion": api_version, "kind": kind, **_under(ALWAYS_WRITTEN.get(kind, {}), rest)}
+
+
+def _under(defaults: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
+    """`data` with `defaults` filled in where it has no value, object by object."""
+    out = {**defaults, **data}
+    for key, default in defaults.items():
+        if isinstance(default, dict) and isinstance(data.get(key), dict):
+            out[key] = _under(default, data[key])
+    return out
 
 
 def render_node(node: Node) -> dict[str, Any]:

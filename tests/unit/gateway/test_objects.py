@@ -7,7 +7,8 @@ import pytest
 from services.gateway import objects
 from shared.errors import InvalidInput
 from shared.events import NodeUpserted, PodSubmitted, PriorityClassUpserted
-from shared.model import ObjectMeta, PriorityClass
+from shared.model import ObjectMeta, PodDisruptionBudget, PriorityClass
+from shared.model.policy import PodDisruptionBudgetStatus
 
 POD = {"kind": "Pod", "metadata": {"name": "p", "uid": "client-uid"},
        "spec": {"priorityClassName": "high", "containers": [{"name": "c"}]}}
@@ -65,3 +66,14 @@ def test_a_priority_class_of_value_zero_shows_its_value() -> None:
     assert rendered["value"] == 0 and rendered["metadata"]["name"] == "zero"
     assert objects.render_object(PriorityClass(metadata=ObjectMeta(name="high"), value=7), "scheduling.k8s.io/v1",
                                  "PriorityClass")["value"] == 7
+
+
+def test_a_budget_shows_the_status_the_scheduler_reads() -> None:
+    # No status given: upstream's four counts have no omitempty, and preemption reads 0 allowed.
+    bare = objects.render_object(PodDisruptionBudget(metadata=ObjectMeta(name="b")), "policy/v1",
+                                 "PodDisruptionBudget")
+    assert bare["status"] == {"disruptionsAllowed": 0, "currentHealthy": 0, "desiredHealthy": 0, "expectedPods": 0}
+    given = PodDisruptionBudget(metadata=ObjectMeta(name="b"), status=PodDisruptionBudgetStatus(disruptions_allowed=2,
+                                                                                                 current_healthy=3))
+    status = objects.render_object(given, "policy/v1", "PodDisruptionBudget")["status"]
+    assert status["disruptionsAllowed"] == 2 and status["currentHealthy"] == 3 and status["expectedPods"] == 0
