@@ -31,7 +31,7 @@ from shared.errors import BrokerUnavailable, ConfigurationError
 from shared.events import TopicRegistry
 from shared.ports import Publisher
 
-from . import auth, limits
+from . import access_review, auth, limits
 from .auth import Tokens
 from .debugging import DebugRoutes
 from .handlers import Routes, status
@@ -63,6 +63,7 @@ def build_app(settings: GatewaySettings, publisher: Publisher, engine: AsyncEngi
     app.middlewares.append(limits.body_timeout(settings.body_timeout_s, status))  # after auth: token holders only
     DebugRoutes(store, queries, streams).install(app)
     UiRoutes(queries, store, tokens).install(app)
+    access_review.install(app, tokens)
 
     async def healthz(request: web.Request) -> web.Response:
         return web.json_response({"ok": True, "service": settings.base.service_name})

@@ -55,6 +55,15 @@ RESOURCES = (
     Resource("policy", "v1", "poddisruptionbudgets", "poddisruptionbudget", "PodDisruptionBudget", True, WRITE,
              ("pdb",)),
 )
+"""The kinds Berth stores, each with its OpenAPI schema."""
+REVIEWS = (
+    Resource("authorization.k8s.io", "v1", "selfsubjectaccessreviews", "selfsubjectaccessreview",
+             "SelfSubjectAccessReview", False, ("create",)),
+    Resource("authorization.k8s.io", "v1", "selfsubjectrulesreviews", "selfsubjectrulesreview",
+             "SelfSubjectRulesReview", False, ("create",)),
+)
+"""What `kubectl auth can-i` asks (`access_review`): answered, not stored."""
+DISCOVERED = RESOURCES + REVIEWS
 
 
 def group_version_of(kind: str) -> str:
@@ -77,7 +86,7 @@ def api_versions(server_address: str) -> dict[str, Any]:
 def group_versions() -> dict[str, list[str]]:
     """Each named group's versions, in the order resources are listed."""
     groups: dict[str, list[str]] = {}
-    for r in RESOURCES:
+    for r in DISCOVERED:
         if r.group and r.version not in groups.setdefault(r.group, []):
             groups[r.group].append(r.version)
     return groups
@@ -113,7 +122,7 @@ SUBRESOURCES = (
 
 def resource_list(group: str, version: str) -> dict[str, Any] | None:
     """The APIResourceList of one group version, or None when Berth serves no such version."""
-    resources = [r for r in RESOURCES if (r.group, r.version) == (group, version)]
+    resources = [r for r in DISCOVERED if (r.group, r.version) == (group, version)]
     if not resources:
         return None
     listed = [_resource(r) for r in resources] + ([s.listed() for s in SUBRESOURCES] if not group else [])
@@ -146,10 +155,10 @@ def aggregated(core: bool) -> dict[str, Any]:
     items = []
     names = [""] if core else list(group_versions())
     for group in names:
-        versions = sorted({r.version for r in RESOURCES if r.group == group})
+        versions = sorted({r.version for r in DISCOVERED if r.group == group})
         items.append({"metadata": {"name": group}, "versions": [
             {"version": v, "freshness": "Current",
-             "resources": [_aggregated_resource(r) for r in RESOURCES if (r.group, r.version) == (group, v)]}
+             "resources": [_aggregated_resource(r) for r in DISCOVERED if (r.group, r.version) == (group, v)]}
             for v in versions]})
     return {"kind": "APIGroupDiscoveryList", "apiVersion": "apidiscovery.k8s.io/v2", "metadata": {}, "items": items}
 

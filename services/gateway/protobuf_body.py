@@ -174,6 +174,15 @@ KINDS: dict[str, _Message] = {
         1: ("kind", _text, False), 2: ("namespace", _text, False), 3: ("name", _text, False),
         4: ("uid", _text, False), 5: ("apiVersion", _text, False), 6: ("resourceVersion", _text, False),
     }), False))]),
+    # kubectl auth can-i: the spec's resource or non-resource attributes (authorization/v1).
+    "SelfSubjectAccessReview": dict([_METADATA, (2, ("spec", _message({
+        1: ("resourceAttributes", _message({
+            1: ("namespace", _text, False), 2: ("verb", _text, False), 3: ("group", _text, False),
+            4: ("version", _text, False), 5: ("resource", _text, False), 6: ("subresource", _text, False),
+            7: ("name", _text, False)}), False),
+        2: ("nonResourceAttributes", _message({1: ("path", _text, False), 2: ("verb", _text, False)}), False),
+    }), False))]),
+    "SelfSubjectRulesReview": dict([_METADATA, (2, ("spec", _message({1: ("namespace", _text, False)}), False))]),
     "DeleteOptions": {
         1: ("gracePeriodSeconds", _int, False),
         2: ("preconditions", _message({1: ("uid", _text, False), 2: ("resourceVersion", _text, False)}), False),

@@ -57,6 +57,16 @@ def test_kubectl_gets_describes_watches_and_deletes(state: Path, tmp_path: Path)
         resources = _ok(kubeconfig, "api-resources", "--no-headers")
         assert {line.split()[0] for line in resources.splitlines()} >= {
             "pods", "nodes", "namespaces", "events", "priorityclasses", "poddisruptionbudgets"}
+        assert _ok(kubeconfig, "auth", "can-i", "create", "pods").strip() == "yes"
+        unserved = _kubectl(kubeconfig, "auth", "can-i", "create", "deployments")
+        assert unserved.returncode == 1 and unserved.stdout.strip() == "no - Berth serves no deployments"
+        viewer = cluster.info["viewer_token"]
+        reader = _kubectl(kubeconfig, f"--token={viewer}", "auth", "can-i", "delete", "nodes")
+        assert reader.returncode == 1 and "no - the viewer token may only read" in reader.stdout, reader.stdout
+        assert _ok(kubeconfig, f"--token={viewer}", "auth", "can-i", "watch", "pods").strip() == "yes"
+        listed_rules = _ok(kubeconfig, f"--token={viewer}", "auth", "can-i", "--list")
+        assert any(line.split()[0] == "pods" and line.split()[-3:] == ["[get", "list", "watch]"]
+                   for line in listed_rules.splitlines()), listed_rules
 
         (tmp_path / "w.yaml").write_text(WORKLOAD)
         assert berth("apply", "-f", str(tmp_path / "w.yaml"), env=env).returncode == 0

@@ -66,7 +66,11 @@ def test_discovery_lists_what_the_gateway_serves() -> None:
     pods = next(r for r in core["resources"] if r["name"] == "pods")
     assert pods["namespaced"] and pods["shortNames"] == ["po"] and pods["categories"] == ["all"]
     groups = {g["name"]: g["preferredVersion"]["groupVersion"] for g in discovery.api_group_list()["groups"]}
-    assert groups == {"scheduling.k8s.io": "scheduling.k8s.io/v1", "policy": "policy/v1"}
+    assert groups == {"scheduling.k8s.io": "scheduling.k8s.io/v1", "policy": "policy/v1",
+                      "authorization.k8s.io": "authorization.k8s.io/v1"}  # kubectl auth can-i's reviews
+    reviews = discovery.resource_list("authorization.k8s.io", "v1")
+    assert reviews is not None and {r["name"]: r["verbs"] for r in reviews["resources"]} == {
+        "selfsubjectaccessreviews": ["create"], "selfsubjectrulesreviews": ["create"]}
     assert discovery.resource_list("policy", "v1beta1") is None
 
 
@@ -98,7 +102,7 @@ def test_aggregated_discovery_holds_every_version_and_resource_at_once() -> None
     assert pods["scope"] == "Namespaced" and pods["responseKind"] == {"group": "", "version": "v1", "kind": "Pod"}
     assert {s["subresource"] for s in pods["subresources"]} == {"binding", "status"}
     named = {g["metadata"]["name"] for g in discovery.aggregated(core=False)["items"]}
-    assert named == {"scheduling.k8s.io", "policy"}
+    assert named == {"scheduling.k8s.io", "policy", "authorization.k8s.io"}
 
 
 def test_the_swagger_document_speaks_openapi_v2() -> None:
