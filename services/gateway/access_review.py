@@ -10,30 +10,32 @@ verb its resource does not take, is "no" with the reason, for either token.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
 from aiohttp import web
 
 from shared.errors import InvalidInput
+from shared.model.loader import parse_documents
 
-from .auth import FORBIDDEN, Role, Tokens, presented
-from .discovery import DISCOVERED, SUBRESOURCES, Resource
+from .auth import ACCESS_REVIEWS, FORBIDDEN, RULES_REVIEWS, Role, Tokens, presented
+from .discovery import DISCOVERED, REVIEWS, SUBRESOURCES, WRITE, Resource
 from .protobuf_body import body_text
 
 GROUP = "authorization.k8s.io"
-ACCESS_PATH = f"/apis/{GROUP}/v1/selfsubjectaccessreviews"
-RULES_PATH = f"/apis/{GROUP}/v1/selfsubjectrulesreviews"
 
 READS = ("get", "list", "watch")
-OPEN_PATHS = ("/healthz", "/readyz", "/livez", "/version", "/openapi/*", "/api", "/api/*", "/apis", "/apis/*")
+READABLE_PATHS = ("/healthz", "/readyz", "/metrics", "/version", "/openapi/*", "/api", "/api/*", "/apis", "/apis/*")
 """Non-resource paths either token may GET."""
 
 
 def _served(group: str, resource: str, subresource: str) -> tuple[str, ...] | None:
-    """The verbs Berth serves on that resource (or subresource); None when it serves no such thing."""
-    found = next((r for r in DISCOVERED if r.name == resource and r.group in (group, "*")), None)
+    """The verbs Berth serves on that resource (or subresource; `*`: every resource of the group);
+    None when it serves no such thing."""
+    if resource == "*":
+        verbs = {v for r in DISCOVERED if r.group == group for v in r.verbs}
+        return tuple(sorted(verbs)) if verbs else None
+    found = next((r for r in DISCOVERED if r.name == resource and r.group == group), None)
     if found is None:
         return None
     if not subresource:
@@ -45,26 +47,27 @@ def _served(group: str, resource: str, subresource: str) -> tuple[str, ...] | No
 
 def access(role: Role, spec: dict[str, Any]) -> dict[str, Any]:
     """The status of a SelfSubjectAccessReview with `spec`, for the token's role."""
-    attributes = spec.get("resourceAttributes")
+    attributes, path = spec.get("resourceAttributes"), spec.get("nonResourceAttributes")
+    if isinstance(attributes, dict) == isinstance(path, dict):
+        raise InvalidInput("SelfSubjectAccessReview", "spec",
+                           "exactly one of resourceAttributes and nonResourceAttributes must be specified")
     if isinstance(attributes, dict):
         verb, resource = str(attributes.get("verb") or ""), str(attributes.get("resource") or "")
         group, subresource = str(attributes.get("group") or ""), str(attributes.get("subresource") or "")
-        if resource == "*":
-            verbs: tuple[str, ...] | None = tuple({v for r in DISCOVERED for v in r.verbs})
-        else:
-            verbs = _served(group, resource, subresource)
+        verbs = _served(group, resource, subresource)
         what = f"{resource}/{subresource}" if subresource else resource
         if verbs is None:
             return {"allowed": False, "reason": f"Berth serves no {what}" + (f" in group {group!r}" if group else "")}
-        if verb != "*" and verb not in verbs:
+        if (verb == "*" and not set(WRITE) <= set(verbs)) or (verb != "*" and verb not in verbs):
             return {"allowed": False, "reason": f"Berth does not {verb} {what}: {', '.join(sorted(verbs))}"}
-        return _as(role, reading=verb in READS)
-    path = spec.get("nonResourceAttributes") or {}
-    path_verb = str(path.get("verb") or "") if isinstance(path, dict) else ""
-    wanted = str(path.get("path") or "") if isinstance(path, dict) else ""
-    if path_verb == "get" and any(wanted == p or (p.endswith("*") and wanted.startswith(p[:-1])) for p in OPEN_PATHS):
+        asking = group == GROUP and resource in {r.name for r in REVIEWS}  # every token may ask what it may do
+        return _as(role, reading=verb in READS or asking)
+    assert isinstance(path, dict)
+    wanted = str(path.get("path") or "")
+    if str(path.get("verb") or "") == "get" and any(
+            wanted == p or (p.endswith("*") and wanted.startswith(p[:-1])) for p in READABLE_PATHS):
         return {"allowed": True}
-    return {"allowed": False, "reason": "Berth answers GET on its discovery, OpenAPI and health paths alone"}
+    return {"allowed": False, "reason": f"Berth answers GET alone, on {', '.join(READABLE_PATHS)}"}
 
 
 def _as(role: Role, *, reading: bool) -> dict[str, Any]:
@@ -79,11 +82,11 @@ def rules(role: Role) -> dict[str, Any]:
     for r in DISCOVERED:
         resource_rules += _rules(role, r)
     return {"resourceRules": resource_rules,
-            "nonResourceRules": [{"verbs": ["get"], "nonResourceURLs": list(OPEN_PATHS)}], "incomplete": False}
+            "nonResourceRules": [{"verbs": ["get"], "nonResourceURLs": list(READABLE_PATHS)}], "incomplete": False}
 
 
 def _rules(role: Role, r: Resource) -> list[dict[str, Any]]:
-    verbs = [v for v in r.verbs if role == "admin" or v in READS]
+    verbs = [v for v in r.verbs if role == "admin" or v in READS or r in REVIEWS]
     subs = [s for s in SUBRESOURCES if s.resource == r.name and not r.group]
     out = [{"verbs": verbs, "apiGroups": [r.group], "resources": [r.name]}] if verbs else []
     for s in subs:
@@ -96,8 +99,8 @@ def _rules(role: Role, r: Resource) -> list[dict[str, Any]]:
 def install(app: web.Application, tokens: Tokens) -> None:
     async def review(request: web.Request, kind: str, answer: Callable[[Role, dict[str, Any]], dict[str, Any]]
                      ) -> web.Response:
-        doc = json.loads(body_text(await request.read(), request.content_type) or "null")
-        spec = doc.get("spec") if isinstance(doc, dict) else None
+        docs = parse_documents(body_text(await request.read(), request.content_type), "request body")
+        spec = docs[0].get("spec") if len(docs) == 1 else None
         if not isinstance(spec, dict):
             raise InvalidInput(kind, "spec", "Required value: the review's spec")
         role = tokens.role(presented(request)) or "viewer"  # the auth middleware let no one else in
@@ -110,5 +113,5 @@ def install(app: web.Application, tokens: Tokens) -> None:
     async def rules_review(request: web.Request) -> web.Response:
         return await review(request, "SelfSubjectRulesReview", lambda role, spec: rules(role))
 
-    app.router.add_post(ACCESS_PATH, access_review)
-    app.router.add_post(RULES_PATH, rules_review)
+    app.router.add_post(ACCESS_REVIEWS, access_review)
+    app.router.add_post(RULES_REVIEWS, rules_review)

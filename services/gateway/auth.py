@@ -28,8 +28,9 @@ COOKIE = "berth_token"
 MUTATING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 OPEN_PATHS = frozenset({"/", "/healthz", "/readyz", "/ui/login"})
 OPEN_PREFIXES = ("/ui/static/",)
-READING_POSTS = frozenset({"/apis/berth.dev/v1/replay", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
-                           "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews"})
+ACCESS_REVIEWS = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"
+RULES_REVIEWS = "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews"
+READING_POSTS = frozenset({"/apis/berth.dev/v1/replay", ACCESS_REVIEWS, RULES_REVIEWS})
 """POSTs that change nothing: replay with a configuration sent in the body (the web view's Replay),
 and `kubectl auth can-i`'s reviews (`access_review`), which either token may ask."""
 UNAUTHORIZED = "a bearer token is required: Authorization: Bearer <token>"

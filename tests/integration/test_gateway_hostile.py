@@ -36,6 +36,7 @@ PATHS = [
     "/api/v1/namespaces/{name}", "/apis/scheduling.k8s.io/v1/priorityclasses/{name}",
     "/apis/policy/v1/namespaces/{ns}/poddisruptionbudgets",
     "/apis/policy/v1/namespaces/{ns}/poddisruptionbudgets/{name}",
+    "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews",
 ]
 QUERY_KEYS = ["labelSelector", "fieldSelector", "limit", "continue", "fieldValidation", "dryRun", "topic", "type",
               "pod", "after", "group", "events", "watch", "resourceVersion", "allowWatchBookmarks", "includeDeleted",

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
+
 from services.gateway.access_review import access, rules
 from services.gateway.auth import FORBIDDEN
 from services.gateway.protobuf_body import decode
+from shared.errors import InvalidInput
 
 # `kubectl auth can-i create pods` as kubectl v1.32 sent it (its -v=9 dump).
 CAN_I_CREATE_PODS = bytes.fromhex(
@@ -31,7 +34,10 @@ def test_the_admin_token_may_do_what_the_api_serves() -> None:
         "allowed": False, "reason": "Berth serves no deployments in group 'apps'"}
     assert access("admin", _on("delete", "events")) == {"allowed": False,
                                                         "reason": "Berth does not delete events: get, list"}
-    assert access("admin", _on("*", "*"))["allowed"]
+    assert access("admin", _on("*", "pods"))["allowed"] and not access("admin", _on("*", "events"))["allowed"]
+    assert access("admin", _on("create", "*", "apps")) == {"allowed": False,
+                                                         "reason": "Berth serves no * in group 'apps'"}
+    assert access("admin", _on("create", "*"))["allowed"]
 
 
 def test_the_viewer_token_may_read() -> None:
@@ -39,7 +45,16 @@ def test_the_viewer_token_may_read() -> None:
     assert access("viewer", _on("watch", "nodes")) == {"allowed": True}
     assert access("viewer", _on("create", "pods")) == {"allowed": False, "reason": FORBIDDEN}
     assert access("viewer", {"nonResourceAttributes": {"verb": "get", "path": "/healthz"}}) == {"allowed": True}
+    assert access("viewer", {"nonResourceAttributes": {"verb": "get", "path": "/metrics"}}) == {"allowed": True}
     assert not access("viewer", {"nonResourceAttributes": {"verb": "post", "path": "/healthz"}})["allowed"]
+    asking = _on("create", "selfsubjectaccessreviews", "authorization.k8s.io")
+    assert access("viewer", asking) == {"allowed": True}, "every token may ask what it may do"
+
+
+def test_a_review_asks_of_a_resource_or_a_path() -> None:
+    for spec in ({}, {**_on("get", "pods"), "nonResourceAttributes": {"verb": "get", "path": "/healthz"}}):
+        with pytest.raises(InvalidInput, match="exactly one of resourceAttributes and nonResourceAttributes"):
+            access("admin", spec)
 
 
 def test_the_rules_list_what_each_token_may_do() -> None:
@@ -47,4 +62,4 @@ def test_the_rules_list_what_each_token_may_do() -> None:
     viewer = {r["resources"][0]: r["verbs"] for r in rules("viewer")["resourceRules"]}
     assert "create" in admin["pods"] and admin["pods/binding"] == ["create"]
     assert viewer["pods"] == ["get", "list", "watch"] and "pods/binding" not in viewer
-    assert viewer["events"] == ["get", "list"]
+    assert viewer["events"] == ["get", "list"] and viewer["selfsubjectaccessreviews"] == ["create"]
