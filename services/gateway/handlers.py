@@ -667,7 +667,12 @@ class Routes:
         meta = docs[0].setdefault("metadata", {})
         if not isinstance(meta, dict):
             raise InvalidInput("Pod", "metadata", "expected an object")
-        name_generated(meta)
+        named = request.match_info.get("name")  # a server-side apply's URL names the pod it creates
+        if named is None:
+            name_generated(meta)
+        elif meta.setdefault("name", named) != named:
+            raise InvalidInput(f"Pod {meta.get('name')}", "metadata.name", f"the name of the object "
+                               f"({meta.get('name')}) does not match the name on the URL ({named})")
         if meta.get("namespace", ns) != ns:
             raise InvalidInput(f"Pod {meta.get('namespace')}/{meta.get('name')}", "metadata.namespace",
                                f"the namespace of the object ({meta.get('namespace')}) "

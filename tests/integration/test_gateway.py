@@ -229,6 +229,18 @@ async def test_invalid_pod_is_422_and_nothing_is_published(api: Api) -> None:
         assert seen == []
 
 
+async def test_a_server_side_apply_creates_the_pod_its_url_names(api: Api) -> None:
+    """Not another pod, nor one named from generateName."""
+    applying = {**AUTH, "Content-Type": "application/apply-patch+yaml"}
+    other = await api.client.patch("/api/v1/namespaces/default/pods/x", headers=applying,
+                                   data="kind: Pod\nmetadata: {name: y}\nspec: {containers: [{name: c}]}\n")
+    assert other.status == 422 and "does not match the name on the URL (x)" in (await other.json())["message"]
+    generated = await api.client.patch(
+        "/api/v1/namespaces/default/pods/x", headers=applying,
+        data="kind: Pod\nmetadata: {generateName: job-}\nspec: {containers: [{name: c}]}\n")
+    assert generated.status == 201 and (await generated.json())["metadata"]["name"] == "x", await generated.text()
+
+
 async def test_every_request_needs_a_token_and_writes_the_admin_one(api: Api) -> None:
     # A cookie jar that keeps cookies of an IP address (the test server's 127.0.0.1), as browsers do.
     jar = aiohttp.CookieJar(unsafe=True)
