@@ -77,3 +77,9 @@ def test_a_budget_shows_the_status_the_scheduler_reads() -> None:
                                                                                                  current_healthy=3))
     status = objects.render_object(given, "policy/v1", "PodDisruptionBudget")["status"]
     assert status["disruptionsAllowed"] == 2 and status["currentHealthy"] == 3 and status["expectedPods"] == 0
+
+
+def test_a_rendered_default_is_the_objects_own() -> None:
+    budget = PodDisruptionBudget(metadata=ObjectMeta(name="b"))
+    objects.render_object(budget, "policy/v1", "PodDisruptionBudget")["status"]["expectedPods"] = 9
+    assert objects.render_object(budget, "policy/v1", "PodDisruptionBudget")["status"]["expectedPods"] == 0
