@@ -53,7 +53,7 @@ def parse_pod(text: str, namespace: str | None) -> tuple[str, str]:
     """`NAME` (in `namespace`, else default) or `NAMESPACE/NAME`; CliError for an empty part or a
     namespace said twice, differently."""
     ns, _, name = text.rpartition("/")
-    if not name or (not ns and "/" in text):
+    if not name or (not ns and "/" in text) or "/" in ns:
         raise CliError(f"--pod {text!r}: expected NAME or NAMESPACE/NAME", EXIT_INVALID_INPUT)
     if ns and namespace and ns != namespace:
         raise CliError(f"--pod {text!r} names namespace {ns!r}, -n {namespace!r}", EXIT_INVALID_INPUT)

@@ -45,7 +45,7 @@ def test_a_pod_is_named_as_kubectl_names_it() -> None:
     assert parse_pod("web", None) == ("default", "web")
     assert parse_pod("web", "team") == ("team", "web")
     assert parse_pod("team/web", None) == ("team", "web") == parse_pod("team/web", "team")
-    for bad in ("team/", "/web", ""):
+    for bad in ("team/", "/web", "", "a/b/web", "team//web"):
         with pytest.raises(CliError, match="expected NAME or NAMESPACE/NAME"):
             parse_pod(bad, None)
     with pytest.raises(CliError, match="names namespace 'team', -n 'prod'"):
