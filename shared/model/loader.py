@@ -267,8 +267,7 @@ def _check_unique(names: Iterable[str], kind: str) -> None:
 
 
 def _validate_node(node: Node, what: str, checks: validation.Checks) -> Node:
-    if not node.metadata.name:
-        raise InvalidInput(what, "metadata.name", "required")
+    validation.require_name(what, node.metadata)
     checks.meta(what, node.metadata, namespaced=False)
     for section, values in (("status.allocatable", node.status.allocatable), ("status.capacity", node.status.capacity)):
         validation.check_resource_list(what, section, values)
@@ -287,8 +286,7 @@ def default_pod(
 ) -> Pod:
     """Validate and apply the API server's defaults plus the Priority admission plugin."""
     meta: ObjectMeta = pod.metadata
-    if not meta.name:
-        raise InvalidInput(what, "metadata.name", "required")
+    validation.require_name(what, meta)
     namespace = meta.namespace or DEFAULT_NAMESPACE
     what = f"Pod {namespace}/{meta.name}"
     checks = checks or validation.Checks()

@@ -76,10 +76,20 @@ def check_labels(what: str, path: str, labels: Mapping[str, str]) -> None:
             raise InvalidInput(what, f"{path}[{key}]", _invalid(value, LABEL_VALUE_RULE))
 
 
+def require_name(what: str, meta: ObjectMeta) -> None:
+    """An object must be named by now: a create names one from its generateName before validation,
+    and nothing else does (an apply, a file for `berth apply` or `berth simulate`)."""
+    if meta.name:
+        return
+    if meta.generate_name:
+        raise InvalidInput(what, "metadata.name", "Required value: generateName names an object on a create "
+                           "(kubectl create, a POST) alone; an apply needs a name")
+    raise InvalidInput(what, "metadata.name", "Required value: name or generateName is required")
+
+
 def check_meta(what: str, meta: ObjectMeta, *, namespaced: bool, name_rule: str = "subdomain") -> None:
     """Name (a DNS subdomain, or a DNS label for a Namespace), namespace, label and annotation keys."""
-    if not meta.name:
-        raise InvalidInput(what, "metadata.name", "Required value: name or generateName is required")
+    require_name(what, meta)
     (check_dns_label if name_rule == "label" else check_subdomain)(what, "metadata.name", meta.name)
     if namespaced and meta.namespace:
         check_dns_label(what, "metadata.namespace", meta.namespace)

@@ -71,9 +71,13 @@ def test_yaml_timestamps_stay_strings() -> None:
          "spec.topologySpreadConstraints[0].maxSkew", "greater than zero"),
         ([pod("p"), pod("p")], "metadata.name", "duplicate"),
         ([{"kind": "Deployment", "metadata": {"name": "d"}}], "kind", "unsupported kind"),
+        ([{**pod("p"), "metadata": {}}], "metadata.name", "Required value: name or generateName is required"),
+        ([{**pod("p"), "metadata": {"generateName": "job-"}}], "metadata.name",
+         "generateName names an object on a create (kubectl create, a POST) alone; an apply needs a name"),
+        ([{"kind": "Node", "metadata": {"generateName": "n-"}}], "metadata.name", "an apply needs a name"),
     ],
     ids=["priority-type", "bad-quantity", "unknown-priority-class", "no-containers", "taint-effect",
-         "max-skew", "duplicate-pod", "unknown-kind"],
+         "max-skew", "duplicate-pod", "unknown-kind", "unnamed", "generate-name-applied", "generate-name-node"],
 )
 def test_invalid_input_names_field_and_reason(docs: list[dict], field: str, reason: str) -> None:
     with pytest.raises(InvalidInput) as info:
