@@ -177,7 +177,8 @@ def render_object(obj: msgspec.Struct, api_version: str, kind: str) -> dict[str,
     """Any stored object in the API's JSON shape, with its apiVersion and kind."""
     data: dict[str, Any] = msgspec.to_builtins(obj)
     rest = {k: v for k, v in data.items() if k not in ("apiVersion", "kind")}
-    return {"apiVersion": api_version, "kind": kind, **_under(ALWAYS_WRITTEN.get(kind, {}), rest)}
+    defaults = ALWAYS_WRITTEN.get(kind)
+    return {"apiVersion": api_version, "kind": kind, **(_under(defaults, rest) if defaults else rest)}
 
 
 def _under(defaults: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
