@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import json
-
 from aiohttp import web
 
 from shared.errors import InvalidInput
 
-from . import protobuf_body
+from .protobuf_body import body_json
 
 DELETE_DRY_RUN = web.RequestKey("berth.delete_dry_run", bool)
 """Where `read_delete_options` keeps a DELETE body's dryRun for `dry_run`."""
@@ -34,9 +32,8 @@ async def read_delete_options(request: web.Request) -> None:
     if not raw.strip():
         return
     try:
-        # kubectl drain's deletes send theirs in protobuf.
-        options = protobuf_body.decode(raw) if request.content_type == protobuf_body.PROTOBUF else json.loads(raw)
-    except (ValueError, UnicodeDecodeError):
+        options = body_json(raw, request.content_type)  # kubectl drain's deletes send theirs in protobuf
+    except ValueError:
         raise InvalidInput("request body", "DeleteOptions", "must be a JSON object") from None
     if not isinstance(options, dict):
         raise InvalidInput("request body", "DeleteOptions", "must be a JSON object")

@@ -231,6 +231,12 @@ def decode(body: bytes) -> dict[str, Any]:
     return {"apiVersion": api_version, "kind": kind, **obj}
 
 
+def body_json(body: bytes, content_type: str) -> Any:
+    """A JSON or protobuf request body as the JSON value it holds (ValueError: JSON that does not
+    parse; InvalidInput: protobuf that does not decode)."""
+    return decode(body) if content_type == PROTOBUF else json.loads(body)
+
+
 def body_text(body: bytes, content_type: str) -> str:
     """A request body as the text the gateway's parsers read: a protobuf one as its JSON."""
     return json.dumps(decode(body)) if content_type == PROTOBUF else decode_text(body, "request body")

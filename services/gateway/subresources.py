@@ -17,7 +17,6 @@ log and is answered when the binder runs).
 from __future__ import annotations
 
 import asyncio
-import json
 import secrets
 import time
 from typing import Any
@@ -27,9 +26,10 @@ from aiohttp import web
 from shared.errors import InvalidInput, NotFound
 from shared.events import BindRequested
 
-from . import objects, protobuf_body, versions
+from . import objects, versions
 from .params import dry_run
 from .patching import apply_patch
+from .protobuf_body import body_json
 from .route_host import RouteHost
 
 BIND_WAIT_S = 5.0
@@ -141,13 +141,10 @@ class SubresourceRoutes:
 
 def _target(body: bytes, content_type: str, where: str) -> str:
     """The node a Binding names (`target: {kind: Node, name: …}`), sent as JSON or protobuf."""
-    if content_type == protobuf_body.PROTOBUF:
-        doc: Any = protobuf_body.decode(body)
-    else:
-        try:
-            doc = json.loads(body or b"null")
-        except ValueError as exc:
-            raise InvalidInput(where, "body", f"not valid JSON: {exc}") from None
+    try:
+        doc: Any = body_json(body or b"null", content_type)
+    except ValueError as exc:
+        raise InvalidInput(where, "body", f"not valid JSON: {exc}") from None
     target = doc.get("target") if isinstance(doc, dict) else None
     if not isinstance(target, dict) or not isinstance(target.get("name"), str) or not target["name"]:
         raise InvalidInput(where, "target.name", "required: the node to bind to")
