@@ -252,7 +252,7 @@ def _answer(request: web.Request, kind: str, page: Page, resource_version: int =
     version = str(resource_version)
     if tables.wants_table(request.headers.get("Accept", "")):
         body = tables.table(kind, page.items, resource_version=version,
-                            include=tables.include_object(request.query.get("includeObject", "")))
+                            include=tables.include_object(request.query))
     else:
         body = objects.render_list(kind, page.items, version, discovery.group_version_of(kind))
     if page.continue_token:
@@ -324,7 +324,7 @@ def _node_key(kind: str, payload: dict[str, Any]) -> str:
 def _answer_one(request: web.Request, kind: str, item: dict[str, Any]) -> web.Response:
     if tables.wants_table(request.headers.get("Accept", "")):
         return web.json_response(tables.table(kind, [item],
-                                              include=tables.include_object(request.query.get("includeObject", ""))))
+                                              include=tables.include_object(request.query)))
     return web.json_response(item)
 
 

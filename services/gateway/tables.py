@@ -9,7 +9,7 @@ Columns of priority 1 are `-o wide`'s.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -48,8 +48,9 @@ INCLUDE_OBJECT = ("Metadata", "Object", "None")
 """The API server's `includeObject` values; the first is the default."""
 
 
-def include_object(value: str) -> str:
-    """A request's `includeObject` (empty: the default), or InvalidInput naming the values."""
+def include_object(query: Mapping[str, str]) -> str:
+    """A request's `includeObject` (absent: the default), or InvalidInput naming the values."""
+    value = query.get("includeObject", "")
     if not value:
         return INCLUDE_OBJECT[0]
     if value not in INCLUDE_OBJECT:

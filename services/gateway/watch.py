@@ -146,7 +146,7 @@ class WatchStream:
         """The URL's part of `matches` (its namespace): all an object known by its key alone can be
         judged by."""
         self.as_table = tables.wants_table(request.headers.get("Accept", ""))
-        self.include = (tables.include_object(request.query.get("includeObject", "")) if self.as_table
+        self.include = (tables.include_object(request.query) if self.as_table
                         else tables.INCLUDE_OBJECT[0])  # read by Tables alone, as a plain list leaves it
         self.bookmarks = request.query.get("allowWatchBookmarks", "") == "true"
         self.start = _resource_version(request)

@@ -39,11 +39,13 @@ def test_rows_carry_the_object_as_include_object_asks() -> None:
     pod = _pod(phase="Pending")
     assert tables.table("Pod", [pod], NOW)["rows"][0]["object"]["kind"] == "PartialObjectMetadata"
     # kubectl get --sort-by asks for the whole object, and sorts the rows by a field of it.
-    assert tables.table("Pod", [pod], NOW, include=tables.include_object("Object"))["rows"][0]["object"] is pod
-    assert "object" not in tables.table("Pod", [pod], NOW, include=tables.include_object("None"))["rows"][0]
-    assert tables.include_object("") == "Metadata"
+    whole = tables.include_object({"includeObject": "Object"})
+    assert tables.table("Pod", [pod], NOW, include=whole)["rows"][0]["object"] is pod
+    assert "object" not in tables.table("Pod", [pod], NOW, include=tables.include_object({"includeObject": "None"}))[
+        "rows"][0]
+    assert tables.include_object({}) == "Metadata"
     with pytest.raises(InvalidInput, match="includeObject: unsupported value 'All': Metadata, Object, None"):
-        tables.include_object("All")
+        tables.include_object({"includeObject": "All"})
 
 
 def test_a_node_row_shows_its_readiness_cordon_and_roles() -> None:
