@@ -82,9 +82,7 @@ _Message = dict[int, tuple[str, _Reader, bool]]
 
 
 def _text(value: int | bytes) -> str:
-    if not isinstance(value, bytes):
-        raise _Malformed("a string field is not length-delimited")
-    return value.decode()
+    return _bytes(value).decode()
 
 
 def _int(value: int | bytes) -> int:
@@ -111,7 +109,7 @@ def _message(schema: _Message) -> _Reader:
 
 def _bytes(value: int | bytes) -> bytes:
     if not isinstance(value, bytes):
-        raise _Malformed("a message field is not length-delimited")
+        raise _Malformed("a string or message field is not length-delimited")
     return value
 
 
