@@ -193,6 +193,8 @@ class Scheduler:
         """Pods handed to the scheduling queue and not yet bound or gone, by uid."""
         self.parked: dict[str, QueuedPodInfo] = {}
         """Popped pods waiting for their bind's outcome, by uid (their QueuedPodInfo)."""
+        self.refused: set[str] = set()
+        """Pending pods whose latest bind was refused where queues share the cluster (`_bind_rejected`)."""
         self.failed_at = FailedAt()
         self.submitted_at: dict[str, datetime] = {}
         self.entered: dict[str, float] = {}
@@ -236,6 +238,7 @@ class Scheduler:
                 info = self.view.pod_info(p.pod_uid)
                 old = self.queued.pop(p.pod_uid, None)
                 self.parked.pop(p.pod_uid, None)
+                self.refused.discard(p.pod_uid)
                 if old is not None:
                     q.delete(old)
                 placed(q, old, info)
@@ -249,9 +252,11 @@ class Scheduler:
                     q.delete(old)
                     q.nominator.delete_nominated_pod_if_exists(old)
                 self.parked.pop(p.uid, None)
+                self.refused.discard(p.uid)
                 q.move_all_to_active_or_backoff_queue(cluster_events.ASSIGNED_POD_DELETE, None, None)
             case PodEvicted():
                 self.queued.pop(p.uid, None)
+                self.refused.discard(p.uid)
                 q.move_all_to_active_or_backoff_queue(cluster_events.ASSIGNED_POD_DELETE, None, None)
                 # Read before the preemptor's PodNominated, the eviction nominated it in the view.
                 node = self.view.nominated.get(p.preemptor_uid)
@@ -301,6 +306,16 @@ class Scheduler:
             park(self.queue, qpi, info, set(), self.queue.scheduling_cycle)
         else:
             self.queue.add(info)
+        if self.share.whole:
+            return
+        # Where queues share the cluster a refusal is mostly a race lost to another queue's pod,
+        # whose PodBound came first on the node's partition of `placements`: this view holds it,
+        # so the pod is tried again at once rather than after its backoff (which held a whole
+        # run's last pods for a second). Refused again before it is bound, it backs off as upstream's do.
+        if p.pod_uid in self.refused:
+            return
+        self.refused.add(p.pod_uid)
+        self.queue.activate([info])
 
     def start_live(self) -> None:
         """The log has been read to its end: queue every pending pod in submission order."""

@@ -12,8 +12,9 @@ watermarks. They answer on the queue's own partition of `shard-results`.
 
 What one queue cannot see is what another decided and the binder has not yet answered. The binder,
 the single writer per node, refuses a bind that would over-commit its node or break a required
-anti-affinity scoped to the node, and the pod is tried again after its backoff, as kube-scheduler's
-pods are when their bind fails. What neither catches: a pod without such constraints, decided by
+anti-affinity scoped to the node; its queue has folded the bind that took the room by then, so the
+pod is tried again at once, and after its backoff (as kube-scheduler's pods are when their bind
+fails) if it is refused again before it is bound. What neither catches: a pod without such constraints, decided by
 one queue, landing in the zone of a pod another queue placed in the same instant whose required
 anti-affinity over that zone selects it.
 """
