@@ -2,9 +2,10 @@
 (BERTH_QUEUE_PARTITIONS): each queue schedules a share of the pods with the whole cluster in view,
 as several schedulers of one cluster do.
 
-A pod whose required constraints span nodes (pod affinity, anti-affinity over a zone, a hard
-topology spread: `shared.binding.node_local.spans_nodes`) is the first queue's, so that every such
-pod in flight is in one view; any other pod is queue k's when its uid hashes to k. A queue's filter
+Which pods are its own is `shared.binding.queue_owner`'s rule: a pod whose required constraints
+span nodes (pod affinity, anti-affinity over a zone, a hard topology spread) is the first queue's,
+so that every such pod in flight is in one view; any other pod is queue k's when its uid hashes
+to k. A queue's filter
 workers are a contiguous slice of `filter-requests`: the range assignor gives each worker a
 contiguous run of partitions, so where each slice is whole runs (`shares_hold_whole_runs`, which
 `berth` requires) no worker serves two queues, and each worker's view follows one queue's
@@ -24,15 +25,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
-from shared.binding.node_local import spans_nodes
+from shared.binding.queue_owner import hard_default_spread, owning_queue
 from shared.events import MOST_QUEUES, NODE_SHARDS, SHARD_RESULTS
-from shared.events.partitioning import contiguous_share, kafka_partition
+from shared.events.partitioning import contiguous_share
 from shared.framework.runtime import Framework
 from shared.model import Pod
-from shared.model.config import DEFAULT_SCHEDULER_NAME
-from shared.plugins.names import POD_TOPOLOGY_SPREAD
-from shared.plugins.podtopologyspread.common import DO_NOT_SCHEDULE
-from shared.plugins.podtopologyspread.plugin import PodTopologySpread
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,12 +59,7 @@ class QueueShare:
         """Whether this queue schedules `pod`: the first queue every pod whose constraints span
         nodes (`spans_nodes`, or whose profile is one of `together`), the others by their uid's
         hash."""
-        if self.whole:
-            return True
-        if (pod.spec.scheduler_name or DEFAULT_SCHEDULER_NAME) in self.together or spans_nodes(pod):
-            return self.index == 0
-        # Not the remembered `partition_for`: uids would crowd out the node names.
-        return kafka_partition(pod.metadata.uid, self.count) == self.index
+        return self.whole or owning_queue(pod, self.count, self.together) == self.index
 
     def reads(self, topic: str, partition: int) -> bool:
         """Whether this queue consumes `partition` of `topic`: of `shard-results`, its own; of
@@ -89,15 +81,3 @@ class QueueShare:
         """Its slice of `filter-requests`: the k-th of `count` contiguous shares (whole workers'
         runs where `shares_hold_whole_runs` says so for the number of workers)."""
         return list(contiguous_share(self.index, self.count, partitions))
-
-
-def hard_default_spread(profiles: Mapping[str, Framework]) -> frozenset[str]:
-    """The profiles (scheduler names) whose PodTopologySpread spreads pods by default where it must
-    not be violated: any of their pods may carry such a spread, so all are the first queue's."""
-    out = set()
-    for name, fwk in profiles.items():
-        spread = fwk.plugins.get(POD_TOPOLOGY_SPREAD)
-        if isinstance(spread, PodTopologySpread) and any(
-                c.when_unsatisfiable == DO_NOT_SCHEDULE for c in spread.default_constraints):
-            out.add(name)
-    return frozenset(out)

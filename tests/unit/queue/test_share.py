@@ -8,7 +8,8 @@ import pytest
 
 from services.queue.dispatch import Dispatcher
 from services.queue.settings import load
-from services.queue.share import QueueShare, hard_default_spread
+from services.queue.share import QueueShare
+from shared.binding.queue_owner import hard_default_spread
 from shared.errors import ConfigurationError
 from shared.events import PREEMPTION, SHARD_RESULTS
 from shared.framework.runtime import Framework
