@@ -30,6 +30,7 @@ import psutil
 
 from shared.adapters.kafka import KafkaPublisher, make_producer
 from shared.adapters.kafka.reader import read_topic
+from shared.binding.queue_owner import hard_default_spread, owning_queue
 from shared.events import (
     PLACEMENTS,
     AnyEvent,
@@ -42,6 +43,7 @@ from shared.events import (
     envelope,
 )
 from shared.model import Pod
+from shared.profiles import build_profiles
 from shared.settings import AUTO, Settings, env_flag_or_auto, env_int, load_settings
 from shared.workloads import Workload
 
@@ -124,7 +126,7 @@ async def _measure(workload: Workload, settings: Settings, fleet: Fleet, progres
         await _publish_pods(publisher, clock, [*setup, probe])
         await watcher.wait_for({probe.metadata.uid}, timeout_s)
         await _warm_up(fleet, publisher, clock, watcher, measured[0], timeout_s,
-                       env_int(queue, "BERTH_QUEUE_WORKERS_MOST", 0))
+                       _warm_workers(fleet.options, workload, env_int(queue, "BERTH_QUEUE_WORKERS_MOST", 0)))
         cpu_before = sampler.cpu()
         metrics = _queue_metrics(fleet)
         sent_before, proposed_before = sent_pods(metrics), proposed_pods(metrics)
@@ -201,13 +203,22 @@ async def _answered_ledger(settings: Settings, registry: TopicRegistry, wait_s: 
         await asyncio.sleep(0.5)
 
 
+def _warm_workers(options: UpOptions, workload: Workload, workers_most: int) -> int:
+    """The filter workers the measured pods will keep busy: those of the queues that own any of
+    them (a workload whose pods all span nodes is the first queue's, and other queues' workers
+    never answer), at most `workers_most` (0: no limit) of each queue's."""
+    per_queue = options.filter_workers // options.queues
+    together = hard_default_spread(build_profiles(workload.cluster.config)) if options.queues > 1 else frozenset()
+    measured = workload.cluster.pods[len(workload.cluster.pods) - workload.measured:]
+    owners = {owning_queue(p, options.queues, together) for p in measured}
+    return len(owners) * min(per_queue, workers_most or per_queue)
+
+
 async def _warm_up(fleet: Fleet, publisher: KafkaPublisher, clock: _Stamps, watcher: _BoundWatcher,
-                   template: Pod, timeout_s: float, workers_most: int) -> None:
-    """Probes a second apart (each a batch that primes the idle workers) until every worker the
-    queue keeps busy has answered a request, read from the workers' metrics (off the loop: a
-    worker folding the log answers late); `WARMUP_S` at most."""
-    workers = fleet.options.filter_workers
-    busy = min(workers, workers_most or workers)
+                   template: Pod, timeout_s: float, busy: int) -> None:
+    """Probes a second apart (each a batch that primes the idle workers) until the `busy` workers
+    the measured pods will use have answered a request, read from the workers' metrics (off the
+    loop: a worker folding the log answers late); `WARMUP_S` at most."""
     deadline = time.monotonic() + min(WARMUP_S, timeout_s)
     k, last = 1, time.monotonic()
     while (answering := await asyncio.to_thread(_workers_answering, fleet)) < busy:

@@ -1,0 +1,27 @@
+"""The cluster bench's warm-up waits for the filter workers the measured pods will use: those of
+the queues that own any of them, at most as many per queue as the queue keeps busy. A workload
+whose every pod spans nodes is the first queue's, so it waits for that queue's workers alone
+(waiting for the others ran the warm-up to its limit and warned)."""
+
+from __future__ import annotations
+
+import pytest
+
+from berth.bench.cluster import _warm_workers
+from berth.services import UpOptions
+from shared.workloads import generate
+
+
+@pytest.mark.parametrize(("workload", "workers", "queues", "most", "busy"), [
+    ("SchedulingBasic", 1, 1, 0, 1),
+    ("SchedulingBasic", 8, 4, 0, 8),
+    ("SchedulingBasic", 8, 4, 1, 4),
+    ("SchedulingBasic", 8, 1, 3, 3),
+    ("TopologySpreading", 4, 4, 0, 1),
+    ("TopologySpreading", 8, 4, 0, 2),
+    ("TopologySpreading", 8, 1, 0, 8),
+])
+def test_the_workers_of_the_queues_that_own_measured_pods(workload: str, workers: int, queues: int, most: int,
+                                                          busy: int) -> None:
+    options = UpOptions(filter_workers=workers, queues=queues)
+    assert _warm_workers(options, generate(workload, 200, 400), most) == busy
