@@ -76,7 +76,6 @@ from shared.protocol.raw_scores import NO_SCORES, RawScores
 from shared.protocol.same_answers import WalkBudget
 from shared.protocol.sharded import MergedFilter, feasible_target, raw_by_plugin
 from shared.protocol.shared_totals import SharedTotals
-from shared.protocol.start_ring import StartRing
 from shared.queue import FakeClock, QueuedPodInfo
 from shared.queue.clock import MonotonicClock
 from shared.scheduler.fit_error import NO_NODES_AVAILABLE, FitError
@@ -101,6 +100,7 @@ from .metrics import SchedulerMetrics
 from .options import SchedulerOptions
 from .proposal_policy import ProposalPolicy
 from .scatter import Publish, Scatter
+from .starts import QueueStarts
 
 log = logging.getLogger(__name__)
 
@@ -183,7 +183,7 @@ class Scheduler:
         self.clock: FakeClock | MonotonicClock = FakeClock() if lockstep else MonotonicClock()
         self.queue = build_queue(profiles, config, self.clock, unschedulable_timeout_s=options.unschedulable_timeout_s)
         self.queue.on_incoming = metrics.count_incoming
-        self.starts = StartRing()
+        self.starts = QueueStarts(self.share)
         self._walker = ScheduleAlgorithm(random.Random(0))
         """Walks again for a pod whose ranked candidates pods decided before it took (`walk_again`)."""
         self.cycle = 0
@@ -477,8 +477,7 @@ class Scheduler:
         propose = not self.extender_cycles.wanted_by_any(attempts) and self.proposals.propose()
         if propose:
             self.metrics.proposed_pods.inc(len(attempts))
-        start = self.share.shifted(self.starts.reserve(batch_id, len(attempts), snapshot.num_nodes()),
-                                   snapshot.num_nodes())
+        start = self.starts.reserve(batch_id, [a.info.pod for a in attempts], snapshot.num_nodes())
         try:
             try:
                 filtered = await self.scatter.send(FilterBatchRequested(

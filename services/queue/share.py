@@ -22,10 +22,10 @@ anti-affinity over that zone selects it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 
-from shared.binding.queue_owner import hard_default_spread, owning_queue
+from shared.binding.queue_owner import first_queues, hard_default_spread, owning_queue
 from shared.events import MOST_QUEUES, NODE_SHARDS, SHARD_RESULTS
 from shared.events.partitioning import contiguous_share
 from shared.framework.runtime import Framework
@@ -65,6 +65,14 @@ class QueueShare:
         """Whether this queue consumes `partition` of `topic`: of `shard-results`, its own; of
         the rest (preemption's outcomes, keyed by uid, are few), all."""
         return self.whole or topic != SHARD_RESULTS or partition == self.index
+
+    def spanning(self, pods: Iterable[Pod]) -> bool:
+        """Whether any of `pods` is the first queue's for what it asks, not by its uid's hash."""
+        return any(first_queues(p, self.together) for p in pods)
+
+    def arc(self, num_nodes: int) -> int:
+        """The nodes of this queue's own arc of the node order (all of them, alone)."""
+        return num_nodes if self.whole else max(1, num_nodes // self.count)
 
     def shifted(self, start: int, num_nodes: int) -> int:
         """A batch's round-robin start, moved to this queue's own arc of the node order: queues
