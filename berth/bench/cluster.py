@@ -124,9 +124,12 @@ async def _measure(workload: Workload, settings: Settings, fleet: Fleet, progres
     try:
         await publisher.publish([OutgoingEvent("nodes", clock.envelope(NodeUpserted(node=n))) for n in cluster.nodes])
         await _publish_pods(publisher, clock, [*setup, probe])
+        owners = owning_queues(fleet.options, workload)
+        if note := idle_queues_note(fleet.options, owners):
+            print(note, file=sys.stderr)
         await watcher.wait_for({probe.metadata.uid}, timeout_s)
         await _warm_up(fleet, publisher, clock, watcher, measured[0], timeout_s,
-                       _warm_workers(fleet.options, workload, env_int(queue, "BERTH_QUEUE_WORKERS_MOST", 0)))
+                       _warm_workers(fleet.options, owners, env_int(queue, "BERTH_QUEUE_WORKERS_MOST", 0)))
         cpu_before = sampler.cpu()
         metrics = _queue_metrics(fleet)
         sent_before, proposed_before = sent_pods(metrics), proposed_pods(metrics)
@@ -203,14 +206,30 @@ async def _answered_ledger(settings: Settings, registry: TopicRegistry, wait_s: 
         await asyncio.sleep(0.5)
 
 
-def _warm_workers(options: UpOptions, workload: Workload, workers_most: int) -> int:
-    """The filter workers the measured pods will keep busy: those of the queues that own any of
-    them (a workload whose pods all span nodes is the first queue's, and other queues' workers
-    never answer), at most `workers_most` (0: no limit) of each queue's."""
-    per_queue = options.filter_workers // options.queues
+def owning_queues(options: UpOptions, workload: Workload) -> set[int]:
+    """The queues that own any of the measured pods (a workload whose pods all span nodes is the
+    first queue's alone)."""
     together = hard_default_spread(build_profiles(workload.cluster.config)) if options.queues > 1 else frozenset()
     measured = workload.cluster.pods[len(workload.cluster.pods) - workload.measured:]
-    owners = {owning_queue(p, options.queues, together) for p in measured}
+    return {owning_queue(p, options.queues, together) for p in measured}
+
+
+def idle_queues_note(options: UpOptions, owners: set[int]) -> str:
+    """What to tell where queues own none of the measured pods ("" where every queue owns some)."""
+    if len(owners) >= options.queues:
+        return ""
+    per_queue = options.filter_workers // options.queues
+    own = "owns" if len(owners) == 1 else "own"
+    return (f"note: {len(owners)} of {options.queues} queues {own} the measured pods (pods whose constraints span "
+            f"nodes are the first queue's), so {len(owners) * per_queue} of {options.filter_workers} filter "
+            f"workers filter them; --queues 1 gives them all {options.filter_workers}")
+
+
+def _warm_workers(options: UpOptions, owners: set[int], workers_most: int) -> int:
+    """The filter workers the measured pods will keep busy: those of the queues that own any of
+    them (other queues' workers never answer), at most `workers_most` (0: no limit) of each
+    queue's."""
+    per_queue = options.filter_workers // options.queues
     return len(owners) * min(per_queue, workers_most or per_queue)
 
 
