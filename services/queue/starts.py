@@ -38,7 +38,7 @@ class QueueStarts:
             ring, size = self.every, num_nodes
         else:
             ring, size = self.own, self.share.arc(num_nodes)
-        while len(self._rings) >= FORGET_AFTER * 4:  # batches given up on a path that never said so
+        while len(self._rings) >= FORGET_AFTER:  # batches given up on a path that never said so
             del self._rings[next(iter(self._rings))]
         self._rings[batch_id] = (ring, size)
         return self.share.shifted(ring.reserve(batch_id, len(pods), size), num_nodes)
