@@ -311,7 +311,8 @@ class Scheduler:
         # Where queues share the cluster a refusal is mostly a race lost to another queue's pod,
         # whose PodBound came first on the node's partition of `placements`: this view holds it,
         # so the pod is tried again at once rather than after its backoff (which held a whole
-        # run's last pods for a second). Refused again before it is bound, it backs off as upstream's do.
+        # run's last pods for a second). Refused again before it is bound, it backs off as
+        # upstream's pods do.
         if p.pod_uid in self.refused:
             return
         self.refused.add(p.pod_uid)

@@ -5,19 +5,18 @@ as several schedulers of one cluster do.
 Which pods are its own is `shared.binding.queue_owner`'s rule: a pod whose required constraints
 span nodes (pod affinity, anti-affinity over a zone, a hard topology spread) is the first queue's,
 so that every such pod in flight is in one view; any other pod is queue k's when its uid hashes
-to k. A queue's filter
-workers are a contiguous slice of `filter-requests`: the range assignor gives each worker a
-contiguous run of partitions, so where each slice is whole runs (`shares_hold_whole_runs`, which
-`berth` requires) no worker serves two queues, and each worker's view follows one queue's
-watermarks. They answer on the queue's own partition of `shard-results`.
+to k. A queue's filter workers are a contiguous slice of `filter-requests`: the range assignor
+gives each worker a contiguous run of partitions, so where each slice is whole runs
+(`shares_hold_whole_runs`, which `berth` requires) no worker serves two queues, and each worker's
+view follows one queue's watermarks. They answer on the queue's own partition of `shard-results`.
 
 What one queue cannot see is what another decided and the binder has not yet answered. The binder,
 the single writer per node, refuses a bind that would over-commit its node or break a required
 anti-affinity scoped to the node; its queue has folded the bind that took the room by then, so the
 pod is tried again at once, and after its backoff (as kube-scheduler's pods are when their bind
-fails) if it is refused again before it is bound. What neither catches: a pod without such constraints, decided by
-one queue, landing in the zone of a pod another queue placed in the same instant whose required
-anti-affinity over that zone selects it.
+fails) if it is refused again before it is bound. What neither catches: a pod without such
+constraints, decided by one queue, landing in the zone of a pod another queue placed in the same
+instant whose required anti-affinity over that zone selects it.
 """
 
 from __future__ import annotations
@@ -25,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 
-from shared.binding.queue_owner import first_queues, hard_default_spread, owning_queue
+from shared.binding.queue_owner import belongs_to_first_queue, hard_default_spread, owning_queue
 from shared.events import MOST_QUEUES, NODE_SHARDS, SHARD_RESULTS
 from shared.events.partitioning import contiguous_share
 from shared.framework.runtime import Framework
@@ -68,7 +67,7 @@ class QueueShare:
 
     def spanning(self, pods: Iterable[Pod]) -> bool:
         """Whether any of `pods` is the first queue's for what it asks, not by its uid's hash."""
-        return any(first_queues(p, self.together) for p in pods)
+        return any(belongs_to_first_queue(p, self.together) for p in pods)
 
     def arc(self, num_nodes: int) -> int:
         """The nodes of this queue's own arc of the node order (all of them, alone)."""

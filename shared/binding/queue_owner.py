@@ -24,13 +24,13 @@ from shared.plugins.podtopologyspread.plugin import PodTopologySpread
 def owning_queue(pod: Pod, queues: int, together: frozenset[str] = frozenset()) -> int:
     """The queue of `queues` that schedules `pod`; `together`: the profiles (scheduler names) all
     of whose pods are the first queue's."""
-    if queues <= 1 or first_queues(pod, together):
+    if queues <= 1 or belongs_to_first_queue(pod, together):
         return 0
     # Not the remembered `partition_for`: uids would crowd out the node names.
     return kafka_partition(pod.metadata.uid, queues)
 
 
-def first_queues(pod: Pod, together: frozenset[str] = frozenset()) -> bool:
+def belongs_to_first_queue(pod: Pod, together: frozenset[str] = frozenset()) -> bool:
     """Whether `pod` is the first queue's for what it asks (its constraints span nodes, or its
     profile is one of `together`), whatever its uid."""
     return (pod.spec.scheduler_name or DEFAULT_SCHEDULER_NAME) in together or spans_nodes(pod)
