@@ -62,6 +62,8 @@ def render(x: Explanation, *, all_nodes: bool = False) -> str:
     if x.recorded:
         head.append(f"Recorded:   {x.recorded}")
     head.append(f"{'Replayed' if x.recorded else 'Outcome'}:   {x.replayed}")
+    if x.pick:
+        head.append(f"Pick:       {x.pick}")
     plugins: list[str] = []
     for n in x.nodes:
         plugins += [p for p in n.raw if p not in plugins]

@@ -68,6 +68,8 @@ class Explanation(msgspec.Struct, kw_only=True, omit_defaults=True):
     """The feasible nodes the walk found, in walk order."""
     recorded: str = ""
     replayed: str
+    pick: str = ""
+    """Why the picked node among those scored (`pick_reason`); empty where none was picked."""
     nodes: list[NodeExplanation]
 
 
@@ -226,7 +228,29 @@ def _explain(profiles: dict[str, Framework], view: ClusterView, pod: Pod, start:
     replayed = outcome_text(decided.host or None, message or decided.error or None)
     return Explanation(pod=f"{pod.metadata.namespace}/{pod.metadata.name}", uid=uid, attempt=0, seed=seed,
                        nodes_total=snapshot.num_nodes(), start=start, feasible=list(e.merged.feasible),
-                       replayed=replayed, nodes=nodes)
+                       replayed=replayed, pick=pick_reason(nodes, {node for _, node in earlier}), nodes=nodes)
+
+
+def pick_reason(nodes: Sequence[NodeExplanation], taken: set[str]) -> str:
+    """Why the picked node among those scored: the only one with the highest total; one of several
+    tied at it, which the attempt's seed chose among (upstream's selectHost samples the tied nodes);
+    or below others, saying how many of those went to pods decided before it in its batch
+    (`taken`). Empty where nothing was picked or scored."""
+    picked = next((n for n in nodes if n.picked), None)
+    scored = [n.total for n in nodes if n.total is not None]
+    if picked is None or picked.total is None or not scored:
+        return ""
+    top = max(scored)
+    if picked.total == top:
+        tied = scored.count(top)
+        if tied == 1:
+            return f"{picked.node}: the only node with the highest total ({top})"
+        return (f"{picked.node}: one of {tied} nodes tied at the highest total ({top}); the attempt's seed chose "
+                f"among them")
+    higher = [n.node for n in nodes if n.total is not None and n.total > picked.total]
+    went = sum(1 for name in higher if name in taken)
+    return (f"{picked.node} (total {picked.total}): {len(higher)} node(s) scored higher, {went} of them taken by "
+            f"pods decided before it in its batch")
 
 
 def _filter_table(e: Evaluation, snapshot: Snapshot) -> dict[str, list[FilterVerdict]]:

@@ -89,7 +89,8 @@ const berth = (() => {
     const plugins = [...new Set(ex.nodes.flatMap((n) => n.filters.map((f) => f.plugin)))];
     const scorers = [...new Set(ex.nodes.flatMap((n) => Object.keys(n.weighted || {})))];
     document.getElementById("explain-summary").textContent =
-      `attempt ${ex.attempt}: ${ex.recorded || ex.replayed} — ${ex.feasible.length} of ${ex.nodes_total} nodes feasible`;
+      `attempt ${ex.attempt}: ${ex.recorded || ex.replayed} — ${ex.feasible.length} of ${ex.nodes_total} nodes feasible` +
+      (ex.pick ? `; ${ex.pick}` : "");
     document.querySelector("#explain thead").innerHTML = "<tr><th>Node</th><th>Status</th>" +
       plugins.map((p) => `<th>${esc(p)}</th>`).join("") + scorers.map((p) => `<th>${esc(p)}</th>`).join("") +
       "<th>Total</th></tr>";
