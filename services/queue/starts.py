@@ -34,7 +34,9 @@ class QueueStarts:
 
     def reserve(self, batch_id: str, pods: Sequence[Pod], num_nodes: int) -> int:
         """The start (a node's index) for a batch of `pods` being sent, reserving its walks."""
-        if self.share.whole or self.share.spanning(pods):
+        if self.share.whole:
+            return self.every.reserve(batch_id, len(pods), num_nodes)
+        if self.share.spanning(pods):
             ring, size = self.every, num_nodes
         else:
             ring, size = self.own, self.share.arc(num_nodes)
@@ -45,15 +47,27 @@ class QueueStarts:
 
     def release(self, batch_id: str) -> None:
         """The batch is back (or was given up): its reservation ends."""
-        ring, _ = self._rings.get(batch_id, (self.every, 0))
-        ring.release(batch_id)
+        for ring in self._of(batch_id):
+            ring.release(batch_id)
 
     def advance(self, walked: list[int], num_nodes: int, batch_id: str) -> None:
-        """The batch's answers are merged: its walks move its ring's start."""
-        ring, size = self._rings.get(batch_id, (self.every, num_nodes))
-        ring.advance(walked, size, batch_id)
+        """The batch's answers are merged: its walks move its ring's start (a batch forgotten
+        meanwhile moves none: which ring it went round is not known any more)."""
+        if self.share.whole:
+            self.every.advance(walked, num_nodes, batch_id)
+        elif (entry := self._rings.get(batch_id)) is not None:
+            entry[0].advance(walked, entry[1], batch_id)
 
     def decided(self, batch_id: str) -> None:
         """The batch's pods are decided (or it was given up)."""
-        ring, _ = self._rings.pop(batch_id, (self.every, 0))
-        ring.decided(batch_id)
+        for ring in self._of(batch_id):
+            ring.decided(batch_id)
+        self._rings.pop(batch_id, None)
+
+    def _of(self, batch_id: str) -> tuple[StartRing, ...]:
+        """The ring the batch went round; both where that was forgotten (ending a reservation or
+        window a ring does not hold changes nothing)."""
+        if self.share.whole:
+            return (self.every,)
+        entry = self._rings.get(batch_id)
+        return (entry[0],) if entry is not None else (self.every, self.own)

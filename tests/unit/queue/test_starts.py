@@ -46,3 +46,16 @@ def test_sharing_a_batch_with_a_pod_that_spans_nodes_goes_round_every_node() -> 
     assert max(seen) >= NODES // 4
     # The arc's own ring is where it was: uid-routed batches start on the arc still.
     assert _walk(starts, "plain", PLAIN, [97]) in range(NODES // 4)
+
+
+def test_a_batch_forgotten_while_out_ends_its_reservation_and_moves_no_start() -> None:
+    starts = QueueStarts(QueueShare(1, 4))
+    starts.reserve("old", PLAIN, NODES)
+    for i in range(64):  # the queue never said what became of these
+        starts.reserve(f"b{i}", PLAIN, NODES)
+    every_next, own_next = starts.every.next, starts.own.next
+    starts.release("old")
+    starts.advance([97], NODES, "old")
+    starts.decided("old")
+    assert "old" not in starts.own._out and "old" not in starts.own._undecided
+    assert (starts.every.next, starts.own.next) == (every_next, own_next)
