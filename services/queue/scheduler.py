@@ -291,7 +291,8 @@ class Scheduler:
             return  # decided, its bind in flight: the bind's outcome says what comes next, not this
         renominate(self.queue, old, new, node_name)
 
-    def _bind_rejected(self, p: BindRejected) -> None:
+    def _bind_rejected(self, p: BindRejected, *, raced: bool = True) -> None:
+        """`raced`: the binder refused it (maybe a race lost to another queue's pod), not this queue."""
         qpi = self.parked.pop(p.pod_uid, None)
         info = self.queued.get(p.pod_uid)
         if info is None:
@@ -306,7 +307,7 @@ class Scheduler:
             park(self.queue, qpi, info, set(), self.queue.scheduling_cycle)
         else:
             self.queue.add(info)
-        if self.share.whole:
+        if self.share.whole or not raced:
             return
         # Where queues share the cluster a refusal is mostly a race lost to another queue's pod,
         # whose PodBound came first on the node's partition of `placements`: this view holds it,
@@ -591,7 +592,7 @@ class Scheduler:
                     self.view.forget(p.pod_uid)
                     point_at(self.profiles.values(), self.view)
                     self._bind_rejected(BindRejected(pod_uid=p.pod_uid, node_name=p.node_name,
-                                                     attempt_id=p.attempt_id, reason=str(exc)))
+                                                     attempt_id=p.attempt_id, reason=str(exc)), raced=False)
             except BaseException:
                 self._outbox[:0] = out[i:]
                 raise

@@ -112,3 +112,11 @@ async def test_a_bind_clears_the_refusal(monkeypatch: pytest.MonkeyPatch) -> Non
     assert bind.pod_uid in s.refused
     _fold(s, PodBound(pod_uid=bind.pod_uid, node_name="node-a", attempt_id=bind.attempt_id))
     assert bind.pod_uid not in s.refused
+
+
+async def test_a_bind_the_queue_could_not_send_backs_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Taken back as a refusal by the queue itself (its request too large to publish): no race.
+    s, bind = await _decided(_owner(2), monkeypatch)
+    s._bind_rejected(BindRejected(pod_uid=bind.pod_uid, node_name=bind.node_name, attempt_id=bind.attempt_id,
+                                  reason="too large"), raced=False)
+    assert where(s.queue, "web") == "backoff"
