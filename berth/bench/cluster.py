@@ -20,7 +20,7 @@ import tempfile
 import time
 import urllib.request
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -124,11 +124,12 @@ async def _measure(workload: Workload, settings: Settings, fleet: Fleet, progres
     try:
         await publisher.publish([OutgoingEvent("nodes", clock.envelope(NodeUpserted(node=n))) for n in cluster.nodes])
         await _publish_pods(publisher, clock, [*setup, probe])
-        owners = owning_queues(fleet.options, workload)
+        queue_of = queue_rule(fleet.options, workload)
+        owners = owning_queues(queue_of, workload)
         if note := idle_queues_note(fleet.options, owners):
             print(note, file=sys.stderr)
         await watcher.wait_for({probe.metadata.uid}, timeout_s)
-        await _warm_up(fleet, publisher, clock, watcher, measured[0], timeout_s,
+        await _warm_up(fleet, publisher, clock, watcher, _Probes(measured[0], sorted(owners), queue_of), timeout_s,
                        _warm_workers(fleet.options, owners, env_int(queue, "BERTH_QUEUE_WORKERS_MOST", 0)))
         cpu_before = sampler.cpu()
         metrics = _queue_metrics(fleet)
@@ -206,12 +207,44 @@ async def _answered_ledger(settings: Settings, registry: TopicRegistry, wait_s: 
         await asyncio.sleep(0.5)
 
 
-def owning_queues(options: UpOptions, workload: Workload) -> set[int]:
+def queue_rule(options: UpOptions, workload: Workload) -> Callable[[Pod], int]:
+    """Which of the cluster's queues schedules a pod, under the workload's configuration."""
+    queues = options.queues
+    together = hard_default_spread(build_profiles(workload.cluster.config)) if queues > 1 else frozenset()
+    return lambda pod: owning_queue(pod, queues, together)
+
+
+def owning_queues(queue_of: Callable[[Pod], int], workload: Workload) -> set[int]:
     """The queues that own any of the measured pods (a workload whose pods all span nodes is the
     first queue's alone)."""
-    together = hard_default_spread(build_profiles(workload.cluster.config)) if options.queues > 1 else frozenset()
-    measured = workload.cluster.pods[len(workload.cluster.pods) - workload.measured:]
-    return {owning_queue(p, options.queues, together) for p in measured}
+    return {queue_of(p) for p in workload.cluster.pods[len(workload.cluster.pods) - workload.measured:]}
+
+
+class _Probes:
+    """Warm-up probes made from a measured pod, each named so that it goes to the next of the
+    queues that own measured pods in turn: a probe another queue took would wake workers the
+    measured pods never use, and the warm-up would count them."""
+
+    TRIES = 256
+    """Names tried for one probe before taking the last (a uid hashes to a given queue of four
+    about one time in four)."""
+
+    def __init__(self, template: Pod, owners: Sequence[int], queue_of: Callable[[Pod], int]) -> None:
+        self.template, self.owners, self.queue_of = template, list(owners) or [0], queue_of
+        self.k = 0
+        self.turn = 0
+
+    def next(self) -> Pod:
+        target = self.owners[self.turn % len(self.owners)]
+        self.turn += 1
+        self.k += 1
+        probe = _probe(self.template, self.k)
+        for _ in range(self.TRIES):
+            if self.queue_of(probe) == target:
+                break
+            self.k += 1
+            probe = _probe(self.template, self.k)
+        return probe
 
 
 def idle_queues_note(options: UpOptions, owners: set[int]) -> str:
@@ -234,12 +267,12 @@ def _warm_workers(options: UpOptions, owners: set[int], workers_most: int) -> in
 
 
 async def _warm_up(fleet: Fleet, publisher: KafkaPublisher, clock: _Stamps, watcher: _BoundWatcher,
-                   template: Pod, timeout_s: float, busy: int) -> None:
+                   probes: _Probes, timeout_s: float, busy: int) -> None:
     """Probes a second apart (each a batch that primes the idle workers) until the `busy` workers
     the measured pods will use have answered a request, read from the workers' metrics (off the
     loop: a worker folding the log answers late); `WARMUP_S` at most."""
     deadline = time.monotonic() + min(WARMUP_S, timeout_s)
-    k, last = 1, time.monotonic()
+    last = time.monotonic()
     while (answering := await asyncio.to_thread(_workers_answering, fleet)) < busy:
         if time.monotonic() >= deadline:
             print(f"warning: {answering} of {busy} filter workers answered in the warm-up; measuring anyway",
@@ -248,8 +281,7 @@ async def _warm_up(fleet: Fleet, publisher: KafkaPublisher, clock: _Stamps, watc
         await asyncio.sleep(WARMUP_POLL_S)
         if time.monotonic() - last < WARMUP_PROBE_S:
             continue
-        probe = _probe(template, k)
-        k += 1
+        probe = probes.next()
         await _publish_pods(publisher, clock, [probe])
         await watcher.wait_for({probe.metadata.uid}, timeout_s)
         last = time.monotonic()

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from berth.bench.cluster import _warm_workers, idle_queues_note, owning_queues
+from berth.bench.cluster import _Probes, _warm_workers, idle_queues_note, owning_queues, queue_rule
 from berth.services import UpOptions
 from shared.workloads import generate
 
@@ -24,12 +24,24 @@ from shared.workloads import generate
 def test_the_workers_of_the_queues_that_own_measured_pods(workload: str, workers: int, queues: int, most: int,
                                                           busy: int) -> None:
     options = UpOptions(filter_workers=workers, queues=queues)
-    assert _warm_workers(options, owning_queues(options, generate(workload, 200, 400)), most) == busy
+    w = generate(workload, 200, 400)
+    assert _warm_workers(options, owning_queues(queue_rule(options, w), w), most) == busy
 
 
 def test_queues_that_own_no_measured_pod_are_named() -> None:
     options = UpOptions(filter_workers=8, queues=4)
-    assert idle_queues_note(options, owning_queues(options, generate("SchedulingBasic", 200, 400))) == ""
-    assert idle_queues_note(options, owning_queues(options, generate("TopologySpreading", 200, 400))) == (
+    basic, spread = generate("SchedulingBasic", 200, 400), generate("TopologySpreading", 200, 400)
+    assert idle_queues_note(options, owning_queues(queue_rule(options, basic), basic)) == ""
+    assert idle_queues_note(options, owning_queues(queue_rule(options, spread), spread)) == (
         "note: 1 of 4 queues owns the measured pods (pods whose constraints span nodes are the first queue's), "
         "so 2 of 8 filter workers filter them; --queues 1 gives them all 8")
+
+
+def test_probes_go_to_the_queues_that_own_measured_pods_in_turn() -> None:
+    options = UpOptions(filter_workers=8, queues=4)
+    w = generate("SchedulingBasic", 200, 400)
+    queue_of = queue_rule(options, w)
+    probes = _Probes(w.cluster.pods[-1], [1, 3], queue_of)
+    made = [probes.next() for _ in range(6)]
+    assert [queue_of(p) for p in made] == [1, 3, 1, 3, 1, 3]
+    assert len({p.metadata.uid for p in made}) == 6
