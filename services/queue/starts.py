@@ -29,45 +29,38 @@ class QueueStarts:
         """The ring round every node: a lone queue's, and batches with pods that span nodes."""
         self.own = StartRing()
         """The ring round this queue's arc, where queues share the cluster."""
-        self._rings: dict[str, tuple[StartRing, int]] = {}
-        """Each batch not yet decided: its ring and how many nodes that goes round."""
+        self._rings: dict[str, StartRing] = {}
+        """The ring each batch not yet decided went round."""
 
     def reserve(self, batch_id: str, pods: Sequence[Pod], num_nodes: int) -> int:
         """The start (a node's index) for a batch of `pods` being sent, reserving its walks."""
         if self.share.whole:
             return self.every.reserve(batch_id, len(pods), num_nodes)
-        if self.share.spanning(pods):
-            ring, size = self.every, num_nodes
-        else:
-            ring, size = self.own, self.share.arc(num_nodes)
+        ring = self.every if self.share.spanning(pods) else self.own
         while len(self._rings) >= FORGET_AFTER:  # batches given up on a path that never said so
             del self._rings[next(iter(self._rings))]
-        self._rings[batch_id] = (ring, size)
-        return self.share.shifted(ring.reserve(batch_id, len(pods), size), num_nodes)
+        self._rings[batch_id] = ring
+        return self.share.shifted(ring.reserve(batch_id, len(pods), self._size(ring, num_nodes)), num_nodes)
 
     def release(self, batch_id: str) -> None:
-        """The batch is back (or was given up): its reservation ends."""
-        for ring in self._of(batch_id):
-            ring.release(batch_id)
+        """The batch is back (or was given up): its reservation ends (a ring that does not hold it
+        is left as it is)."""
+        self.every.release(batch_id)
+        self.own.release(batch_id)
 
     def advance(self, walked: list[int], num_nodes: int, batch_id: str) -> None:
         """The batch's answers are merged: its walks move its ring's start (a batch forgotten
         meanwhile moves none: which ring it went round is not known any more)."""
-        if self.share.whole:
-            self.every.advance(walked, num_nodes, batch_id)
-        elif (entry := self._rings.get(batch_id)) is not None:
-            entry[0].advance(walked, entry[1], batch_id)
+        ring = self.every if self.share.whole else self._rings.get(batch_id)
+        if ring is not None:
+            ring.advance(walked, self._size(ring, num_nodes), batch_id)
 
     def decided(self, batch_id: str) -> None:
         """The batch's pods are decided (or it was given up)."""
-        for ring in self._of(batch_id):
-            ring.decided(batch_id)
+        self.every.decided(batch_id)
+        self.own.decided(batch_id)
         self._rings.pop(batch_id, None)
 
-    def _of(self, batch_id: str) -> tuple[StartRing, ...]:
-        """The ring the batch went round; both where that was forgotten (ending a reservation or
-        window a ring does not hold changes nothing)."""
-        if self.share.whole:
-            return (self.every,)
-        entry = self._rings.get(batch_id)
-        return (entry[0],) if entry is not None else (self.every, self.own)
+    def _size(self, ring: StartRing, num_nodes: int) -> int:
+        """How many nodes `ring` goes round."""
+        return num_nodes if ring is self.every else self.share.arc(num_nodes)
