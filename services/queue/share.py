@@ -66,8 +66,9 @@ class QueueShare:
         return self.whole or topic != SHARD_RESULTS or partition == self.index
 
     def spanning(self, pods: Iterable[Pod]) -> bool:
-        """Whether any of `pods` is the first queue's for what it asks, not by its uid's hash."""
-        return any(belongs_to_first_queue(p, self.together) for p in pods)
+        """Whether any of `pods` is the first queue's for what it asks, not by its uid's hash (only
+        the first queue holds such pods: the others need not look)."""
+        return self.index == 0 and any(belongs_to_first_queue(p, self.together) for p in pods)
 
     def arc(self, num_nodes: int) -> int:
         """The nodes of this queue's own arc of the node order (all of them, alone)."""
