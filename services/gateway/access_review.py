@@ -19,7 +19,7 @@ from shared.errors import InvalidInput
 from shared.model.loader import parse_documents
 
 from .auth import ACCESS_REVIEWS, FORBIDDEN, RULES_REVIEWS, Role, Tokens, presented
-from .discovery import DISCOVERED, REVIEWS, SUBRESOURCES, WRITE, Resource
+from .discovery import DISCOVERED, REVIEWS, WRITE, Resource, subresources_of
 from .protobuf_body import body_text
 
 GROUP = "authorization.k8s.io"
@@ -40,8 +40,7 @@ def _served(group: str, resource: str, subresource: str) -> tuple[str, ...] | No
         return None
     if not subresource:
         return found.verbs
-    sub = next((s for s in SUBRESOURCES if s.resource == resource and s.name == subresource and not found.group),
-               None)
+    sub = next((s for s in subresources_of(found) if s.name == subresource), None)
     return sub.verbs if sub is not None else None
 
 
@@ -87,9 +86,8 @@ def rules(role: Role) -> dict[str, Any]:
 
 def _rules(role: Role, r: Resource) -> list[dict[str, Any]]:
     verbs = [v for v in r.verbs if role == "admin" or v in READS or r in REVIEWS]
-    subs = [s for s in SUBRESOURCES if s.resource == r.name and not r.group]
     out = [{"verbs": verbs, "apiGroups": [r.group], "resources": [r.name]}] if verbs else []
-    for s in subs:
+    for s in subresources_of(r):
         sub_verbs = [v for v in s.verbs if role == "admin" or v in READS]
         if sub_verbs:
             out.append({"verbs": sub_verbs, "apiGroups": [r.group], "resources": [f"{r.name}/{s.name}"]})

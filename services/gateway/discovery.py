@@ -120,6 +120,11 @@ SUBRESOURCES = (
 )
 
 
+def subresources_of(r: Resource) -> tuple[Subresource, ...]:
+    """The subresources Berth serves of `r` (only the core group's resources have any)."""
+    return tuple(s for s in SUBRESOURCES if s.resource == r.name and not r.group)
+
+
 def resource_list(group: str, version: str) -> dict[str, Any] | None:
     """The APIResourceList of one group version, or None when Berth serves no such version."""
     resources = [r for r in DISCOVERED if (r.group, r.version) == (group, version)]
@@ -173,7 +178,7 @@ def _aggregated_resource(r: Resource) -> dict[str, Any]:
         out["categories"] = list(r.categories)
     subresources = [{"subresource": s.name, "verbs": list(s.verbs),
                      "responseKind": {"group": r.group, "version": r.version, "kind": s.kind}}
-                    for s in SUBRESOURCES if s.resource == r.name and not r.group]
+                    for s in subresources_of(r)]
     if subresources:
         out["subresources"] = subresources
     return out
