@@ -7,7 +7,6 @@ stored classes are handed to the loader next to the request's own (which win).
 
 from __future__ import annotations
 
-import copy
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -182,11 +181,12 @@ def render_object(obj: msgspec.Struct, api_version: str, kind: str) -> dict[str,
 
 
 def _under(defaults: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
-    """`data` with `defaults` filled in where it has no value, object by object."""
-    out = {**copy.deepcopy(defaults), **data}  # a copy: a caller may change what it is handed
+    """`data` with `defaults` filled in where it has no value, object by object (every object it
+    returns is new: a caller may change what it is handed, never the defaults)."""
+    out = {**defaults, **data}
     for key, default in defaults.items():
-        if isinstance(default, dict) and isinstance(data.get(key), dict):
-            out[key] = _under(default, data[key])
+        if isinstance(default, dict) and (key not in data or isinstance(data[key], dict)):
+            out[key] = _under(default, data.get(key, {}))
     return out
 
 
