@@ -20,7 +20,7 @@ import tempfile
 import time
 import urllib.request
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -125,11 +125,12 @@ async def _measure(workload: Workload, settings: Settings, fleet: Fleet, progres
         await publisher.publish([OutgoingEvent("nodes", clock.envelope(NodeUpserted(node=n))) for n in cluster.nodes])
         await _publish_pods(publisher, clock, [*setup, probe])
         queue_of = queue_rule(fleet.options, workload)
-        owners = owning_queues(queue_of, workload)
+        templates = first_owned(queue_of, workload)
+        owners = set(templates)
         if note := idle_queues_note(fleet.options, owners):
             print(note, file=sys.stderr)
         await watcher.wait_for({probe.metadata.uid}, timeout_s)
-        await _warm_up(fleet, publisher, clock, watcher, _Probes(measured[0], sorted(owners), queue_of), timeout_s,
+        await _warm_up(fleet, publisher, clock, watcher, _Probes(templates, queue_of), timeout_s,
                        _warm_workers(fleet.options, owners, env_int(queue, "BERTH_QUEUE_WORKERS_MOST", 0)))
         cpu_before = sampler.cpu()
         metrics = _queue_metrics(fleet)
@@ -214,36 +215,47 @@ def queue_rule(options: UpOptions, workload: Workload) -> Callable[[Pod], int]:
     return lambda pod: owning_queue(pod, queues, together)
 
 
+def first_owned(queue_of: Callable[[Pod], int], workload: Workload) -> dict[int, Pod]:
+    """Each queue that owns any of the measured pods, with the first it owns (a workload whose pods
+    all span nodes is the first queue's alone)."""
+    out: dict[int, Pod] = {}
+    for p in workload.cluster.pods[len(workload.cluster.pods) - workload.measured:]:
+        out.setdefault(queue_of(p), p)
+    return out
+
+
 def owning_queues(queue_of: Callable[[Pod], int], workload: Workload) -> set[int]:
-    """The queues that own any of the measured pods (a workload whose pods all span nodes is the
-    first queue's alone)."""
-    return {queue_of(p) for p in workload.cluster.pods[len(workload.cluster.pods) - workload.measured:]}
+    """The queues that own any of the measured pods."""
+    return set(first_owned(queue_of, workload))
 
 
 class _Probes:
-    """Warm-up probes made from a measured pod, each named so that it goes to the next of the
-    queues that own measured pods in turn: a probe another queue took would wake workers the
-    measured pods never use, and the warm-up would count them."""
+    """Warm-up probes, each made from a measured pod of the next queue that owns measured pods, in
+    turn, and named so that it goes there: a probe another queue took would wake workers the
+    measured pods never use, and the warm-up would count them. (A pod that spans nodes goes to
+    the first queue whatever its name; any other, by its name's hash.)"""
 
     TRIES = 256
     """Names tried for one probe before taking the last (a uid hashes to a given queue of four
     about one time in four)."""
 
-    def __init__(self, template: Pod, owners: Sequence[int], queue_of: Callable[[Pod], int]) -> None:
-        self.template, self.owners, self.queue_of = template, list(owners) or [0], queue_of
+    def __init__(self, templates: Mapping[int, Pod], queue_of: Callable[[Pod], int]) -> None:
+        self.templates, self.queue_of = dict(templates), queue_of
+        self.owners = sorted(self.templates)
         self.k = 0
         self.turn = 0
 
     def next(self) -> Pod:
         target = self.owners[self.turn % len(self.owners)]
+        template = self.templates[target]
         self.turn += 1
         self.k += 1
-        probe = _probe(self.template, self.k)
+        probe = _probe(template, self.k)
         for _ in range(self.TRIES):
             if self.queue_of(probe) == target:
                 break
             self.k += 1
-            probe = _probe(self.template, self.k)
+            probe = _probe(template, self.k)
         return probe
 
 

@@ -41,7 +41,7 @@ def test_probes_go_to_the_queues_that_own_measured_pods_in_turn() -> None:
     options = UpOptions(filter_workers=8, queues=4)
     w = generate("SchedulingBasic", 200, 400)
     queue_of = queue_rule(options, w)
-    probes = _Probes(w.cluster.pods[-1], [1, 3], queue_of)
+    probes = _Probes({1: w.cluster.pods[-1], 3: w.cluster.pods[-1]}, queue_of)
     made = [probes.next() for _ in range(6)]
     assert [queue_of(p) for p in made] == [1, 3, 1, 3, 1, 3]
     assert len({p.metadata.uid for p in made}) == 6
