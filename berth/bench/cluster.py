@@ -49,6 +49,7 @@ from shared.workloads import Workload
 
 from ..fleet import Fleet, Member, service_env
 from ..services import UpOptions, queue_env
+from .cpu_clock import cpu_seconds
 from .inprocess import BenchResult, Progress
 from .ledger import Ledger, read_ledger
 from .stats import percentile, throughput_series
@@ -431,8 +432,7 @@ class _Sampler:
         out: dict[str, float] = {}
         for label, proc in self._services:
             with contextlib.suppress(psutil.Error):
-                t = proc.cpu_times()
-                out[label] = out.get(label, 0.0) + t.user + t.system
+                out[label] = out.get(label, 0.0) + cpu_seconds(proc)
         for label, root in self._stack:
             # The database works in child processes: those it has reaped are in its children_*
             # times, the live ones are read one by one.
