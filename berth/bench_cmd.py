@@ -159,6 +159,9 @@ def run(args: argparse.Namespace) -> int:
             print(f"  sent to workers {result.sent_per_pod:.2f} pods per pod (above 1: tried again)")
         if result.walked_again_per_pod:
             print(f"  walked again    {result.walked_again_per_pod:.1%} of pods, in the queue (their candidates taken)")
+        if spread := result.pods_per_node:
+            print(f"  pods per node   min {spread['min']:.0f}, median {spread['median']:.0f}, p99 {spread['p99']:.0f}, "
+                  f"max {spread['max']:.0f} (every node, the pods running before too)")
         if result.churn_submitted:
             print(f"  churn           {result.churn_submitted} pods submitted while measuring (not measured)")
         per_service = ", ".join(f"{k} {v:.1f}" for k, v in sorted(result.cpu_seconds.items()))
@@ -221,7 +224,7 @@ def _sweep(args: argparse.Namespace, workload: Any, progress: bool, config_path:
                             "e2e_latency_p99_ms": result.e2e_latency_p99_ms,
                             "cpu_seconds": sum(result.cpu_seconds.values()),
                             "cpu_ms_per_pod": result.cpu_ms_per_pod, "queue_busy": result.queue_busy,
-                            "queue_waited": result.queue_waited})
+                            "queue_waited": result.queue_waited, "pods_per_node": result.pods_per_node})
     points = [median_run(runs[k]) for k in args.scale_sweep]
     base = points[0]
     for before, point in zip([None, *points], points):

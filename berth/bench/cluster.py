@@ -52,7 +52,7 @@ from ..services import UpOptions, queue_env
 from .cpu_clock import cpu_seconds
 from .inprocess import BenchResult, Progress
 from .ledger import Ledger, read_ledger
-from .stats import percentile, throughput_series
+from .stats import percentile, spread_summary, throughput_series
 
 PUBLISH_CHUNK = 500
 WARMUP_S = 60.0
@@ -193,6 +193,7 @@ async def _measure(workload: Workload, settings: Settings, fleet: Fleet, progres
         queues=fleet.options.queues,
         queue_busy=cpu.get("queue", 0.0) / read_over / fleet.options.queues if read_over > 0 else None,
         queue_waited=waited / read_over / fleet.options.queues if read_over > 0 else None,
+        pods_per_node=spread_summary([len(info.pods) for info in ledger.view.snapshot().node_info_list]),
     )
 
 

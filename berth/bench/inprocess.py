@@ -19,7 +19,7 @@ from shared.simulation.simulator import Simulator
 from shared.workloads import Workload
 
 from ..machine import describe_machine
-from .stats import percentile, throughput_series
+from .stats import percentile, spread_summary, throughput_series
 
 
 @dataclass
@@ -61,6 +61,10 @@ class BenchResult:
     walked_again_per_pod: float = 0.0
     """Pods the queue walked again itself per measured pod (cluster mode): each is a whole attempt
     in the queue, where pods of a batch ranked the same few nodes first."""
+    pods_per_node: dict[str, float] = field(default_factory=dict)
+    """How evenly the pods lie on the nodes once the run is over (`spread_summary`): those running
+    before and the measured pods, every node counted. The in-process core's is upstream's, so a
+    cluster run's is read against it."""
     churn_submitted: int = 0
     """How many of the workload's churn pods were submitted during the measurement."""
     cpu_ms_per_pod: dict[str, float] = field(default_factory=dict)
@@ -157,7 +161,13 @@ def run_inprocess(workload: Workload, seed: int, progress: bool) -> BenchResult:
         peak_memory_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         throughput=throughput_series(e2e, bucket=max(wall / 50, 0.05)),
         problems=check_outcome(workload, report), churn_submitted=churned[0],
+        pods_per_node=spread_summary(_pods_per_node(workload, report)),
     )
+
+
+def _pods_per_node(workload: Workload, report: SimulationReport) -> list[int]:
+    count = Counter(o.nodeName for o in report.pods if o.phase == "Bound" and o.nodeName)
+    return [count[n.metadata.name] for n in workload.cluster.nodes]
 
 
 def check_outcome(workload: Workload, report: SimulationReport) -> list[str]:

@@ -16,6 +16,15 @@ def percentile(values: Sequence[float], q: float) -> float:
     return ordered[rank - 1]
 
 
+def spread_summary(per_node: Sequence[int]) -> dict[str, float]:
+    """How evenly pods lie on the nodes: the fewest, the median, the 99th percentile and the most
+    pods a node holds (every node counted, empty ones too)."""
+    if not per_node:
+        return {}
+    return {"min": min(per_node), "median": percentile(per_node, 50), "p99": percentile(per_node, 99),
+            "max": max(per_node)}
+
+
 def throughput_series(done_at: Sequence[float], bucket: float) -> list[tuple[float, float]]:
     """(bucket end time, completions per second in that bucket) from completion times since start."""
     if not done_at:

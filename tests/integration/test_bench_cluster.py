@@ -40,6 +40,8 @@ async def test_cluster_bench_smoke(berth_env: BerthTestEnv, tmp_path: Path, work
     assert result["sent_per_pod"] >= 1  # every measured pod went to the workers at least once
     assert set(result["cpu_seconds"]) >= {"queue", "filter", "binder", "preemption", "projector"}
     assert result["queue_busy"] > 0 and 0 <= result["queue_waited"] <= 1  # shares of the measured run
+    spread = result["pods_per_node"]  # every node counted, the pods running before too
+    assert 0 <= spread["min"] <= spread["median"] <= spread["p99"] <= spread["max"] and spread["max"] >= 1
     assert list(tmp_path.glob("*.json")) and list(tmp_path.glob("*.png"))
     # The churn's preemptors went in while the measured pods were scheduled, and were checked too.
     assert (result["churn_submitted"] > 0) == (workload == "PreemptionAsync")

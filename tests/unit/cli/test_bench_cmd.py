@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from berth.bench.stats import median_run, percentile, throughput_series
+from berth.bench.stats import median_run, percentile, spread_summary, throughput_series
 from berth.bench_cmd import with_config
 from berth.cli import main
 from shared.events import NODE_SHARDS
@@ -55,6 +55,18 @@ def test_bench_refuses_a_file_without_a_configuration(content: str | None, says:
         config.write_text(content)
     assert main(["bench", "--nodes", "4", "--pods", "4", "--config", str(config)]) == 2
     assert says in capsys.readouterr().err
+
+
+def test_the_spread_of_pods_over_nodes_is_reported(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # SchedulingBasic on 12 nodes: 12 pods running before, one a node, then 24 more that
+    # LeastAllocated puts two on each node.
+    assert main(["bench", "--nodes", "12", "--pods", "24", "--out-dir", str(tmp_path), "--no-progress"]) == 0
+    assert "pods per node   min 3, median 3, p99 3, max 3" in capsys.readouterr().out
+
+
+def test_spread_summary_counts_every_node() -> None:
+    assert spread_summary([0, 5, 1, 1, 2]) == {"min": 0, "median": 1, "p99": 5, "max": 5}
+    assert spread_summary([]) == {}
 
 
 def test_percentile_nearest_rank() -> None:
