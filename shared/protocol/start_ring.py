@@ -1,20 +1,25 @@
 """Where a batch's pods start walking the nodes: upstream's round-robin start
 (nextStartNodeIndex), for batches that are out at the filter workers at the same time.
 
-One batch at a time, a batch starts where the walks of the one before it ended, as the in-process
-scheduler's pods do. A batch sent while others are still out would start where they started: the
-same windows of nodes, on the same view, give the same picks, and where pods exclude one another
-(anti-affinity, one pod per node) one of each pair is refused and tried again. So a batch sent
-while others are out starts where they are expected to end: the nodes a pod has walked lately,
-times the pods out. Nothing changes when every batch sent is decided (always so in lockstep).
+In-process, each pod starts where the walk of the one before it ended. A batch's pods all start at
+the batch's one start, so the nodes they walked are one window, as long as their longest walk, and
+the next batch starts where that window ended: one batch after another, the windows tile the node
+order, as one pod's walk after another does in-process, and a batch of one pod (always so in
+lockstep) moves the start as upstream's pod does. (Moved by the sum of its pods' walks instead, as
+if each had started where the one before ended, a batch of 1,024 pods walking 500 of 5,000 nodes
+moved the start by 2,000: successive windows then came back to the same few blocks of nodes and
+never walked the others, and SchedulingBasic's 50,000 pods left 1,000 of the 5,000 nodes empty and
+others with 22.) A batch sent while others are still out would start where they started: the same
+windows, on the same view, give the same picks, and where pods exclude one another (anti-affinity,
+one pod per node) one of each pair is refused and tried again. So a batch sent while others are
+out starts where they are expected to end: a window of the nodes a pod has walked lately past
+each batch out.
 
-That estimate is a sum of thousands of nodes taken modulo the node count, so it lands anywhere
-relative to the windows the batches not yet decided walk (those out, and the one being decided as
-the next is sent): where it lands in one, the pods of both pick among the same nodes on views that
-lack each other's picks. So a batch whose start falls in such a window starts just past it
-instead. All of its pods' walks start at the one start (pods of a batch share it), so a window is a
-pod's walk: its longest once the batch is answered, the nodes a pod has walked lately until then
-(walks grow where nodes are full). Where the windows leave no room, the estimate stands.
+That estimate can land inside a window a batch not yet decided walks (one out, or the one being
+decided as the next is sent): the pods of both would pick among the same nodes on views that lack
+each other's picks. So a batch whose start falls in such a window starts just past it instead. A
+window is the batch's longest walk once it is answered, the nodes a pod has walked lately until
+then (walks grow where nodes are full). Where the windows leave no room, the estimate stands.
 """
 
 from __future__ import annotations
@@ -42,7 +47,7 @@ class _Window(NamedTuple):
 @dataclass
 class StartRing:
     next: int = 0
-    """Where the next batch starts when none is out: the sum of the walks so far, modulo the nodes."""
+    """Where the next batch starts when none is out: the end of the last batch's window."""
     walked_per_pod: float = 0.0
     """Nodes a pod's walk advanced the start by, on average over the recent batches."""
     _out: dict[str, int] = field(default_factory=dict)
@@ -55,7 +60,7 @@ class StartRing:
     def reserve(self, batch_id: str, pods: int, num_nodes: int) -> int:
         """The start for a batch being sent, reserving the walks it is expected to take."""
         start = (self.next + sum(self._out.values())) % num_nodes if self._out and num_nodes else self.next
-        self._out[batch_id] = round(pods * self.walked_per_pod)
+        self._out[batch_id] = round(self.walked_per_pod) if pods else 0
         self._reserved += 1
         for old in [b for b, w in self._undecided.items() if w.sent <= self._reserved - FORGET_AFTER]:
             del self._undecided[old]
@@ -85,10 +90,11 @@ class StartRing:
         self._undecided.pop(batch_id, None)
 
     def advance(self, walked: list[int], num_nodes: int, batch_id: str = "") -> None:
-        """A batch's answers are merged: each pod's walk that moves the start moves it by the nodes
-        it processed. `batch_id`'s window, while it is not decided, is then its longest walk."""
-        for n in walked:
-            self.next = (self.next + n) % num_nodes
+        """A batch's answers are merged: the walks of its pods that move the start (the nodes each
+        processed) move it by the longest, the batch's window, which `batch_id`'s is then while it
+        is not decided."""
+        if walked and num_nodes:
+            self.next = (self.next + max(walked)) % num_nodes
         window = self._undecided.get(batch_id)
         if window is not None and walked:
             self._undecided[batch_id] = window._replace(nodes=max(walked))
