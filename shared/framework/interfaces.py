@@ -146,6 +146,9 @@ class Plugin:
     # True when Score depends on the pod, the NodeInfo and indexes fixed for a snapshot's life
     # (ImageLocality's image spread): a result is reused only within the same snapshot.
     SNAPSHOT_LOCAL: ClassVar[bool] = False
+    # True when Score reads nothing the pods on the node change (its taints, labels, images): a
+    # pod placed on the node leaves the score as it was.
+    SCORE_IGNORES_NODE_PODS: ClassVar[bool] = False
 
     def checks_nothing_for(self, pod: PodInfo) -> bool:
         """True when this plugin's PreFilter and Filter, run in one cycle, pass `pod` on every

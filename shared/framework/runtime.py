@@ -568,15 +568,21 @@ class Framework:
         per-node objects); each plugin's weighted column goes to `per_plugin` when given."""
         totals = np.zeros(len(names), dtype=np.int64)
         for name, values in raw:
-            ext = self.plugins[name].score_extensions()  # type: ignore[attr-defined]  # `raw` names score plugins
-            column = weighted_column(name, ext, self.score_weights.get(name, 1), state, pod, lambda: names,
-                                     np.asarray(values, dtype=np.int64))
+            column = self.weighted_column(state, pod, names, name, values)
             if isinstance(column, Status):
                 return totals[:0], column
             totals += column
             if per_plugin is not None:
                 per_plugin.append((name, column.tolist()))
         return totals, None
+
+    def weighted_column(self, state: CycleState, pod: PodInfo, names: Sequence[str], plugin: str,
+                        raw: Sequence[int] | Column) -> Column | Status:
+        """Score plugin `plugin`'s part of `finish_totals`: its raw column over `names`
+        normalized, checked and weighted."""
+        ext = self.plugins[plugin].score_extensions()  # type: ignore[attr-defined]  # a score plugin
+        return weighted_column(plugin, ext, self.score_weights.get(plugin, 1), state, pod, lambda: names,
+                               np.asarray(raw, dtype=np.int64))
 
     # -- Reserve .. PostBind ----------------------------------------------------------------
     def run_reserve_plugins_reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:

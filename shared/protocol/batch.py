@@ -27,6 +27,7 @@ from shared.scheduler.fit_error import FitError, NoNodesAvailable
 from shared.scheduler.schedule_one import ScheduleAlgorithm, SchedulingError
 
 from .extending import add_priorities, add_priority_totals
+from .placed_nodes import PlacedNodes
 from .sharded import MergedFilter, finish_scores, finish_totals
 from .shared_totals import Ranking, SharedTotals
 
@@ -64,8 +65,9 @@ class Decision:
 def rank(item: BatchItem, snapshot: Snapshot, *, record: bool = False,
          shared: SharedTotals | None = None) -> tuple[list[str], list[NodePluginScores], str]:
     """The feasible nodes to try, best first (the seeded pick, then up to MAX_FALLBACKS more);
-    `record` keeps each plugin's weighted score per node (explain, replay's reports); `shared`
-    lets pods answered by one walk share their totals."""
+    `record` keeps each plugin's weighted score per node (explain, replay's reports); `shared`:
+    the batch decision's placements so far (`PlacedNodes`) and, unless `record`, the totals the
+    pods answered by one walk share."""
     feasible = item.merged.feasible
     if item.merged.ranked:
         return list(feasible), list(item.ranked_scores), ""
@@ -73,9 +75,11 @@ def rank(item: BatchItem, snapshot: Snapshot, *, record: bool = False,
         return list(feasible), [], ""
     state = CycleState()
     state.record_scores = record
+    if shared is None:
+        shared = SharedTotals()
     if not record:
         return _rank_totals(item, state, snapshot, shared)
-    scores, error = finish_scores(item.fwk, state, item.info, snapshot, feasible, item.raw)
+    scores, error = finish_scores(item.fwk, state, item.info, snapshot, feasible, item.raw, shared.placed)
     if error:
         return [], [], error
     add_priorities(scores, item.extenders, record=record)
@@ -84,14 +88,15 @@ def rank(item: BatchItem, snapshot: Snapshot, *, record: bool = False,
 
 
 def _rank_totals(item: BatchItem, state: CycleState, snapshot: Snapshot,
-                 shared: SharedTotals | None) -> tuple[list[str], list[NodePluginScores], str]:
+                 shared: SharedTotals) -> tuple[list[str], list[NodePluginScores], str]:
     """`rank` without the per-node score objects: the same pick and fallbacks, from plain totals."""
-    if shared is not None and not item.extenders and item.fwk.has_score_plugins():
+    if not item.extenders and item.fwk.has_score_plugins():
         ranking = shared.rank(item.fwk, state, item.info, snapshot, item.merged.feasible, item.raw)
         if isinstance(ranking, str):
             return [], [], ranking
         return ranking.pick(item.seed), [], ""
-    names, totals, error = finish_totals(item.fwk, state, item.info, snapshot, item.merged.feasible, item.raw)
+    names, totals, error = finish_totals(item.fwk, state, item.info, snapshot, item.merged.feasible, item.raw,
+                                         shared.placed)
     if error:
         return [], [], error
     add_priority_totals(names, totals, item.extenders)
@@ -160,7 +165,8 @@ def decide_batch(items: Sequence[BatchItem], snapshot: Callable[[], Snapshot],
                  assume: Callable[[str, str], None], *, placed_before: bool = False,
                  record: bool = False, walker: ScheduleAlgorithm | None = None,
                  may_walk: Callable[[BatchItem], bool] | None = None,
-                 shared: SharedTotals | None = None, unchanged_below: int | None = None) -> list[Decision]:
+                 shared: SharedTotals | None = None, unchanged_below: int | None = None,
+                 placed_on: Sequence[str] = ()) -> list[Decision]:
     """One decision per item, in order; `assume(uid, node)` places a bound pod on the view before
     the next item is decided (`snapshot()` must then show it). `placed_before`: a pod of the batch
     was placed before the first item (explain decides one pod in the middle of a batch).
@@ -173,18 +179,19 @@ def decide_batch(items: Sequence[BatchItem], snapshot: Callable[[], Snapshot],
     pod would be scheduled first; replay where the queue recorded a decision. Such a decision
     carries the walk's scores (when `record`), not the ranking's: the walk chose it.
 
-    `shared`: the rankings of a batch decided in parts (the view's nodes unchanged between them),
-    so that its later parts rank from the totals its first computed.
+    `shared`: the rankings and placements of a batch decided in parts (the view's nodes unchanged
+    between them), so that its later parts rank from the totals its first computed and read again
+    the node-local scores of the nodes it placed pods on (`PlacedNodes`). `placed_on`: the nodes
+    the batch's pods decided before the first item were placed on (explain decides one pod of a
+    batch alone).
 
     `unchanged_below`: the generation mark (`generation_mark`) of the view the items' walks were
     made on, when it is known to be that view: a re-check passes a walked node unchanged since
     without running the filters again (`first_still_fitting`). The decisions are the same."""
     out: list[Decision] = []
     prefiltered: dict[tuple[int, bytes], CycleState] = {}
-    if record:
-        shared = None
-    elif shared is None:
-        shared = SharedTotals()
+    if shared is None:
+        shared = SharedTotals(PlacedNodes(placed_on))
     for item in items:
         m = item.merged
         if m.error:
@@ -213,6 +220,7 @@ def decide_batch(items: Sequence[BatchItem], snapshot: Callable[[], Snapshot],
                 out.append(Decision("retry", scores=scores, ranked=ranked, walked_again=walked_again))
                 continue
         assume(item.info.uid, host)
+        shared.placed.placed(host)
         placed_before = True
         out.append(Decision("bind", host=host, scores=scores, ranked=ranked, walked_again=walked_again))
     return out

@@ -44,6 +44,7 @@ from shared.scheduler.schedule_one import num_feasible_nodes_to_find
 from .answers import Walk, failed_by_name, packed_rejections
 from .failure_groups import group_failures, to_failure
 from .packing import pack, pack_walk
+from .placed_nodes import PlacedNodes
 from .raw_scores import NO_SCORES, RawScores
 
 
@@ -293,11 +294,13 @@ def names_a_node_twice(positions: npt.NDArray[np.intp]) -> bool:
 
 
 def finish_scores(fwk: Framework, state: CycleState, pod: PodInfo, snapshot: Snapshot, feasible: list[str],
-                  raw: Mapping[str, Mapping[str, int]]) -> tuple[list[NodePluginScores], str]:
-    """Totals for `feasible` (in walk order) from the shards' raw scores (plugin → node → score)."""
+                  raw: Mapping[str, Mapping[str, int]],
+                  placed: PlacedNodes | None = None) -> tuple[list[NodePluginScores], str]:
+    """Totals for `feasible` (in walk order) from the shards' raw scores (plugin → node → score);
+    `placed`: the batch's placements so far, whose nodes' node-local scores are read again."""
     if not fwk.has_score_plugins():
         return [NodePluginScores(n, [], 1) for n in feasible], ""
-    names, columns, error = _score_columns(fwk, state, pod, snapshot, feasible, raw)
+    names, columns, error = _score_columns(fwk, state, pod, snapshot, feasible, raw, placed)
     if error:
         return [], error
     scores, s = fwk.finish_scores(state, pod, names, columns)
@@ -305,11 +308,12 @@ def finish_scores(fwk: Framework, state: CycleState, pod: PodInfo, snapshot: Sna
 
 
 def finish_totals(fwk: Framework, state: CycleState, pod: PodInfo, snapshot: Snapshot, feasible: list[str],
-                  raw: Mapping[str, Mapping[str, int]]) -> tuple[list[str], Column, str]:
+                  raw: Mapping[str, Mapping[str, int]],
+                  placed: PlacedNodes | None = None) -> tuple[list[str], Column, str]:
     """`finish_scores` as plain totals, with the names they belong to (ranking needs no more)."""
     if not fwk.has_score_plugins():
         return list(feasible), np.ones(len(feasible), dtype=np.int64), ""
-    names, columns, error = _score_columns(fwk, state, pod, snapshot, feasible, raw)
+    names, columns, error = _score_columns(fwk, state, pod, snapshot, feasible, raw, placed)
     if error:
         return [], np.zeros(0, dtype=np.int64), error
     totals, s = fwk.finish_totals(state, pod, names, columns)
@@ -317,12 +321,15 @@ def finish_totals(fwk: Framework, state: CycleState, pod: PodInfo, snapshot: Sna
 
 
 def _score_columns(fwk: Framework, state: CycleState, pod: PodInfo, snapshot: Snapshot, feasible: list[str],
-                   raw: Mapping[str, Mapping[str, int]]) -> tuple[list[str], list[tuple[str, Column]], str]:
+                   raw: Mapping[str, Mapping[str, int]],
+                   placed: PlacedNodes | None) -> tuple[list[str], list[tuple[str, Column]], str]:
     """PreScore on the nodes the snapshot knows, then each active score plugin's raw column."""
     names = known_names(snapshot, feasible)
     s = fwk.run_pre_score_plugins(state, pod, known_infos(snapshot, names))
     if s is not None and not s.is_success():
         return [], [], s.message()
+    if placed is not None:
+        return names, placed.columns(fwk, state, pod, snapshot, names, raw), ""
     return names, raw_columns(fwk, state, names, raw), ""
 
 

@@ -201,7 +201,7 @@ def _explain(profiles: dict[str, Framework], view: ClusterView, pod: Pod, start:
         # proposal's: the queue retries a refused proposal).
         decided = decide_batch([item], view.snapshot, view.assume, placed_before=bool(earlier) or decide_on is not None,
                                record=True, walker=ScheduleAlgorithm(random.Random(0)),
-                               may_walk=lambda it: not it.merged.ranked)[0]
+                               may_walk=lambda it: not it.merged.ranked, placed_on=[node for _, node in earlier])[0]
         view.set_assumed(restore)
     walked = set(e.merged.feasible) | set(e.merged.diagnosis.node_to_status)
     weights = e.fwk.score_weights if e.fwk is not None else {}

@@ -56,6 +56,7 @@ def pod_images(pod: Pod) -> tuple[str, ...]:
 class ImageLocality(ScorePlugin):
     NAME = names.IMAGE_LOCALITY
     SNAPSHOT_LOCAL = True  # the node's images, and how many nodes of the snapshot hold each
+    SCORE_IGNORES_NODE_PODS = True
 
     __slots__ = ("_handle", "_pod", "_images")
 

@@ -153,6 +153,7 @@ def pinned_node_names(pod: Pod) -> tuple[set[str] | None, bool]:
 class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, ScoreExtensions, EnqueueExtensions):
     NAME = names.NODE_AFFINITY
     NODE_LOCAL = True
+    SCORE_IGNORES_NODE_PODS = True  # the node's labels
 
     def __init__(self, added_selector: NodeSelectorMatcher | None = None,
                  added_preferred: PreferredTerms | None = None) -> None:

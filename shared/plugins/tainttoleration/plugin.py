@@ -59,6 +59,7 @@ class _PreScoreState:
 class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, ScoreExtensions, EnqueueExtensions):
     NAME = names.TAINT_TOLERATION
     NODE_LOCAL = True
+    SCORE_IGNORES_NODE_PODS = True  # the node's taints
 
     @classmethod
     def new(cls, args: Mapping[str, Any] | None, handle: Handle) -> TaintToleration:
