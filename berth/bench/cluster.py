@@ -193,8 +193,14 @@ async def _measure(workload: Workload, settings: Settings, fleet: Fleet, progres
         queues=fleet.options.queues,
         queue_busy=cpu.get("queue", 0.0) / read_over / fleet.options.queues if read_over > 0 else None,
         queue_waited=waited / read_over / fleet.options.queues if read_over > 0 else None,
-        pods_per_node=spread_summary([len(info.pods) for info in ledger.view.snapshot().node_info_list]),
+        pods_per_node=spread_summary(workload_pods_per_node(ledger)),
     )
+
+
+def workload_pods_per_node(ledger: Ledger) -> list[int]:
+    """Each node's pods but the warm-up probes, as the in-process core's count is made."""
+    return [sum(1 for p in info.pods if not p.pod.metadata.name.startswith(PROBE_NAME))
+            for info in ledger.view.snapshot().node_info_list]
 
 
 async def _answered_ledger(settings: Settings, registry: TopicRegistry, wait_s: float = 30.0) -> Ledger:
@@ -316,8 +322,12 @@ def _workers_answering(fleet: Fleet) -> int:
     return answering
 
 
+PROBE_NAME = "berth-bench-probe"
+"""The warm-up probes' names (the first; the others add "-k")."""
+
+
 def _probe(template: Pod, k: int = 0) -> Pod:
-    name = "berth-bench-probe" if k == 0 else f"berth-bench-probe-{k}"
+    name = PROBE_NAME if k == 0 else f"{PROBE_NAME}-{k}"
     meta = msgspec.structs.replace(template.metadata, name=name, uid=f"default/{name}")
     return msgspec.structs.replace(template, metadata=meta)
 

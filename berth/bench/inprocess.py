@@ -63,8 +63,8 @@ class BenchResult:
     in the queue, where pods of a batch ranked the same few nodes first."""
     pods_per_node: dict[str, float] = field(default_factory=dict)
     """How evenly the pods lie on the nodes once the run is over (`spread_summary`): those running
-    before and the measured pods, every node counted. The in-process core's is upstream's, so a
-    cluster run's is read against it."""
+    before and the measured pods (not the cluster bench's warm-up probes), every node counted. The
+    in-process core's is upstream's, so a cluster run's is read against it."""
     churn_submitted: int = 0
     """How many of the workload's churn pods were submitted during the measurement."""
     cpu_ms_per_pod: dict[str, float] = field(default_factory=dict)

@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
+from berth.bench.cluster import PROBE_NAME, workload_pods_per_node
+from berth.bench.ledger import Ledger
 from berth.bench.stats import median_run, percentile, spread_summary, throughput_series
 from berth.bench_cmd import with_config
 from berth.cli import main
-from shared.events import NODE_SHARDS
+from shared.events import NODE_SHARDS, NodeUpserted, PodBound, PodSubmitted
 from shared.workloads import generate
+from tests.builders import MakeNode, MakePod
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -62,6 +66,18 @@ def test_the_spread_of_pods_over_nodes_is_reported(tmp_path: Path, capsys: pytes
     # LeastAllocated puts two on each node.
     assert main(["bench", "--nodes", "12", "--pods", "24", "--out-dir", str(tmp_path), "--no-progress"]) == 0
     assert "pods per node   min 3, median 3, p99 3, max 3" in capsys.readouterr().out
+
+
+def test_the_cluster_spread_leaves_out_the_warm_up_probes() -> None:
+    ledger = Ledger()
+    now = datetime.now(UTC)
+    for name in ("a", "b"):
+        ledger.view.apply_payload(NodeUpserted(node=MakeNode().name(name).capacity(cpu="4", pods="110").obj()), now)
+    for name, uid, node in (("web", "u1", "a"), (PROBE_NAME, "u2", "b"), (f"{PROBE_NAME}-3", "u3", "a")):
+        ledger.view.apply_payload(PodSubmitted(pod=MakePod().name(name).uid(uid).obj()), now)
+        ledger.view.apply_payload(PodBound(pod_uid=uid, node_name=node, attempt_id=f"bind-{uid}"), now)
+    assert sorted(len(i.pods) for i in ledger.view.snapshot().node_info_list) == [1, 2]
+    assert sorted(workload_pods_per_node(ledger)) == [0, 1]
 
 
 def test_spread_summary_counts_every_node() -> None:
