@@ -5,9 +5,10 @@ sharing a walk (a ReplicaSet's) then all put its few best nodes first and filled
 another, where one scheduler deciding them in turn spreads them: SchedulingBasic, 10,000 pods on
 5,000 nodes, left some nodes with 28 pods and others with none, where the in-process core leaves
 each two or three. So once a pod of the batch is placed on a node, the scores that read nothing
-but the pod and that node (`ScorePlugin.NODE_LOCAL`, `SNAPSHOT_LOCAL`: resources, images, taints,
-node affinity) are read again on the view for the pods after it; the scores that count other
-nodes' pods (PodTopologySpread, InterPodAffinity) stay the walk's.
+but the pod and that node (`NODE_LOCAL` or `SNAPSHOT_LOCAL` plugins) and that the node's pods move
+(resources; not taints, labels or images: `SCORE_IGNORES_NODE_PODS`) are read again on the view
+for the pods after it; the scores that count other nodes' pods (PodTopologySpread,
+InterPodAffinity) stay the walk's.
 
 What a pod's columns hold depends only on the nodes placed on before it and the view, so every
 decider of a batch (the queue, replay, explain, a proposing worker) ranks alike. The pods sharing
