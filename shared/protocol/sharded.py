@@ -328,9 +328,8 @@ def _score_columns(fwk: Framework, state: CycleState, pod: PodInfo, snapshot: Sn
     s = fwk.run_pre_score_plugins(state, pod, known_infos(snapshot, names))
     if s is not None and not s.is_success():
         return [], [], s.message()
-    if placed is not None:
-        return names, placed.columns(fwk, state, pod, snapshot, names, raw), ""
-    return names, raw_columns(fwk, state, names, raw), ""
+    placed = placed if placed is not None else PlacedNodes()  # none: the walk's columns as they came
+    return names, placed.columns(fwk, state, pod, snapshot, names, raw), ""
 
 
 def known_names(snapshot: Snapshot, feasible: list[str]) -> list[str]:
@@ -345,13 +344,3 @@ def known_infos(snapshot: Snapshot, names: list[str]) -> Sequence[NodeInfo]:
     """The snapshot's nodes `names` (all known), built only if a PreScore plugin reads them."""
     known = snapshot.node_info_map
     return LazyNodes(len(names), lambda: list(map(known.__getitem__, names)))
-
-
-def raw_columns(fwk: Framework, state: CycleState, names: list[str],
-                raw: Mapping[str, Mapping[str, int]]) -> list[tuple[str, Column]]:
-    """Each score plugin's raw column over `names`, but those PreScore skipped."""
-    scores = RawScores.of_mapping(raw)
-    rows = scores.rows(names)
-    return [(pl.name, scores.column(pl.name, rows, len(names)))
-            for pl in fwk.score_plugins if pl.name not in state.skip_score_plugins]
-
