@@ -232,11 +232,6 @@ def first_owned(queue_of: Callable[[Pod], int], workload: Workload) -> dict[int,
     return out
 
 
-def owning_queues(queue_of: Callable[[Pod], int], workload: Workload) -> set[int]:
-    """The queues that own any of the measured pods."""
-    return set(first_owned(queue_of, workload))
-
-
 class _Probes:
     """Warm-up probes, each made from a measured pod of the next queue that owns measured pods, in
     turn, and named so that it goes there: a probe another queue took would wake workers the

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from berth.bench.cluster import _Probes, _warm_workers, idle_queues_note, owning_queues, queue_rule
+from berth.bench.cluster import _Probes, _warm_workers, first_owned, idle_queues_note, queue_rule
 from berth.services import UpOptions
 from shared.workloads import generate
 
@@ -25,14 +25,14 @@ def test_the_workers_of_the_queues_that_own_measured_pods(workload: str, workers
                                                           busy: int) -> None:
     options = UpOptions(filter_workers=workers, queues=queues)
     w = generate(workload, 200, 400)
-    assert _warm_workers(options, owning_queues(queue_rule(options, w), w), most) == busy
+    assert _warm_workers(options, set(first_owned(queue_rule(options, w), w)), most) == busy
 
 
 def test_queues_that_own_no_measured_pod_are_named() -> None:
     options = UpOptions(filter_workers=8, queues=4)
     basic, spread = generate("SchedulingBasic", 200, 400), generate("TopologySpreading", 200, 400)
-    assert idle_queues_note(options, owning_queues(queue_rule(options, basic), basic)) == ""
-    assert idle_queues_note(options, owning_queues(queue_rule(options, spread), spread)) == (
+    assert idle_queues_note(options, set(first_owned(queue_rule(options, basic), basic))) == ""
+    assert idle_queues_note(options, set(first_owned(queue_rule(options, spread), spread))) == (
         "note: 1 of 4 queues owns the measured pods (pods whose constraints span nodes are the first queue's), "
         "so 2 of 8 filter workers filter them; --queues 1 gives them all 8")
 
