@@ -181,6 +181,7 @@ def _explain(profiles: dict[str, Framework], view: ClusterView, pod: Pod, start:
     moves the view to where a cycle decided later was decided, before the pick. `ranked`: the
     pod's proposal (its worker's ranking and scores), which the pick tries in order."""
     uid = pod.metadata.uid
+    taken = [node for _, node in earlier]  # where the batch's pods decided before it went
     restore = list(view.assumed.items())
     point_at(profiles.values(), view)
     snapshot = view.snapshot()
@@ -201,7 +202,7 @@ def _explain(profiles: dict[str, Framework], view: ClusterView, pod: Pod, start:
         # proposal's: the queue retries a refused proposal).
         decided = decide_batch([item], view.snapshot, view.assume, placed_before=bool(earlier) or decide_on is not None,
                                record=True, walker=ScheduleAlgorithm(random.Random(0)),
-                               may_walk=lambda it: not it.merged.ranked, placed_on=[node for _, node in earlier])[0]
+                               may_walk=lambda it: not it.merged.ranked, placed_on=taken)[0]
         view.set_assumed(restore)
     walked = set(e.merged.feasible) | set(e.merged.diagnosis.node_to_status)
     weights = e.fwk.score_weights if e.fwk is not None else {}
@@ -228,7 +229,7 @@ def _explain(profiles: dict[str, Framework], view: ClusterView, pod: Pod, start:
     replayed = outcome_text(decided.host or None, message or decided.error or None)
     return Explanation(pod=f"{pod.metadata.namespace}/{pod.metadata.name}", uid=uid, attempt=0, seed=seed,
                        nodes_total=snapshot.num_nodes(), start=start, feasible=list(e.merged.feasible),
-                       replayed=replayed, pick=pick_reason(nodes, {node for _, node in earlier}), nodes=nodes)
+                       replayed=replayed, pick=pick_reason(nodes, set(taken)), nodes=nodes)
 
 
 def pick_reason(nodes: Sequence[NodeExplanation], taken: set[str]) -> str:
