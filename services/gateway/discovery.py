@@ -56,6 +56,9 @@ RESOURCES = (
              ("pdb",)),
 )
 """The kinds Berth stores, each with its OpenAPI schema."""
+EMPTY = (Resource("", "v1", "services", "service", "Service", True, READ, ("svc",), ("all",)),)
+"""Kinds Berth holds none of, listed empty where kubectl reads them: `kubectl cluster-info` lists
+kube-system's services, and prints the control plane's address only once that list answers."""
 REVIEWS = (
     Resource("authorization.k8s.io", "v1", "selfsubjectaccessreviews", "selfsubjectaccessreview",
              "SelfSubjectAccessReview", False, ("create",)),
@@ -63,7 +66,7 @@ REVIEWS = (
              "SelfSubjectRulesReview", False, ("create",)),
 )
 """What `kubectl auth can-i` asks (`access_review`): answered, not stored."""
-DISCOVERED = RESOURCES + REVIEWS
+DISCOVERED = RESOURCES + EMPTY + REVIEWS
 
 
 def group_version_of(kind: str) -> str:

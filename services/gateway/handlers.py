@@ -268,10 +268,18 @@ def _refuse_watch(request: web.Request, resource: str) -> None:
     """Events are not watched (they are derived from each pod's history): a watch of them is refused,
     not answered with a list."""
     if _watching(request):
-        raise web.HTTPMethodNotAllowed(request.method, ["GET"], text=msgspec.json.encode(
-            {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "reason": "MethodNotAllowed",
-             "message": f"watch is not supported on {resource}", "code": 405}
-        ).decode(), content_type="application/json")
+        raise _not_allowed(request, f"watch is not supported on {resource}")
+
+
+def _not_allowed(request: web.Request, message: str) -> web.HTTPMethodNotAllowed:
+    """A 405 with the API server's Status body, which kubectl prints as the error's message."""
+    return web.HTTPMethodNotAllowed(request.method, ["GET"], text=msgspec.json.encode(
+        {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "reason": "MethodNotAllowed",
+         "message": message, "code": 405}).decode(), content_type="application/json")
+
+
+async def _refuse_service_write(request: web.Request) -> web.Response:
+    raise _not_allowed(request, "Berth holds no services (it schedules pods): services are only listed, and empty")
 
 
 UID_CHUNK = 5000
@@ -366,6 +374,12 @@ class Routes:
         r.add_get("/apis/policy/v1/namespaces/{ns}/poddisruptionbudgets", self.list_pdbs)
         r.add_get("/api/v1/events", self.list_events)
         r.add_get("/api/v1/namespaces/{ns}/events", self.list_events)
+        r.add_get("/api/v1/services", self.list_services)
+        r.add_get("/api/v1/namespaces/{ns}/services", self.list_services)
+        r.add_get("/api/v1/namespaces/{ns}/services/{name}", self.get_service)
+        for method in ("POST", "PUT", "PATCH", "DELETE"):
+            r.add_route(method, "/api/v1/namespaces/{ns}/services", _refuse_service_write)
+            r.add_route(method, "/api/v1/namespaces/{ns}/services/{name}", _refuse_service_write)
 
     @web.middleware
     async def _middleware(self, request: web.Request, handler: Handler) -> web.StreamResponse:
@@ -660,6 +674,14 @@ class Routes:
             history = pod_events(row, await self.queries.attempts(row.uid), await self.queries.bindings(row.uid))
             items += core_events(row, history)
         return await self.answer(request, "Event", _listed(request, items, EVENT_FIELD_PATHS, _by_time))
+
+    async def list_services(self, request: web.Request) -> web.Response:
+        """Always empty (`discovery.EMPTY`); a watch is refused as for events."""
+        _refuse_watch(request, "services")
+        return await self.answer(request, "Service", _listed(request, []))
+
+    async def get_service(self, request: web.Request) -> web.Response:
+        raise NotFound("services", request.match_info["name"])
 
     async def create_pod(self, request: web.Request) -> web.Response:
         ns = request.match_info["ns"]

@@ -233,6 +233,25 @@ def event_cells(event: dict[str, Any], now: datetime) -> list[Any]:
             event.get("message", ""), _since(event.get("firstTimestamp"), now), event.get("count", 1), _name(event)]
 
 
+# --- services (Berth holds none: the list kubectl cluster-info reads is empty) -------------------
+
+SERVICE_COLUMNS = (
+    NAME, Column("Type", "How the service is exposed."),
+    Column("Cluster-IP", "The service's address inside the cluster."),
+    Column("External-IP", "The load balancer's address, where one serves it."),
+    Column("Port(s)", "The ports the service exposes."), AGE,
+    Column("Selector", "The pods the service routes to.", priority=1),
+)
+
+
+def service_cells(service: dict[str, Any], now: datetime) -> list[Any]:
+    spec = service.get("spec") or {}
+    ports = ",".join(f"{p.get('port')}/{p.get('protocol', 'TCP')}" for p in spec.get("ports") or ())
+    selector = ",".join(f"{k}={v}" for k, v in sorted((spec.get("selector") or {}).items()))
+    return [_name(service), spec.get("type", "ClusterIP"), spec.get("clusterIP") or NONE, NONE, ports or NONE,
+            age(service, now), selector or NONE]
+
+
 PRINTERS: dict[str, tuple[tuple[Column, ...], Cells]] = {
     "Pod": (POD_COLUMNS, pod_cells),
     "Node": (NODE_COLUMNS, node_cells),
@@ -240,4 +259,5 @@ PRINTERS: dict[str, tuple[tuple[Column, ...], Cells]] = {
     "PriorityClass": (PRIORITY_CLASS_COLUMNS, priority_class_cells),
     "PodDisruptionBudget": (PDB_COLUMNS, pdb_cells),
     "Event": (EVENT_COLUMNS, event_cells),
+    "Service": (SERVICE_COLUMNS, service_cells),
 }

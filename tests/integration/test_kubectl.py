@@ -54,6 +54,13 @@ def test_kubectl_gets_describes_watches_and_deletes(state: Path, tmp_path: Path)
         env, kubeconfig = cluster.env, cluster.kubeconfig
         assert Path(kubeconfig).stat().st_mode & 0o777 == 0o600, "it holds the admin token"
         assert "v1.34.0+berth" in _ok(kubeconfig, "version")
+        # cluster-info reads kube-system's services; Berth lists them, empty.
+        control_plane = f"Kubernetes control plane is running at {cluster.info['gateway_url']}"
+        assert control_plane in _ok(kubeconfig, "cluster-info")
+        assert _ok(kubeconfig, "get", "services", "-A", "-o", "name") == ""
+        assert _ok(kubeconfig, "get", "svc", "-n", "kube-system") == "", "as a Table, with the API server's columns"
+        made = _kubectl(kubeconfig, "create", "service", "clusterip", "web", "--tcp=80:80")
+        assert made.returncode == 1 and "Berth holds no services (it schedules pods)" in made.stderr, made.stderr
         resources = _ok(kubeconfig, "api-resources", "--no-headers")
         assert {line.split()[0] for line in resources.splitlines()} >= {
             "pods", "nodes", "namespaces", "events", "priorityclasses", "poddisruptionbudgets"}

@@ -64,9 +64,11 @@ def test_only_a_table_accept_header_asks_for_one() -> None:
 def test_discovery_lists_what_the_gateway_serves() -> None:
     core = discovery.resource_list("", "v1")
     assert core is not None and {r["name"] for r in core["resources"]} == {
-        "pods", "nodes", "namespaces", "events", "pods/binding", "pods/status", "nodes/status"}
+        "pods", "nodes", "namespaces", "events", "services", "pods/binding", "pods/status", "nodes/status"}
     pods = next(r for r in core["resources"] if r["name"] == "pods")
     assert pods["namespaced"] and pods["shortNames"] == ["po"] and pods["categories"] == ["all"]
+    services = next(r for r in core["resources"] if r["name"] == "services")
+    assert services["verbs"] == ["get", "list"], "listed for kubectl cluster-info, never written"
     groups = {g["name"]: g["preferredVersion"]["groupVersion"] for g in discovery.api_group_list()["groups"]}
     assert groups == {"scheduling.k8s.io": "scheduling.k8s.io/v1", "policy": "policy/v1",
                       "authorization.k8s.io": "authorization.k8s.io/v1"}  # kubectl auth can-i's reviews
