@@ -38,7 +38,7 @@ from shared.model.selectors import parse_selector
 from shared.ports import AcceptedIntentLog, EventStoreReader, Publisher, ReadModelReader
 from shared.projection import PodRow
 
-from . import discovery, object_watches, objects, openapi, pagination, tables, versions, watch
+from . import containers, discovery, object_watches, objects, openapi, pagination, tables, versions, watch
 from .existence import pod_exists
 from .generated_names import name_generated
 from .kinds import KindRoutes
@@ -87,6 +87,8 @@ def _error_response(exc: BaseException) -> web.Response:
                                                  "reason": exc.reason, "causes": [cause]})
     if isinstance(exc, NotFound):
         return status(404, "NotFound", str(exc), {"kind": exc.kind, "name": exc.name})
+    if isinstance(exc, containers.NoContainers):
+        return status(400, "BadRequest", str(exc), {"kind": "pods", "name": exc.name})
     if isinstance(exc, Forbidden):
         return status(403, "Forbidden", str(exc), {"kind": exc.kind, "name": exc.name})
     if isinstance(exc, AlreadyExists):
@@ -356,6 +358,7 @@ class Routes:
         openapi.install(app)
         KindRoutes(self).install(app)
         SubresourceRoutes(self, self.settings.scheduler_names).install(app)
+        containers.install(app, self.queries)
         r = app.router
         r.add_get("/api/v1/nodes", self.list_nodes)
         r.add_post("/api/v1/nodes", self.create_node)

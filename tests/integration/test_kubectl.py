@@ -90,6 +90,13 @@ def test_kubectl_gets_describes_watches_and_deletes(state: Path, tmp_path: Path)
         assert any(line.split()[:2] == ["team", "other"] for line in wide[1:])
         assert next(line for line in wide if " small " in line).split()[7] == "n1"
         assert _ok(kubeconfig, "get", "pods", "-l", "app=web", "-o", "name").split() == ["pod/small"]
+        # What a kubelet would serve: kubectl says why there is none, naming the pod.
+        for args, lacks in ((("logs", "small"), "has no logs"),
+                            (("exec", "small", "--", "ls"), "has no container to exec in")):
+            refused = _kubectl(kubeconfig, *args)
+            assert refused.returncode == 1 and refused.stderr.startswith("Error from server (BadRequest): ") \
+                and f'pod "small" {lacks}' in refused.stderr and "no kubelet" in refused.stderr, refused.stderr
+        assert "not found" in _kubectl(kubeconfig, "logs", "nope").stderr
         assert _ok(kubeconfig, "get", "pods", "-A", "--chunk-size=1", "-o", "name").split() == [
             "pod/huge", "pod/small", "pod/other"], "followed page by page"
         pending = _ok(kubeconfig, "get", "pods", "--field-selector", "status.phase=Pending", "-o", "name")
