@@ -14,7 +14,7 @@ from shared.errors import InvalidInput
 from shared.workloads import WORKLOADS, generate
 
 from .bench.plot import NO_PLOT, plot_scaling, plot_throughput
-from .bench.stats import median_run
+from .bench.stats import median, median_run, paired_steps
 from .client import CliError, run_guarded
 from .machine import summary
 from .services import check_filter_workers, check_queues, filter_workers_problem, most_queues, up_options
@@ -234,6 +234,9 @@ def _sweep(args: argparse.Namespace, workload: Any, progress: bool, config_path:
         # Against the count before: more workers should never give fewer pods/s.
         point["step"] = (point["pods_per_second"] / before["pods_per_second"]
                          if before is not None and before["pods_per_second"] else None)
+        pairs = (paired_steps(runs[before["filter_workers"]], runs[point["filter_workers"]])
+                 if before is not None else [])
+        point["paired_steps"], point["paired_step"] = pairs, median(pairs)
     stem = f"{workload.name}-cluster-sweep-{args.nodes}n-{args.pods}p" + (f"-{args.queues}q" if args.queues else "")
     machine = result.machine  # every count ran on this machine: the last run's description
     swept = {"workload": workload.name, "mode": "cluster", "nodes": args.nodes, "pods": args.pods,
@@ -257,7 +260,7 @@ def _sweep(args: argparse.Namespace, workload: Any, progress: bool, config_path:
             print(f"  each count's run of median pods/s of {args.rounds} rounds; range: all its runs' pods/s")
         ranges = f"  {'range':>13}" if args.rounds > 1 else ""
         print(f"  {'workers':>7}  {'queues':>6}  {'propose':>12}  {'pods/s':>9}{ranges}  {'speedup':>7}  "
-              f"{'step':>5}  {'efficiency':>10}  "
+              f"{'step':>5}  {'paired':>6}  {'efficiency':>10}  "
               f"{'e2e p99':>9}  {'cpu ms/pod':>10}  {'queue':>6}  {'busy':>5}  {'waited':>6}  {'filter':>6}  "
               f"{'sent/pod':>8}")
         for p in points:
@@ -268,12 +271,15 @@ def _sweep(args: argparse.Namespace, workload: Any, progress: bool, config_path:
             print(f"  {p['filter_workers']:>7}  {p['queues']:>6}  {proposed:>12}  "
                   f"{p['pods_per_second']:>9.1f}{spread}  "
                   f"{p['speedup']:>7.2f}  {'-' if p['step'] is None else format(p['step'], '.2f'):>5}  "
+                  f"{'-' if p['paired_step'] is None else format(p['paired_step'], '.2f'):>6}  "
                   f"{p['efficiency']:>10.2f}  {p['e2e_latency_p99_ms'] / 1000:>8.1f}s  "
                   f"{ms.get('total', 0.0):>10.3f}  {ms.get('queue', 0.0):>6.3f}  {p['queue_busy'] or 0:>5.0%}  "
                   f"{p['queue_waited'] or 0:>6.0%}  "
                   f"{ms.get('filter', 0.0):>6.3f}  "
                   f"{p['sent_per_pod']:>8.2f}")
         print("  step: pods/s against the count before (below 0.95: more workers gave fewer pods/s); "
+              "paired: the median, over the rounds, of pods/s against the count before in the same round "
+              "(run just before it, so a machine's slower spells cancel); "
               "busy: the queue's CPU seconds per second of the run (one process: near 100%, it bounds pods/s); "
               "waited: its share of the run off the CPU with its next batch at the workers")
         print(f"  result {out_dir / (stem + '.json')}" + (f", plot {plot}" if plot else f"; {NO_PLOT}"))

@@ -25,6 +25,22 @@ def spread_summary(per_node: Sequence[int]) -> dict[str, float]:
             "max": max(per_node)}
 
 
+def paired_steps(before: Sequence[Mapping[str, Any]], after: Sequence[Mapping[str, Any]]) -> list[float]:
+    """Round by round, one count's pods/s against the count before it in the same round: the two
+    ran one after the other, so a machine that slows for a while slows both, where the ratio of two
+    medians taken from different rounds carries that drift."""
+    return [a["pods_per_second"] / b["pods_per_second"] for b, a in zip(before, after) if b["pods_per_second"]]
+
+
+def median(values: Sequence[float]) -> float | None:
+    """The middle value (the mean of the middle two for an even count); None for none."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
+
+
 def throughput_series(done_at: Sequence[float], bucket: float) -> list[tuple[float, float]]:
     """(bucket end time, completions per second in that bucket) from completion times since start."""
     if not done_at:

@@ -82,6 +82,10 @@ async def test_scale_sweep_smoke(berth_env: BerthTestEnv, tmp_path: Path) -> Non
     assert first["speedup"] == 1.0 and first["efficiency"] == 1.0
     assert second["efficiency"] == second["speedup"] / 2 and second["pods_per_second"] > 0
     assert first["step"] is None and second["step"] == second["speedup"]  # against the count before
+    # Paired round by round: each of the second count's runs against the first's of that round.
+    assert first["paired_step"] is None and second["paired_steps"] == [
+        b / a for a, b in zip(first["rounds_pods_per_second"], second["rounds_pods_per_second"])]
+    assert second["paired_step"] == pytest.approx(sum(second["paired_steps"]) / 2)
     for point in summary["sweep"]:  # each process's CPU per pod, and the sum
         ms = point["cpu_ms_per_pod"]
         assert {"queue", "filter", "total"} <= set(ms)  # the broker too where the bench started it

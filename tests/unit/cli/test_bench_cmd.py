@@ -10,7 +10,7 @@ import pytest
 
 from berth.bench.cluster import PROBE_NAME, workload_pods_per_node
 from berth.bench.ledger import Ledger
-from berth.bench.stats import median_run, percentile, spread_summary, throughput_series
+from berth.bench.stats import median, median_run, paired_steps, percentile, spread_summary, throughput_series
 from berth.bench_cmd import with_config
 from berth.cli import main
 from shared.events import NODE_SHARDS, NodeUpserted, PodBound, PodSubmitted
@@ -198,6 +198,17 @@ def test_a_sweep_point_is_its_counts_run_of_median_pods_per_second() -> None:
     assert point["rounds_pods_per_second"] == [2_600.0, 2_200.0, 2_500.0, 2_700.0]
     assert point["rounds_cpu_ms_per_pod"] == [0.60, 0.70, 0.65, 0.62]
     assert median_run(runs[:3])["pods_per_second"] == 2_500.0
+
+
+def test_a_paired_step_compares_runs_of_one_round() -> None:
+    # Round 3 ran on a slow spell: both counts fell. Medians of the counts (2,500 against 2,600)
+    # read 0.96; paired round by round the second count is 10% faster each time.
+    one = [{"pods_per_second": p} for p in (2_500.0, 2_600.0, 1_800.0)]
+    two = [{"pods_per_second": p} for p in (2_750.0, 2_860.0, 1_980.0)]
+    steps = paired_steps(one, two)
+    assert [round(s, 6) for s in steps] == [1.1, 1.1, 1.1] and round(median(steps) or 0, 6) == 1.1
+    assert paired_steps([{"pods_per_second": 0.0}], [{"pods_per_second": 5.0}]) == [], "no run to compare with"
+    assert median([]) is None and median([3.0, 1.0]) == 2.0 and median([3.0, 1.0, 2.0]) == 2.0
 
 
 @pytest.mark.parametrize(("argv", "says"), [
