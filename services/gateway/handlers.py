@@ -267,8 +267,8 @@ def _watching(request: web.Request) -> bool:
 
 
 def _refuse_watch(request: web.Request, resource: str) -> None:
-    """Events are not watched (they are derived from each pod's history): a watch of them is refused,
-    not answered with a list."""
+    """Events (derived from each pod's history) and services (Berth holds none) are not watched: a
+    watch of them is refused, not answered with a list."""
     if _watching(request):
         raise _not_allowed(request, f"watch is not supported on {resource}")
 
