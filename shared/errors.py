@@ -59,17 +59,20 @@ class InvalidInput(DomainError):
     """A field of an object (a Pod, a Node, a configuration, a CLI flag) has an invalid value.
 
     `str()` reads like upstream's validation errors: ``Pod default/p: spec.priority: expected an integer``.
+    `also`: the same object's other invalid fields, found by checks that went on past this one (the
+    API server reports every field error of an object at once); `str()` adds them on the same line.
     """
 
-    def __init__(self, obj: str, field: str, reason: str) -> None:
+    def __init__(self, obj: str, field: str, reason: str, also: tuple[InvalidInput, ...] = ()) -> None:
         self.obj = obj
         self.field = field
         self.reason = reason
+        self.also = also
         super().__init__(obj, field, reason)
 
     def __str__(self) -> str:
         parts = [p for p in (self.obj, self.field, self.reason) if p]
-        return ": ".join(parts)
+        return "; ".join([": ".join(parts), *(": ".join(p for p in (e.field, e.reason) if p) for e in self.also)])
 
 
 class DecodeError(DomainError):

@@ -82,9 +82,9 @@ def _error_response(exc: BaseException) -> web.Response:
     if isinstance(exc, InvalidInput):
         # `causes`, `kind` and `name` as the API server words field errors (kubectl prints "The Pod
         # "web" is invalid: <field>: <reason>"); the rest for Berth's CLI.
-        cause = {"reason": "FieldValueInvalid", "message": exc.reason, "field": exc.field}
+        causes = [{"reason": "FieldValueInvalid", "message": e.reason, "field": e.field} for e in (exc, *exc.also)]
         return status(422, "Invalid", str(exc), {**_kind_and_name(exc.obj), "object": exc.obj, "field": exc.field,
-                                                 "reason": exc.reason, "causes": [cause]})
+                                                 "reason": exc.reason, "causes": causes})
     if isinstance(exc, NotFound):
         return status(404, "NotFound", str(exc), {"kind": exc.kind, "name": exc.name})
     if isinstance(exc, containers.NoContainers):

@@ -290,29 +290,8 @@ def default_pod(
     namespace = meta.namespace or DEFAULT_NAMESPACE
     what = f"Pod {namespace}/{meta.name}"
     checks = checks or validation.Checks()
-    checks.meta(what, meta, namespaced=True)
     spec = pod.spec
-    if not spec.containers:
-        raise InvalidInput(what, "spec.containers", "required: a pod needs at least one container")
-    checks.container_names(what, spec.containers, spec.init_containers)
-    for group, containers in (("containers", spec.containers), ("initContainers", spec.init_containers)):
-        for i, c in enumerate(containers):
-            base = f"spec.{group}[{i}].resources"
-            validation.check_resource_list(what, f"{base}.requests", c.resources.requests)
-            validation.check_resource_list(what, f"{base}.limits", c.resources.limits)
-            validation.check_requests_within_limits(what, base, c.resources.requests, c.resources.limits)
-            for j, port in enumerate(c.ports):
-                if port.protocol not in ("TCP", "UDP", "SCTP"):
-                    raise InvalidInput(what, f"spec.{group}[{i}].ports[{j}].protocol",
-                                       f"unsupported value {port.protocol!r}: TCP, UDP, SCTP")
-    validation.check_resource_list(what, "spec.overhead", spec.overhead)
-    if spec.resources is not None:
-        validation.check_resource_list(what, "spec.resources.requests", spec.resources.requests)
-        validation.check_resource_list(what, "spec.resources.limits", spec.resources.limits)
-        pod = pod_resources.check_and_default(what, pod)
-        spec = pod.spec
-    _validate_scheduling_fields(pod, what)
-
+    # The Priority admission plugin runs before validation: its refusal comes alone.
     priority = spec.priority
     policy = spec.preemption_policy
     if spec.priority_class_name:
@@ -329,6 +308,34 @@ def default_pod(
     elif priority is None and default_class is not None:
         priority = default_class.value
         policy = policy or default_class.preemption_policy
+    errors = validation.FieldErrors()
+    with errors.section():
+        checks.meta(what, meta, namespaced=True)
+    with errors.section():
+        if not spec.containers:
+            raise InvalidInput(what, "spec.containers", "required: a pod needs at least one container")
+        checks.container_names(what, spec.containers, spec.init_containers)
+    for group, containers in (("containers", spec.containers), ("initContainers", spec.init_containers)):
+        for i, c in enumerate(containers):
+            with errors.section():
+                base = f"spec.{group}[{i}].resources"
+                validation.check_resource_list(what, f"{base}.requests", c.resources.requests)
+                validation.check_resource_list(what, f"{base}.limits", c.resources.limits)
+                validation.check_requests_within_limits(what, base, c.resources.requests, c.resources.limits)
+                for j, port in enumerate(c.ports):
+                    if port.protocol not in ("TCP", "UDP", "SCTP"):
+                        raise InvalidInput(what, f"spec.{group}[{i}].ports[{j}].protocol",
+                                           f"unsupported value {port.protocol!r}: TCP, UDP, SCTP")
+    with errors.section():
+        validation.check_resource_list(what, "spec.overhead", spec.overhead)
+        if spec.resources is not None:
+            validation.check_resource_list(what, "spec.resources.requests", spec.resources.requests)
+            validation.check_resource_list(what, "spec.resources.limits", spec.resources.limits)
+            pod = pod_resources.check_and_default(what, pod)
+            spec = pod.spec
+    with errors.section():
+        _validate_scheduling_fields(pod, what)
+    errors.raise_found()
     spec = msgspec.structs.replace(
         spec,
         priority=priority if priority is not None else 0,

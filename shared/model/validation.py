@@ -4,8 +4,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Literal
 
 from shared.errors import InvalidInput
@@ -130,6 +131,27 @@ def check_unique_names(what: str, path: str, names: Sequence[str]) -> None:
         if name in seen:
             raise InvalidInput(what, f"{path}[{i}].name", f'Duplicate value: "{name}"')
         seen.add(name)
+
+
+class FieldErrors:
+    """One object's field errors, gathered: the API server reports every one at once. A `section`
+    stops at its first error, since its later checks may read what that one found wrong."""
+
+    def __init__(self) -> None:
+        self.found: list[InvalidInput] = []
+
+    @contextlib.contextmanager
+    def section(self) -> Iterator[None]:
+        try:
+            yield
+        except InvalidInput as exc:
+            self.found += [exc, *exc.also]
+
+    def raise_found(self) -> None:
+        """InvalidInput naming the first error found, with the others (`also`), if any was."""
+        if self.found:
+            first, *rest = self.found
+            raise InvalidInput(first.obj, first.field, first.reason, also=tuple(rest))
 
 
 NameValidation = Literal["Strict", "Warn"]

@@ -212,6 +212,12 @@ def test_kubectl_creates_applies_patches_and_explains(state: Path, tmp_path: Pat
         invalid = _kubectl(kubeconfig, "create", "-f", str(bad))
         assert invalid.returncode == 1 and "spec.containers[0].resources.requests[cpu]" in invalid.stderr
         assert invalid.stderr.startswith('The Pod "bad" is invalid: '), invalid.stderr  # the API server's shape
+        bad.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: twice}\n"
+                       "spec: {containers: [{name: C, resources: {requests: {cpu: lots}}}]}\n")
+        both = _kubectl(kubeconfig, "create", "-f", str(bad))  # every field error at once, as kubectl lists them
+        assert both.returncode == 1, both.stderr
+        assert both.stderr.startswith('The Pod "twice" is invalid: \n* spec.containers[0].name'), both.stderr
+        assert "\n* spec.containers[0].resources.requests[cpu]: " in both.stderr
         bad.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: typo}\n"
                        "spec: {containers: [{name: c}], nodeSelectr: {}}\n")
         typo = _kubectl(kubeconfig, "create", "-f", str(bad))

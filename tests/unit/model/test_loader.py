@@ -86,6 +86,31 @@ def test_invalid_input_names_field_and_reason(docs: list[dict], field: str, reas
     assert reason in info.value.reason
 
 
+def test_every_invalid_field_of_a_pod_is_named_at_once() -> None:
+    # As the API server reports them: each part of the pod checked, each part's first error.
+    bad = pod("p", tolerations=[{"operator": "Bogus"}], topologySpreadConstraints=[
+        {"maxSkew": 0, "topologyKey": "", "whenUnsatisfiable": "DoNotSchedule"}])
+    bad["spec"]["containers"] = [{"name": "c", "resources": {"requests": {"cpu": "lots"}}},
+                                 {"name": "d", "ports": [{"containerPort": 80, "protocol": "XTP"}]}]
+    with pytest.raises(InvalidInput) as info:
+        load(bad)
+    err = info.value
+    assert [err.field, *(e.field for e in err.also)] == [
+        "spec.containers[0].resources.requests[cpu]", "spec.containers[1].ports[0].protocol",
+        "spec.tolerations[0].operator"], "the scheduling fields' first error: the constraint's is not reached"
+    assert all(e.obj == "Pod default/p" for e in err.also)
+    assert str(err).startswith("Pod default/p: spec.containers[0].resources.requests[cpu]: quantities must")
+    assert "; spec.containers[1].ports[0].protocol: unsupported value 'XTP'" in str(err) and "\n" not in str(err)
+
+
+def test_a_missing_priority_class_is_refused_alone() -> None:
+    # Admission (the Priority plugin) refuses the pod before validation looks at its fields.
+    bad = pod("p", priorityClassName="missing", tolerations=[{"operator": "Bogus"}])
+    with pytest.raises(InvalidInput) as info:
+        load(bad)
+    assert info.value.field == "spec.priorityClassName" and info.value.also == ()
+
+
 def test_host_network_publishes_container_ports() -> None:
     p = pod("p", hostNetwork=True)
     p["spec"]["containers"][0]["ports"] = [{"containerPort": 8080}]
