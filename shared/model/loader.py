@@ -267,16 +267,22 @@ def _check_unique(names: Iterable[str], kind: str) -> None:
 
 
 def _validate_node(node: Node, what: str, checks: validation.Checks) -> Node:
+    """Every invalid field at once, as for pods: metadata, each resource list, each taint."""
     validation.require_name(what, node.metadata)
-    checks.meta(what, node.metadata, namespaced=False)
+    errors = validation.FieldErrors()
+    with errors.section():
+        checks.meta(what, node.metadata, namespaced=False)
     for section, values in (("status.allocatable", node.status.allocatable), ("status.capacity", node.status.capacity)):
-        validation.check_resource_list(what, section, values)
+        with errors.section():
+            validation.check_resource_list(what, section, values)
     for i, t in enumerate(node.spec.taints):
-        if not t.key:
-            raise InvalidInput(what, f"spec.taints[{i}].key", "required")
-        if t.effect not in TAINT_EFFECTS:
-            raise InvalidInput(what, f"spec.taints[{i}].effect",
-                               f"unsupported value {t.effect!r}: {', '.join(TAINT_EFFECTS)}")
+        with errors.section():
+            if not t.key:
+                raise InvalidInput(what, f"spec.taints[{i}].key", "required")
+            if t.effect not in TAINT_EFFECTS:
+                raise InvalidInput(what, f"spec.taints[{i}].effect",
+                                   f"unsupported value {t.effect!r}: {', '.join(TAINT_EFFECTS)}")
+    errors.raise_found()
     return node
 
 

@@ -103,6 +103,15 @@ def test_every_invalid_field_of_a_pod_is_named_at_once() -> None:
     assert "; spec.containers[1].ports[0].protocol: unsupported value 'XTP'" in str(err) and "\n" not in str(err)
 
 
+def test_every_invalid_field_of_a_node_is_named_at_once() -> None:
+    node = {"kind": "Node", "metadata": {"name": "n"}, "status": {"allocatable": {"cpu": "lots"}},
+            "spec": {"taints": [{"key": "", "effect": "NoSchedule"}, {"key": "k", "effect": "Sometimes"}]}}
+    with pytest.raises(InvalidInput) as info:
+        load(node)
+    assert [info.value.field, *(e.field for e in info.value.also)] == [
+        "status.allocatable[cpu]", "spec.taints[0].key", "spec.taints[1].effect"]
+
+
 def test_a_missing_priority_class_is_refused_alone() -> None:
     # Admission (the Priority plugin) refuses the pod before validation looks at its fields.
     bad = pod("p", priorityClassName="missing", tolerations=[{"operator": "Bogus"}])
