@@ -8,9 +8,10 @@ known is the most batches the queue keeps at the workers at once (`workers`).
 
 Among destinations with as few batches in hand, the first in a fixed order is chosen, so the
 batches out at once go to as few workers as they need. A worker follows the log only as far as its
-requests ask (`LogFollower(on_demand=True)`): one that is sent nothing folds nothing, so workers
-beyond what the queue keeps busy cost nothing, where spreading batches over all of them made
-every worker fold the whole log.
+requests ask (`LogFollower(on_demand=True)`): one that is sent nothing folds nothing, and soon
+looks for requests once a second only (`shared.protocol.resting`), so workers beyond what the
+queue keeps busy cost next to nothing, where spreading batches over all of them made every
+worker fold the whole log.
 
 `most` bounds the destinations used at once to the first that many in that order (a suspect one
 passed over): where every process shares a few cores, a second worker busy at the same time only
@@ -40,7 +41,8 @@ PRIME_AFTER_S = 1.0
 request (`primes`) as a batch goes out: its worker folds the log up to the queue's watermark
 meanwhile, so the first batch it gets does not wait while it folds all the log since (on 50,000
 nodes, seconds for a worker sent nothing yet, and every later batch waits behind that one's
-decision)."""
+decision). An idle queue sends them too, after `KEEP_AWAKE_S`, so that the worker does not rest
+(`shared.protocol.resting`)."""
 
 
 class Dispatcher:
@@ -107,11 +109,11 @@ class Dispatcher:
         self._last[self._one(chosen)] = self._clock()
         return chosen
 
-    def primes(self) -> list[int]:
+    def primes(self, after_s: float = PRIME_AFTER_S) -> list[int]:
         """The partitions to send an empty request to now, one per destination among the first
         `most` in order (each unnamed partition one, its owner unknown) that has no batch in hand
-        and was sent nothing for `PRIME_AFTER_S`; suspect ones are passed over. Each counts as sent
-        to now."""
+        and was sent nothing for `after_s`; suspect ones are passed over. Each counts as sent to
+        now."""
         now = self._clock()
         in_hand = {self._one(p) for p in self._sent.values()}
         seen: set[frozenset[int]] = set()
@@ -123,7 +125,7 @@ class Dispatcher:
             if self.most and len(seen) == self.most:
                 break
             seen.add(one)
-            if one not in in_hand and now - self._last.get(one, -math.inf) >= PRIME_AFTER_S:
+            if one not in in_hand and now - self._last.get(one, -math.inf) >= after_s:
                 self._last[one] = now
                 out.append(p)
         return out

@@ -1,6 +1,6 @@
 """A batch's filter request, sent whole to one filter worker (the one with the fewest batches in
 hand, `Dispatcher`), sent elsewhere when that one stays silent, and the answers gathered; beside
-it, empty requests that prime the idle workers."""
+it, and while the queue is idle, empty requests that prime the idle workers."""
 
 from __future__ import annotations
 
@@ -9,10 +9,11 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 
 from shared.errors import BrokerUnavailable, RecordTooLarge
-from shared.events import FILTER_REQUESTS, FilterBatchRequested, OutgoingEvent, envelope
+from shared.events import FILTER_REQUESTS, Assumed, FilterBatchRequested, OutgoingEvent, envelope
 from shared.events.ids import random_id
 from shared.protocol.answers import Answer
 
+from .dispatch import PRIME_AFTER_S
 from .gather import Gatherer
 
 log = logging.getLogger(__name__)
@@ -36,7 +37,7 @@ class Scatter:
         try:
             await self._publish(request, partition)
             if request.phase == "filter":
-                self._prime(request)
+                self.prime(request.cycle, lambda: (request.watermark, request.assumed), request.answer_partition)
             while True:
                 results = await self.gatherer.wait(request.batch_id, request.phase, self.timeout_s)
                 if results is not None:
@@ -55,21 +56,26 @@ class Scatter:
         await self.publish([OutgoingEvent(FILTER_REQUESTS, envelope(request, producer=self.producer),
                                           partition=partition)])
 
-    def _prime(self, request: FilterBatchRequested) -> None:
-        """An empty request at `request`'s watermark (with its assumptions, which the worker
-        overlays) to each idle worker `Dispatcher.primes` names: it folds the log that far and
-        answers with nothing, naming the partitions it owns. Best effort, published beside the
-        batch's wait (a partition without a leader must not hold the batch up), one publish at a
-        time: a worker not primed folds at its first batch."""
+    def prime(self, cycle: int, mark: Callable[[], tuple[dict[str, list[int]], list[Assumed]]],
+              answer_partition: int | None, after_s: float = PRIME_AFTER_S) -> None:
+        """An empty request at the view's watermark (`mark`: it and the assumptions, which the
+        worker overlays) to each worker `Dispatcher.primes` names: it folds the log that far and
+        answers with nothing, naming the partitions it owns, and does not rest
+        (`shared.protocol.resting`). Sent as a batch goes out and, to those sent nothing for
+        `after_s`, while the queue is idle; best
+        effort, beside the batch's wait (a partition without a leader must not hold the batch
+        up), one publish at a time: a worker not primed folds at its first batch."""
         if self._priming is not None and not self._priming.done():
             return
+        partitions = self.gatherer.dispatcher.primes(after_s)
+        if not partitions:
+            return
+        watermark, assumed = mark()
         primers = [OutgoingEvent(FILTER_REQUESTS, envelope(FilterBatchRequested(
-            batch_id=str(random_id()), cycle=request.cycle, phase="filter", pods=[], watermark=request.watermark,
-            assumed=request.assumed, whole=True, answer_partition=request.answer_partition),
-            producer=self.producer), partition=p)
-            for p in self.gatherer.dispatcher.primes()]
-        if primers:
-            self._priming = asyncio.ensure_future(self._publish_primers(primers))
+            batch_id=str(random_id()), cycle=cycle, phase="filter", pods=[], watermark=watermark,
+            assumed=assumed, whole=True, answer_partition=answer_partition),
+            producer=self.producer), partition=p) for p in partitions]
+        self._priming = asyncio.ensure_future(self._publish_primers(primers))
 
     async def _publish_primers(self, primers: list[OutgoingEvent]) -> None:
         try:

@@ -73,6 +73,7 @@ from shared.protocol.batch import BatchItem, Decision, decide_batch
 from shared.protocol.merge_batch import merge_batch
 from shared.protocol.packed_failures import pack_failures
 from shared.protocol.raw_scores import NO_SCORES, RawScores
+from shared.protocol.resting import KEEP_AWAKE_S
 from shared.protocol.same_answers import WalkBudget
 from shared.protocol.sharded import MergedFilter, feasible_target, raw_by_plugin
 from shared.protocol.shared_totals import SharedTotals
@@ -366,6 +367,7 @@ class Scheduler:
 
     async def _idle(self, stopping: asyncio.Event) -> None:
         self._update_pending()
+        self.scatter.prime(self.cycle, self.view_mark, self.share.reply_partition, KEEP_AWAKE_S)
         waits = [asyncio.ensure_future(self._wake.wait()), asyncio.ensure_future(stopping.wait())]
         await asyncio.wait(waits, timeout=self.driver.idle_s, return_when=asyncio.FIRST_COMPLETED)
         for w in waits:

@@ -4,6 +4,6 @@ hooks, retries with backoff, dead letters, graceful stop, health and Prometheus 
 from .dedupe import RecentEvents
 from .handler import Handler
 from .loop import RetryPolicy
-from .service import Service, ServiceConfig, run_service
+from .service import Rest, Service, ServiceConfig, run_service
 
-__all__ = ["Handler", "RecentEvents", "RetryPolicy", "Service", "ServiceConfig", "run_service"]
+__all__ = ["Handler", "RecentEvents", "Rest", "RetryPolicy", "Service", "ServiceConfig", "run_service"]

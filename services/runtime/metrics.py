@@ -23,6 +23,8 @@ class RuntimeMetrics:
         self.retries = Counter("berth_handler_retries", "Retries after retriable failures", ["service", "stage"],
                                registry=reg)
         self.rebalances = Counter("berth_rebalances", "Partition assignments received", ["service"], registry=reg)
+        self.rests = Counter("berth_rests", "Fetch-free pauses taken while nothing came (a spare filter worker's)",
+                             ["service"], registry=reg)
         self.batch_seconds = Histogram("berth_batch_seconds", "Handle + publish + commit time per batch", ["service"],
                                        buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5),
                                        registry=reg)

@@ -5,13 +5,13 @@ from __future__ import annotations
 import asyncio
 import base64
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import aiohttp
 import msgspec
 import pytest
 
-from services.runtime import Handler, RetryPolicy, Service, ServiceConfig
+from services.runtime import Handler, Rest, RetryPolicy, Service, ServiceConfig
 from services.runtime.loop import DEAD_LETTER_KEY_BYTES, DEAD_LETTER_RAW_BYTES
 from services.runtime.service import RebalanceFailed
 from shared.adapters.kafka import KafkaPublisher
@@ -323,3 +323,91 @@ async def test_tick_publishes_time_driven_events(berth_env: BerthTestEnv) -> Non
     finally:
         service.request_stop()
         await asyncio.wait_for(task, 10)
+
+
+def _rests(service: Service) -> float:
+    return service.metrics.registry.get_sample_value("berth_rests_total", {"service": service.config.name}) or 0.0
+
+
+async def _until(condition: Callable[[], bool], timeout_s: float) -> None:
+    async def poll() -> None:
+        while not condition():
+            await asyncio.sleep(0.02)
+
+    await asyncio.wait_for(poll(), timeout_s)
+
+
+async def test_a_resting_consumer_handles_every_record_sent_while_it_rests(
+    berth_env: BerthTestEnv, publisher: KafkaPublisher
+) -> None:
+    watched = Watched(Decider())
+    service = _service(berth_env, watched, name="rester")
+    service.config.rest = Rest(after_s=1.2, pace_s=0.6, first_after_s=0.2)
+    task = asyncio.create_task(service.run())
+    try:
+        await asyncio.wait_for(service.ready.wait(), 30)
+        await _until(lambda: _rests(service) >= 2, 10)  # nothing came since it started: it rests soon
+        await _until(lambda: bool(service._consumer and service._consumer.paused()), 5)
+        await publisher.publish([_pod_event(f"sent-resting-{i}") for i in range(3)])
+        await watched.wait_handled(3)
+        awake = _rests(service)
+        await asyncio.sleep(0.9)  # records came: it rests only after `after_s` without any
+        assert _rests(service) == awake
+        await _until(lambda: _rests(service) >= awake + 2, 10)  # and rests again once they stop
+    finally:
+        service.request_stop()
+        await asyncio.wait_for(task, 10)
+
+    names = [e.payload.pod.metadata.name for e in watched.handled if isinstance(e.payload, PodSubmitted)]
+    assert names == [f"sent-resting-{i}" for i in range(3)] and len(watched.handled) == 3
+
+
+async def test_resting_members_of_a_group_that_rebalances_lose_no_record(
+    berth_env: BerthTestEnv, publisher: KafkaPublisher
+) -> None:
+    """A member joins, and later leaves, while the other rests: the partitions move between resting
+    consumers, and each record sent after the moves is handled once, by one of them."""
+    partitions = berth_env.registry.spec(PODS).partitions
+    first, second = Watched(Decider()), Watched(Decider())
+    one = _service(berth_env, first, name="rest-a", group="berth-resting")
+    two = _service(berth_env, second, name="rest-b", group="berth-resting")
+    for service in (one, two):
+        service.config.rest = Rest(after_s=0.5, pace_s=0.6, first_after_s=0.2)
+
+    def owning(*services: Service) -> Callable[[], bool]:
+        def whole() -> bool:
+            owned = [p for s in services for _, p in s.assignment]
+            return sorted(owned) == list(range(partitions)) and all(s.assignment for s in services)
+        return whole
+
+    async def send(prefix: str) -> list[str]:
+        names = [f"{prefix}-{k}" for k in range(partitions * 2)]
+        await publisher.publish([OutgoingEvent(PODS, envelope(PodSubmitted(pod=make_pod(n)), producer="test"),
+                                               partition=k % partitions) for k, n in enumerate(names)])
+        return names
+
+    def handled() -> list[str]:
+        return sorted(e.payload.pod.metadata.name for w in (first, second) for e in w.handled
+                      if isinstance(e.payload, PodSubmitted))
+
+    tasks = [asyncio.create_task(one.run())]
+    try:
+        await _until(lambda: _rests(one) >= 1, 30)  # resting when the second joins
+        tasks.append(asyncio.create_task(two.run()))
+        await _until(owning(one, two), 30)
+        await _until(lambda: _rests(one) >= 2 and _rests(two) >= 1, 10)
+        both = await send("both")
+        await _until(lambda: len(handled()) >= len(both), 15)
+        assert first.handled and second.handled  # each handled its own partitions' records
+        two.request_stop()
+        await asyncio.wait_for(tasks.pop(), 10)
+        await _until(owning(one), 30)
+        alone = await send("alone")
+        await _until(lambda: len(handled()) >= len(both) + len(alone), 15)
+        await asyncio.sleep(1.5)  # past a rest and a look: anything handled twice would show
+    finally:
+        for service in (one, two):
+            service.request_stop()
+        await asyncio.wait_for(asyncio.gather(*tasks), 10)
+
+    assert handled() == sorted(both + alone)

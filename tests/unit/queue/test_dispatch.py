@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from services.queue.dispatch import PRIME_AFTER_S, SPREAD, Dispatcher
+from shared.protocol.resting import KEEP_AWAKE_S
 
 
 def _owners(assignment: list[list[int]]) -> Dispatcher:
@@ -176,6 +177,15 @@ def test_a_worker_sent_a_batch_lately_is_not_primed() -> None:
     assert {p // 4 for p in d.primes()} == {1 - first // 4}
     clock.now += PRIME_AFTER_S / 2
     assert {p // 4 for p in d.primes()} == {first // 4}
+
+
+def test_an_idle_queue_primes_a_worker_only_once_its_longer_wait_ran_out() -> None:
+    d, clock = _primed([[0, 1, 2, 3], [4, 5, 6, 7]], most=1)
+    assert d.primes(KEEP_AWAKE_S) == [SPREAD[0]]  # never sent anything: at once
+    clock.now += PRIME_AFTER_S
+    assert d.primes(KEEP_AWAKE_S) == []
+    clock.now += KEEP_AWAKE_S - PRIME_AFTER_S
+    assert d.primes(KEEP_AWAKE_S) == [SPREAD[0]]
 
 
 def test_before_any_answer_each_partition_is_primed_its_owner_unknown() -> None:

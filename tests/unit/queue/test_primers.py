@@ -12,7 +12,8 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from services.queue import drivers
-from services.queue.drivers import Pipelined
+from services.queue.dispatch import SPREAD
+from services.queue.drivers import Lockstep, Pipelined
 from services.queue.gather import Gatherer
 from services.queue.metrics import SchedulerMetrics
 from services.queue.scheduler import Scheduler
@@ -32,6 +33,7 @@ from shared.events import (
     ShardFiltered,
     envelope,
 )
+from shared.protocol.resting import KEEP_AWAKE_S, REST_AFTER_S, SPARE_AFTER_S
 from shared.replay.history import History
 from tests.unit.events.samples import make_node
 from tests.unit.preemption.support import make_pod
@@ -120,3 +122,45 @@ async def test_a_batch_whose_request_is_not_published_is_not_left_in_hand(monkey
         gatherer.dispatcher.owned(owned)
     assert await _one_batch(0, refuse=lambda r: bool(r.pods), gatherer=gatherer) == []
     assert gatherer.dispatcher.choose("next") // 4 == 0  # the first worker has nothing in hand
+
+
+async def _idle_queue(workers_most: int, gatherer: Gatherer | None = None) -> list[OutgoingEvent]:
+    """What a live queue with nothing to schedule publishes in its first tenths of a second."""
+    published: list[OutgoingEvent] = []
+
+    async def publish(events: Sequence[OutgoingEvent]) -> None:
+        published.extend(events)
+
+    view = ClusterView()
+    view.apply(envelope(NodeUpserted(node=make_node("node-a", cpu="4")), producer="t"))
+    s = Scheduler(view, profiles_from(None), gatherer or Gatherer(workers_most=workers_most), publish,
+                  SchedulerMetrics(CollectorRegistry()))
+    s.start_live()
+    stopping = asyncio.Event()
+    running = asyncio.ensure_future(s.run(stopping))
+    await asyncio.sleep(0.3)  # several idle turns of its loop, well within PRIME_AFTER_S
+    stopping.set()
+    await asyncio.wait_for(running, 5)
+    return published
+
+
+async def test_an_idle_queue_primes_the_workers_it_may_use_at_once_and_once_a_while() -> None:
+    requests = _requests(await _idle_queue(workers_most=1))
+    assert [(r.pods, p) for r, p in requests] == [([], SPREAD[0])]  # once, to the first destination
+    (primer, _), = requests
+    assert primer.watermark and primer.whole
+
+
+async def test_an_idle_queue_primes_every_destination_it_may_use() -> None:
+    gatherer = Gatherer(workers_most=2)
+    for owned in ([0, 1], [2, 3], [4, 5], [6, 7]):
+        gatherer.dispatcher.owned(owned)
+    sent = sorted(p or 0 for _, p in _requests(await _idle_queue(2, gatherer)))
+    assert [p // 2 for p in sent] == [0, 2]  # the first two workers in order, one partition each
+
+
+def test_the_workers_a_queue_may_use_are_primed_before_they_would_rest() -> None:
+    assert REST_AFTER_S >= 3 * KEEP_AWAKE_S  # a busy queue's loop comes back to idle late
+    # An idle queue primes a worker it never sent to at its loop's next idle turn: well before
+    # that worker would rest as a spare.
+    assert max(Lockstep.idle_s, Pipelined.idle_s) < SPARE_AFTER_S / 2
