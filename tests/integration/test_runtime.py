@@ -33,7 +33,7 @@ from shared.ports import TopicPartition
 from tests.unit.events.samples import make_node, make_pod
 
 from .fixtures import BerthTestEnv
-from .helpers import Watched, read_events
+from .helpers import Watched, eventually, read_events
 
 pytestmark = pytest.mark.integration
 
@@ -330,11 +330,11 @@ def _rests(service: Service) -> float:
 
 
 async def _until(condition: Callable[[], bool], timeout_s: float) -> None:
-    async def poll() -> None:
-        while not condition():
-            await asyncio.sleep(0.02)
+    """`eventually`, for a condition on this process's own state."""
+    async def check() -> bool:
+        return condition()
 
-    await asyncio.wait_for(poll(), timeout_s)
+    await eventually(check, timeout_s, interval=0.02)
 
 
 async def test_a_resting_consumer_handles_every_record_sent_while_it_rests(
