@@ -62,9 +62,9 @@ class Scatter:
         worker overlays) to each worker `Dispatcher.primes` names: it folds the log that far and
         answers with nothing, naming the partitions it owns, and does not rest
         (`shared.protocol.resting`). Sent as a batch goes out and, to those sent nothing for
-        `after_s`, while the queue is idle; best
-        effort, beside the batch's wait (a partition without a leader must not hold the batch
-        up), one publish at a time: a worker not primed folds at its first batch."""
+        `after_s`, while the queue is idle; best effort, beside the batch's wait (a partition
+        without a leader must not hold the batch up), one publish at a time: a worker not primed
+        folds at its first batch."""
         if self._priming is not None and not self._priming.done():
             return
         partitions = self.gatherer.dispatcher.primes(after_s)
