@@ -21,7 +21,7 @@ import time
 import urllib.request
 import uuid
 from collections.abc import Callable, Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -57,9 +57,12 @@ from .stats import percentile, spread_summary, throughput_series
 PUBLISH_CHUNK = 500
 WARMUP_S = 60.0
 """At most this long sending probes before measuring, until every filter worker the queue keeps
-busy has answered a request: a worker folds the log only as far as its requests ask, so one
-measured while it folds all the log at its first request (the queue primes idle workers as
-batches go out) would count seconds of that in the run on 50,000 nodes."""
+busy has answered a request (a worker folds the log only as far as its requests ask, so one
+measured while it folds all the log at its first request, the queue priming idle workers as
+batches go out, would count seconds of that in the run on 50,000 nodes) and every other worker
+has rested once (`shared.protocol.resting`), as they have in a cluster that runs for more than a
+few seconds: spares still polling ten times a second until their first rest, five seconds after
+they start, would count in a run of three."""
 WARMUP_POLL_S = 0.25
 """How often the warm-up reads the workers' metrics."""
 WARMUP_PROBE_S = 1.0
@@ -284,14 +287,13 @@ def _warm_workers(options: UpOptions, owners: set[int], workers_most: int) -> in
 async def _warm_up(fleet: Fleet, publisher: KafkaPublisher, clock: _Stamps, watcher: _BoundWatcher,
                    probes: _Probes, timeout_s: float, busy: int) -> None:
     """Probes a second apart (each a batch that primes the idle workers) until the `busy` workers
-    the measured pods will use have answered a request, read from the workers' metrics (off the
-    loop: a worker folding the log answers late); `WARMUP_S` at most."""
+    the measured pods will use have answered a request and every other one has rested, read from
+    the workers' metrics (off the loop: a worker folding the log answers late); `WARMUP_S` at most."""
     deadline = time.monotonic() + min(WARMUP_S, timeout_s)
     last = time.monotonic()
-    while (answering := await asyncio.to_thread(_workers_answering, fleet)) < busy:
+    while (state := await asyncio.to_thread(_workers_state, fleet)).answering < busy or not state.settled:
         if time.monotonic() >= deadline:
-            print(f"warning: {answering} of {busy} filter workers answered in the warm-up; measuring anyway",
-                  file=sys.stderr)
+            print(f"warning: {state.unsettled(busy)} in the warm-up; measuring anyway", file=sys.stderr)
             return
         await asyncio.sleep(WARMUP_POLL_S)
         if time.monotonic() - last < WARMUP_PROBE_S:
@@ -304,17 +306,51 @@ async def _warm_up(fleet: Fleet, publisher: KafkaPublisher, clock: _Stamps, watc
 
 _ANSWERED = re.compile(r'^berth_events_published_total\{[^}]*topic="[^"]*shard-results"[^}]*\} (?P<value>\S+)$',
                        re.MULTILINE)
+_RESTED = re.compile(r'^berth_rests_total\{[^}]*\} (?P<value>\S+)$', re.MULTILINE)
 
 
-def _workers_answering(fleet: Fleet) -> int:
+@dataclass(frozen=True)
+class WorkersState:
+    """What the filter workers' metrics say of them in the warm-up."""
+
+    answering: int
     """Filter workers that have answered a request (their metrics count the answers published)."""
-    answering = 0
-    for member in fleet.members.values():
-        if member.spec.name != "filter":
-            continue
-        text = _metrics_of(member, warn=False)
-        answering += any(float(m.group("value")) > 0 for m in _ANSWERED.finditer(text))
-    return answering
+    idle: int
+    """Those that have answered none and rested at least once."""
+    unread: int
+    """Those whose metrics could not be read."""
+    workers: int
+    """Every filter worker."""
+
+    @property
+    def settled(self) -> bool:
+        """Every worker either answered (the queue uses it) or rests (it does not)."""
+        return self.answering + self.idle >= self.workers
+
+    def unsettled(self, busy: int) -> str:
+        """What the warm-up waited for in vain, in words."""
+        others = self.workers - self.answering
+        said = [f"{self.answering} of the {busy} filter workers to be kept busy answered"
+                if self.answering < busy else f"{self.answering} of the {self.workers} filter workers answered",
+                f"{self.idle} of the {others} others rested"]
+        if self.unread:
+            said.append(f"the metrics of {self.unread} could not be read")
+        return ", ".join(said)
+
+
+def workers_state(metrics: list[str]) -> WorkersState:
+    """What the filter workers' metrics texts say of them ("" where one could not be read)."""
+    def counted(pattern: re.Pattern[str], text: str) -> bool:
+        return any(float(m.group("value")) > 0 for m in pattern.finditer(text))
+
+    answering = [counted(_ANSWERED, text) for text in metrics]
+    idle = [not a and counted(_RESTED, text) for a, text in zip(answering, metrics, strict=True)]
+    return WorkersState(sum(answering), sum(idle), sum(not text for text in metrics), len(metrics))
+
+
+def _workers_state(fleet: Fleet) -> WorkersState:
+    return workers_state([_metrics_of(member, warn=False) for member in fleet.members.values()
+                          if member.spec.name == "filter"])
 
 
 PROBE_NAME = "berth-bench-probe"

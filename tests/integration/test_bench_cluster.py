@@ -36,6 +36,7 @@ async def test_cluster_bench_smoke(berth_env: BerthTestEnv, tmp_path: Path, work
     assert KEYS <= set(result)
     assert result["mode"] == "cluster" and result["filter_workers"] == 2 and result["workload"] == workload
     assert result["problems"] == []
+    assert "in the warm-up" not in err.decode()  # the worker in use answered, a spare rested, in time
     assert result["bound"] + result["pending"] == result["pods"] == 40
     assert result["sent_per_pod"] >= 1  # every measured pod went to the workers at least once
     assert set(result["cpu_seconds"]) >= {"queue", "filter", "binder", "preemption", "projector"}
