@@ -13,8 +13,8 @@ from shared.adapters.input_files import load_files
 from shared.errors import InvalidInput
 from shared.workloads import WORKLOADS, generate
 
-from .bench.plot import NO_PLOT, plot_scaling, plot_throughput
-from .bench.stats import median, median_run, paired_steps
+from .bench.plot import NO_PLOT, PairedStep, plot_scaling, plot_throughput
+from .bench.stats import MEDIAN_CONFIDENCE, NEVER_SLOWER, median, median_run, paired_interval, paired_steps
 from .client import CliError, run_guarded
 from .machine import summary
 from .services import check_filter_workers, check_queues, filter_workers_problem, most_queues, up_options
@@ -237,6 +237,7 @@ def _sweep(args: argparse.Namespace, workload: Any, progress: bool, config_path:
         pairs = (paired_steps(runs[before["filter_workers"]], runs[point["filter_workers"]])
                  if before is not None else [])
         point["paired_steps"], point["paired_step"] = pairs, median(pairs)
+        point["paired_interval"] = paired_interval(pairs)
     stem = f"{workload.name}-cluster-sweep-{args.nodes}n-{args.pods}p" + (f"-{args.queues}q" if args.queues else "")
     machine = result.machine  # every count ran on this machine: the last run's description
     swept = {"workload": workload.name, "mode": "cluster", "nodes": args.nodes, "pods": args.pods,
@@ -248,9 +249,7 @@ def _sweep(args: argparse.Namespace, workload: Any, progress: bool, config_path:
         title += f" (proposing: {', '.join(proposing)} workers)"
     if any(p["queues"] > 1 for p in points):
         title += f"\nqueues: {', '.join(str(p['queues']) for p in points)}"
-    plot = plot_scaling([(p["filter_workers"], p["pods_per_second"], p["cpu_ms_per_pod"]) for p in points],
-                        title, out_dir / f"{stem}.png",
-                        ranges=[p["rounds_pods_per_second"] for p in points] if args.rounds > 1 else ())
+    plot = plot_sweep(points, title, out_dir / f"{stem}.png", rounds=args.rounds)
     if args.output == "json":
         print(json.dumps(swept))
     else:
@@ -259,8 +258,9 @@ def _sweep(args: argparse.Namespace, workload: Any, progress: bool, config_path:
         if args.rounds > 1:
             print(f"  each count's run of median pods/s of {args.rounds} rounds; range: all its runs' pods/s")
         ranges = f"  {'range':>13}" if args.rounds > 1 else ""
+        within = f"  {'paired range':>15}" if args.rounds > 1 else ""
         print(f"  {'workers':>7}  {'queues':>6}  {'propose':>12}  {'pods/s':>9}{ranges}  {'speedup':>7}  "
-              f"{'step':>5}  {'paired':>6}  {'efficiency':>10}  "
+              f"{'step':>5}  {'paired':>6}{within}  {'efficiency':>10}  "
               f"{'e2e p99':>9}  {'cpu ms/pod':>10}  {'queue':>6}  {'busy':>5}  {'waited':>6}  {'filter':>6}  "
               f"{'sent/pod':>8}")
         for p in points:
@@ -268,21 +268,45 @@ def _sweep(args: argparse.Namespace, workload: Any, progress: bool, config_path:
             proposed = f"{p['propose']} {p['proposed_share'] or 0:.0%}"
             rounds = p["rounds_pods_per_second"]
             spread = f"  {f'{min(rounds):.0f}-{max(rounds):.0f}':>13}" if args.rounds > 1 else ""
+            interval = p["paired_interval"]
+            paired_range = ("-" if interval is None
+                            else f"{interval['low']:.2f}-{interval['high']:.2f} {interval['confidence']:.0%}")
+            paired_range = f"  {paired_range:>15}" if args.rounds > 1 else ""
             print(f"  {p['filter_workers']:>7}  {p['queues']:>6}  {proposed:>12}  "
                   f"{p['pods_per_second']:>9.1f}{spread}  "
                   f"{p['speedup']:>7.2f}  {'-' if p['step'] is None else format(p['step'], '.2f'):>5}  "
-                  f"{'-' if p['paired_step'] is None else format(p['paired_step'], '.2f'):>6}  "
+                  f"{'-' if p['paired_step'] is None else format(p['paired_step'], '.2f'):>6}{paired_range}  "
                   f"{p['efficiency']:>10.2f}  {p['e2e_latency_p99_ms'] / 1000:>8.1f}s  "
                   f"{ms.get('total', 0.0):>10.3f}  {ms.get('queue', 0.0):>6.3f}  {p['queue_busy'] or 0:>5.0%}  "
                   f"{p['queue_waited'] or 0:>6.0%}  "
                   f"{ms.get('filter', 0.0):>6.3f}  "
                   f"{p['sent_per_pod']:>8.2f}")
-        print("  step: pods/s against the count before (below 0.95: more workers gave fewer pods/s); "
-              "paired: the median, over the rounds, of pods/s against the count before in the same round "
-              "(run just before it, so a machine's slower spells cancel); "
-              "busy: the queue's CPU seconds per second of the run (one process: near 100%, it bounds pods/s); "
-              "waited: its share of the run off the CPU with its next batch at the workers")
+        print(_sweep_footnote(args.rounds > 1))
         print(f"  result {out_dir / (stem + '.json')}" + (f", plot {plot}" if plot else f"; {NO_PLOT}"))
     for problem in problems:
         print(f"error: {problem}", file=sys.stderr)
     return 1 if problems else 0
+
+
+def plot_sweep(points: list[dict[str, Any]], title: str, path: Path, *, rounds: int) -> Path | None:
+    """The sweep's plot from its points (as its JSON result holds them); with more than one round,
+    each count's range of pods/s and each step paired round by round."""
+    steps = [PairedStep(f"{p['filter_workers']}/{before['filter_workers']}", p["paired_steps"], p["paired_step"],
+                        (i["low"], i["high"], i["confidence"]))
+             for before, p in zip(points, points[1:])
+             if (i := paired_interval(p["paired_steps"])) is not None and p["paired_step"] is not None]
+    return plot_scaling([(p["filter_workers"], p["pods_per_second"], p["cpu_ms_per_pod"]) for p in points],
+                        title, path, ranges=[p["rounds_pods_per_second"] for p in points] if rounds > 1 else (),
+                        steps=steps if rounds > 1 else ())
+
+
+def _sweep_footnote(ranged: bool) -> str:
+    """What the sweep table's columns mean; `ranged`: it shows paired ranges."""
+    within = ("paired range: where the median paired step lies and how sure that is, from the rounds' pairs "
+              f"alone (at {MEDIAN_CONFIDENCE:.0%} or more, a range wholly below {NEVER_SLOWER}: the step lost pods/s "
+              "beyond the machine's noise); " if ranged else "")
+    return (f"  step: pods/s against the count before (below {NEVER_SLOWER}: more workers gave fewer pods/s); "
+            "paired: the median, over the rounds, of pods/s against the count before in the same round "
+            f"(run just before it, so a machine's slower spells cancel); {within}"
+            "busy: the queue's CPU seconds per second of the run (one process: near 100%, it bounds pods/s); "
+            "waited: its share of the run off the CPU with its next batch at the workers")

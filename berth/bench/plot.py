@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import textwrap
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from .stats import NEVER_SLOWER
 
 
 def _pyplot() -> Any | None:
@@ -49,17 +52,33 @@ def plot_throughput(series: Sequence[tuple[float, float]], title: str, path: Pat
     return _save(plt, fig, ax, title, path)
 
 
+@dataclass(frozen=True)
+class PairedStep:
+    """One step of a sweep (`label`: "4/2"), paired round by round: each round's ratio of pods/s,
+    and where their median lies (`berth.bench.stats.median_interval`: low, high, confidence)."""
+    label: str
+    ratios: Sequence[float]
+    median: float
+    interval: tuple[float, float, float]
+
+
 def plot_scaling(points: Sequence[tuple[int, float, Mapping[str, float]]], title: str, path: Path, *,
-                 ranges: Sequence[Sequence[float]] = ()) -> Path | None:
+                 ranges: Sequence[Sequence[float]] = (), steps: Sequence[PairedStep] = ()) -> Path | None:
     """Pods/s against filter workers, with linear scaling from the first point for reference, and
     beside it each process's CPU milliseconds per pod, stacked. `ranges`: per point, the pods/s of
-    every round it was the median of (drawn as the span from the lowest to the highest)."""
+    every round it was the median of (drawn as the span from the lowest to the highest). `steps`:
+    drawn in a third panel, each step's rounds, its median and that median's interval, against
+    `NEVER_SLOWER`."""
     plt = _pyplot()
     if plt is None:
         return None
     workers = [k for k, _, _ in points]
     k0, r0, _ = points[0]
-    fig, (ax, cpu) = plt.subplots(1, 2, figsize=(11, 4))
+    if steps:
+        fig, (ax, cpu, paired) = plt.subplots(1, 3, figsize=(16, 4))
+        _draw_steps(paired, steps)
+    else:
+        fig, (ax, cpu) = plt.subplots(1, 2, figsize=(11, 4))
     ax.plot(workers, [r for _, r, _ in points], marker="o",
             label=f"median of {len(ranges[0])} rounds" if ranges else "measured")
     if ranges:
@@ -85,3 +104,22 @@ def plot_scaling(points: Sequence[tuple[int, float, Mapping[str, float]]], title
     cpu.grid(True, axis="y", alpha=0.3)
     cpu.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
     return _save(plt, fig, ax, title, path)
+
+
+def _draw_steps(ax: Any, steps: Sequence[PairedStep]) -> None:
+    slots = list(range(len(steps)))
+    for slot, step in zip(slots, steps):
+        ax.scatter([slot] * len(step.ratios), step.ratios, color="grey", alpha=0.5, s=12,
+                   label="a round" if slot == 0 else None)
+        low, high, _ = step.interval
+        ax.errorbar([slot], [step.median], yerr=[[step.median - low], [high - step.median]], fmt="o",
+                    color="tab:blue", capsize=6, label="median, and where it lies" if slot == 0 else None)
+    ax.axhline(1.0, color="grey", linewidth=0.8)
+    ax.axhline(NEVER_SLOWER, color="tab:red", linestyle="--", label=f"{NEVER_SLOWER}: never slower")
+    ax.set_xticks(slots, [f"{step.label}\n{step.interval[2]:.0%} sure" for step in steps])
+    ax.set_xlim(-0.5, len(steps) - 0.5)
+    ax.set_xlabel("filter workers, against the count before")
+    ax.set_ylabel("pods/s, ratio in one round")
+    ax.set_title("Each step, paired round by round\n(the median lies in the bar, as sure as it says)")
+    ax.grid(True, axis="y", alpha=0.3)
+    ax.legend(fontsize=7)

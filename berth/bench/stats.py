@@ -41,6 +41,43 @@ def median(values: Sequence[float]) -> float | None:
     return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
 
 
+NEVER_SLOWER = 0.95
+"""The least pods/s a worker count should give against the count before it."""
+
+MEDIAN_CONFIDENCE = 0.9
+"""The least confidence `median_interval` gives its interval where the values allow it."""
+
+
+def median_interval(values: Sequence[float],
+                    confidence: float = MEDIAN_CONFIDENCE) -> tuple[float, float, float] | None:
+    """Where the median of what `values` sample lies, from their order statistics alone (no
+    assumption about their distribution): the narrowest interval from the k-th smallest to the k-th
+    largest that holds it with at least `confidence`, or the widest one (smallest to largest) where
+    too few values give that much. (low, high, its confidence); None for none. The chance that
+    the k-th smallest of n lies above the median is that of fewer than k of n fair coins falling
+    heads: three values give (min, max) with 75%, five 94%, eight the second smallest to the
+    second largest with 93%."""
+    if not values:
+        return None
+    ordered, n = sorted(values), len(values)
+    below = 0  # ways for the k-th smallest to lie above the median (of 2**n), k counted up
+    best = (ordered[0], ordered[-1], 1 - 2 / 2 ** n)
+    for k in range(1, (n + 1) // 2 + 1):
+        below += math.comb(n, k - 1)
+        covered = 1 - 2 * below / 2 ** n  # whole numbers until here: no float underflows for many values
+        if covered < confidence:
+            break
+        best = (ordered[k - 1], ordered[n - k], covered)
+    return best
+
+
+def paired_interval(steps: Sequence[float]) -> dict[str, float] | None:
+    """Where the median of a step's paired ratios lies (`median_interval`: low, high, confidence);
+    None for fewer than two, which say nothing of it."""
+    interval = median_interval(steps) if len(steps) > 1 else None
+    return None if interval is None else dict(zip(("low", "high", "confidence"), interval, strict=True))
+
+
 def throughput_series(done_at: Sequence[float], bucket: float) -> list[tuple[float, float]]:
     """(bucket end time, completions per second in that bucket) from completion times since start."""
     if not done_at:

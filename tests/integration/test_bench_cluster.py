@@ -87,6 +87,9 @@ async def test_scale_sweep_smoke(berth_env: BerthTestEnv, tmp_path: Path) -> Non
     assert first["paired_step"] is None and second["paired_steps"] == [
         b / a for a, b in zip(first["rounds_pods_per_second"], second["rounds_pods_per_second"])]
     assert second["paired_step"] == pytest.approx(sum(second["paired_steps"]) / 2)
+    # Where that median lies, from two pairs: between them, half the time.
+    assert first["paired_interval"] is None and second["paired_interval"] == {
+        "low": min(second["paired_steps"]), "high": max(second["paired_steps"]), "confidence": 0.5}
     for point in summary["sweep"]:  # each process's CPU per pod, and the sum
         ms = point["cpu_ms_per_pod"]
         assert {"queue", "filter", "total"} <= set(ms)  # the broker too where the bench started it

@@ -5,13 +5,23 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from berth.bench.cluster import PROBE_NAME, workload_pods_per_node
 from berth.bench.ledger import Ledger
-from berth.bench.stats import median, median_run, paired_steps, percentile, spread_summary, throughput_series
-from berth.bench_cmd import with_config
+from berth.bench.stats import (
+    median,
+    median_interval,
+    median_run,
+    paired_interval,
+    paired_steps,
+    percentile,
+    spread_summary,
+    throughput_series,
+)
+from berth.bench_cmd import _sweep_footnote, plot_sweep, with_config
 from berth.cli import main
 from shared.events import NODE_SHARDS, NodeUpserted, PodBound, PodSubmitted
 from shared.workloads import generate
@@ -209,6 +219,54 @@ def test_a_paired_step_compares_runs_of_one_round() -> None:
     assert [round(s, 6) for s in steps] == [1.1, 1.1, 1.1] and round(median(steps) or 0, 6) == 1.1
     assert paired_steps([{"pods_per_second": 0.0}], [{"pods_per_second": 5.0}]) == [], "no run to compare with"
     assert median([]) is None and median([3.0, 1.0]) == 2.0 and median([3.0, 1.0, 2.0]) == 2.0
+
+
+def test_the_median_paired_step_lies_between_order_statistics() -> None:
+    # The chance that the k-th smallest of n lies above the median is that of fewer than k heads
+    # in n fair coin tosses: with eight pairs, one head or none is 9/256 each side.
+    eight = [1.29, 0.92, 0.95, 0.93, 0.98, 0.99, 0.82, 0.89]
+    assert median_interval(eight) == (0.89, 0.99, 1 - 2 * 9 / 256)
+    assert median_interval([1.0, 3.0, 2.0]) == (1.0, 3.0, 0.75), "too few for 90%: the widest"
+    assert median_interval([5.0, 1.0, 4.0, 2.0, 3.0]) == (1.0, 5.0, 1 - 2 / 32)
+    twenty = [float(v) for v in range(1, 21)]
+    low, high, confidence = median_interval(twenty) or (0.0, 0.0, 0.0)
+    assert (low, high) == (6.0, 15.0) and 0.95 < confidence < 0.96  # the next narrower is below 90%
+    assert median_interval([]) is None and median_interval([2.0]) == (2.0, 2.0, 0.0)
+
+
+def test_a_step_paired_in_fewer_than_two_rounds_has_no_interval() -> None:
+    assert paired_interval([]) is None and paired_interval([1.02]) is None
+    assert paired_interval([1.02, 0.98]) == {"low": 0.98, "high": 1.02, "confidence": 0.5}
+    many = paired_interval([1 + i / 10_000 for i in range(2_000)])  # no float underflow on the way
+    assert many is not None and 0.9 <= many["confidence"] < 0.95
+
+
+def test_the_sweep_footnote_reads_a_range_only_where_it_is_sure() -> None:
+    assert "at 90% or more, a range wholly below 0.95: the step lost pods/s" in _sweep_footnote(True)
+    assert "paired range" not in _sweep_footnote(False)
+
+
+def _sweep_point(workers: int, rounds: list[float], before: list[float] | None) -> dict[str, Any]:
+    steps = (paired_steps([{"pods_per_second": p} for p in before], [{"pods_per_second": p} for p in rounds])
+             if before else [])
+    return {"filter_workers": workers, "pods_per_second": median(rounds),
+            "cpu_ms_per_pod": {"queue": 0.2, "total": 0.5}, "rounds_pods_per_second": rounds,
+            "paired_steps": steps, "paired_step": median(steps)}
+
+
+def _png_width(path: Path) -> int:
+    return int.from_bytes(path.read_bytes()[16:20], "big")  # the IHDR chunk's width
+
+
+def test_a_sweep_of_rounds_draws_its_steps_paired_beside_the_curve(tmp_path: Path) -> None:
+    one, two, four = [3_000.0, 3_100.0, 2_900.0], [3_050.0, 2_900.0, 3_000.0], [2_700.0, 3_000.0, 2_800.0]
+    points = [_sweep_point(1, one, None), _sweep_point(2, two, one), _sweep_point(4, four, two)]
+    paired = plot_sweep(points, "three rounds", tmp_path / "rounds.png", rounds=3)
+    single = plot_sweep([{**p, "rounds_pods_per_second": p["rounds_pods_per_second"][:1]} for p in points],
+                        "one round", tmp_path / "one.png", rounds=1)
+    assert paired is not None and single is not None
+    # Three panels (the curve, CPU per pod, the paired steps) against two.
+    assert _png_width(paired) > _png_width(single) * 1.3
 
 
 @pytest.mark.parametrize(("argv", "says"), [
