@@ -14,14 +14,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import re
 import sys
 import tempfile
 import time
-import urllib.request
 import uuid
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -47,9 +45,18 @@ from shared.profiles import build_profiles
 from shared.settings import AUTO, Settings, env_flag_or_auto, env_int, load_settings
 from shared.workloads import Workload
 
-from ..fleet import Fleet, Member, service_env
+from ..fleet import Fleet, service_env
 from ..services import UpOptions, queue_env
 from .cpu_clock import cpu_seconds
+from .fleet_metrics import (
+    answer_wait_seconds,
+    attempt_latency,
+    proposed_pods,
+    queue_metrics,
+    sent_pods,
+    walked_again_pods,
+    workers_state_of,
+)
 from .inprocess import BenchResult, Progress
 from .ledger import Ledger, read_ledger
 from .stats import percentile, spread_summary, throughput_series
@@ -137,7 +144,7 @@ async def _measure(workload: Workload, settings: Settings, fleet: Fleet, progres
         await _warm_up(fleet, publisher, clock, watcher, _Probes(templates, queue_of), timeout_s,
                        _warm_workers(fleet.options, owners, env_int(queue, "BERTH_QUEUE_WORKERS_MOST", 0)))
         cpu_before = sampler.cpu()
-        metrics = _queue_metrics(fleet)
+        metrics = queue_metrics(fleet)
         sent_before, proposed_before = sent_pods(metrics), proposed_pods(metrics)
         walked_before = walked_again_pods(metrics)
         waited_before = answer_wait_seconds(metrics)
@@ -162,7 +169,7 @@ async def _measure(workload: Workload, settings: Settings, fleet: Fleet, progres
         last = max(done.values(), default=started)
         wall = last - started
         e2e = sorted(t - submitted[uid] for uid, t in done.items())
-        metrics = _queue_metrics(fleet)
+        metrics = queue_metrics(fleet)
         attempts = attempt_latency(metrics)
         sent = sent_pods(metrics) - sent_before
         proposed = proposed_pods(metrics) - proposed_before
@@ -291,7 +298,7 @@ async def _warm_up(fleet: Fleet, publisher: KafkaPublisher, clock: _Stamps, watc
     the workers' metrics (off the loop: a worker folding the log answers late); `WARMUP_S` at most."""
     deadline = time.monotonic() + min(WARMUP_S, timeout_s)
     last = time.monotonic()
-    while (state := await asyncio.to_thread(_workers_state, fleet)).answering < busy or not state.settled:
+    while (state := await asyncio.to_thread(workers_state_of, fleet)).answering < busy or not state.settled:
         if time.monotonic() >= deadline:
             print(f"warning: {state.unsettled(busy)} in the warm-up; measuring anyway", file=sys.stderr)
             return
@@ -302,55 +309,6 @@ async def _warm_up(fleet: Fleet, publisher: KafkaPublisher, clock: _Stamps, watc
         await _publish_pods(publisher, clock, [probe])
         await watcher.wait_for({probe.metadata.uid}, timeout_s)
         last = time.monotonic()
-
-
-_ANSWERED = re.compile(r'^berth_events_published_total\{[^}]*topic="[^"]*shard-results"[^}]*\} (?P<value>\S+)$',
-                       re.MULTILINE)
-_RESTED = re.compile(r'^berth_rests_total\{[^}]*\} (?P<value>\S+)$', re.MULTILINE)
-
-
-@dataclass(frozen=True)
-class WorkersState:
-    """What the filter workers' metrics say of them in the warm-up."""
-
-    answering: int
-    """Filter workers that have answered a request (their metrics count the answers published)."""
-    idle: int
-    """Those that have answered none and rested at least once."""
-    unread: int
-    """Those whose metrics could not be read."""
-    workers: int
-    """Every filter worker."""
-
-    @property
-    def settled(self) -> bool:
-        """Every worker either answered (the queue uses it) or rests (it does not)."""
-        return self.answering + self.idle >= self.workers
-
-    def unsettled(self, busy: int) -> str:
-        """What the warm-up waited for in vain, in words."""
-        others = self.workers - self.answering
-        said = [f"{self.answering} of the {busy} filter workers to be kept busy answered"
-                if self.answering < busy else f"{self.answering} of the {self.workers} filter workers answered",
-                f"{self.idle} of the {others} others rested"]
-        if self.unread:
-            said.append(f"the metrics of {self.unread} could not be read")
-        return ", ".join(said)
-
-
-def workers_state(metrics: list[str]) -> WorkersState:
-    """What the filter workers' metrics texts say of them ("" where one could not be read)."""
-    def counted(pattern: re.Pattern[str], text: str) -> bool:
-        return any(float(m.group("value")) > 0 for m in pattern.finditer(text))
-
-    answering = [counted(_ANSWERED, text) for text in metrics]
-    idle = [not a and counted(_RESTED, text) for a, text in zip(answering, metrics, strict=True)]
-    return WorkersState(sum(answering), sum(idle), sum(not text for text in metrics), len(metrics))
-
-
-def _workers_state(fleet: Fleet) -> WorkersState:
-    return workers_state([_metrics_of(member, warn=False) for member in fleet.members.values()
-                          if member.spec.name == "filter"])
 
 
 PROBE_NAME = "berth-bench-probe"
@@ -508,85 +466,7 @@ def _process(pid: int | None) -> psutil.Process | None:
         return None
 
 
-_BUCKET = re.compile(r'^scheduler_scheduling_attempt_duration_seconds_bucket\{(?P<labels>[^}]*)\} (?P<value>\S+)$')
-
-
-_SENT = re.compile(r"^berth_queue_batch_pods_sum (?P<value>\S+)$", re.MULTILINE)
-_PROPOSED = re.compile(r"^berth_queue_proposed_pods_total (?P<value>\S+)$", re.MULTILINE)
-_WALKED_AGAIN = re.compile(r"^berth_queue_walked_again_pods_total (?P<value>\S+)$", re.MULTILINE)
-_ANSWER_WAIT = re.compile(r"^berth_queue_answer_wait_seconds_total (?P<value>\S+)$", re.MULTILINE)
-
-
-def _queue_metrics(fleet: Fleet) -> str:
-    """The queues' Prometheus texts, one after another ("" for one that cannot be read)."""
-    return "\n".join(_metrics_of(m) for m in fleet.members.values() if m.spec.name == "queue")
-
-
-def _metrics_of(member: Member, *, warn: bool = True) -> str:
-    """A member's Prometheus text ("" when it cannot be read; `warn`: say so on stderr)."""
-    try:
-        with urllib.request.urlopen(member.url + "/metrics", timeout=5) as resp:
-            return resp.read().decode()
-    except OSError as e:
-        if warn:
-            print(f"warning: {member.label}'s metrics could not be read: {e}", file=sys.stderr)
-        return ""
-
-
-def _value(pattern: re.Pattern[str], metrics: str) -> float:
-    """The sum of the samples `pattern` finds in the queues' metrics texts (each queue's one), 0
-    where there is none."""
-    return sum(float(m.group("value")) for m in pattern.finditer(metrics))
-
-
-def sent_pods(metrics: str) -> float:
-    """Pods the queue has sent to the filter workers so far (the batch-size histogram's sum)."""
-    return _value(_SENT, metrics)
-
-
-def proposed_pods(metrics: str) -> float:
-    """Pods the queue has sent to the filter workers in batches they propose, so far."""
-    return _value(_PROPOSED, metrics)
-
-
-def walked_again_pods(metrics: str) -> float:
-    """Pods the queue has walked again itself so far (their ranked candidates all taken)."""
-    return _value(_WALKED_AGAIN, metrics)
-
-
-def answer_wait_seconds(metrics: str) -> float:
-    """Seconds the queue has waited so far for answers to the batch it decides next."""
-    return _value(_ANSWER_WAIT, metrics)
-
-
 def propose_policy(queue_env: Mapping[str, str]) -> str:
     """BERTH_QUEUE_PROPOSE as the queue reads it: "auto", "yes" or "no"."""
     said = env_flag_or_auto(queue_env, "BERTH_QUEUE_PROPOSE")
     return AUTO if said is None else "yes" if said else "no"
-
-
-def attempt_latency(text: str) -> tuple[float, float]:
-    """p50 and p99 of the queue's attempt-duration histogram (bucket upper bounds, as Prometheus'
-    histogram_quantile would bound them)."""
-    cumulative: dict[float, float] = {}
-    for line in text.splitlines():
-        m = _BUCKET.match(line)
-        if m is None:
-            continue
-        le = re.search(r'le="([^"]+)"', m.group("labels"))
-        if le is None:
-            continue
-        bound = float("inf") if le.group(1) == "+Inf" else float(le.group(1))
-        cumulative[bound] = cumulative.get(bound, 0.0) + float(m.group("value"))
-    if not cumulative:
-        return 0.0, 0.0
-    bounds = sorted(cumulative)
-    total = cumulative[bounds[-1]]
-
-    def quantile(q: float) -> float:
-        for b in bounds:
-            if cumulative[b] >= q * total:
-                return b if b != float("inf") else bounds[-2] if len(bounds) > 1 else 0.0
-        return 0.0
-
-    return quantile(0.5), quantile(0.99)

@@ -103,7 +103,7 @@ def test_percentile_nearest_rank() -> None:
 
 
 def test_the_queue_metrics_give_pods_sent_and_attempt_latency() -> None:
-    from berth.bench.cluster import answer_wait_seconds, attempt_latency, sent_pods, walked_again_pods
+    from berth.bench.fleet_metrics import answer_wait_seconds, attempt_latency, sent_pods, walked_again_pods
 
     text = "\n".join([
         "# TYPE berth_queue_batch_pods histogram",

@@ -11,15 +11,8 @@ from collections.abc import Callable
 import pytest
 
 from berth.bench import cluster
-from berth.bench.cluster import (
-    WorkersState,
-    _Probes,
-    _warm_workers,
-    first_owned,
-    idle_queues_note,
-    queue_rule,
-    workers_state,
-)
+from berth.bench.cluster import _Probes, _warm_workers, first_owned, idle_queues_note, queue_rule
+from berth.bench.fleet_metrics import WorkersState, workers_state
 from berth.services import UpOptions
 from shared.workloads import generate
 
@@ -88,7 +81,7 @@ async def test_the_warm_up_waits_for_the_spares_to_rest(monkeypatch: pytest.Monk
     monkeypatch.setattr(cluster, "WARMUP_PROBE_S", 100.0)  # no probe: the fakes below cannot send one
     starting, answered, settled = WorkersState(0, 0, 0, 3), WorkersState(1, 1, 0, 3), WorkersState(1, 2, 0, 3)
     reads = _states(starting, answered, answered, settled)
-    monkeypatch.setattr(cluster, "_workers_state", reads)
+    monkeypatch.setattr(cluster, "workers_state_of", reads)
     await cluster._warm_up(None, None, None, None, None, 10.0, busy=1)  # type: ignore[arg-type]  # unused fakes
     assert reads(None) == settled and capsys.readouterr().err == ""
 
@@ -98,7 +91,7 @@ async def test_the_warm_up_says_what_it_waited_for_in_vain(monkeypatch: pytest.M
     monkeypatch.setattr(cluster, "WARMUP_POLL_S", 0.01)
     monkeypatch.setattr(cluster, "WARMUP_PROBE_S", 100.0)
     monkeypatch.setattr(cluster, "WARMUP_S", 0.05)
-    monkeypatch.setattr(cluster, "_workers_state", _states(WorkersState(1, 1, 1, 3)))
+    monkeypatch.setattr(cluster, "workers_state_of", _states(WorkersState(1, 1, 1, 3)))
     await cluster._warm_up(None, None, None, None, None, 10.0, busy=1)  # type: ignore[arg-type]  # unused fakes
     assert capsys.readouterr().err == ("warning: 1 of the 3 filter workers answered, 1 of the 2 others rested, "
                                        "the metrics of 1 could not be read in the warm-up; measuring anyway\n")

@@ -11,7 +11,8 @@ import sys
 HEAVY = ("aiokafka", "asyncpg", "sqlalchemy", "alembic", "aiohttp", "numpy", "tqdm", "matplotlib",
          "shared.framework", "shared.plugins", "shared.simulation", "shared.replay.engine",
          "shared.replay.explain", "shared.adapters.postgres", "shared.adapters.kafka", "berth.fleet",
-         "berth.stack", "berth.chaos.run", "berth.bench.inprocess", "berth.bench.cluster")
+         "berth.stack", "berth.chaos.run", "berth.bench.inprocess", "berth.bench.cluster",
+         "berth.bench.fleet_metrics")
 
 
 def test_the_parser_imports_no_command_s_machinery() -> None:
