@@ -225,19 +225,7 @@ def _sweep(args: argparse.Namespace, workload: Any, progress: bool, config_path:
                             "cpu_seconds": sum(result.cpu_seconds.values()),
                             "cpu_ms_per_pod": result.cpu_ms_per_pod, "queue_busy": result.queue_busy,
                             "queue_waited": result.queue_waited, "pods_per_node": result.pods_per_node})
-    points = [median_run(runs[k]) for k in args.scale_sweep]
-    base = points[0]
-    for before, point in zip([None, *points], points):
-        speedup = point["pods_per_second"] / base["pods_per_second"] if base["pods_per_second"] else 0.0
-        point["speedup"] = speedup
-        point["efficiency"] = speedup * base["filter_workers"] / point["filter_workers"]
-        # Against the count before: more workers should never give fewer pods/s.
-        point["step"] = (point["pods_per_second"] / before["pods_per_second"]
-                         if before is not None and before["pods_per_second"] else None)
-        pairs = (paired_steps(runs[before["filter_workers"]], runs[point["filter_workers"]])
-                 if before is not None else [])
-        point["paired_steps"], point["paired_step"] = pairs, median(pairs)
-        point["paired_interval"] = paired_interval(pairs)
+    points = sweep_points(runs)
     stem = f"{workload.name}-cluster-sweep-{args.nodes}n-{args.pods}p" + (f"-{args.queues}q" if args.queues else "")
     machine = result.machine  # every count ran on this machine: the last run's description
     swept = {"workload": workload.name, "mode": "cluster", "nodes": args.nodes, "pods": args.pods,
@@ -255,37 +243,63 @@ def _sweep(args: argparse.Namespace, workload: Any, progress: bool, config_path:
     else:
         print(f"{workload.name} cluster scale sweep: {args.nodes} nodes, {args.pods} pods")
         print(f"  machine  {summary(machine)}")
-        if args.rounds > 1:
-            print(f"  each count's run of median pods/s of {args.rounds} rounds; range: all its runs' pods/s")
-        ranges = f"  {'range':>13}" if args.rounds > 1 else ""
-        within = f"  {'paired range':>15}" if args.rounds > 1 else ""
-        print(f"  {'workers':>7}  {'queues':>6}  {'propose':>12}  {'pods/s':>9}{ranges}  {'speedup':>7}  "
-              f"{'step':>5}  {'paired':>6}{within}  {'efficiency':>10}  "
-              f"{'e2e p99':>9}  {'cpu ms/pod':>10}  {'queue':>6}  {'busy':>5}  {'waited':>6}  {'filter':>6}  "
-              f"{'sent/pod':>8}")
-        for p in points:
-            ms = p["cpu_ms_per_pod"]
-            proposed = f"{p['propose']} {p['proposed_share'] or 0:.0%}"
-            rounds = p["rounds_pods_per_second"]
-            spread = f"  {f'{min(rounds):.0f}-{max(rounds):.0f}':>13}" if args.rounds > 1 else ""
-            interval = p["paired_interval"]
-            paired_range = ("-" if interval is None
-                            else f"{interval['low']:.2f}-{interval['high']:.2f} {interval['confidence']:.0%}")
-            paired_range = f"  {paired_range:>15}" if args.rounds > 1 else ""
-            print(f"  {p['filter_workers']:>7}  {p['queues']:>6}  {proposed:>12}  "
-                  f"{p['pods_per_second']:>9.1f}{spread}  "
-                  f"{p['speedup']:>7.2f}  {'-' if p['step'] is None else format(p['step'], '.2f'):>5}  "
-                  f"{'-' if p['paired_step'] is None else format(p['paired_step'], '.2f'):>6}{paired_range}  "
-                  f"{p['efficiency']:>10.2f}  {p['e2e_latency_p99_ms'] / 1000:>8.1f}s  "
-                  f"{ms.get('total', 0.0):>10.3f}  {ms.get('queue', 0.0):>6.3f}  {p['queue_busy'] or 0:>5.0%}  "
-                  f"{p['queue_waited'] or 0:>6.0%}  "
-                  f"{ms.get('filter', 0.0):>6.3f}  "
-                  f"{p['sent_per_pod']:>8.2f}")
-        print(_sweep_footnote(args.rounds > 1))
+        for line in _sweep_table(points, args.rounds):
+            print(line)
         print(f"  result {out_dir / (stem + '.json')}" + (f", plot {plot}" if plot else f"; {NO_PLOT}"))
     for problem in problems:
         print(f"error: {problem}", file=sys.stderr)
     return 1 if problems else 0
+
+
+def sweep_points(runs: dict[int, list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """Each worker count's point (its run of median pods/s, `median_run`) with its speedup and
+    efficiency against the first count, its step against the count before, and that step paired
+    round by round (`runs`: each count's runs in round order, counts in sweep order)."""
+    points = [median_run(those) for those in runs.values()]
+    base = points[0]
+    for before, point in zip([None, *points], points):
+        speedup = point["pods_per_second"] / base["pods_per_second"] if base["pods_per_second"] else 0.0
+        point["speedup"] = speedup
+        point["efficiency"] = speedup * base["filter_workers"] / point["filter_workers"]
+        # Against the count before: more workers should never give fewer pods/s.
+        point["step"] = (point["pods_per_second"] / before["pods_per_second"]
+                         if before is not None and before["pods_per_second"] else None)
+        pairs = (paired_steps(runs[before["filter_workers"]], runs[point["filter_workers"]])
+                 if before is not None else [])
+        point["paired_steps"], point["paired_step"] = pairs, median(pairs)
+        point["paired_interval"] = paired_interval(pairs)
+    return points
+
+
+def _sweep_table(points: list[dict[str, Any]], rounds: int) -> list[str]:
+    """The sweep's table for people, with its footnote."""
+    lines = []
+    if rounds > 1:
+        lines.append(f"  each count's run of median pods/s of {rounds} rounds; range: all its runs' pods/s")
+    ranges = f"  {'range':>13}" if rounds > 1 else ""
+    within = f"  {'paired range':>15}" if rounds > 1 else ""
+    lines.append(f"  {'workers':>7}  {'queues':>6}  {'propose':>12}  {'pods/s':>9}{ranges}  {'speedup':>7}  "
+                 f"{'step':>5}  {'paired':>6}{within}  {'efficiency':>10}  "
+                 f"{'e2e p99':>9}  {'cpu ms/pod':>10}  {'queue':>6}  {'busy':>5}  {'waited':>6}  {'filter':>6}  "
+                 f"{'sent/pod':>8}")
+    for p in points:
+        ms = p["cpu_ms_per_pod"]
+        proposed = f"{p['propose']} {p['proposed_share'] or 0:.0%}"
+        each = p["rounds_pods_per_second"]
+        spread = f"  {f'{min(each):.0f}-{max(each):.0f}':>13}" if rounds > 1 else ""
+        interval = p["paired_interval"]
+        paired_range = ("-" if interval is None
+                        else f"{interval['low']:.2f}-{interval['high']:.2f} {interval['confidence']:.0%}")
+        paired_range = f"  {paired_range:>15}" if rounds > 1 else ""
+        lines.append(f"  {p['filter_workers']:>7}  {p['queues']:>6}  {proposed:>12}  "
+                     f"{p['pods_per_second']:>9.1f}{spread}  "
+                     f"{p['speedup']:>7.2f}  {'-' if p['step'] is None else format(p['step'], '.2f'):>5}  "
+                     f"{'-' if p['paired_step'] is None else format(p['paired_step'], '.2f'):>6}{paired_range}  "
+                     f"{p['efficiency']:>10.2f}  {p['e2e_latency_p99_ms'] / 1000:>8.1f}s  "
+                     f"{ms.get('total', 0.0):>10.3f}  {ms.get('queue', 0.0):>6.3f}  {p['queue_busy'] or 0:>5.0%}  "
+                     f"{p['queue_waited'] or 0:>6.0%}  {ms.get('filter', 0.0):>6.3f}  {p['sent_per_pod']:>8.2f}")
+    lines.append(_sweep_footnote(rounds > 1))
+    return lines
 
 
 def plot_sweep(points: list[dict[str, Any]], title: str, path: Path, *, rounds: int) -> Path | None:

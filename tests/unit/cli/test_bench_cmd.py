@@ -21,7 +21,7 @@ from berth.bench.stats import (
     spread_summary,
     throughput_series,
 )
-from berth.bench_cmd import _sweep_footnote, plot_sweep, with_config
+from berth.bench_cmd import _sweep_footnote, _sweep_table, plot_sweep, sweep_points, with_config
 from berth.cli import main
 from shared.events import NODE_SHARDS, NodeUpserted, PodBound, PodSubmitted
 from shared.workloads import generate
@@ -246,12 +246,25 @@ def test_the_sweep_footnote_reads_a_range_only_where_it_is_sure() -> None:
     assert "paired range" not in _sweep_footnote(False)
 
 
-def _sweep_point(workers: int, rounds: list[float], before: list[float] | None) -> dict[str, Any]:
-    steps = (paired_steps([{"pods_per_second": p} for p in before], [{"pods_per_second": p} for p in rounds])
-             if before else [])
-    return {"filter_workers": workers, "pods_per_second": median(rounds),
-            "cpu_ms_per_pod": {"queue": 0.2, "total": 0.5}, "rounds_pods_per_second": rounds,
-            "paired_steps": steps, "paired_step": median(steps)}
+def _runs(workers: int, pods_per_second: list[float]) -> list[dict[str, Any]]:
+    return [{"filter_workers": workers, "queues": 1, "propose": "no", "proposed_share": 0.0, "pods_per_second": r,
+             "e2e_latency_p99_ms": 900.0, "cpu_ms_per_pod": {"queue": 0.2, "total": 0.5}, "queue_busy": 0.6,
+             "queue_waited": 0.05, "sent_per_pod": 1.0} for r in pods_per_second]
+
+
+SWEPT = {1: _runs(1, [3_000.0, 3_100.0, 2_900.0]), 2: _runs(2, [3_050.0, 2_900.0, 3_000.0]),
+         4: _runs(4, [2_700.0, 3_000.0, 2_800.0])}
+
+
+def test_a_sweep_pairs_each_step_round_by_round() -> None:
+    one, two, four = sweep_points(SWEPT)
+    assert (one["step"], one["paired_steps"], one["paired_interval"]) == (None, [], None)
+    assert two["pods_per_second"] == 3_000.0 and two["step"] == 3_000.0 / 3_000.0
+    assert two["paired_steps"] == [3_050 / 3_000, 2_900 / 3_100, 3_000 / 2_900]
+    assert four["paired_interval"] == {"low": 2_700 / 3_050, "high": 3_000 / 2_900, "confidence": 0.75}
+    table = _sweep_table([one, two, four], rounds=3)
+    assert "paired range" in table[1] and table[-1] == _sweep_footnote(True)
+    assert "0.89-1.03 75%" in table[4]  # four against two: 2,700/3,050 to 3,000/2,900
 
 
 def _png_width(path: Path) -> int:
@@ -259,14 +272,17 @@ def _png_width(path: Path) -> int:
 
 
 def test_a_sweep_of_rounds_draws_its_steps_paired_beside_the_curve(tmp_path: Path) -> None:
-    one, two, four = [3_000.0, 3_100.0, 2_900.0], [3_050.0, 2_900.0, 3_000.0], [2_700.0, 3_000.0, 2_800.0]
-    points = [_sweep_point(1, one, None), _sweep_point(2, two, one), _sweep_point(4, four, two)]
+    points = sweep_points(SWEPT)
     paired = plot_sweep(points, "three rounds", tmp_path / "rounds.png", rounds=3)
-    single = plot_sweep([{**p, "rounds_pods_per_second": p["rounds_pods_per_second"][:1]} for p in points],
-                        "one round", tmp_path / "one.png", rounds=1)
-    assert paired is not None and single is not None
+    # A sweep's JSON from before the paired ranges: the plot finds them from the ratios.
+    older = [{k: v for k, v in p.items() if k != "paired_interval"} for p in points]
+    assert plot_sweep(older, "three rounds", tmp_path / "older.png", rounds=3) is not None
+    single = sweep_points({k: runs[:1] for k, runs in SWEPT.items()})
+    assert [p["paired_interval"] for p in single] == [None] * 3  # one pair says nothing of a median
+    one_round = plot_sweep(single, "one round", tmp_path / "one.png", rounds=1)
+    assert paired is not None and one_round is not None
     # Three panels (the curve, CPU per pod, the paired steps) against two.
-    assert _png_width(paired) > _png_width(single) * 1.3
+    assert _png_width(paired) > _png_width(one_round) * 1.3
 
 
 @pytest.mark.parametrize(("argv", "says"), [
