@@ -36,7 +36,7 @@ def metrics_of(member: Member, *, warn: bool = True) -> str:
 
 
 def _value(pattern: re.Pattern[str], metrics: str) -> float:
-    """The sum of the samples `pattern` finds in the queues' metrics texts (each queue's one), 0
+    """The sum of the samples `pattern` finds in metrics texts (each queue's one, or a worker's), 0
     where there is none."""
     return sum(float(m.group("value")) for m in pattern.finditer(metrics))
 
@@ -124,11 +124,8 @@ class WorkersState:
 
 def workers_state(metrics: list[str]) -> WorkersState:
     """What the filter workers' metrics texts say of them ("" where one could not be read)."""
-    def counted(pattern: re.Pattern[str], text: str) -> bool:
-        return any(float(m.group("value")) > 0 for m in pattern.finditer(text))
-
-    answering = [counted(_ANSWERED, text) for text in metrics]
-    idle = [not a and counted(_RESTED, text) for a, text in zip(answering, metrics, strict=True)]
+    answering = [_value(_ANSWERED, text) > 0 for text in metrics]  # counters: a sum above 0 is a sample above 0
+    idle = [not a and _value(_RESTED, text) > 0 for a, text in zip(answering, metrics, strict=True)]
     return WorkersState(sum(answering), sum(idle), sum(not text for text in metrics), len(metrics))
 
 
