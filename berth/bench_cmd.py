@@ -305,10 +305,8 @@ def _sweep_table(points: list[dict[str, Any]], rounds: int) -> list[str]:
 def plot_sweep(points: list[dict[str, Any]], title: str, path: Path, *, rounds: int) -> Path | None:
     """The sweep's plot from its points (as its JSON result holds them); with more than one round,
     each count's range of pods/s and each step paired round by round."""
-    steps = [PairedStep(f"{p['filter_workers']}/{before['filter_workers']}", p["paired_steps"], p["paired_step"],
-                        (i["low"], i["high"], i["confidence"]))
-             for before, p in zip(points, points[1:])
-             if (i := paired_interval(p["paired_steps"])) is not None and p["paired_step"] is not None]
+    steps = [PairedStep(f"{p['filter_workers']}/{before['filter_workers']}", p["paired_steps"])
+             for before, p in zip(points, points[1:]) if len(p["paired_steps"]) > 1]
     return plot_scaling([(p["filter_workers"], p["pods_per_second"], p["cpu_ms_per_pod"]) for p in points],
                         title, path, ranges=[p["rounds_pods_per_second"] for p in points] if rounds > 1 else (),
                         steps=steps if rounds > 1 else ())

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .stats import NEVER_SLOWER
+from .stats import NEVER_SLOWER, median, median_interval
 
 
 def _pyplot() -> Any | None:
@@ -54,12 +54,10 @@ def plot_throughput(series: Sequence[tuple[float, float]], title: str, path: Pat
 
 @dataclass(frozen=True)
 class PairedStep:
-    """One step of a sweep (`label`: "4/2"), paired round by round: each round's ratio of pods/s,
-    and where their median lies (`berth.bench.stats.median_interval`: low, high, confidence)."""
+    """One step of a sweep (`label`: "4/2"), paired round by round: each round's ratio of pods/s
+    (two or more; the plot draws their median and where it lies, `median_interval`)."""
     label: str
     ratios: Sequence[float]
-    median: float
-    interval: tuple[float, float, float]
 
 
 def plot_scaling(points: Sequence[tuple[int, float, Mapping[str, float]]], title: str, path: Path, *,
@@ -108,15 +106,18 @@ def plot_scaling(points: Sequence[tuple[int, float, Mapping[str, float]]], title
 
 def _draw_steps(ax: Any, steps: Sequence[PairedStep]) -> None:
     slots = list(range(len(steps)))
+    sure = []
     for slot, step in zip(slots, steps):
         ax.scatter([slot] * len(step.ratios), step.ratios, color="grey", alpha=0.5, s=12,
                    label="a round" if slot == 0 else None)
-        low, high, _ = step.interval
-        ax.errorbar([slot], [step.median], yerr=[[step.median - low], [high - step.median]], fmt="o",
+        middle = median(step.ratios) or 0.0
+        low, high, confidence = median_interval(step.ratios) or (middle, middle, 0.0)
+        sure.append(confidence)
+        ax.errorbar([slot], [middle], yerr=[[middle - low], [high - middle]], fmt="o",
                     color="tab:blue", capsize=6, label="median, and where it lies" if slot == 0 else None)
     ax.axhline(1.0, color="grey", linewidth=0.8)
     ax.axhline(NEVER_SLOWER, color="tab:red", linestyle="--", label=f"{NEVER_SLOWER}: never slower")
-    ax.set_xticks(slots, [f"{step.label}\n{step.interval[2]:.0%} sure" for step in steps])
+    ax.set_xticks(slots, [f"{step.label}\n{confidence:.0%} sure" for step, confidence in zip(steps, sure)])
     ax.set_xlim(-0.5, len(steps) - 0.5)
     ax.set_xlabel("filter workers, against the count before")
     ax.set_ylabel("pods/s, ratio in one round")
