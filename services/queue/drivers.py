@@ -16,24 +16,100 @@ import asyncio
 import logging
 import time
 from collections import deque
-from typing import TYPE_CHECKING, Protocol
+from collections.abc import Callable, Iterable, Mapping
+from typing import Protocol
 
+from shared.cluster import ClusterView
+from shared.events import Assumed
+from shared.framework.pod_info import PodInfo
 from shared.protocol.shared_totals import SharedTotals
-from shared.queue import FakeClock, QueuedPodInfo
-from shared.scheduler.queue_rules import bring_back
+from shared.queue import FakeClock, QueuedPodInfo, SchedulingQueue
+from shared.queue.clock import MonotonicClock
+from shared.scheduler.fit_error import FitError
+from shared.scheduler.queue_rules import FailedAt, bring_back
 
+from .admissions import Admissions
+from .cycles import Attempt, CycleSteps, Evaluated, Gate
 from .depth import DepthGauge
+from .extender_cycles import ExtenderCycles
+from .gather import Gatherer
+from .metrics import SchedulerMetrics
 
-if TYPE_CHECKING:
-    from .scheduler import Attempt, Evaluated, Scheduler
-
-    Ahead = deque[tuple[list[Attempt], asyncio.Future[Evaluated | None]]]
+Ahead = deque[tuple[list[Attempt], asyncio.Future[Evaluated | None]]]
 
 log = logging.getLogger(__name__)
 
 DECIDE_SLICE = 32
 """Pods decided between two yields to the event loop while a batch is decided."""
 FAILED_CYCLE_PAUSE_S = 0.5
+
+
+class DriverHost(CycleSteps, Protocol):
+    """What the drivers need of the scheduler besides the shared steps: its queue, clock and view
+    (and the gate that holds the view still), the pods it holds back or awaits, the parts beside
+    it (admissions, the extenders' cycles, the gatherer, metrics), how deep its pipeline may go,
+    and the steps around a cycle: popping a batch, making its attempts, marking a late decision,
+    putting pods back, the upkeep between cycles."""
+
+    awaiting: Callable[[], bool] | None
+    """Lockstep: whether the last attempt's outcome is in (None: nothing awaited)."""
+
+    @property
+    def queue(self) -> SchedulingQueue: ...
+
+    @property
+    def clock(self) -> FakeClock | MonotonicClock: ...
+
+    @property
+    def view(self) -> ClusterView: ...
+
+    @property
+    def gate(self) -> Gate | None: ...
+
+    @property
+    def cycle(self) -> int: ...
+
+    @property
+    def admissions(self) -> Admissions: ...
+
+    @property
+    def queued(self) -> Mapping[str, PodInfo]: ...
+
+    @property
+    def parked(self) -> Mapping[str, QueuedPodInfo]: ...
+
+    @property
+    def preemptions(self) -> Mapping[str, tuple[FitError, Attempt, str]]: ...
+
+    @property
+    def failed_at(self) -> FailedAt: ...
+
+    @property
+    def extender_cycles(self) -> ExtenderCycles: ...
+
+    @property
+    def gatherer(self) -> Gatherer: ...
+
+    @property
+    def metrics(self) -> SchedulerMetrics: ...
+
+    @property
+    def pipeline_depth(self) -> int: ...
+
+    @property
+    def pipeline_most(self) -> int: ...
+
+    def pop_batch(self) -> list[QueuedPodInfo] | None: ...
+
+    def attempts_of(self, batch: list[QueuedPodInfo]) -> list[Attempt]: ...
+
+    def mark_late(self, evaluated: Evaluated, watermark: dict[str, list[int]], assumed: list[Assumed]) -> bool: ...
+
+    def put_back(self, infos: Iterable[PodInfo]) -> None: ...
+
+    def release_unanswered(self) -> None: ...
+
+    async def between_cycles(self) -> None: ...
 
 
 class Driver(Protocol):
@@ -60,7 +136,7 @@ class Driver(Protocol):
 class Lockstep:
     idle_s = 1.0
 
-    def __init__(self, scheduler: Scheduler) -> None:
+    def __init__(self, scheduler: DriverHost) -> None:
         self.s = scheduler
 
     def ready(self) -> bool:
@@ -130,7 +206,7 @@ class Lockstep:
 class Pipelined:
     idle_s = 0.05
 
-    def __init__(self, scheduler: Scheduler) -> None:
+    def __init__(self, scheduler: DriverHost) -> None:
         self.s = scheduler
         self.gauge = DepthGauge(most=scheduler.pipeline_most)
 

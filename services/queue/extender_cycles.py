@@ -9,17 +9,16 @@ import asyncio
 import logging
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-from shared.events import DECISIONS, ExtenderAnswer, ExtendersAnswered, envelope
+from shared.events import DECISIONS, Assumed, Envelope, ExtenderAnswer, ExtendersAnswered, envelope
 from shared.framework.pod_info import PodInfo
 from shared.framework.snapshot import Snapshot
 from shared.protocol.extending import apply_filters, ask, wants
 from shared.protocol.sharded import MergedFilter
 from shared.scheduler.schedule_one import FilterExtender
 
-if TYPE_CHECKING:
-    from .scheduler import Attempt, Evaluated, Scheduler
+from .cycles import Attempt, CycleSteps, Evaluated
 
 log = logging.getLogger(__name__)
 
@@ -27,8 +26,21 @@ EXTENDER_CALLS = 64
 """Extender calls in flight at once (threads: the HTTP client blocks)."""
 
 
+class ExtenderHost(CycleSteps, Protocol):
+    """What the cycles waiting for extenders need of the scheduler besides the shared steps: to
+    record the view a late decision is made on (`record_late`) and publish the extenders' answers
+    (`emit`, under its `producer`)."""
+
+    @property
+    def producer(self) -> str: ...
+
+    def record_late(self, batch_id: str, watermark: dict[str, list[int]], assumed: list[Assumed]) -> None: ...
+
+    def emit(self, topic: str, env: Envelope) -> None: ...
+
+
 class ExtenderCycles:
-    def __init__(self, scheduler: Scheduler, extenders: Sequence[FilterExtender], wake: Callable[[], None]) -> None:
+    def __init__(self, scheduler: ExtenderHost, extenders: Sequence[FilterExtender], wake: Callable[[], None]) -> None:
         """`wake`: the queue's loop has answered cycles to decide."""
         self.s, self._wake = scheduler, wake
         self.extenders = list(extenders)

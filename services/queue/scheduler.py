@@ -24,9 +24,7 @@ import logging
 import random
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol
 
 from shared.binding.admission import is_admission
 from shared.cluster import ClusterView, point_at, with_nomination
@@ -72,7 +70,7 @@ from shared.protocol.answers import walks
 from shared.protocol.batch import BatchItem, Decision, decide_batch
 from shared.protocol.merge_batch import merge_batch
 from shared.protocol.packed_failures import pack_failures
-from shared.protocol.raw_scores import NO_SCORES, RawScores
+from shared.protocol.raw_scores import NO_SCORES
 from shared.protocol.resting import KEEP_AWAKE_S
 from shared.protocol.same_answers import WalkBudget
 from shared.protocol.sharded import MergedFilter, feasible_target, raw_by_plugin
@@ -94,6 +92,7 @@ from shared.scheduler.schedule_one import FilterExtender, ScheduleAlgorithm
 from shared.scheduler.seeds import attempt_seed, config_hash
 
 from .admissions import Admissions
+from .cycles import Attempt, Evaluated, Gate
 from .drivers import Driver, Lockstep, Pipelined
 from .extender_cycles import ExtenderCycles
 from .gather import Gatherer
@@ -110,49 +109,6 @@ WATERMARK_TOPICS = {spec.name: spec.partitions for spec in TOPICS if spec.name i
 FOLLOWED = (NODES, PODS, PLACEMENTS, BINDS, DECISIONS)
 SMALLER_FOR_S = 60.0
 """How long batches stay at most half the size of one whose filter request no record could hold."""
-
-
-class Gate(Protocol):
-    """Holds the view's folding back while a cycle runs (the log follower)."""
-
-    def pause(self) -> None: ...
-
-    def resume(self) -> None: ...
-
-
-@dataclass
-class Evaluated:
-    """A cycle's pods as the shards answered: merged filter results and raw scores."""
-
-    batch_id: str
-    snapshot: Snapshot
-    watermark: dict[str, list[int]]
-    assumed: list[Assumed]
-    merged: list[MergedFilter]
-    raw: dict[str, RawScores]
-    start: int = 0
-    proposed: bool = False
-    """The workers were asked to propose this batch."""
-    off_view: bool = False
-    """A worker answered from a view other than the request's watermark: every pod is re-checked
-    where it goes, as in a batch decided on a view that moved."""
-    generation: int | None = None
-    """The view's generation mark (`generation_mark`) when the request was made: a node whose
-    NodeInfo is older passed or failed in the walks on the view the decision sees."""
-
-
-@dataclass
-class Attempt:
-    qpi: QueuedPodInfo
-    info: PodInfo
-    fwk: Framework
-    number: int
-    seed: int
-    attempt_id: str
-    started: float
-    cycle: int
-    """The scheduling queue's cycle once the pod's batch was popped (no event comes between the
-    pops of one batch): moves after it send the pod to backoff."""
 
 
 class Scheduler:

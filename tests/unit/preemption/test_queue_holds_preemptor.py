@@ -9,10 +9,11 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry
 
+from services.queue.cycles import Evaluated
 from services.queue.gather import Gatherer
 from services.queue.metrics import SchedulerMetrics
 from services.queue.options import SchedulerOptions
-from services.queue.scheduler import Evaluated, Scheduler
+from services.queue.scheduler import Scheduler
 from services.runtime.scheduler_config import profiles_from
 from shared.cluster import ClusterView
 from shared.events import (

@@ -7,7 +7,8 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 
 import pytest
 
-from services.queue.scheduler import Attempt, Evaluated, Scheduler
+from services.queue.cycles import Attempt, Evaluated
+from services.queue.scheduler import Scheduler
 from shared.framework import events
 from shared.framework.events import ActionType, ClusterEvent
 from shared.framework.interfaces import PreEnqueuePlugin

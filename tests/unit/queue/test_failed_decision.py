@@ -12,10 +12,11 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from services.queue import drivers
+from services.queue.cycles import Attempt
 from services.queue.drivers import DECIDE_SLICE, Pipelined
 from services.queue.gather import Gatherer
 from services.queue.metrics import SchedulerMetrics
-from services.queue.scheduler import Attempt, Scheduler
+from services.queue.scheduler import Scheduler
 from services.runtime.scheduler_config import profiles_from
 from shared.cluster import ClusterView
 from shared.events import NodeUpserted, OutgoingEvent, PodSubmitted, envelope
