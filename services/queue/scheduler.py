@@ -98,6 +98,7 @@ from .extender_cycles import ExtenderCycles
 from .gather import Gatherer
 from .metrics import SchedulerMetrics
 from .options import SchedulerOptions
+from .outbox import Outbox
 from .proposal_policy import ProposalPolicy
 from .scatter import Publish, Scatter
 from .starts import QueueStarts
@@ -158,7 +159,7 @@ class Scheduler:
         self.preemptions: dict[str, tuple[FitError, Attempt, str]] = {}
         self.awaiting: Callable[[], bool] | None = None
         self._wake = asyncio.Event()
-        self._outbox: list[OutgoingEvent] = []
+        self.outbox = Outbox(self._left_out)
         self.extender_cycles = ExtenderCycles(self, extenders, self._wake.set)
         self.last_message: dict[str, str | None] = {}
         """Each pod's latest attempt outcome: None once decided onto a node, else the reason."""
@@ -300,7 +301,7 @@ class Scheduler:
     async def between_cycles(self) -> None:
         """Upkeep after each cycle: decisions a failed publish left are published again, cycles
         whose extenders answered are decided, the heap settled."""
-        if self._outbox:
+        if self.outbox:
             await self.flush()
         asked = self.admissions.take()
         if asked:
@@ -417,7 +418,7 @@ class Scheduler:
 
     def emit(self, topic: str, env: Envelope) -> None:
         """Publish `env` with the cycle's decisions, at the next flush."""
-        self._outbox.append(OutgoingEvent(topic, env))
+        self.outbox.add(OutgoingEvent(topic, env))
 
     async def evaluate(self, attempts: list[Attempt], stopping: asyncio.Event) -> Evaluated | None:
         """Scatter the pods to the shards at the view's watermark and merge their answers (None when
@@ -519,41 +520,19 @@ class Scheduler:
     # --- decisions ----------------------------------------------------------------------------
 
     async def flush(self) -> None:
-        """Publish the cycle's decisions at once: one produce round trip per batch, not per pod.
-        A publish that fails leaves them all in the outbox, ahead of any made since, for the next
-        flush (between cycles, at the latest): a placed pod waits for its bind request, which must
-        not be dropped; one delivered twice gets the same answer (the binder keeps each request's
-        outcome by its event id, and never binds a pod twice)."""
-        out, self._outbox = self._outbox, []
-        if not out:
-            return
-        try:
-            await self.publish(out)
-        except RecordTooLarge:
-            await self._publish_each(out)
-        except BaseException:
-            self._outbox[:0] = out
-            raise
+        """Publish the cycle's decisions at once (`Outbox`)."""
+        await self.outbox.flush(self.publish)
 
-    async def _publish_each(self, out: list[OutgoingEvent]) -> None:
-        """`out` one event at a time, leaving out those no record can hold (published again, they
-        would be refused again, and every decision after them with them). A bind request left out
-        is taken back as its binder's refusal would be (the pod backs off and is tried again); a
-        preemption request left out is released after the preemption timeout."""
-        for i, event in enumerate(out):
-            try:
-                await self.publish([event])
-            except RecordTooLarge as exc:
-                log.error("queue: %s %s left out: %s", event.envelope.type, event.envelope.key, exc)
-                p = event.envelope.payload
-                if isinstance(p, BindRequested):
-                    self.view.forget(p.pod_uid)
-                    point_at(self.profiles.values(), self.view)
-                    self._bind_rejected(BindRejected(pod_uid=p.pod_uid, node_name=p.node_name,
-                                                     attempt_id=p.attempt_id, reason=str(exc)), raced=False)
-            except BaseException:
-                self._outbox[:0] = out[i:]
-                raise
+    def _left_out(self, event: OutgoingEvent, exc: RecordTooLarge) -> None:
+        """A decision no record can hold: a bind request is taken back as its binder's refusal
+        would be (the pod backs off and is tried again). Nothing is done here for a preemption
+        request: it is released after the preemption timeout."""
+        p = event.envelope.payload
+        if isinstance(p, BindRequested):
+            self.view.forget(p.pod_uid)
+            point_at(self.profiles.values(), self.view)
+            self._bind_rejected(BindRejected(pod_uid=p.pod_uid, node_name=p.node_name,
+                                             attempt_id=p.attempt_id, reason=str(exc)), raced=False)
 
     def _decided(self, a: Attempt, d: Decision, batch_id: str, watermark: dict[str, list[int]],
                  assumed: list[Assumed], order: Snapshot) -> None:
@@ -595,10 +574,10 @@ class Scheduler:
         decided = SchedulingAttempted(pod_uid=uid, attempt=a.number, profile=a.fwk.profile_name, node_name=host,
                                       message=None, seed=a.seed, config_hash=self.config_hash, batch_id=batch_id)
         bind = BindRequested(pod_uid=uid, pod=a.info.pod, node_name=host, attempt_id=a.attempt_id, seed=a.seed)
-        self._outbox += [
+        self.outbox.add(
             OutgoingEvent(DECISIONS, envelope(decided, producer=self.producer, correlation_id=a.attempt_id)),
             OutgoingEvent(BINDS, envelope(bind, producer=self.producer, correlation_id=a.attempt_id)),
-        ]
+        )
         self._observe(a, "scheduled")
         self.last_message[uid] = None
         if self.lockstep:
@@ -614,8 +593,8 @@ class Scheduler:
         request = PreemptionRequested(
             pod=a.info.pod, node_statuses=pack_failures(fit.diagnosis.node_to_status, order),
             attempt_id=a.attempt_id, seed=a.seed, watermark=watermark, assumed=assumed)
-        self._outbox.append(OutgoingEvent(PREEMPTION_REQUESTS, envelope(request, producer=self.producer,
-                                                                        correlation_id=a.attempt_id)))
+        self.outbox.add(OutgoingEvent(PREEMPTION_REQUESTS, envelope(request, producer=self.producer,
+                                                                    correlation_id=a.attempt_id)))
         self.preemptions[a.attempt_id] = (fit, a, batch_id)
         if self.lockstep:
             self._park(a, plugins)
@@ -661,7 +640,7 @@ class Scheduler:
     def _unschedulable(self, a: Attempt, message: str, plugins: set[str], batch_id: str,
                        result: str = "unschedulable") -> None:
         self._park(a, plugins)
-        self._outbox.append(self._attempted(a, message, result, batch_id))
+        self.outbox.add(self._attempted(a, message, result, batch_id))
 
     def _park(self, a: Attempt, plugins: set[str]) -> None:
         self.failed_at.mark(a.info.uid, self.view.version)
