@@ -11,7 +11,6 @@ import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
@@ -34,18 +33,18 @@ from shared.model import Namespace, ObjectMeta
 from shared.model.api_fields import FIELD_VALIDATIONS, FieldValidation
 from shared.model.loader import API_GROUPS
 from shared.model.namespace import labelled
-from shared.model.selectors import parse_selector
 from shared.ports import AcceptedIntentLog, EventStoreReader, Publisher, ReadModelReader
 from shared.projection import PodRow
 
-from . import containers, discovery, object_watches, objects, openapi, pagination, tables, versions, watch
+from . import containers, discovery, object_watches, objects, openapi, tables, versions, watch
 from .existence import pod_exists
 from .generated_names import name_generated
 from .kinds import KindRoutes
 from .limits import LimitExceeded, StreamSlots, check_objects
+from .listing import EVENT_FIELD_PATHS, Page, by_time, listed, selection
 from .metrics import GatewayMetrics
 from .own_writes import NotSettled, OwnWrites
-from .params import dry_run, read_delete_options, whole_number
+from .params import dry_run, read_delete_options
 from .patching import UnsupportedPatch
 from .pod_events import core_events, pod_events
 from .protobuf_body import UnsupportedBody, body_text
@@ -156,96 +155,6 @@ def _field_validation(request: web.Request) -> FieldValidation:
         if given.lower() == mode.lower():
             return mode
     raise InvalidInput("request", "fieldValidation", f"unsupported value {given!r}: {', '.join(FIELD_VALIDATIONS)}")
-
-
-def _selection(request: web.Request, field_paths: tuple[str, ...] | None = None
-               ) -> Callable[[dict[str, Any]], bool]:
-    """What `labelSelector` (kubectl's -l syntax) and `fieldSelector` (spec.nodeName=n1 and the
-    like) select, checked once: a bad selector is refused before anything is read."""
-    text = request.query.get("labelSelector", "")
-    try:
-        selector = parse_selector(text) if text else None
-    except ValueError as exc:
-        raise InvalidInput("request", "labelSelector", str(exc)) from None
-    fields = _field_terms(request.query.get("fieldSelector", ""), field_paths or FIELD_PATHS)
-
-    def matches(item: dict[str, Any]) -> bool:
-        if selector is not None and not selector.matches((item.get("metadata") or {}).get("labels") or {}):
-            return False
-        return all((_field(item, path) == value) != negate for path, value, negate in fields)
-
-    return matches
-
-
-def _by_key(item: dict[str, Any]) -> tuple[str, ...]:
-    meta = item.get("metadata") or {}
-    return (str(meta.get("namespace", "")), str(meta.get("name", "")))
-
-
-def _by_time(item: dict[str, Any]) -> tuple[str, ...]:
-    return (str(item.get("lastTimestamp", "")), *_by_key(item))
-
-
-@dataclass(frozen=True, slots=True)
-class Page:
-    items: list[dict[str, Any]]
-    continue_token: str = ""
-    remaining: int = 0
-
-
-def _listed(request: web.Request, items: list[dict[str, Any]], field_paths: tuple[str, ...] | None = None,
-            order: Callable[[dict[str, Any]], tuple[str, ...]] = _by_key) -> Page:
-    """A list narrowed as the API server narrows one: the selectors, then a page of `limit` items in
-    key order from where `continue` left off. A continued list reads the objects as they are now
-    (the API server would serve the first page's snapshot), after the last one already sent."""
-    matches = _selection(request, field_paths)
-    items = sorted((i for i in items if matches(i)), key=order)
-    token = request.query.get("continue", "")
-    if token:
-        after = pagination.decode(token)
-        items = [i for i in items if list(order(i)) > after]
-    limit = request.query.get("limit", "")
-    if not limit:
-        return Page(items)
-    size = whole_number(limit, "limit") or len(items)
-    if len(items) <= size:
-        return Page(items)
-    return Page(items[:size], pagination.encode(list(order(items[size - 1]))), len(items) - size)
-
-
-FIELD_PATHS = ("metadata.name", "metadata.namespace", "spec.nodeName", "spec.schedulerName", "spec.restartPolicy",
-               "spec.serviceAccountName", "spec.hostNetwork", "spec.unschedulable", "status.phase",
-               "status.nominatedNodeName", "status.podIP")
-"""The fields a fieldSelector may name (those the API server indexes for pods, and nodes')."""
-EVENT_FIELD_PATHS = ("metadata.name", "metadata.namespace", "involvedObject.kind", "involvedObject.namespace",
-                     "involvedObject.name", "involvedObject.uid", "involvedObject.apiVersion", "reason", "type",
-                     "source", "reportingComponent")
-"""The fields the API server indexes for core v1 events."""
-
-
-def _field(item: dict[str, Any], path: str) -> str:
-    value: Any = item
-    for key in path.split("."):
-        value = value.get(key) if isinstance(value, dict) else None
-    if isinstance(value, dict):  # `source` selects on its component
-        value = value.get("component")
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return "" if value is None else str(value)
-
-
-def _field_terms(text: str, allowed: tuple[str, ...]) -> list[tuple[str, str, bool]]:
-    """The API server's fieldSelector: `path=value` or `path!=value`, comma-separated."""
-    terms = []
-    for part in (p.strip() for p in text.split(",") if p.strip()):
-        negate = "!=" in part
-        path, _, value = part.partition("!=" if negate else "=")
-        path, value = path.strip(), value.strip().lstrip("=")
-        if path not in allowed:
-            raise InvalidInput("request", "fieldSelector",
-                               f"field label not supported: {path} ({', '.join(allowed)})")
-        terms.append((path, value, negate))
-    return terms
 
 
 def _answer(request: web.Request, kind: str, page: Page, resource_version: int = 0) -> web.Response:
@@ -500,7 +409,7 @@ class Routes:
         version = await self.store.last_seq()
         found = await versions.read(self.store, "Node")
         rows = await self.queries.nodes()
-        return await self.answer(request, "Node", _listed(request, [objects.render_node_row(r) for r in rows]),
+        return await self.answer(request, "Node", listed(request, [objects.render_node_row(r) for r in rows]),
                                  version, found)
 
     async def _all_nodes(self) -> dict[str, dict[str, Any]]:
@@ -513,7 +422,7 @@ class Routes:
                      field_paths: tuple[str, ...] | None = None) -> web.StreamResponse:
         """A watch of `watched`, narrowed by the request's selectors and, on a namespaced URL, to its
         namespace: the one place a change is judged in or out of the stream."""
-        selected, ns = _selection(request, field_paths), request.match_info.get("ns")
+        selected, ns = selection(request, field_paths), request.match_info.get("ns")
 
         def in_scope(item: dict[str, Any]) -> bool:
             return ns is None or (item.get("metadata") or {}).get("namespace") == ns
@@ -583,7 +492,7 @@ class Routes:
                                                             lambda uid: {"uid": uid}, _pod_gone, _pod_at_change))
         version = await self.store.last_seq()
         rows = await self.queries.pods(ns)
-        return await self.answer(request, "Pod", _listed(request, [objects.render_pod_row(r) for r in rows]), version)
+        return await self.answer(request, "Pod", listed(request, [objects.render_pod_row(r) for r in rows]), version)
 
     async def _pods_of(self, uids: Sequence[str]) -> dict[str, dict[str, Any]]:
         rows = await _by_keys(self.queries.pods_by_uid, uids)
@@ -596,7 +505,7 @@ class Routes:
         if _watching(request):
             return await self._watch(request, object_watches.upserted_kind("Namespace", self._namespaces))
         version, found = await self.store.last_seq(), await versions.read(self.store, "Namespace")
-        return await self.answer(request, "Namespace", _listed(request, await self._namespaces()), version, found)
+        return await self.answer(request, "Namespace", listed(request, await self._namespaces()), version, found)
 
     async def _namespaces(self) -> list[dict[str, Any]]:
         """The namespaces applied, and those in use without a Namespace object (default, and every
@@ -615,7 +524,7 @@ class Routes:
         if _watching(request):
             return await self._watch(request, object_watches.upserted_kind("PriorityClass", self._priority_classes))
         version, found = await self.store.last_seq(), await versions.read(self.store, "PriorityClass")
-        return await self.answer(request, "PriorityClass", _listed(request, await self._priority_classes()),
+        return await self.answer(request, "PriorityClass", listed(request, await self._priority_classes()),
                                  version, found)
 
     async def _priority_classes(self) -> list[dict[str, Any]]:
@@ -628,7 +537,7 @@ class Routes:
             return await self._watch(request, object_watches.upserted_kind("PodDisruptionBudget",
                                                                                   lambda: self._pdbs(ns)))
         version, found = await self.store.last_seq(), await versions.read(self.store, "PodDisruptionBudget")
-        return await self.answer(request, "PodDisruptionBudget", _listed(request, await self._pdbs(ns)), version,
+        return await self.answer(request, "PodDisruptionBudget", listed(request, await self._pdbs(ns)), version,
                                  found)
 
     async def objects_of(self, kind: str, ns: str | None = None) -> list[dict[str, Any]]:
@@ -663,7 +572,7 @@ class Routes:
                       if "=" in part and "!=" not in part)
         if wanted.get("involvedObject.kind", "Pod") != "Pod":
             # Only pods have scheduling events (`kubectl describe node` asks about its node).
-            return await self.answer(request, "Event", _listed(request, [], EVENT_FIELD_PATHS, _by_time))
+            return await self.answer(request, "Event", listed(request, [], EVENT_FIELD_PATHS, by_time))
         name, uid = wanted.get("involvedObject.name"), wanted.get("involvedObject.uid")
         if name and (ns or wanted.get("involvedObject.namespace")):
             row = await self.queries.pod(ns or wanted["involvedObject.namespace"], name)
@@ -676,12 +585,12 @@ class Routes:
                 continue
             history = pod_events(row, await self.queries.attempts(row.uid), await self.queries.bindings(row.uid))
             items += core_events(row, history)
-        return await self.answer(request, "Event", _listed(request, items, EVENT_FIELD_PATHS, _by_time))
+        return await self.answer(request, "Event", listed(request, items, EVENT_FIELD_PATHS, by_time))
 
     async def list_services(self, request: web.Request) -> web.Response:
         """Always empty (`discovery.EMPTY`); a watch is refused as for events."""
         _refuse_watch(request, "services")
-        return await self.answer(request, "Service", _listed(request, []))
+        return await self.answer(request, "Service", listed(request, []))
 
     async def get_service(self, request: web.Request) -> web.Response:
         raise NotFound("services", request.match_info["name"])
