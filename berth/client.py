@@ -169,7 +169,8 @@ def _status_error(exc: urllib.error.HTTPError) -> CliError:
     message = status.get("message") or f"HTTP {exc.code} {exc.reason}"
     if exc.code == 401:
         message += " (check BERTH_TOKEN or the api_token in berth.json)"
-    return CliError(f"error: {message}", EXIT_INVALID_INPUT if exc.code == 422 else EXIT_ERROR)
+    # 422: an invalid object; 400: a request the gateway cannot read (a selector, say).
+    return CliError(f"error: {message}", EXIT_INVALID_INPUT if exc.code in (400, 422) else EXIT_ERROR)
 
 
 def run_guarded(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:

@@ -41,7 +41,7 @@ from .existence import pod_exists
 from .generated_names import name_generated
 from .kinds import KindRoutes
 from .limits import LimitExceeded, StreamSlots, check_objects
-from .listing import EVENT_FIELD_PATHS, Page, by_time, listed, selection
+from .listing import BadSelector, Order, Page, by_key, by_time, listed, selection
 from .metrics import GatewayMetrics
 from .own_writes import NotSettled, OwnWrites
 from .params import dry_run, read_delete_options
@@ -78,6 +78,8 @@ def _error_response(exc: BaseException) -> web.Response:
         return status(415, "UnsupportedMediaType", str(exc))
     if isinstance(exc, RecordTooLarge):  # one object larger than the largest record published
         return status(413, "RequestEntityTooLarge", str(exc))
+    if isinstance(exc, BadSelector):
+        return status(400, "BadRequest", str(exc), {"field": exc.field})
     if isinstance(exc, InvalidInput):
         # `causes`, `kind` and `name` as the API server words field errors (kubectl prints "The Pod
         # "web" is invalid: <field>: <reason>"); the rest for Berth's CLI.
@@ -367,9 +369,11 @@ class Routes:
         request[WARNINGS] = validated.warnings
         return validated
 
-    async def answer(self, request: web.Request, kind: str, page: Page, resource_version: int = 0,
-                     found: versions.Versions | None = None) -> web.Response:
-        """A page of a list, each object with its own resourceVersion from `found` (versions.py)."""
+    async def answer(self, request: web.Request, kind: str, items: list[dict[str, Any]], resource_version: int = 0,
+                     found: versions.Versions | None = None, order: Order = by_key) -> web.Response:
+        """`items` narrowed to the page the request asks for (`listing.listed`), each object with its
+        own resourceVersion from `found` (versions.py)."""
+        page = listed(request, kind, items, order)
         items = await versions.stamped(self.store, kind, page.items, found or {})
         return _answer(request, kind, Page(items, page.continue_token, page.remaining), resource_version)
 
@@ -409,7 +413,7 @@ class Routes:
         version = await self.store.last_seq()
         found = await versions.read(self.store, "Node")
         rows = await self.queries.nodes()
-        return await self.answer(request, "Node", listed(request, [objects.render_node_row(r) for r in rows]),
+        return await self.answer(request, "Node", [objects.render_node_row(r) for r in rows],
                                  version, found)
 
     async def _all_nodes(self) -> dict[str, dict[str, Any]]:
@@ -418,11 +422,10 @@ class Routes:
     async def _nodes_named(self, names: Sequence[str]) -> dict[str, dict[str, Any]]:
         return {r.name: objects.render_node_row(r) for r in await _by_keys(self.queries.nodes_by_name, names)}
 
-    async def _watch(self, request: web.Request, watched: watch.Watched,
-                     field_paths: tuple[str, ...] | None = None) -> web.StreamResponse:
+    async def _watch(self, request: web.Request, watched: watch.Watched) -> web.StreamResponse:
         """A watch of `watched`, narrowed by the request's selectors and, on a namespaced URL, to its
         namespace: the one place a change is judged in or out of the stream."""
-        selected, ns = selection(request, field_paths), request.match_info.get("ns")
+        selected, ns = selection(request, watched.kind), request.match_info.get("ns")
 
         def in_scope(item: dict[str, Any]) -> bool:
             return ns is None or (item.get("metadata") or {}).get("namespace") == ns
@@ -492,7 +495,7 @@ class Routes:
                                                             lambda uid: {"uid": uid}, _pod_gone, _pod_at_change))
         version = await self.store.last_seq()
         rows = await self.queries.pods(ns)
-        return await self.answer(request, "Pod", listed(request, [objects.render_pod_row(r) for r in rows]), version)
+        return await self.answer(request, "Pod", [objects.render_pod_row(r) for r in rows], version)
 
     async def _pods_of(self, uids: Sequence[str]) -> dict[str, dict[str, Any]]:
         rows = await _by_keys(self.queries.pods_by_uid, uids)
@@ -505,7 +508,7 @@ class Routes:
         if _watching(request):
             return await self._watch(request, object_watches.upserted_kind("Namespace", self._namespaces))
         version, found = await self.store.last_seq(), await versions.read(self.store, "Namespace")
-        return await self.answer(request, "Namespace", listed(request, await self._namespaces()), version, found)
+        return await self.answer(request, "Namespace", await self._namespaces(), version, found)
 
     async def _namespaces(self) -> list[dict[str, Any]]:
         """The namespaces applied, and those in use without a Namespace object (default, and every
@@ -524,7 +527,7 @@ class Routes:
         if _watching(request):
             return await self._watch(request, object_watches.upserted_kind("PriorityClass", self._priority_classes))
         version, found = await self.store.last_seq(), await versions.read(self.store, "PriorityClass")
-        return await self.answer(request, "PriorityClass", listed(request, await self._priority_classes()),
+        return await self.answer(request, "PriorityClass", await self._priority_classes(),
                                  version, found)
 
     async def _priority_classes(self) -> list[dict[str, Any]]:
@@ -537,7 +540,7 @@ class Routes:
             return await self._watch(request, object_watches.upserted_kind("PodDisruptionBudget",
                                                                                   lambda: self._pdbs(ns)))
         version, found = await self.store.last_seq(), await versions.read(self.store, "PodDisruptionBudget")
-        return await self.answer(request, "PodDisruptionBudget", listed(request, await self._pdbs(ns)), version,
+        return await self.answer(request, "PodDisruptionBudget", await self._pdbs(ns), version,
                                  found)
 
     async def objects_of(self, kind: str, ns: str | None = None) -> list[dict[str, Any]]:
@@ -567,12 +570,13 @@ class Routes:
         """Core v1 events about pods, from their scheduling history (pod_events). A selector on
         one pod (`kubectl describe pod` sends its uid and name) reads that pod's history alone."""
         _refuse_watch(request, "events")
+        selection(request, "Event")  # a bad selector is refused before any pod's history is read
         ns = request.match_info.get("ns")
         wanted = dict(part.split("=", 1) for part in request.query.get("fieldSelector", "").split(",")
                       if "=" in part and "!=" not in part)
         if wanted.get("involvedObject.kind", "Pod") != "Pod":
             # Only pods have scheduling events (`kubectl describe node` asks about its node).
-            return await self.answer(request, "Event", listed(request, [], EVENT_FIELD_PATHS, by_time))
+            return await self.answer(request, "Event", [], order=by_time)
         name, uid = wanted.get("involvedObject.name"), wanted.get("involvedObject.uid")
         if name and (ns or wanted.get("involvedObject.namespace")):
             row = await self.queries.pod(ns or wanted["involvedObject.namespace"], name)
@@ -585,12 +589,12 @@ class Routes:
                 continue
             history = pod_events(row, await self.queries.attempts(row.uid), await self.queries.bindings(row.uid))
             items += core_events(row, history)
-        return await self.answer(request, "Event", listed(request, items, EVENT_FIELD_PATHS, by_time))
+        return await self.answer(request, "Event", items, order=by_time)
 
     async def list_services(self, request: web.Request) -> web.Response:
         """Always empty (`discovery.EMPTY`); a watch is refused as for events."""
         _refuse_watch(request, "services")
-        return await self.answer(request, "Service", listed(request, []))
+        return await self.answer(request, "Service", [])
 
     async def get_service(self, request: web.Request) -> web.Response:
         raise NotFound("services", request.match_info["name"])

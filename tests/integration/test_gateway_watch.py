@@ -153,7 +153,7 @@ async def test_a_watch_without_a_version_starts_with_every_object_and_follows_it
         # includeObject shapes Table rows alone: a plain watch leaves it, as a plain list does.
         assert _seen(await _watch(client, "labelSelector=app%3Dweb&includeObject=Whatever", 1)) == [("ADDED", "x")]
         bad = await client.get("/api/v1/pods?watch=true&fieldSelector=spec.color%3Dred")
-        assert bad.status == 422 and "field label not supported: spec.color" in (await bad.json())["message"]
+        assert bad.status == 400 and "field label not supported: spec.color" in (await bad.json())["message"]
         refused = await client.get("/api/v1/events?watch=true")
         assert refused.status == 405 and (await refused.json())["reason"] == "MethodNotAllowed"
     finally:

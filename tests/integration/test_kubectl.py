@@ -101,6 +101,14 @@ def test_kubectl_gets_describes_watches_and_deletes(state: Path, tmp_path: Path)
             "pod/huge", "pod/small", "pod/other"], "followed page by page"
         pending = _ok(kubeconfig, "get", "pods", "--field-selector", "status.phase=Pending", "-o", "name")
         assert pending.split() == ["pod/huge"]
+        # Each kind selects on its own fields; a boolean the object leaves out is false.
+        assert _ok(kubeconfig, "get", "pods", "--field-selector", "spec.hostNetwork=false", "-o", "name").split() \
+            == ["pod/huge", "pod/small"]
+        assert _ok(kubeconfig, "get", "nodes", "--field-selector", "spec.unschedulable=false", "-o", "name") \
+            .split() == ["node/n1"]
+        unselectable = _kubectl(kubeconfig, "get", "pods", "--field-selector", "spec.unschedulable=false")
+        assert unselectable.returncode == 1 and "field label not supported: spec.unschedulable" in \
+            unselectable.stderr, unselectable.stderr
         as_json = json.loads(_ok(kubeconfig, "get", "pod", "huge", "-o", "json"))
         [condition] = as_json["status"]["conditions"]
         assert (condition["type"], condition["reason"]) == ("PodScheduled", "Unschedulable")
