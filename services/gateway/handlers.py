@@ -520,7 +520,7 @@ class Routes:
         items = []
         for name in sorted(declared.keys() | used):
             ns = declared.get(name) or labelled(Namespace(metadata=ObjectMeta(name=name)))
-            items.append({**objects.render_object(ns, "v1", "Namespace"), "status": {"phase": "Active"}})
+            items.append(objects.render_object(ns, "v1", "Namespace"))
         return items
 
     async def list_priority_classes(self, request: web.Request) -> web.StreamResponse:

@@ -165,6 +165,8 @@ def events_of(v: Validated) -> list[AnyEvent]:
 
 ALWAYS_WRITTEN: dict[str, dict[str, Any]] = {
     "PriorityClass": {"value": 0},
+    # Berth deletes a namespace's contents with it at once: every namespace it serves is Active.
+    "Namespace": {"status": {"phase": "Active"}},
     # What the scheduler reads of a budget no status was given for: no disruption allowed.
     "PodDisruptionBudget": {"status": {"disruptionsAllowed": 0, "currentHealthy": 0, "desiredHealthy": 0,
                                        "expectedPods": 0}},

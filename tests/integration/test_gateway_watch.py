@@ -279,8 +279,8 @@ async def test_priority_classes_namespaces_and_budgets_are_watched_as_their_even
             await _read_when(client, path, lambda status, _: status == 200)
         assert (await client.delete("/apis/scheduling.k8s.io/v1/priorityclasses/hi")).status == 200
 
-        async def events(path: str, count: int) -> list[tuple[str, str]]:
-            async with client.get(path, params={"watch": "true", "resourceVersion": start}) as resp:
+        async def events(path: str, count: int, **query: str) -> list[tuple[str, str]]:
+            async with client.get(path, params={"watch": "true", "resourceVersion": start, **query}) as resp:
                 assert resp.status == 200, await resp.text()
                 got: list[tuple[str, str]] = []
                 while len(got) < count:
@@ -290,6 +290,8 @@ async def test_priority_classes_namespaces_and_budgets_are_watched_as_their_even
 
         assert await events("/apis/scheduling.k8s.io/v1/priorityclasses", 2) == [("ADDED", "hi"), ("DELETED", "hi")]
         assert await events("/api/v1/namespaces", 1) == [("ADDED", "team")]
+        # As the list shows it: Active, so a selector on its phase keeps it.
+        assert await events("/api/v1/namespaces", 1, fieldSelector="status.phase=Active") == [("ADDED", "team")]
         assert await events("/apis/policy/v1/namespaces/team/poddisruptionbudgets", 1) == [("ADDED", "web")]
     finally:
         await client.close()
