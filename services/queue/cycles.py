@@ -74,10 +74,8 @@ class CycleSteps(Protocol):
     mark the view, decide on it, publish, or give the pods back; and `starts`, told when a batch is
     decided or given up."""
 
-    @property
-    def starts(self) -> QueueStarts:
-        """Where walks start; told when a batch is decided or given up."""
-        ...
+    starts: QueueStarts
+    """Where walks start; told when a batch is decided or given up."""
 
     async def evaluate(self, attempts: list[Attempt], stopping: asyncio.Event) -> Evaluated | None: ...
 

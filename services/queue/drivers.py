@@ -16,7 +16,7 @@ import asyncio
 import logging
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from typing import Protocol
 
 from shared.cluster import ClusterView
@@ -54,50 +54,21 @@ class DriverHost(CycleSteps, Protocol):
     awaiting: Callable[[], bool] | None
     """Lockstep: whether the last attempt's outcome is in (None: nothing awaited)."""
 
-    @property
-    def queue(self) -> SchedulingQueue: ...
-
-    @property
-    def clock(self) -> FakeClock | MonotonicClock: ...
-
-    @property
-    def view(self) -> ClusterView: ...
-
-    @property
-    def gate(self) -> Gate | None: ...
-
-    @property
-    def cycle(self) -> int: ...
-
-    @property
-    def admissions(self) -> Admissions: ...
-
-    @property
-    def queued(self) -> Mapping[str, PodInfo]: ...
-
-    @property
-    def parked(self) -> Mapping[str, QueuedPodInfo]: ...
-
-    @property
-    def preemptions(self) -> Mapping[str, tuple[FitError, Attempt, str]]: ...
-
-    @property
-    def failed_at(self) -> FailedAt: ...
-
-    @property
-    def extender_cycles(self) -> ExtenderCycles: ...
-
-    @property
-    def gatherer(self) -> Gatherer: ...
-
-    @property
-    def metrics(self) -> SchedulerMetrics: ...
-
-    @property
-    def pipeline_depth(self) -> int: ...
-
-    @property
-    def pipeline_most(self) -> int: ...
+    queue: SchedulingQueue
+    clock: FakeClock | MonotonicClock
+    view: ClusterView
+    gate: Gate | None
+    cycle: int
+    admissions: Admissions
+    failed_at: FailedAt
+    extender_cycles: ExtenderCycles
+    gatherer: Gatherer
+    metrics: SchedulerMetrics
+    pipeline_depth: int
+    pipeline_most: int
+    queued: dict[str, PodInfo]
+    parked: dict[str, QueuedPodInfo]
+    preemptions: dict[str, tuple[FitError, Attempt, str]]
 
     def pop_batch(self) -> list[QueuedPodInfo] | None: ...
 

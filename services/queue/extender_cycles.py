@@ -31,8 +31,7 @@ class ExtenderHost(CycleSteps, Protocol):
     record the view a late decision is made on (`record_late`) and publish the extenders' answers
     (`emit`, under its `producer`)."""
 
-    @property
-    def producer(self) -> str: ...
+    producer: str
 
     def record_late(self, batch_id: str, watermark: dict[str, list[int]], assumed: list[Assumed]) -> None: ...
 
