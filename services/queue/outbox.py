@@ -2,16 +2,16 @@
 ends (one produce round trip per batch, not per pod), kept in order across a failed publish.
 
 A publish that fails leaves every event it did not deliver in the outbox, ahead of any added
-since, for the next flush: a placed pod waits for its bind request, which must not be dropped; one delivered twice gets
-the same answer (the binder keeps each request's outcome by its event id, and never binds a pod
-twice). An event no record can hold is left out alone, and said so to `left_out`: published again,
+since, for the next flush: a placed pod waits for its bind request, which must not be dropped; one
+delivered twice gets the same answer (the binder keeps each request's outcome by its event id, and
+never binds a pod twice). An event no record can hold is left out alone, and said so to `left_out`: published again,
 it would be refused again, and every decision after it with it.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 
 from shared.errors import RecordTooLarge
 from shared.events import OutgoingEvent
@@ -48,8 +48,7 @@ class Outbox:
             self._put_back(out)
             raise
 
-    async def _publish_each(self, publish: Publish, out: Iterable[OutgoingEvent]) -> None:
-        events = list(out)
+    async def _publish_each(self, publish: Publish, events: list[OutgoingEvent]) -> None:
         for i, event in enumerate(events):
             try:
                 await publish([event])
