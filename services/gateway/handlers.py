@@ -41,7 +41,7 @@ from .existence import pod_exists
 from .generated_names import name_generated
 from .kinds import KindRoutes
 from .limits import LimitExceeded, StreamSlots, check_objects
-from .listing import BadSelector, Order, Page, by_key, by_time, listed, selection
+from .listing import BadSelector, Order, Page, by_key, by_time, field_terms, listed, selection
 from .metrics import GatewayMetrics
 from .own_writes import NotSettled, OwnWrites
 from .params import dry_run, read_delete_options
@@ -572,8 +572,7 @@ class Routes:
         _refuse_watch(request, "events")
         selection(request, "Event")  # a bad selector is refused before any pod's history is read
         ns = request.match_info.get("ns")
-        wanted = dict(part.split("=", 1) for part in request.query.get("fieldSelector", "").split(",")
-                      if "=" in part and "!=" not in part)
+        wanted = {path: value for path, value, negate in field_terms(request, "Event") if not negate}
         if wanted.get("involvedObject.kind", "Pod") != "Pod":
             # Only pods have scheduling events (`kubectl describe node` asks about its node).
             return await self.answer(request, "Event", [], order=by_time)

@@ -32,7 +32,7 @@ def selection(request: web.Request, kind: str) -> Callable[[dict[str, Any]], boo
         selector = parse_selector(text) if text else None
     except ValueError as exc:
         raise BadSelector("request", "labelSelector", str(exc)) from None
-    fields = _field_terms(request.query.get("fieldSelector", ""), kind)
+    fields = field_terms(request, kind)
 
     def matches(item: dict[str, Any]) -> bool:
         if selector is not None and not selector.matches((item.get("metadata") or {}).get("labels") or {}):
@@ -124,11 +124,12 @@ def _field(item: dict[str, Any], path: str) -> str:
     return "" if value is None else str(value)
 
 
-def _field_terms(text: str, kind: str) -> list[tuple[str, str, bool]]:
-    """The API server's fieldSelector: `path=value` or `path!=value`, comma-separated."""
+def field_terms(request: web.Request, kind: str) -> list[tuple[str, str, bool]]:
+    """The request's fieldSelector as (field, value, negated) terms: `field=value` (or `==`) and
+    `field!=value`, comma-separated, each field one `kind` is selected by (old names read as new)."""
     allowed, aliases = field_paths(kind), FIELD_ALIASES.get(kind, {})
     terms = []
-    for part in (p.strip() for p in text.split(",") if p.strip()):
+    for part in (p.strip() for p in request.query.get("fieldSelector", "").split(",") if p.strip()):
         negate = "!=" in part
         path, _, value = part.partition("!=" if negate else "=")
         path, value = path.strip(), value.strip().lstrip("=")
