@@ -374,8 +374,8 @@ class Routes:
         """`items` narrowed to the page the request asks for (`listing.listed`), each object with its
         own resourceVersion from `found` (versions.py)."""
         page = listed(request, kind, items, order)
-        items = await versions.stamped(self.store, kind, page.items, found or {})
-        return _answer(request, kind, Page(items, page.continue_token, page.remaining), resource_version)
+        stamped = await versions.stamped(self.store, kind, page.items, found or {})
+        return _answer(request, kind, Page(stamped, page.continue_token, page.remaining), resource_version)
 
     async def answer_one(self, request: web.Request, kind: str, item: dict[str, Any],
                          found: versions.Versions | None = None) -> web.Response:
